@@ -1,0 +1,707 @@
+#!/usr/bin/env python3
+"""Writes the Swift message layer (Sources/FleetProtos/Generated) over protobuf-c's C code.
+
+Input: a FileDescriptorSet from `protoc --include_imports --include_source_info` of every
+proto we generate, and the protobuf-c output directory (its *.pb-c.c files are read for the
+exact C names protoc-c chose, so this script never re-derives protobuf-c's naming rules).
+Output: one Swift file per .proto, one namespace file, and the C umbrella header with one
+descriptor accessor per message. Called by CodeGen/generate; see CodeGen/README.md.
+"""
+
+import argparse
+import os
+import re
+import sys
+
+from google.protobuf import descriptor_pb2 as pb
+
+F = pb.FieldDescriptorProto
+
+# proto package -> Swift namespace (a caseless enum). A package not listed is an error, so a
+# new proto makes its author choose a name.
+NAMESPACES = {
+    "maps.fleetengine.v1": "FleetEngine",
+    "google.rpc": "GoogleRPC",
+    "google.type": "GoogleType",
+    "google.protobuf": "GoogleProtobuf",
+    "grpc.testing": "GRPCTesting",
+    "fleetconsumer.v1": "FleetFeed",
+}
+
+# Proto names that are not usable as Swift type names.
+TYPE_RENAMES = {"google.protobuf.Any": "AnyMessage"}
+
+# Message fields of these types become optional Swift scalars (`Int32?`), as the wrappers
+# exist only to give a scalar presence.
+WRAPPERS = {
+    ".google.protobuf.DoubleValue": ("Double", "double"),
+    ".google.protobuf.FloatValue": ("Float", "float"),
+    ".google.protobuf.Int64Value": ("Int64", "int"),
+    ".google.protobuf.UInt64Value": ("UInt64", "int"),
+    ".google.protobuf.Int32Value": ("Int32", "int"),
+    ".google.protobuf.UInt32Value": ("UInt32", "int"),
+    ".google.protobuf.BoolValue": ("Bool", "bool"),
+    ".google.protobuf.StringValue": ("String", "string"),
+    ".google.protobuf.BytesValue": ("[UInt8]", "bytes"),
+}
+
+SCALARS = {
+    F.TYPE_DOUBLE: ("Double", "0", "plain"),
+    F.TYPE_FLOAT: ("Float", "0", "plain"),
+    F.TYPE_INT64: ("Int64", "0", "plain"),
+    F.TYPE_UINT64: ("UInt64", "0", "plain"),
+    F.TYPE_INT32: ("Int32", "0", "plain"),
+    F.TYPE_FIXED64: ("UInt64", "0", "plain"),
+    F.TYPE_FIXED32: ("UInt32", "0", "plain"),
+    F.TYPE_BOOL: ("Bool", "false", "bool"),
+    F.TYPE_STRING: ("String", '""', "string"),
+    F.TYPE_BYTES: ("[UInt8]", "[]", "bytes"),
+    F.TYPE_UINT32: ("UInt32", "0", "plain"),
+    F.TYPE_SFIXED32: ("Int32", "0", "plain"),
+    F.TYPE_SFIXED64: ("Int64", "0", "plain"),
+    F.TYPE_SINT32: ("Int32", "0", "plain"),
+    F.TYPE_SINT64: ("Int64", "0", "plain"),
+}
+
+SWIFT_KEYWORDS = set(
+    """associatedtype class deinit enum extension fileprivate func import init inout internal let
+    open operator private precedencegroup protocol public rethrows static struct subscript typealias
+    var break case catch continue default defer do else fallthrough for guard if in repeat return
+    throw switch where while Any as await false is nil self Self super throws true try Type
+    Protocol some any""".split()
+)
+
+# Members every generated message has; a proto field with one of these names would shadow it.
+RESERVED_MEMBERS = {"unknownFields", "protoMessageName", "serializedBytes", "encode"}
+
+ACRONYMS = {"id": "ID", "url": "URL", "uri": "URI"}
+
+
+class GenError(Exception):
+    pass
+
+
+def camel(snake, upper_first):
+    words = [w for w in snake.split("_") if w]
+    out = []
+    for i, w in enumerate(words):
+        lw = w.lower()
+        if i == 0 and not upper_first:
+            out.append(lw if w.isupper() or w.islower() else w[0].lower() + w[1:])
+        elif lw in ACRONYMS:
+            out.append(ACRONYMS[lw])
+        else:
+            out.append(w[0].upper() + (w[1:].lower() if w.isupper() else w[1:]))
+    return "".join(out)
+
+
+def ident(name):
+    return f"`{name}`" if name in SWIFT_KEYWORDS else name
+
+
+def enum_case_name(enum_name, value_name):
+    """SCREAMING_SNAKE value to lowerCamel, without the enum's own name as a prefix."""
+    prefix = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", enum_name).upper() + "_"
+    stripped = value_name[len(prefix):] if value_name.startswith(prefix) else value_name
+    if not stripped or stripped[0].isdigit():
+        stripped = value_name
+    return camel(stripped.lower(), False)
+
+
+def doc(comment, indent):
+    lines = [l.rstrip() for l in (comment or "").strip("\n").split("\n")]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if not lines or not any(l.strip() for l in lines):
+        return []
+    # Comments in .proto files are indented by one space after `//`.
+    return [f"{indent}///{l}" if l.startswith(" ") or not l else f"{indent}/// {l}" for l in lines]
+
+
+class CNames:
+    """protoc-c's names, read from its output."""
+
+    DESC = re.compile(
+        r"const ProtobufCMessageDescriptor (\w+)__descriptor =\s*\{\s*PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,"
+        r"\s*\"([\w.]+)\",\s*\"\w+\",\s*\"(\w+)\""
+    )
+    FIELD = re.compile(
+        r"\{\s*\"(\w+)\",\s*(\d+),\s*PROTOBUF_C_LABEL_\w+,\s*PROTOBUF_C_TYPE_\w+,\s*"
+        r"(?:0,\s*/\* quantifier_offset \*/|offsetof\((\w+), (\w+)\),)\s*offsetof\((\w+), (\w+)\)"
+    )
+
+    def __init__(self, c_dir):
+        self.messages = {}  # full proto name -> (lower symbol prefix, C type)
+        self.fields = {}  # (C type, field number) -> (C member, quantifier member)
+        for root, _, files in os.walk(c_dir):
+            for f in files:
+                if f.endswith(".pb-c.c"):
+                    text = open(os.path.join(root, f)).read()
+                    for lower, full, ctype in self.DESC.findall(text):
+                        self.messages[full] = (lower, ctype)
+                    for m in self.FIELD.finditer(text):
+                        _, number, _, qmember, ctype, member = m.groups()
+                        self.fields[(ctype, int(number))] = (member, qmember)
+
+    def message(self, full):
+        if full not in self.messages:
+            raise GenError(f"protoc-c emitted no descriptor for {full}")
+        return self.messages[full]
+
+    def field(self, ctype, number):
+        if (ctype, number) not in self.fields:
+            raise GenError(f"protoc-c emitted no field {number} for {ctype}")
+        return self.fields[(ctype, number)]
+
+
+class Model:
+    """Every message and enum of the descriptor set, by full name with a leading dot."""
+
+    def __init__(self, fds):
+        self.messages = {}
+        self.enums = {}
+        self.swift = {}
+        self.comments = {}
+        for fd in fds.file:
+            if fd.package not in NAMESPACES:
+                raise GenError(f"{fd.name}: package {fd.package!r} has no Swift namespace in swiftgen.py")
+            ns = NAMESPACES[fd.package]
+            for loc in fd.source_code_info.location:
+                self.comments[(fd.name, tuple(loc.path))] = loc.leading_comments
+            for i, m in enumerate(fd.message_type):
+                self._add_message(fd, m, f".{fd.package}", ns, (4, i))
+            for i, e in enumerate(fd.enum_type):
+                self._add_enum(fd, e, f".{fd.package}", ns, (5, i))
+
+    def _swift_name(self, full, parent_swift, name):
+        return f"{parent_swift}.{TYPE_RENAMES.get(full[1:], name)}"
+
+    def _add_message(self, fd, m, parent, parent_swift, path):
+        full = f"{parent}.{m.name}"
+        self.messages[full] = (fd, m, path)
+        self.swift[full] = self._swift_name(full, parent_swift, m.name)
+        for i, n in enumerate(m.nested_type):
+            self._add_message(fd, n, full, self.swift[full], path + (3, i))
+        for i, e in enumerate(m.enum_type):
+            self._add_enum(fd, e, full, self.swift[full], path + (4, i))
+
+    def _add_enum(self, fd, e, parent, parent_swift, path):
+        full = f"{parent}.{e.name}"
+        self.enums[full] = (fd, e, path)
+        self.swift[full] = self._swift_name(full, parent_swift, e.name)
+
+    def comment(self, fd, path):
+        return self.comments.get((fd.name, tuple(path)), "")
+
+    def is_map_entry(self, type_name):
+        return type_name in self.messages and self.messages[type_name][1].options.map_entry
+
+
+class Field:
+    """How one proto field looks in Swift and in protobuf-c's struct."""
+
+    def __init__(self, model, cnames, ctype, f):
+        self.f = f
+        self.name = camel(f.name, False)
+        if self.name in RESERVED_MEMBERS:
+            raise GenError(f"field {f.name} collides with a generated member")
+        self.id = ident(self.name)
+        self.cmember, self.cquant = cnames.field(ctype, f.number)
+        self.repeated = f.label == F.LABEL_REPEATED
+        self.optional_case = None  # set for a one-field oneof standing in for proto3 `optional`
+        self.map = self.repeated and model.is_map_entry(f.type_name)
+        if f.proto3_optional:
+            raise GenError(f"{f.name}: proto3 `optional` is not supported by swiftgen.py yet")
+        if f.type == F.TYPE_GROUP:
+            raise GenError(f"{f.name}: groups are not supported")
+        self.kind, self.swift, self.default = self._classify(model, f)
+
+    def _classify(self, model, f):
+        if f.type == F.TYPE_MESSAGE:
+            if not self.repeated and f.type_name in WRAPPERS:
+                return "wrapper", WRAPPERS[f.type_name][0], "nil"
+            return "message", model.swift[f.type_name], "nil"
+        if f.type == F.TYPE_ENUM:
+            e = model.enums[f.type_name][1]
+            return "enum", model.swift[f.type_name], "." + ident(enum_case_name(e.name, e.value[0].name))
+        swift, default, kind = SCALARS[f.type]
+        return kind, swift, default
+
+
+class SwiftWriter:
+    def __init__(self, model, cnames):
+        self.model = model
+        self.cnames = cnames
+        self.out = []
+        self.bridges = []
+        self.entry_accessors = []
+
+    def line(self, s=""):
+        self.out.append(s)
+
+    # MARK: declarations
+
+    def enum(self, fd, e, path, indent):
+        m = self.model
+        full = self._full_of_enum(e, fd, path)
+        swift_name = m.swift[full].rsplit(".", 1)[1]
+        seen, cases = set(), []
+        for v in e.value:
+            if v.number in seen:
+                continue  # an alias (allow_alias): the first name stands for the number
+            seen.add(v.number)
+            cases.append((ident(enum_case_name(e.name, v.name)), v.number, v.name))
+        for l in doc(m.comment(fd, path), indent):
+            self.line(l)
+        self.line(f"{indent}public enum {ident(swift_name)}: RawRepresentable, CaseIterable, Hashable, Sendable,")
+        self.line(f"{indent}  CustomStringConvertible")
+        self.line(f"{indent}{{")
+        i2 = indent + "  "
+        for vi, v in enumerate(e.value):
+            if any(c[2] == v.name for c in cases):
+                for l in doc(m.comment(fd, path + (2, vi)), i2):
+                    self.line(l)
+                name, number, _ = next(c for c in cases if c[2] == v.name)
+                self.line(f"{i2}case {name}  // = {number}")
+        self.line(f"{i2}/// A value this version of the schema does not know; kept so it survives a round trip.")
+        self.line(f"{i2}case unrecognized(Int32)")
+        self.line()
+        self.line(f"{i2}public init(rawValue: Int32) {{")
+        self.line(f"{i2}  switch rawValue {{")
+        for name, number, _ in cases:
+            self.line(f"{i2}  case {number}: self = .{name}")
+        self.line(f"{i2}  default: self = .unrecognized(rawValue)")
+        self.line(f"{i2}  }}")
+        self.line(f"{i2}}}")
+        self.line()
+        self.line(f"{i2}public var rawValue: Int32 {{")
+        self.line(f"{i2}  switch self {{")
+        for name, number, _ in cases:
+            self.line(f"{i2}  case .{name}: {number}")
+        self.line(f"{i2}  case .unrecognized(let value): value")
+        self.line(f"{i2}  }}")
+        self.line(f"{i2}}}")
+        self.line()
+        self.line(f"{i2}public static let allCases: [Self] = [")
+        for name, _, _ in cases:
+            self.line(f"{i2}  .{name},")
+        self.line(f"{i2}]")
+        self.line()
+        self.line(f"{i2}/// The value's name in the .proto file, or its number when it has none.")
+        self.line(f"{i2}public var description: String {{")
+        self.line(f"{i2}  switch self {{")
+        for name, _, pname in cases:
+            self.line(f'{i2}  case .{name}: "{pname}"')
+        self.line(f'{i2}  case .unrecognized(let value): "\\(value)"')
+        self.line(f"{i2}  }}")
+        self.line(f"{i2}}}")
+        self.line(f"{indent}}}")
+
+    def _full_of_enum(self, e, fd, path):
+        for full, (efd, ee, p) in self.model.enums.items():
+            if efd is fd and tuple(p) == tuple(path):
+                return full
+        raise GenError(f"enum {e.name} not indexed")
+
+    def message(self, full, indent):
+        m = self.model
+        fd, msg, path = m.messages[full]
+        lower, ctype = self.cnames.message(full[1:])
+        swift_full = m.swift[full]
+        swift_name = swift_full.rsplit(".", 1)[1]
+        fields = [Field(m, self.cnames, ctype, f) for f in msg.field]
+        oneofs = {}
+        for f in fields:
+            if f.f.HasField("oneof_index"):
+                oneofs.setdefault(f.f.oneof_index, []).append(f)
+        # A oneof of one field named `_<field>` is how a proto3 `optional` field is written for
+        # protoc-c (which rejects `optional`): in Swift it is simply an optional field.
+        optionals = []
+        for index, members in list(oneofs.items()):
+            name = msg.oneof_decl[index].name
+            if len(members) == 1 and name == "_" + members[0].f.name:
+                members[0].optional_case = name.lower() + "_case"
+                optionals.append(members[0])
+                del oneofs[index]
+        plain = [f for f in fields if not f.f.HasField("oneof_index")] + optionals
+
+        for l in doc(m.comment(fd, path), indent):
+            self.line(l)
+        self.line(f"{indent}public struct {ident(swift_name)}: ProtoMessage {{")
+        i2 = indent + "  "
+        self.line(f'{i2}public static let protoMessageName = "{full[1:]}"')
+        self.line()
+        for f in plain:
+            for l in doc(m.comment(fd, path + (2, list(msg.field).index(f.f))), i2):
+                self.line(l)
+            if f.f.options.deprecated:
+                # Not @available(deprecated): the bridge below must still copy the field.
+                self.line(f"{i2}/// - Note: Deprecated in the .proto file.")
+            self.line(f"{i2}public var {f.id}: {self._decl_type(f)} = {self._decl_default(f)}")
+        for index, members in sorted(oneofs.items()):
+            o = msg.oneof_decl[index]
+            tname, pname = camel(o.name, True), ident(camel(o.name, False))
+            for l in doc(m.comment(fd, path + (8, index)), i2):
+                self.line(l)
+            self.line(f"{i2}public var {pname}: {tname}? = nil")
+        self.line(f"{i2}/// Fields this schema does not know, kept as they arrived and sent again on encode.")
+        self.line(f"{i2}public var unknownFields = ProtoUnknownFields()")
+        self.line()
+        self.line(f"{i2}public init() {{}}")
+        self.line()
+        self.line(f"{i2}public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {{")
+        self.line(f"{i2}  self = try Self.decodeThroughC(bytes)")
+        self.line(f"{i2}}}")
+        self.line()
+        self.line(f"{i2}public func encode(appendingTo buffer: inout [UInt8]) {{")
+        self.line(f"{i2}  encodeThroughC(appendingTo: &buffer)")
+        self.line(f"{i2}}}")
+        for index, members in sorted(oneofs.items()):
+            o = msg.oneof_decl[index]
+            self.line()
+            for l in doc(m.comment(fd, path + (8, index)), i2):
+                self.line(l)
+            self.line(f"{i2}public enum {camel(o.name, True)}: Hashable, Sendable {{")
+            for f in members:
+                for l in doc(m.comment(fd, path + (2, list(msg.field).index(f.f))), i2 + "  "):
+                    self.line(l)
+                self.line(f"{i2}  case {f.id}({self._element_type(f)})")
+            self.line(f"{i2}}}")
+        for i, n in enumerate(msg.nested_type):
+            if n.options.map_entry:
+                continue
+            self.line()
+            self.message(f"{full}.{n.name}", i2)
+        for i, e in enumerate(msg.enum_type):
+            self.line()
+            self.enum(fd, e, path + (4, i), i2)
+        self.line(f"{indent}}}")
+        self.bridges.append((full, lower, ctype, plain, oneofs, msg))
+
+    def _map_types(self, f):
+        entry = self.model.messages[f.f.type_name][1]
+        key, value = entry.field[0], entry.field[1]
+        return self._scalar_swift(key), self._scalar_swift(value)
+
+    def _scalar_swift(self, pf):
+        if pf.type == F.TYPE_MESSAGE:
+            return self.model.swift[pf.type_name]
+        if pf.type == F.TYPE_ENUM:
+            return self.model.swift[pf.type_name]
+        return SCALARS[pf.type][0]
+
+    def _element_type(self, f):
+        return f.swift
+
+    def _decl_type(self, f):
+        if f.map:
+            k, v = self._map_types(f)
+            return f"[{k}: {v}]"
+        if f.repeated:
+            return f"[{f.swift}]"
+        if f.kind in ("message", "wrapper") or f.optional_case:
+            return f"{f.swift}?"
+        return f.swift
+
+    def _decl_default(self, f):
+        if f.optional_case:
+            return "nil"
+        if f.map:
+            return "[:]"
+        if f.repeated:
+            return "[]"
+        return f.default
+
+    # MARK: the bridge to protobuf-c
+
+    def bridge(self, full, lower, ctype, plain, oneofs, msg):
+        m = self.model
+        swift = m.swift[full]
+        self.line(f"extension {swift}: CBridgedMessage {{")
+        self.line(f"  typealias CMessage = {ctype}")
+        self.line()
+        self.line(f"  static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {{")
+        self.line(f"    fleetprotos_descriptor__{lower}()")
+        self.line(f"  }}")
+        self.line()
+        self.line(f"  init(cMessage c: UnsafePointer<{ctype}>) throws(ProtoDecodingError) {{")
+        if msg.field:
+            self.line(f"    let m = c.pointee")
+        for f in plain:
+            self._read(f, "    ")
+        for index, members in sorted(oneofs.items()):
+            o = msg.oneof_decl[index]
+            self.line(f"    switch m.{o.name.lower()}_case.rawValue {{")
+            for f in members:
+                self.line(f"    case {f.f.number}: {ident(camel(o.name, False))} = .{f.id}({self._read_value(f, 'm.' + f.cmember)})")
+            self.line(f"    default: break")
+            self.line(f"    }}")
+        self.line(f"    unknownFields = ProtoUnknownFields(cMessage: c)")
+        self.line(f"  }}")
+        self.line()
+        self.line(f"  func fill(_ c: UnsafeMutablePointer<{ctype}>, _ arena: ProtoArena) {{")
+        for f in plain:
+            self._write(f, "    ")
+        for index, members in sorted(oneofs.items()):
+            o = msg.oneof_decl[index]
+            self.line(f"    switch {ident(camel(o.name, False))} {{")
+            for f in members:
+                self.line(f"    case .{f.id}(let v)?:")
+                self.line(f"      c.pointee.{o.name.lower()}_case = .init(rawValue: {f.f.number})")
+                self.line(f"      c.pointee.{f.cmember} = {self._write_value(f, 'v', oneof=True)}")
+            self.line(f"    case nil: break")
+            self.line(f"    }}")
+        self.line(f"    unknownFields.fill(c, arena)")
+        self.line(f"  }}")
+        self.line(f"}}")
+
+    def _read_value(self, f, expr):
+        k = f.kind
+        if k == "plain":
+            return expr
+        if k == "bool":
+            return f"{expr} != 0"
+        if k == "string":
+            return f"try ProtoC.string({expr})"
+        if k == "bytes":
+            return f"ProtoC.bytes({expr})"
+        if k == "enum":
+            return f"{f.swift}(rawValue: Int32(truncatingIfNeeded: {expr}.rawValue))"
+        raise GenError(f"no single-value read for {k}")
+
+    def _read(self, f, ind):
+        c = f"m.{f.cmember}"
+        if f.optional_case:
+            self.line(f"{ind}if m.{f.optional_case}.rawValue == {f.f.number} {{ {f.id} = {self._read_value(f, c)} }}")
+        elif f.map:
+            entry = self.model.messages[f.f.type_name][1]
+            kf, vf = entry.field[0], entry.field[1]
+            self.line(f"{ind}for entry in UnsafeBufferPointer(start: {c}, count: m.{f.cquant}) {{")
+            self.line(f"{ind}  let e = entry!.pointee")
+            self.line(f"{ind}  {f.id}[{self._entry_read(kf, 'e.key')}] = {self._entry_read(vf, 'e.value')}")
+            self.line(f"{ind}}}")
+        elif f.repeated:
+            n = f"m.{f.cquant}"
+            if f.kind == "message":
+                self.line(f"{ind}{f.id} = try ProtoC.messages({c}, {n}, as: {f.swift}.self)")
+            elif f.kind == "plain":
+                self.line(f"{ind}{f.id} = ProtoC.scalars({c}, {n})")
+            else:
+                self.line(f"{ind}{f.id} = try ProtoC.map({c}, {n}) {{ v throws(ProtoDecodingError) in {self._read_value(f, 'v')} }}")
+        elif f.kind == "message":
+            self.line(f"{ind}if let p = {c} {{ {f.id} = try {f.swift}(cMessage: p) }}")
+        elif f.kind == "wrapper":
+            wk = WRAPPERS[f.f.type_name][1]
+            val = {"double": "p.pointee.value", "int": "p.pointee.value", "bool": "p.pointee.value != 0",
+                   "string": "try ProtoC.string(p.pointee.value)", "bytes": "ProtoC.bytes(p.pointee.value)"}[wk]
+            self.line(f"{ind}if let p = {c} {{ {f.id} = {val} }}")
+        else:
+            self.line(f"{ind}{f.id} = {self._read_value(f, c)}")
+
+    def _entry_read(self, pf, expr):
+        if pf.type == F.TYPE_MESSAGE:
+            return f"try {expr}.map {{ p throws(ProtoDecodingError) in try {self.model.swift[pf.type_name]}(cMessage: p) }} ?? {self.model.swift[pf.type_name]}()"
+        if pf.type == F.TYPE_ENUM:
+            return f"{self.model.swift[pf.type_name]}(rawValue: Int32(truncatingIfNeeded: {expr}.rawValue))"
+        kind = SCALARS[pf.type][2]
+        return {"plain": expr, "bool": f"{expr} != 0", "string": f"try ProtoC.string({expr})",
+                "bytes": f"ProtoC.bytes({expr})"}[kind]
+
+    def _write_value(self, f, v, oneof=False):
+        k = f.kind
+        if k == "plain":
+            return v
+        if k == "bool":
+            return f"{v} ? 1 : 0"
+        if k == "string":
+            return f"arena.cString({v})"
+        if k == "bytes":
+            return f"arena.binary({v})"
+        if k == "enum":
+            return f".init(rawValue: .init(truncatingIfNeeded: {v}.rawValue))"
+        if k == "message":
+            return f"arena.message({v})"
+        raise GenError(f"no single-value write for {k}")
+
+    def _write(self, f, ind):
+        c = f"c.pointee.{f.cmember}"
+        if f.optional_case:
+            self.line(f"{ind}if let v = {f.id} {{")
+            self.line(f"{ind}  c.pointee.{f.optional_case} = .init(rawValue: {f.f.number})")
+            self.line(f"{ind}  {c} = {self._write_value(f, 'v')}")
+            self.line(f"{ind}}}")
+        elif f.map:
+            entry_full = f.f.type_name
+            entry_lower, entry_ctype = self.cnames.message(entry_full[1:])
+            self.entry_accessors.append(entry_lower)
+            entry = self.model.messages[entry_full][1]
+            kf, vf = entry.field[0], entry.field[1]
+            self.line(f"{ind}if !{f.id}.isEmpty {{")
+            self.line(f"{ind}  c.pointee.{f.cquant} = {f.id}.count")
+            self.line(f"{ind}  {c} = arena.mapEntries(")
+            self.line(f"{ind}    {f.id}, descriptor: fleetprotos_descriptor__{entry_lower}(), as: {entry_ctype}.self")
+            self.line(f"{ind}  ) {{ key, value, e in")
+            self.line(f"{ind}    e.pointee.key = {self._entry_write(kf, 'key')}")
+            self.line(f"{ind}    e.pointee.value = {self._entry_write(vf, 'value')}")
+            self.line(f"{ind}  }}")
+            self.line(f"{ind}}}")
+        elif f.repeated:
+            self.line(f"{ind}if !{f.id}.isEmpty {{")
+            self.line(f"{ind}  c.pointee.{f.cquant} = {f.id}.count")
+            if f.kind == "message":
+                self.line(f"{ind}  {c} = arena.messages({f.id})")
+            elif f.kind == "plain":
+                self.line(f"{ind}  {c} = arena.copy({f.id})")
+            else:
+                self.line(f"{ind}  {c} = arena.map({f.id}) {{ v in {self._write_value(f, 'v')} }}")
+            self.line(f"{ind}}}")
+        elif f.kind == "message":
+            self.line(f"{ind}if let v = {f.id} {{ {c} = arena.message(v) }}")
+        elif f.kind == "wrapper":
+            wrapper = self.model.swift[f.f.type_name]
+            self.line(f"{ind}if let v = {f.id} {{")
+            self.line(f"{ind}  var wrapper = {wrapper}()")
+            self.line(f"{ind}  wrapper.value = v")
+            self.line(f"{ind}  {c} = arena.message(wrapper)")
+            self.line(f"{ind}}}")
+        elif f.kind in ("string", "bytes"):
+            self.line(f"{ind}if !{f.id}.isEmpty {{ {c} = {self._write_value(f, f.id)} }}")
+        else:
+            self.line(f"{ind}{c} = {self._write_value(f, f.id)}")
+
+    def _entry_write(self, pf, v):
+        if pf.type == F.TYPE_MESSAGE:
+            return f"arena.message({v})"
+        if pf.type == F.TYPE_ENUM:
+            return f".init(rawValue: .init(truncatingIfNeeded: {v}.rawValue))"
+        kind = SCALARS[pf.type][2]
+        return {"plain": v, "bool": f"{v} ? 1 : 0", "string": f"arena.cString({v})",
+                "bytes": f"arena.binary({v})"}[kind]
+
+
+HEADER = """\
+// DO NOT EDIT. Generated by CodeGen/generate from {source}.
+// Regenerate with `CodeGen/generate`; CodeGen/check fails when this file is stale.
+"""
+
+
+def swift_file_name(proto_name):
+    return proto_name[: -len(".proto")].replace("/", "_") + ".pb.swift"
+
+
+def generate(fds, c_dir, out_dir, header_path, targets):
+    model = Model(fds)
+    cnames = CNames(c_dir)
+    wanted = set(targets)
+    written = {}
+    accessors = []
+    for fd in fds.file:
+        if fd.name not in wanted:
+            continue
+        w = SwiftWriter(model, cnames)
+        w.line(HEADER.format(source=fd.name).rstrip("\n"))
+        w.line()
+        w.line("internal import CProtobufC")
+        w.line("internal import FleetProtosC")
+        ns = NAMESPACES[fd.package]
+        for i, e in enumerate(fd.enum_type):
+            w.line()
+            w.line(f"extension {ns} {{")
+            w.enum(fd, e, (5, i), "  ")
+            w.line("}")
+        for m in fd.message_type:
+            w.line()
+            w.line(f"extension {ns} {{")
+            w.message(f".{fd.package}.{m.name}", "  ")
+            w.line("}")
+        for bridge in w.bridges:
+            w.line()
+            w.bridge(*bridge)
+            accessors.append(bridge[1])
+        accessors += w.entry_accessors
+        for s in fd.service:
+            w.line()
+            service(w, model, fd, s, ns)
+        written[swift_file_name(fd.name)] = "\n".join(w.out) + "\n"
+
+    ns_lines = [HEADER.format(source="the proto packages").rstrip("\n"), ""]
+    for package, ns in sorted(NAMESPACES.items(), key=lambda kv: kv[1]):
+        ns_lines.append(f"/// Messages, enums and services of the proto package `{package}`.")
+        ns_lines.append(f"public enum {ns} {{}}")
+        ns_lines.append("")
+    written["Namespaces.pb.swift"] = "\n".join(ns_lines)
+
+    os.makedirs(out_dir, exist_ok=True)
+    for old in os.listdir(out_dir):
+        if old.endswith(".swift") and old not in written:
+            os.remove(os.path.join(out_dir, old))
+    for name, text in written.items():
+        with open(os.path.join(out_dir, name), "w") as f:
+            f.write(text)
+
+    headers = sorted(
+        os.path.relpath(os.path.join(r, f), os.path.dirname(header_path))
+        for r, _, fs in os.walk(os.path.dirname(header_path))
+        for f in fs
+        if f.endswith(".pb-c.h")
+    )
+    h = ["/* DO NOT EDIT. Generated by CodeGen/generate: every protobuf-c header of Protos/. */",
+         "#ifndef FLEET_PROTOS_C_H", "#define FLEET_PROTOS_C_H", "",
+         "/* Deprecated proto fields are still on the wire and the Swift layer must copy them; the",
+         "   deprecation attribute would warn on each copy (the Swift docs carry the note instead). */",
+         "#define PROTOBUF_C__NO_DEPRECATED 1", ""]
+    h += [f'#include "{p}"' for p in headers]
+    h += ["", "/* Swift cannot take the address of a C `extern const`; these return protoc-c's descriptors. */"]
+    for lower in sorted(accessors):
+        h.append(f"static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__{lower}(void) {{")
+        h.append(f"  return &{lower}__descriptor;")
+        h.append("}")
+    h += ["", "#endif", ""]
+    with open(header_path, "w") as f:
+        f.write("\n".join(h))
+
+
+def service(w, model, fd, s, ns):
+    si = list(fd.service).index(s)
+    for l in doc(model.comment(fd, (6, si)), ""):
+        w.line(l)
+    w.line(f"extension {ns} {{")
+    w.line(f"  /// The methods of `{fd.package}.{s.name}`, for calls through GRPCWire.")
+    w.line(f"  public enum {s.name} {{")
+    for mi, meth in enumerate(s.method):
+        kind = {(False, False): "unary", (False, True): "serverStreaming",
+                (True, False): "clientStreaming", (True, True): "bidirectionalStreaming"}[
+            (meth.client_streaming, meth.server_streaming)]
+        for l in doc(model.comment(fd, (6, si, 2, mi)), "    "):
+            w.line(l)
+        req, resp = model.swift[meth.input_type], model.swift[meth.output_type]
+        w.line(f"    public static let {ident(camel_method(meth.name))} = ProtoMethod<{req}, {resp}>(")
+        w.line(f'      path: "/{fd.package}.{s.name}/{meth.name}", kind: .{kind})')
+    w.line("  }")
+    w.line("}")
+
+
+def camel_method(name):
+    return name[0].lower() + name[1:]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--descriptor-set", required=True)
+    ap.add_argument("--c-dir", required=True, help="where protoc-c wrote *.pb-c.c")
+    ap.add_argument("--swift-out", required=True)
+    ap.add_argument("--c-header", required=True, help="the umbrella header to write")
+    ap.add_argument("protos", nargs="+", help="proto file names (as protoc saw them) to generate")
+    a = ap.parse_args()
+    fds = pb.FileDescriptorSet()
+    with open(a.descriptor_set, "rb") as f:
+        fds.ParseFromString(f.read())
+    try:
+        generate(fds, a.c_dir, a.swift_out, a.c_header, a.protos)
+    except GenError as e:
+        print(f"swiftgen: {e}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+// swift-tools-version: 6.0
+//
+// FleetConsumer: follow Google Fleet Engine trips from Linux backends over our own gRPC
+// client (HTTP/2 by nghttp2, protobuf by protobuf-c). Layers and their order: shared
+// DESIGN.md in the project; the layout of this file follows it bottom-up.
+
+import PackageDescription
+
+let package = Package(
+  name: "FleetConsumer",
+  products: [
+    .library(name: "FleetProtos", targets: ["FleetProtos"])
+  ],
+  targets: [
+    // MARK: C libraries from Debian's -dev packages
+
+    .systemLibrary(
+      name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
+    .systemLibrary(
+      name: "CProtobufC", pkgConfig: "libprotobuf-c", providers: [.apt(["libprotobuf-c-dev"])]),
+    .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+    .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+
+    // MARK: Messages
+
+    // protobuf-c code generated from Protos/ by CodeGen/generate; never edited by hand.
+    .target(
+      name: "FleetProtosC",
+      dependencies: ["CProtobufC"],
+      linkerSettings: [.linkedLibrary("protobuf-c")]
+    ),
+    // Swift value types over FleetProtosC (Generated/) and their hand-written runtime.
+    .target(name: "FleetProtos", dependencies: ["FleetProtosC"]),
+
+    // MARK: Tools
+
+    // Encode/decode cost of a realistic Trip; see README "Benchmarks".
+    .executableTarget(
+      name: "fleet-codec-bench", dependencies: ["FleetProtos", "CAllocationCounter"]),
+    .target(name: "CAllocationCounter"),
+
+    // MARK: Tests
+
+    .testTarget(
+      name: "FleetProtosTests",
+      dependencies: ["FleetProtos"],
+      resources: [.copy("Fixtures")]
+    ),
+    .testTarget(name: "CModulesTests", dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CProtobufC"]),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,52 @@
+internal import CProtobufC
+
+/// A generated message's link to its protobuf-c struct; every generated message conforms.
+///
+/// Decoding unpacks with protobuf-c into its own allocations, copies the fields into the Swift
+/// value and frees the unpacked tree before returning. Encoding builds the C struct tree in a
+/// ``ProtoArena`` (one bump allocator per encode, freed at once), asks protobuf-c for the
+/// packed size and packs straight into the caller's buffer. No C pointer outlives either call.
+protocol CBridgedMessage: ProtoMessage {
+  associatedtype CMessage
+  /// protoc-c's descriptor of `CMessage`.
+  static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> { get }
+  /// Copies an unpacked C message into a Swift value.
+  init(cMessage: UnsafePointer<CMessage>) throws(ProtoDecodingError)
+  /// Writes this value into `c`, which protobuf-c has initialised; memory comes from `arena`.
+  func fill(_ c: UnsafeMutablePointer<CMessage>, _ arena: ProtoArena)
+}
+
+extension CBridgedMessage {
+  static func decodeThroughC(_ bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) -> Self {
+    // protobuf-c reads nothing for an empty buffer, but wants a pointer all the same.
+    var empty: UInt8 = 0
+    let unpacked = withUnsafePointer(to: &empty) { emptyPointer in
+      protobuf_c_message_unpack(
+        cDescriptor, nil, bytes.count,
+        bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? emptyPointer)
+    }
+    guard let unpacked else {
+      throw ProtoDecodingError(message: protoMessageName, reason: .malformed, byteCount: bytes.count)
+    }
+    defer { protobuf_c_message_free_unpacked(unpacked, nil) }
+    do {
+      return try Self(cMessage: UnsafeRawPointer(unpacked).assumingMemoryBound(to: CMessage.self))
+    } catch {
+      throw ProtoDecodingError(message: protoMessageName, reason: error.reason, byteCount: bytes.count)
+    }
+  }
+
+  func encodeThroughC(appendingTo buffer: inout [UInt8]) {
+    let arena = ProtoArena()
+    let message = UnsafeRawPointer(arena.message(self)).assumingMemoryBound(
+      to: ProtobufCMessage.self)
+    let size = protobuf_c_message_get_packed_size(message)
+    guard size > 0 else { return }
+    let start = buffer.count
+    buffer.append(contentsOf: repeatElement(0, count: size))
+    let written = buffer.withUnsafeMutableBufferPointer { out in
+      protobuf_c_message_pack(message, out.baseAddress! + start)
+    }
+    precondition(written == size, "protobuf-c packed \(written) bytes of the \(size) it promised")
+  }
+}

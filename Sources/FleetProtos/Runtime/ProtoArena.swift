@@ -1,0 +1,100 @@
+internal import CProtobufC
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// A bump allocator for the C struct tree of one encode: strings, arrays and nested messages
+/// are carved out of a few large blocks and all freed together when the arena goes away.
+///
+/// Not thread-safe and never shared: one arena belongs to one `encode` call.
+final class ProtoArena {
+  private var block: UnsafeMutableRawPointer?
+  private var used = 0
+  private var capacity = 0
+  private var full: [UnsafeMutableRawPointer] = []
+
+  init() {}
+
+  deinit {
+    free(block)
+    for b in full { free(b) }
+  }
+
+  func allocate(byteCount: Int, alignment: Int) -> UnsafeMutableRawPointer {
+    var start = (used + alignment - 1) & ~(alignment - 1)
+    if block == nil || start + byteCount > capacity {
+      if let block { full.append(block) }
+      // A realistic Trip needs a few KiB; doubling keeps large messages to a few blocks.
+      capacity = max(byteCount + alignment, capacity * 2, 4096)
+      guard let fresh = malloc(capacity) else { fatalError("out of memory encoding a message") }
+      block = fresh
+      start = 0
+    }
+    used = start + byteCount
+    return block! + start
+  }
+
+  func allocate<T>(_ type: T.Type, count: Int = 1) -> UnsafeMutablePointer<T> {
+    allocate(byteCount: MemoryLayout<T>.stride * count, alignment: MemoryLayout<T>.alignment)
+      .bindMemory(to: T.self, capacity: count)
+  }
+
+  /// A NUL-terminated copy of `string`. protobuf-c measures strings with strlen, so a string
+  /// holding U+0000 is cut there (a limit of protobuf-c's C strings; see CodeGen/README.md).
+  func cString(_ string: String) -> UnsafeMutablePointer<CChar> {
+    func copy(_ utf8: UnsafeBufferPointer<UInt8>) -> UnsafeMutablePointer<CChar> {
+      let out = allocate(UInt8.self, count: utf8.count + 1)
+      if let base = utf8.baseAddress { out.initialize(from: base, count: utf8.count) }
+      out[utf8.count] = 0
+      return UnsafeMutableRawPointer(out).assumingMemoryBound(to: CChar.self)
+    }
+    if let copied = string.utf8.withContiguousStorageIfAvailable(copy) { return copied }
+    var contiguous = string
+    return contiguous.withUTF8(copy)
+  }
+
+  func binary(_ bytes: [UInt8]) -> ProtobufCBinaryData {
+    ProtobufCBinaryData(len: bytes.count, data: copy(bytes))
+  }
+
+  func copy<T>(_ values: [T]) -> UnsafeMutablePointer<T> {
+    let out = allocate(T.self, count: values.count)
+    values.withUnsafeBufferPointer { out.initialize(from: $0.baseAddress!, count: values.count) }
+    return out
+  }
+
+  func map<T, C>(_ values: [T], _ transform: (T) -> C) -> UnsafeMutablePointer<C> {
+    let out = allocate(C.self, count: values.count)
+    for (i, v) in values.enumerated() { (out + i).initialize(to: transform(v)) }
+    return out
+  }
+
+  func message<M: CBridgedMessage>(_ value: M) -> UnsafeMutablePointer<M.CMessage> {
+    let c = allocate(M.CMessage.self)
+    protobuf_c_message_init(M.cDescriptor, c)
+    value.fill(c, self)
+    return c
+  }
+
+  func messages<M: CBridgedMessage>(_ values: [M]) -> UnsafeMutablePointer<
+    UnsafeMutablePointer<M.CMessage>?
+  > {
+    map(values) { Optional(message($0)) }
+  }
+
+  /// The entries of a proto `map` field, in key order so that encoding is deterministic.
+  func mapEntries<K: Comparable, V, Entry>(
+    _ values: [K: V], descriptor: UnsafePointer<ProtobufCMessageDescriptor>, as: Entry.Type,
+    fill: (K, V, UnsafeMutablePointer<Entry>) -> Void
+  ) -> UnsafeMutablePointer<UnsafeMutablePointer<Entry>?> {
+    map(values.sorted { $0.key < $1.key }) { key, value in
+      let entry = allocate(Entry.self)
+      protobuf_c_message_init(descriptor, entry)
+      fill(key, value, entry)
+      return Optional(entry)
+    }
+  }
+}

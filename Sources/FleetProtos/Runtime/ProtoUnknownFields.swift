@@ -1,0 +1,50 @@
+internal import CProtobufC
+
+/// Fields a message carried that our schema does not know (a newer Fleet Engine, say), kept
+/// byte for byte so that decoding and re-encoding a message loses nothing.
+public struct ProtoUnknownFields: Hashable, Sendable {
+  /// One unknown field as it was on the wire.
+  public struct Field: Hashable, Sendable {
+    /// The field number.
+    public var number: UInt32
+    /// The protobuf wire type (0 varint, 1 64-bit, 2 length-delimited, 5 32-bit).
+    public var wireType: UInt8
+    /// The bytes that followed the tag (for wire type 2, the length prefix and the data).
+    public var bytes: [UInt8]
+
+    public init(number: UInt32, wireType: UInt8, bytes: [UInt8]) {
+      self.number = number
+      self.wireType = wireType
+      self.bytes = bytes
+    }
+  }
+
+  /// In the order they arrived.
+  public var fields: [Field] = []
+
+  public var isEmpty: Bool { fields.isEmpty }
+
+  public init() {}
+
+  init<C>(cMessage: UnsafePointer<C>) {
+    // Every protobuf-c message struct starts with its ProtobufCMessage base.
+    let base = UnsafeRawPointer(cMessage).assumingMemoryBound(to: ProtobufCMessage.self).pointee
+    guard base.n_unknown_fields > 0, let unknown = base.unknown_fields else { return }
+    fields = (0..<Int(base.n_unknown_fields)).map { i in
+      let f = unknown[i]
+      let bytes = f.len > 0 ? Array(UnsafeBufferPointer(start: f.data, count: f.len)) : []
+      return Field(number: f.tag, wireType: UInt8(truncatingIfNeeded: f.wire_type.rawValue), bytes: bytes)
+    }
+  }
+
+  func fill<C>(_ cMessage: UnsafeMutablePointer<C>, _ arena: ProtoArena) {
+    guard !fields.isEmpty else { return }
+    let base = UnsafeMutableRawPointer(cMessage).assumingMemoryBound(to: ProtobufCMessage.self)
+    base.pointee.n_unknown_fields = UInt32(fields.count)
+    base.pointee.unknown_fields = arena.map(fields) { f in
+      ProtobufCMessageUnknownField(
+        tag: f.number, wire_type: ProtobufCWireType(rawValue: .init(f.wireType)), len: f.bytes.count,
+        data: f.bytes.isEmpty ? nil : arena.copy(f.bytes))
+    }
+  }
+}
