@@ -11,6 +11,9 @@ let package = Package(
   products: [
     .library(name: "FleetProtos", targets: ["FleetProtos"])
   ],
+  dependencies: [
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+  ],
   targets: [
     // MARK: C libraries from Debian's -dev packages
 
@@ -31,20 +34,25 @@ let package = Package(
     ),
     // Swift value types over FleetProtosC (Generated/) and their hand-written runtime.
     .target(name: "FleetProtos", dependencies: ["FleetProtosC"]),
+    // Realistic messages shared by benchmarks and tests; not a product.
+    .target(name: "FleetProtosFixtures", dependencies: ["FleetProtos"]),
 
     // MARK: Tools
 
     // Encode/decode cost of a realistic Trip; see README "Benchmarks".
     .executableTarget(
-      name: "fleet-codec-bench", dependencies: ["FleetProtos", "CAllocationCounter"]),
+      name: "fleet-codec-bench",
+      dependencies: [
+        "FleetProtos", "FleetProtosFixtures", "CAllocationCounter",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]),
     .target(name: "CAllocationCounter"),
 
     // MARK: Tests
 
     .testTarget(
       name: "FleetProtosTests",
-      dependencies: ["FleetProtos"],
-      resources: [.copy("Fixtures")]
+      dependencies: ["FleetProtos", "FleetProtosFixtures"]
     ),
     .testTarget(name: "CModulesTests", dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CProtobufC"]),
   ],

@@ -6,17 +6,27 @@ internal import CProtobufC
   import Musl
 #endif
 
-/// A bump allocator for the C struct tree of one encode: strings, arrays and nested messages
-/// are carved out of a few large blocks and all freed together when the arena goes away.
+/// A bump allocator for the C struct tree of one encode or decode: strings, arrays and
+/// nested messages are carved out of a few large blocks and all freed together when the arena
+/// goes away.
 ///
-/// Not thread-safe and never shared: one arena belongs to one `encode` call.
+/// Not thread-safe and never shared: one arena belongs to one `encode` or `decode` call.
 final class ProtoArena {
   private var block: UnsafeMutableRawPointer?
   private var used = 0
   private var capacity = 0
   private var full: [UnsafeMutableRawPointer] = []
 
-  init() {}
+  /// - Parameter initialCapacity: the size of the first block; later blocks double.
+  init(initialCapacity: Int = 4096) {
+    capacity = initialCapacity / 2
+  }
+
+  /// A protobuf-c allocator drawing on this arena; valid while the arena lives.
+  var protobufCAllocator: ProtobufCAllocator {
+    ProtobufCAllocator(
+      alloc: arenaAllocate, free: arenaFree, allocator_data: Unmanaged.passUnretained(self).toOpaque())
+  }
 
   deinit {
     free(block)
@@ -28,7 +38,7 @@ final class ProtoArena {
     if block == nil || start + byteCount > capacity {
       if let block { full.append(block) }
       // A realistic Trip needs a few KiB; doubling keeps large messages to a few blocks.
-      capacity = max(byteCount + alignment, capacity * 2, 4096)
+      capacity = max(byteCount + alignment, capacity * 2, 256)
       guard let fresh = malloc(capacity) else { fatalError("out of memory encoding a message") }
       block = fresh
       start = 0
@@ -97,4 +107,14 @@ final class ProtoArena {
       return Optional(entry)
     }
   }
+}
+
+private func arenaAllocate(_ data: UnsafeMutableRawPointer?, _ size: Int) -> UnsafeMutableRawPointer? {
+  let arena = Unmanaged<ProtoArena>.fromOpaque(data!).takeUnretainedValue()
+  // malloc's alignment: protobuf-c stores any C type in what it allocates.
+  return arena.allocate(byteCount: max(size, 1), alignment: 16)
+}
+
+private func arenaFree(_ data: UnsafeMutableRawPointer?, _ pointer: UnsafeMutableRawPointer?) {
+  // The arena frees everything at once when it goes away.
 }
