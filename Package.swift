@@ -37,6 +37,14 @@ let package = Package(
     // Realistic messages shared by benchmarks and tests; not a product.
     .target(name: "FleetProtosFixtures", dependencies: ["FleetProtos"]),
 
+    // MARK: gRPC
+
+    // Our gRPC client (and later server) over nghttp2: event loop, connections, calls, status.
+    .target(
+      name: "GRPCWire",
+      dependencies: ["CNGHTTP2", "CZlib", "COpenSSL", "FleetProtos"]
+    ),
+
     // MARK: Tools
 
     // Encode/decode cost of a realistic Trip; see README "Benchmarks".
@@ -50,10 +58,13 @@ let package = Package(
 
     // MARK: Tests
 
+    // Starts the Python peers of Tests/Python (Google's classes, grpcio, raw HTTP/2).
+    .target(name: "PeerSupport", path: "Tests/PeerSupport"),
     .testTarget(
       name: "FleetProtosTests",
-      dependencies: ["FleetProtos", "FleetProtosFixtures"]
+      dependencies: ["FleetProtos", "FleetProtosFixtures", "PeerSupport"]
     ),
+    .testTarget(name: "GRPCWireTests", dependencies: ["GRPCWire", "FleetProtos", "PeerSupport"]),
     .testTarget(name: "CModulesTests", dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CProtobufC"]),
   ],
   swiftLanguageModes: [.v6]

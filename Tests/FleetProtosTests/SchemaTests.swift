@@ -1,3 +1,4 @@
+import PeerSupport
 import Testing
 
 /// Our `.proto` files against the descriptors Google ships in its Python packages; the

@@ -1,3 +1,4 @@
+import PeerSupport
 import FleetProtos
 import Foundation
 import Testing

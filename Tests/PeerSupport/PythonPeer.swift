@@ -13,39 +13,38 @@ import Testing
 ///
 /// Output goes to temporary files rather than pipes, so a script that writes a lot while we
 /// are not reading cannot block; the caller gets it all once the process has exited.
-enum PythonPeer {
+public enum PythonPeer {
   /// What a finished script left behind.
-  struct Output: Sendable {
+  public struct Output: Sendable {
     /// The exit status (or the signal number when a signal ended it).
-    var status: Int32
-    var stdout: [UInt8]
-    var stderr: String
+    public var status: Int32
+    public var stdout: [UInt8]
+    public var stderr: String
 
     /// `stdout` as UTF-8 text.
-    var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+    public var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
 
     /// The exit status and both streams, for a failure message.
-    var transcript: String {
+    public var transcript: String {
       "exit status \(status)\n--- stdout ---\n\(stdoutText)\n--- stderr ---\n\(stderr)"
     }
 
     /// Attaches both streams to the current test, named after `name` (kept when `swift test`
     /// runs with `--attachments-path`; failure messages carry `transcript` regardless).
-    func attach(as name: String) {
+    public func attach(as name: String) {
       Attachment.record(stdout, named: "\(name).stdout.txt")
       Attachment.record(stderr, named: "\(name).stderr.txt")
     }
   }
 
-  /// The package root: this file is `<root>/Tests/FleetProtosTests/Support/PythonPeer.swift`.
-  static let packageRoot = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent()  // Support
-    .deletingLastPathComponent()  // FleetProtosTests
+  /// The package root: this file is `<root>/Tests/PeerSupport/PythonPeer.swift`.
+  public static let packageRoot = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent()  // PeerSupport
     .deletingLastPathComponent()  // Tests
     .deletingLastPathComponent()
 
   /// The Python interpreter to run scripts with; throws when there is none.
-  static func interpreter() throws(PythonPeerError) -> URL {
+  public static func interpreter() throws(PythonPeerError) -> URL {
     let files = FileManager.default
     if let configured = ProcessInfo.processInfo.environment["FLEET_PYTHON"], !configured.isEmpty {
       guard files.isExecutableFile(atPath: configured) else {
@@ -61,7 +60,7 @@ enum PythonPeer {
   }
 
   /// The path of `name` in `Tests/Python`.
-  static func script(_ name: String) -> URL {
+  public static func script(_ name: String) -> URL {
     packageRoot.appendingPathComponent("Tests/Python").appendingPathComponent(name)
   }
 
@@ -71,7 +70,7 @@ enum PythonPeer {
   /// Throws ``PythonPeerError`` when there is no interpreter or no such script, and when the
   /// script is still running after `timeout` (it is then killed). A non-zero exit status
   /// is not an error here: it is in the `Output` for the test to judge.
-  static func run(
+  public static func run(
     _ script: String, _ arguments: [String] = [], stdin: [UInt8] = [],
     timeout: Duration = .seconds(120)
   ) async throws -> Output {
@@ -143,7 +142,7 @@ enum PythonPeer {
 }
 
 /// Why a Python peer could not do its job; the test that asked for it fails with this.
-enum PythonPeerError: Error, CustomStringConvertible {
+public enum PythonPeerError: Error, CustomStringConvertible {
   /// There is no interpreter to run: the venv has not been created.
   case noInterpreter(String)
   /// `Tests/Python` has no such script.
@@ -151,7 +150,7 @@ enum PythonPeerError: Error, CustomStringConvertible {
   /// The script was still running at the deadline and was killed.
   case timedOut(script: String, after: Duration, stderr: String)
 
-  var description: String {
+  public var description: String {
     switch self {
     case .noInterpreter(let why):
       "no Python interpreter for the peer scripts: \(why). Run `scripts/test` (it creates the "
