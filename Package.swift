@@ -42,8 +42,10 @@ let package = Package(
     // Our gRPC client (and later server) over nghttp2: event loop, connections, calls, status.
     .target(
       name: "GRPCWire",
-      dependencies: ["CNGHTTP2", "CZlib", "COpenSSL", "FleetProtos"]
+      dependencies: ["CNGHTTP2", "CZlib", "COpenSSL", "CGRPCSystem", "FleetProtos"]
     ),
+    // Linux calls Glibc's Swift module does not expose (epoll, eventfd, TCP_NODELAY).
+    .target(name: "CGRPCSystem"),
 
     // MARK: Tools
 
@@ -55,6 +57,13 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .target(name: "CAllocationCounter"),
+    // The standard gRPC interop client (interop-test-descriptions.md flags and cases).
+    .executableTarget(
+      name: "interop-client",
+      dependencies: [
+        "GRPCWire", "FleetProtos",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]),
 
     // MARK: Tests
 

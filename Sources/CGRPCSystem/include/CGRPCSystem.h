@@ -1,0 +1,35 @@
+#ifndef C_GRPC_SYSTEM_H
+#define C_GRPC_SYSTEM_H
+// The Linux calls GRPCWire's event loop needs that Swift's Glibc module does not expose.
+// epoll_event is a packed struct on x86-64, which Swift does not import faithfully, so the
+// loop goes through these unpacked wrappers instead.
+#include <stdint.h>
+
+enum {
+  FLEET_EPOLL_IN = 0x001,
+  FLEET_EPOLL_OUT = 0x004,
+  FLEET_EPOLL_ERR = 0x008,
+  FLEET_EPOLL_HUP = 0x010,
+  FLEET_EPOLL_RDHUP = 0x2000,
+};
+
+/// One ready descriptor, as epoll_wait reported it.
+typedef struct {
+  int32_t fd;
+  uint32_t events;
+} fleet_epoll_ready;
+
+int fleet_epoll_create(void);
+/// op: 1 add, 2 delete, 3 modify (EPOLL_CTL_*). Returns 0 or -1 with errno.
+int fleet_epoll_ctl(int epfd, int op, int fd, uint32_t events);
+/// Like epoll_wait, into at most `capacity` entries of `out`.
+int fleet_epoll_wait(int epfd, fleet_epoll_ready *out, int capacity, int timeout_ms);
+/// A non-blocking, close-on-exec eventfd.
+int fleet_eventfd(void);
+/// Sets TCP_NODELAY on a TCP socket. Returns 0 or -1 with errno.
+int fleet_set_tcp_nodelay(int fd);
+
+/// Names the calling thread (at most 15 bytes are kept), for debuggers and top.
+void fleet_set_thread_name(const char *name);
+
+#endif

@@ -1,0 +1,440 @@
+internal import Synchronization
+
+/// One call: its HTTP/2 stream as seen by the connection's loop, and its request and response
+/// queues as seen by the caller's task.
+///
+/// Loop-only state (`machine`, `deframer`, stream ID, timers, flow-control debts) is touched
+/// only on `loop`. What both sides touch — outbound request bytes, received messages, the
+/// waiting continuations and the outcome — sits in `shared`; decisions are made inside its
+/// lock and continuations are resumed after it is released.
+///
+/// Flow control: bytes of a message still being received are acknowledged (consumed) at once,
+/// since the message cannot complete otherwise and its size is bounded by `maxReceiveSize`.
+/// Bytes of complete messages stay unacknowledged until the caller takes the message, so a
+/// slow reader holds at most one stream window of complete messages plus one partial one.
+final class ClientStream: @unchecked Sendable {
+  // @unchecked Sendable: immutable lets, a Mutex, and loop-only vars (see above).
+
+  let loop: EventLoop
+  let requestHeaders: [HeaderField]
+  let maxReceiveSize: Int
+  let deadline: MonotonicInstant?
+  let timeout: Duration?
+
+  // MARK: Loop-only
+  var streamID: Int32 = -1
+  weak var connection: ClientConnection?
+  var headerBlock: [HeaderField] = []
+  private var machine = ClientCallStateMachine()
+  private var deframer: MessageDeframer
+  private var deadlineTimer: TimerID?
+  /// Acknowledgement owed for complete messages handed to the caller but not yet read.
+  private var owedBytes = 0
+  private var streamClosed = false
+  /// The data provider said "deferred": new request bytes must resume it.
+  var dataDeferred = false
+
+  // MARK: Shared
+  private let shared: Mutex<Shared>
+
+  private struct Shared {
+    var outbound: [UInt8] = []
+    var outboundOffset = 0
+    var outboundFinished = false
+    var resumeScheduled = false
+    var writerWaiting: CheckedContinuation<Void, any Error>?
+
+    var head: ClientCallStateMachine.ResponseHead?
+    var headWaiters: [CheckedContinuation<Metadata, any Error>] = []
+    var frames: [Received] = []
+    var framesHead = 0
+    var creditToReturn = 0
+    var readerWaiting: CheckedContinuation<Received?, any Error>?
+    var endWaiters: [CheckedContinuation<Void, Never>] = []
+    var outcome: CallOutcome?
+  }
+
+  /// A complete message waiting for the caller, and the acknowledgement it owes.
+  struct Received {
+    var frame: MessageDeframer.Frame
+    var encoding: ClientCallStateMachine.MessageEncoding
+    var owed: Int
+  }
+
+  /// How much framed request data may wait unsent before `write` suspends.
+  static let outboundLimit = 1 << 20
+  /// Returned read credit is batched up to this before it costs a hop to the loop.
+  static let creditBatch = 64 << 10
+
+  init(
+    loop: EventLoop, requestHeaders: [HeaderField], initialRequest: [UInt8], finished: Bool,
+    maxReceiveSize: Int, timeout: Duration?
+  ) {
+    self.loop = loop
+    self.requestHeaders = requestHeaders
+    self.maxReceiveSize = maxReceiveSize
+    self.timeout = timeout
+    self.deadline = timeout.map { MonotonicInstant.now.advanced(by: $0) }
+    self.deframer = MessageDeframer(maxMessageSize: maxReceiveSize)
+    self.shared = Mutex(Shared(outbound: initialRequest, outboundFinished: finished))
+  }
+
+  // MARK: Caller side
+
+  /// Queues one framed request message, suspending while too much is already queued.
+  /// Throws the call's error (or CANCELLED-like "call ended") once the call is over.
+  func write(_ framed: [UInt8], finish: Bool) async throws {
+    let (scheduleResume, ended) = shared.withLock { s -> (Bool, RPCError?) in
+      if let outcome = s.outcome { return (false, Self.endError(outcome)) }
+      guard !s.outboundFinished else {
+        return (false, RPCError(code: .internalError, message: "write after the request stream was finished"))
+      }
+      s.outbound.append(contentsOf: framed)
+      s.outboundFinished = finish
+      defer { s.resumeScheduled = true }
+      return (!s.resumeScheduled, nil)
+    }
+    if let ended { throw ended }
+    if scheduleResume { loop.execute { self.resumeData() } }
+    try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+      let resumeNow = shared.withLock { s -> Result<Void, RPCError>? in
+        if let outcome = s.outcome { return .failure(Self.endError(outcome)) }
+        if s.outbound.count - s.outboundOffset <= Self.outboundLimit { return .success(()) }
+        s.writerWaiting = c
+        return nil
+      }
+      if let resumeNow { c.resume(with: resumeNow) }
+    }
+  }
+
+  /// Half-closes the request stream (no more messages).
+  func finishRequests() {
+    let schedule = shared.withLock { s -> Bool in
+      guard !s.outboundFinished, s.outcome == nil else { return false }
+      s.outboundFinished = true
+      defer { s.resumeScheduled = true }
+      return !s.resumeScheduled
+    }
+    if schedule { loop.execute { self.resumeData() } }
+  }
+
+  /// The response headers' metadata; throws the call's error if it ended without them.
+  func initialMetadata() async throws -> Metadata {
+    try await withCheckedThrowingContinuation { (c: CheckedContinuation<Metadata, any Error>) in
+      let now = shared.withLock { s -> Result<Metadata, any Error>? in
+        if let head = s.head { return .success(head.metadata) }
+        if let outcome = s.outcome {
+          switch outcome {
+          case .success: return .success(Metadata())
+          case .failure(let error): return .failure(error)
+          }
+        }
+        s.headWaiters.append(c)
+        return nil
+      }
+      if let now { c.resume(with: now) }
+    }
+  }
+
+  /// The next response message, nil once the call ended OK; throws the call's error.
+  func nextMessage() async throws -> Received? {
+    try await withCheckedThrowingContinuation { (c: CheckedContinuation<Received?, any Error>) in
+      let (now, credit) = shared.withLock { s -> (Result<Received?, any Error>?, Int) in
+        if s.framesHead < s.frames.count {
+          let received = s.frames[s.framesHead]
+          s.frames[s.framesHead] = Received(frame: .init(compressed: false, payload: []), encoding: .identity, owed: 0)
+          s.framesHead += 1
+          if s.framesHead == s.frames.count {
+            s.frames.removeAll(keepingCapacity: true)
+            s.framesHead = 0
+          }
+          s.creditToReturn += received.owed
+          var credit = 0
+          if s.creditToReturn >= Self.creditBatch || s.frames.isEmpty {
+            credit = s.creditToReturn
+            s.creditToReturn = 0
+          }
+          return (.success(received), credit)
+        }
+        if let outcome = s.outcome {
+          switch outcome {
+          case .success: return (.success(nil), 0)
+          case .failure(let error): return (.failure(error), 0)
+          }
+        }
+        s.readerWaiting = c
+        return (nil, 0)
+      }
+      if credit > 0 { loop.execute { self.returnCredit(credit) } }
+      if let now { c.resume(with: now) }
+    }
+  }
+
+  /// Waits until the call is over, then returns every message not yet read and the outcome:
+  /// one suspension for a unary or client-streaming call, however its response arrives.
+  func awaitEnd() async -> (messages: [Received], outcome: CallOutcome) {
+    await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+      let done = shared.withLock { s -> Bool in
+        if s.outcome != nil { return true }
+        s.endWaiters.append(c)
+        return false
+      }
+      if done { c.resume() }
+    }
+    return shared.withLock { s in
+      let rest = Array(s.frames[s.framesHead...])
+      s.frames.removeAll()
+      s.framesHead = 0
+      return (rest, s.outcome!)
+    }
+  }
+
+  /// The outcome, once the call is over.
+  var outcome: CallOutcome? { shared.withLock { $0.outcome } }
+
+  /// The response headers' metadata, once they have arrived.
+  var responseHeadMetadata: Metadata? { shared.withLock { $0.head?.metadata } }
+
+  /// Ends the call from the caller's side (task cancelled, body finished early): resets the
+  /// stream with CANCEL unless it is already over.
+  func cancel(_ error: RPCError) {
+    loop.execute { self.fail(error, reset: true) }
+  }
+
+  private static func endError(_ outcome: CallOutcome) -> RPCError {
+    switch outcome {
+    case .success:
+      RPCError(code: .failedPrecondition, message: "the call has already ended")
+    case .failure(let error): error
+    }
+  }
+
+  // MARK: Loop side
+
+  /// The stream was submitted to nghttp2 as `id`; arms the deadline.
+  func started(id: Int32, on connection: ClientConnection) {
+    loop.assertInLoop()
+    streamID = id
+    self.connection = connection
+    if let deadline {
+      deadlineTimer = loop.scheduleTimer(at: deadline) { [self] in
+        deadlineTimer = nil
+        fail(
+          RPCError(
+            code: .deadlineExceeded,
+            message: "the call's deadline of \(Self.describe(timeout!)) passed before it ended"),
+          reset: true)
+      }
+    }
+  }
+
+  /// nghttp2's data provider: copies request bytes into `buffer`. Returns the count and
+  /// whether the request stream is finished, or nil for "nothing yet" (deferred).
+  func readOutbound(into buffer: UnsafeMutableRawBufferPointer) -> (count: Int, eof: Bool)? {
+    loop.assertInLoop()
+    let (result, writer) = shared.withLock { s -> ((Int, Bool)?, CheckedContinuation<Void, any Error>?) in
+      let available = s.outbound.count - s.outboundOffset
+      if available == 0 {
+        return (s.outboundFinished ? (0, true) : nil, nil)
+      }
+      let count = min(available, buffer.count)
+      s.outbound.withUnsafeBytes { src in
+        buffer.baseAddress!.copyMemory(
+          from: src.baseAddress! + s.outboundOffset, byteCount: count)
+      }
+      s.outboundOffset += count
+      if s.outboundOffset == s.outbound.count {
+        s.outbound.removeAll(keepingCapacity: s.outbound.capacity <= 1 << 20)
+        s.outboundOffset = 0
+      } else if s.outboundOffset > Self.outboundLimit {
+        s.outbound.removeSubrange(..<s.outboundOffset)
+        s.outboundOffset = 0
+      }
+      var writer: CheckedContinuation<Void, any Error>? = nil
+      if s.outbound.count - s.outboundOffset <= Self.outboundLimit {
+        writer = s.writerWaiting
+        s.writerWaiting = nil
+      }
+      return ((count, s.outboundFinished && s.outboundOffset == s.outbound.count), writer)
+    }
+    writer?.resume()
+    if result == nil { dataDeferred = true }
+    return result
+  }
+
+  /// New request bytes or a half-close arrived from the caller.
+  private func resumeData() {
+    loop.assertInLoop()
+    shared.withLock { $0.resumeScheduled = false }
+    guard dataDeferred, !streamClosed, let connection else { return }
+    dataDeferred = false
+    connection.resumeData(of: self)
+  }
+
+  func receivedHeaders(endStream: Bool) {
+    loop.assertInLoop()
+    let fields = headerBlock
+    headerBlock.removeAll()
+    switch machine.receiveHeaders(fields, endStream: endStream) {
+    case .responseHead(let head):
+      let waiters = shared.withLock { s in
+        s.head = head
+        return s.headWaiters.exchange([])
+      }
+      for waiter in waiters { waiter.resume(returning: head.metadata) }
+    case .finished(let outcome):
+      finish(outcome, reset: false)
+    case .protocolViolation(let error):
+      finish(.failure(error), reset: true)
+    case .ignore:
+      break
+    }
+  }
+
+  func receivedData(_ bytes: UnsafeRawBufferPointer) {
+    loop.assertInLoop()
+    switch machine.receiveData() {
+    case .ignore:
+      // The call is over (we cancelled it); the bytes still count against the connection.
+      connection?.consume(streamID: streamID, bytes.count, streamOpen: false)
+    case .protocolViolation(let error):
+      connection?.consume(streamID: streamID, bytes.count, streamOpen: false)
+      finish(.failure(error), reset: true)
+    case .accept(let encoding):
+      let partialBefore = deframer.bufferedByteCount
+      let frames: [MessageDeframer.Frame]
+      do {
+        frames = try deframer.append(bytes)
+      } catch {
+        connection?.consume(streamID: streamID, bytes.count, streamOpen: true)
+        finish(.failure(Self.deframingError(error)), reset: true)
+        return
+      }
+      var fromEarlier = frames.isEmpty ? 0 : partialBefore
+      var owedByFrames = 0
+      var received: [Received] = []
+      received.reserveCapacity(frames.count)
+      for frame in frames {
+        let owed = frame.wireSize - fromEarlier
+        fromEarlier = 0
+        owedByFrames += owed
+        received.append(Received(frame: frame, encoding: encoding, owed: owed))
+      }
+      // What did not go into complete messages belongs to the one still arriving.
+      let partialBytes = bytes.count - owedByFrames
+      if partialBytes > 0 { connection?.consume(streamID: streamID, partialBytes, streamOpen: true) }
+      guard !received.isEmpty else { return }
+      owedBytes += owedByFrames
+      deliver(received)
+    }
+  }
+
+  private func deliver(_ received: [Received]) {
+    var direct: Received? = nil
+    let reader = shared.withLock { s -> CheckedContinuation<Received?, any Error>? in
+      var rest = received[...]
+      if let reader = s.readerWaiting {
+        s.readerWaiting = nil
+        direct = rest.removeFirst()
+        s.frames.append(contentsOf: rest)
+        return reader
+      }
+      s.frames.append(contentsOf: rest)
+      return nil
+    }
+    if let reader, let direct {
+      // Straight into a waiting reader: acknowledge now, no hop back needed.
+      returnCredit(direct.owed)
+      reader.resume(returning: direct)
+    }
+  }
+
+  /// The caller has read messages worth `credit` bytes.
+  private func returnCredit(_ credit: Int) {
+    loop.assertInLoop()
+    guard !streamClosed else { return }
+    owedBytes -= credit
+    connection?.consume(streamID: streamID, credit, streamOpen: true)
+  }
+
+  /// nghttp2 closed the stream (after trailers, a reset from either side, or a lost
+  /// connection: `lostConnection` then says why).
+  func closed(http2ErrorCode: UInt32, lostConnection: RPCError? = nil) {
+    loop.assertInLoop()
+    if let lostConnection, !machine.isClosed {
+      machine.close()
+      finish(.failure(lostConnection), reset: false)
+    } else if let error = machine.streamClosedWithoutTrailers(http2ErrorCode: http2ErrorCode) {
+      finish(.failure(error), reset: false)
+    }
+    streamClosed = true
+    // Messages nobody read any more still hold connection window: give it back now.
+    if owedBytes > 0 {
+      connection?.consume(streamID: streamID, owedBytes, streamOpen: false)
+      owedBytes = 0
+    }
+    connection = nil
+  }
+
+  /// Fails the call unless it is already over; `reset` sends RST_STREAM(CANCEL).
+  func fail(_ error: RPCError, reset: Bool) {
+    loop.assertInLoop()
+    guard !machine.isClosed else { return }
+    machine.close()
+    finish(.failure(error), reset: reset)
+  }
+
+  private func finish(_ outcome: CallOutcome, reset: Bool) {
+    loop.assertInLoop()
+    if let deadlineTimer {
+      loop.cancelTimer(deadlineTimer)
+      self.deadlineTimer = nil
+    }
+    if reset, !streamClosed, streamID > 0 { connection?.reset(streamID: streamID) }
+    let (reader, writer, heads, ends) = shared.withLock { s in
+      if s.outcome == nil { s.outcome = outcome }
+      defer {
+        s.readerWaiting = nil
+        s.writerWaiting = nil
+      }
+      return (s.readerWaiting, s.writerWaiting, s.headWaiters.exchange([]), s.endWaiters.exchange([]))
+    }
+    let error: RPCError? = if case .failure(let e) = outcome { e } else { nil }
+    if let reader {
+      if let error { reader.resume(throwing: error) } else { reader.resume(returning: nil) }
+    }
+    if let writer {
+      writer.resume(throwing: error ?? RPCError(code: .failedPrecondition, message: "the call has already ended"))
+    }
+    for head in heads {
+      if let error { head.resume(throwing: error) } else { head.resume(returning: Metadata()) }
+    }
+    for end in ends { end.resume() }
+  }
+
+  private static func deframingError(_ error: MessageDeframer.Failure) -> RPCError {
+    switch error {
+    case .tooLarge(let announced, let limit):
+      RPCError(
+        code: .resourceExhausted,
+        message: "the server sent a message of \(announced) bytes; the limit is \(limit) bytes")
+    case .badFlag(let flag):
+      RPCError(code: .internalError, message: "a message's compressed flag is \(flag), not 0 or 1")
+    }
+  }
+
+  static func describe(_ duration: Duration) -> String {
+    let (s, atto) = duration.components
+    let ms = Double(s) * 1000 + Double(atto) / 1e15
+    return ms < 1000 ? "\(Int(ms.rounded())) ms" : "\(Double(Int(ms / 10)) / 100) s"
+  }
+}
+
+extension Array {
+  /// Replaces the array with `other` and returns what it held.
+  mutating func exchange(_ other: [Element]) -> [Element] {
+    let old = self
+    self = other
+    return old
+  }
+}

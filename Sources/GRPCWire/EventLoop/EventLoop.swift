@@ -1,0 +1,202 @@
+internal import CGRPCSystem
+internal import Glibc
+internal import Synchronization
+
+/// One thread that owns sockets, nghttp2 sessions and timers, driven by epoll.
+///
+/// Work from other threads arrives through ``execute(_:)``: a queue plus an eventfd wake-up.
+/// Everything registered with the loop (file descriptors, timers, end-of-tick hooks) is only
+/// touched on the loop thread; debug builds check that at every loop-only entry point. The
+/// loop runs until ``shutdown()``; `shared` lives for the whole process.
+public final class EventLoop: @unchecked Sendable {
+  // @unchecked Sendable: `pending` is behind a Mutex; every other stored property is only
+  // read or written on the loop thread (asserted by `assertInLoop`).
+
+  /// The process-wide loop used by channels that are not given one.
+  public static let shared = EventLoop(name: "fleet-grpc-loop")
+
+  private let epollFD: Int32
+  private let wakeFD: Int32
+  private let pending = Mutex(Pending())
+  private var thread = pthread_t()
+  private var handlers: [Int32: any EventHandler] = [:]
+  private var timers = TimerHeap()
+  private var tickEnd: [any TickEndHandler] = []
+  private var running = true
+
+  private struct Pending {
+    var work: [@Sendable () -> Void] = []
+    /// Whether the loop has been woken since it last drained `work`: saves eventfd writes
+    /// when many tasks arrive in one tick.
+    var wakeSent = false
+  }
+
+  /// Starts a loop on a new thread named `name`.
+  public init(name: String) {
+    epollFD = fleet_epoll_create()
+    wakeFD = fleet_eventfd()
+    precondition(epollFD >= 0 && wakeFD >= 0, "cannot create epoll or eventfd: errno \(errno)")
+    precondition(fleet_epoll_ctl(epollFD, 1, wakeFD, UInt32(FLEET_EPOLL_IN)) == 0)
+    let box = Unmanaged.passRetained(LoopStart(loop: self, name: name))
+    precondition(pthread_create(&thread, nil, loopThreadMain, box.toOpaque()) == 0)
+  }
+
+  /// Whether the caller is on this loop's thread.
+  public var inEventLoop: Bool { pthread_equal(pthread_self(), thread) != 0 }
+
+  /// Runs `work` on the loop thread, soon; callable from any thread, including the loop's.
+  public func execute(_ work: @escaping @Sendable () -> Void) {
+    let mustWake = pending.withLock { p in
+      p.work.append(work)
+      defer { p.wakeSent = true }
+      return !p.wakeSent
+    }
+    if mustWake {
+      var one: UInt64 = 1
+      _ = write(wakeFD, &one, 8)
+    }
+  }
+
+  /// Stops the loop after the work queued so far and waits for its thread to end. Handlers
+  /// still registered are closed first. Not callable on the loop itself.
+  public func shutdown() {
+    precondition(!inEventLoop, "EventLoop.shutdown() called on its own thread")
+    execute { [self] in
+      running = false
+      for handler in handlers.values { handler.loopClosing() }
+    }
+    pthread_join(thread, nil)
+    close(epollFD)
+    close(wakeFD)
+  }
+
+  func assertInLoop(_ file: StaticString = #fileID, _ line: UInt = #line) {
+    assert(inEventLoop, "loop-only code called off the loop thread", file: file, line: line)
+  }
+
+  // MARK: File descriptors (loop only)
+
+  struct Interest: OptionSet {
+    let rawValue: UInt32
+    static let read = Interest(rawValue: UInt32(FLEET_EPOLL_IN | FLEET_EPOLL_RDHUP))
+    static let write = Interest(rawValue: UInt32(FLEET_EPOLL_OUT))
+  }
+
+  func register(_ fd: Int32, _ interest: Interest, _ handler: any EventHandler) {
+    assertInLoop()
+    handlers[fd] = handler
+    let result = fleet_epoll_ctl(epollFD, 1, fd, interest.rawValue)
+    precondition(result == 0, "epoll_ctl(ADD, \(fd)) failed: errno \(errno)")
+  }
+
+  func modify(_ fd: Int32, _ interest: Interest) {
+    assertInLoop()
+    let result = fleet_epoll_ctl(epollFD, 3, fd, interest.rawValue)
+    precondition(result == 0, "epoll_ctl(MOD, \(fd)) failed: errno \(errno)")
+  }
+
+  /// Forgets `fd` (before the caller closes it).
+  func unregister(_ fd: Int32) {
+    assertInLoop()
+    handlers[fd] = nil
+    _ = fleet_epoll_ctl(epollFD, 2, fd, 0)
+  }
+
+  // MARK: Timers and end of tick (loop only)
+
+  /// Runs `body` on the loop at `deadline` (monotonic); cancel with ``cancelTimer(_:)``.
+  func scheduleTimer(at deadline: MonotonicInstant, _ body: @escaping () -> Void) -> TimerID {
+    assertInLoop()
+    return timers.insert(deadline, body)
+  }
+
+  func cancelTimer(_ id: TimerID) {
+    assertInLoop()
+    timers.cancel(id)
+  }
+
+  /// Calls `handler.tickEnded()` once, after the loop has processed this tick's events and
+  /// tasks: connections flush their output there, so many frames go out in one write.
+  func runAtEndOfTick(_ handler: any TickEndHandler) {
+    assertInLoop()
+    tickEnd.append(handler)
+  }
+
+  // MARK: The loop
+
+  fileprivate func run() {
+    let capacity = 64
+    let events = UnsafeMutablePointer<fleet_epoll_ready>.allocate(capacity: capacity)
+    defer { events.deallocate() }
+    while running {
+      let timeout = timers.millisecondsUntilNext(now: .now)
+      let count = fleet_epoll_wait(epollFD, events, Int32(capacity), timeout)
+      if count < 0 {
+        precondition(errno == EINTR, "epoll_wait failed: errno \(errno)")
+        continue
+      }
+      for i in 0..<Int(count) {
+        let event = events[i]
+        let fd = event.fd
+        if fd == wakeFD {
+          var value: UInt64 = 0
+          _ = read(wakeFD, &value, 8)
+          continue
+        }
+        // A handler may unregister itself or others while handling; look each up afresh.
+        if event.events & Self.readableEvents != 0 { handlers[fd]?.readable() }
+        if event.events & UInt32(FLEET_EPOLL_OUT) != 0 { handlers[fd]?.writable() }
+      }
+      runPendingWork()
+      timers.fireDue(now: .now)
+      runPendingWork()
+      while !tickEnd.isEmpty {
+        let due = tickEnd
+        tickEnd.removeAll(keepingCapacity: true)
+        for handler in due { handler.tickEnded() }
+      }
+    }
+  }
+
+  private static let readableEvents = UInt32(
+    FLEET_EPOLL_IN | FLEET_EPOLL_RDHUP | FLEET_EPOLL_HUP
+      | FLEET_EPOLL_ERR)
+
+  private func runPendingWork() {
+    let work = pending.withLock { p in
+      p.wakeSent = false
+      return p.work.isEmpty ? [] : p.work.exchange([])
+    }
+    for item in work { item() }
+  }
+}
+
+/// Something the loop calls when its file descriptor is ready.
+protocol EventHandler: AnyObject {
+  /// Readable, or hung up, or in error: the handler reads and finds out which.
+  func readable()
+  func writable()
+  /// The loop is shutting down: release the descriptor.
+  func loopClosing()
+}
+
+/// Something that wants a call once the loop's current tick is done.
+protocol TickEndHandler: AnyObject {
+  func tickEnded()
+}
+
+private final class LoopStart {
+  let loop: EventLoop
+  let name: String
+  init(loop: EventLoop, name: String) {
+    self.loop = loop
+    self.name = name
+  }
+}
+
+private func loopThreadMain(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+  let start = Unmanaged<LoopStart>.fromOpaque(argument!).takeRetainedValue()
+  fleet_set_thread_name(String(start.name.prefix(15)))
+  start.loop.run()
+  return nil
+}

@@ -1,0 +1,163 @@
+internal import CNGHTTP2
+
+// nghttp2's callbacks for the client role. Each is a thin function that recovers its owner
+// and forwards; they run inside nghttp2_session_mem_recv/mem_send on the connection's loop.
+// Bytes handed to them are valid only during the call, so what is kept is copied.
+
+/// HTTP/2 settings a client connection announces, and how its session is made.
+struct HTTP2Settings: Sendable {
+  /// SETTINGS_INITIAL_WINDOW_SIZE: how much one stream may receive unread. Large enough for a
+  /// single stream to fill loopback, small enough to bound a slow reader's memory.
+  var streamWindow: Int32 = 4 << 20
+  /// The connection's receive window, shared by all its streams.
+  var connectionWindow: Int32 = 16 << 20
+  /// SETTINGS_MAX_HEADER_LIST_SIZE.
+  var maxHeaderListSize: UInt32 = 64 << 10
+
+  func submit(to session: OpaquePointer) {
+    let entries = [
+      nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
+      nghttp2_settings_entry(
+        settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: UInt32(streamWindow)),
+      nghttp2_settings_entry(
+        settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: maxHeaderListSize),
+    ]
+    nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), entries, entries.count)
+    nghttp2_session_set_local_window_size(
+      session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, connectionWindow)
+  }
+
+  /// A client session whose callbacks reach `userData` (an unretained ClientConnection).
+  /// Window updates are ours to send (NO_AUTO_WINDOW_UPDATE): see ClientStream.
+  static func makeClientSession(userData: UnsafeMutableRawPointer) -> OpaquePointer {
+    var callbacks: OpaquePointer? = nil
+    precondition(nghttp2_session_callbacks_new(&callbacks) == 0, "out of memory")
+    defer { nghttp2_session_callbacks_del(callbacks) }
+    nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks, onBeginHeaders)
+    nghttp2_session_callbacks_set_on_header_callback(callbacks, onHeader)
+    nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onFrameReceived)
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, onDataChunk)
+    nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
+
+    var option: OpaquePointer? = nil
+    precondition(nghttp2_option_new(&option) == 0, "out of memory")
+    defer { nghttp2_option_del(option) }
+    nghttp2_option_set_no_auto_window_update(option, 1)
+
+    var session: OpaquePointer? = nil
+    precondition(
+      nghttp2_session_client_new2(&session, callbacks, userData, option) == 0, "out of memory")
+    return session!
+  }
+}
+
+private func connection(_ userData: UnsafeMutableRawPointer?) -> ClientConnection {
+  Unmanaged<ClientConnection>.fromOpaque(userData!).takeUnretainedValue()
+}
+
+private func onBeginHeaders(
+  _ session: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?,
+  _ userData: UnsafeMutableRawPointer?
+) -> Int32 {
+  let hd = frame!.pointee.hd
+  if hd.type == UInt8(NGHTTP2_HEADERS.rawValue) {
+    connection(userData).stream(hd.stream_id)?.headerBlock.removeAll(keepingCapacity: true)
+  }
+  return 0
+}
+
+private func onHeader(
+  _ session: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?,
+  _ name: UnsafePointer<UInt8>?, _ nameLength: Int, _ value: UnsafePointer<UInt8>?,
+  _ valueLength: Int, _ flags: UInt8, _ userData: UnsafeMutableRawPointer?
+) -> Int32 {
+  guard let stream = connection(userData).stream(frame!.pointee.hd.stream_id) else { return 0 }
+  stream.headerBlock.append(
+    HeaderField(
+      name: String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self),
+      value: String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)))
+  return 0
+}
+
+private func onFrameReceived(
+  _ session: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?,
+  _ userData: UnsafeMutableRawPointer?
+) -> Int32 {
+  let owner = connection(userData)
+  let hd = frame!.pointee.hd
+  switch hd.type {
+  case UInt8(NGHTTP2_HEADERS.rawValue):
+    let endStream = hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+    owner.stream(hd.stream_id)?.receivedHeaders(endStream: endStream)
+  case UInt8(NGHTTP2_GOAWAY.rawValue):
+    let goAway = frame!.pointee.goaway
+    owner.goAwayReceived(lastStreamID: goAway.last_stream_id, errorCode: goAway.error_code)
+  default:
+    break
+  }
+  return 0
+}
+
+private func onDataChunk(
+  _ session: OpaquePointer?, _ flags: UInt8, _ streamID: Int32, _ data: UnsafePointer<UInt8>?,
+  _ length: Int, _ userData: UnsafeMutableRawPointer?
+) -> Int32 {
+  let owner = connection(userData)
+  if let stream = owner.stream(streamID) {
+    stream.receivedData(UnsafeRawBufferPointer(start: data, count: length))
+  } else {
+    // A stream we no longer track: its bytes still count against the connection window.
+    owner.consume(streamID: streamID, length, streamOpen: false)
+  }
+  return 0
+}
+
+private func onStreamClose(
+  _ session: OpaquePointer?, _ streamID: Int32, _ errorCode: UInt32,
+  _ userData: UnsafeMutableRawPointer?
+) -> Int32 {
+  connection(userData).streamClosed(streamID, http2ErrorCode: errorCode)
+  return 0
+}
+
+/// The request body: nghttp2 pulls framed messages from the stream's queue.
+func onDataSourceRead(
+  _ session: OpaquePointer?, _ streamID: Int32, _ buffer: UnsafeMutablePointer<UInt8>?,
+  _ length: Int, _ flags: UnsafeMutablePointer<UInt32>?, _ source: UnsafeMutablePointer<nghttp2_data_source>?,
+  _ userData: UnsafeMutableRawPointer?
+) -> Int {
+  let stream = Unmanaged<ClientStream>.fromOpaque(source!.pointee.ptr).takeUnretainedValue()
+  guard let (count, eof) = stream.readOutbound(into: UnsafeMutableRawBufferPointer(start: buffer, count: length)) else {
+    return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+  }
+  if eof { flags!.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue) }
+  return count
+}
+
+/// Header fields as nghttp2_nv, valid for the duration of `body` (nghttp2 copies them).
+enum HeaderBlock {
+  static func withNameValues<R>(
+    _ fields: [HeaderField], _ body: (UnsafePointer<nghttp2_nv>, Int) -> R
+  ) -> R {
+    // One contiguous buffer for every name and value, then nv entries pointing into it.
+    var bytes: [UInt8] = []
+    var spans: [(Int, Int, Int, Int)] = []
+    spans.reserveCapacity(fields.count)
+    for field in fields {
+      let nameStart = bytes.count
+      bytes.append(contentsOf: field.name.utf8)
+      let valueStart = bytes.count
+      bytes.append(contentsOf: field.value.utf8)
+      spans.append((nameStart, valueStart - nameStart, valueStart, bytes.count - valueStart))
+    }
+    return bytes.withUnsafeMutableBufferPointer { buffer in
+      let base = buffer.baseAddress ?? UnsafeMutablePointer<UInt8>.allocate(capacity: 0)
+      var nva = spans.map { nameStart, nameLength, valueStart, valueLength in
+        nghttp2_nv(
+          name: base + nameStart, value: base + valueStart, namelen: nameLength,
+          valuelen: valueLength, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+      }
+      return nva.withUnsafeMutableBufferPointer { body($0.baseAddress!, $0.count) }
+    }
+  }
+}
