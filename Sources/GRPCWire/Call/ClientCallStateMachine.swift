@@ -174,10 +174,7 @@ private struct ParsedHeaders {
   func httpFailure() -> RPCError {
     let status = httpStatus ?? 0
     return RPCError.fromHTTP(
-      status: status,
-      message: "the server answered HTTP \(status) "
-        + (contentType.map { "with content-type '\($0)' " } ?? "")
-        + "instead of a gRPC response",
+      status: status, message: contentType.map { "content-type '\($0)'" } ?? "",
       metadata: metadata)
   }
 
@@ -193,27 +190,13 @@ private struct ParsedHeaders {
             : "the server's trailers have no grpc-status",
           metadata: metadata))
     }
-    guard let (code, original) = StatusCode.parse(grpcStatus: grpcStatus) else {
-      return .failure(
-        RPCError(
-          code: .unknown, message: "the server sent an unreadable grpc-status '\(grpcStatus)'",
-          metadata: metadata))
+    if let (code, original) = StatusCode.parse(grpcStatus: grpcStatus), code == .ok, original == 0 {
+      return .success(metadata)
     }
-    var message = grpcMessage.map { GRPCMessageEncoding.percentDecode($0) } ?? ""
-    if code == .unknown && original != StatusCode.unknown.rawValue {
-      message = "unknown grpc-status \(original)" + (message.isEmpty ? "" : ": \(message)")
-    }
-    if code == .ok { return .success(metadata) }
-    var detailsBytes: [UInt8]? = nil
-    var detailsProblem: String? = nil
-    if let statusDetails {
-      detailsBytes = Base64.decode(statusDetails)
-      if detailsBytes == nil { detailsProblem = "grpc-status-details-bin is not valid base64" }
-    }
-    var error = RPCError(
-      status: Status(code: code, message: message, detailsBytes: detailsBytes), metadata: metadata)
-    if let detailsProblem { error.detailsProblem = detailsProblem }
-    return .failure(error)
+    return .failure(
+      RPCError(
+        grpcStatus: grpcStatus, grpcMessage: grpcMessage, grpcStatusDetailsBin: statusDetails,
+        metadata: metadata))
   }
 }
 

@@ -97,7 +97,7 @@ public final class GRPCChannel: Sendable {
     do {
       try options.metadata.validate()
     } catch {
-      throw RPCError(code: .invalidArgument, message: "invalid call metadata: \(error)")
+      throw RPCError.invalidMetadata(error)
     }
     var headers = baseHeaders
     headers.insert(HeaderField(name: ":path", value: path), at: 2)

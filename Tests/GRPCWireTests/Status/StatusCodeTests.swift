@@ -1,0 +1,140 @@
+import GRPCWire
+import Testing
+
+/// The 17 codes: numbers, names, categories, HTTP both ways, and grpc-status parsing. Every
+/// table here is the spec's table, row for row.
+@Suite("Status codes")
+struct StatusCodeTests {
+  // code, wire number, canonical name, category, Google Cloud HTTP equivalent
+  // (google/rpc/code.proto "HTTP Mapping"; categories from Fleet Engine's consumer docs).
+  static let codes: [(StatusCode, Int, String, RPCError.Category, Int)] = [
+    (.ok, 0, "OK", .other, 200),
+    (.cancelled, 1, "CANCELLED", .serverOrNetwork, 499),
+    (.unknown, 2, "UNKNOWN", .other, 500),
+    (.invalidArgument, 3, "INVALID_ARGUMENT", .client, 400),
+    (.deadlineExceeded, 4, "DEADLINE_EXCEEDED", .serverOrNetwork, 504),
+    (.notFound, 5, "NOT_FOUND", .client, 404),
+    (.alreadyExists, 6, "ALREADY_EXISTS", .other, 409),
+    (.permissionDenied, 7, "PERMISSION_DENIED", .client, 403),
+    (.resourceExhausted, 8, "RESOURCE_EXHAUSTED", .client, 429),
+    (.failedPrecondition, 9, "FAILED_PRECONDITION", .other, 400),
+    (.aborted, 10, "ABORTED", .serverOrNetwork, 409),
+    (.outOfRange, 11, "OUT_OF_RANGE", .other, 400),
+    (.unimplemented, 12, "UNIMPLEMENTED", .other, 501),
+    (.internalError, 13, "INTERNAL", .other, 500),
+    (.unavailable, 14, "UNAVAILABLE", .serverOrNetwork, 503),
+    (.dataLoss, 15, "DATA_LOSS", .other, 500),
+    (.unauthenticated, 16, "UNAUTHENTICATED", .client, 401),
+  ]
+
+  @Test(
+    "each code has its wire number, canonical name, category and HTTP equivalent",
+    arguments: codes)
+  func codeRow(
+    _ code: StatusCode, _ number: Int, _ name: String, _ category: RPCError.Category,
+    _ http: Int
+  ) {
+    #expect(code.rawValue == number)
+    #expect(StatusCode(rawValue: number) == code)
+    #expect(code.name == name)
+    #expect(code.description == name)
+    #expect(StatusCode(name: name) == code)
+    #expect(code.category == category)
+    #expect(code.httpEquivalent == http)
+    #expect(!code.explanation.isEmpty)
+  }
+
+  @Test("the table covers all 17 codes, 0 through 16")
+  func tableIsComplete() {
+    #expect(StatusCode.allCases.count == 17)
+    #expect(Set(Self.codes.map(\.0)) == Set(StatusCode.allCases))
+    #expect(StatusCode.allCases.map(\.rawValue) == Array(0...16))
+  }
+
+  @Test(
+    "names that are not canonical are rejected",
+    arguments: ["", "ok", "Internal", "INTERNAL_ERROR", "CANCELED", " OK", "UNAVAILABLE "])
+  func badNames(_ name: String) {
+    #expect(StatusCode(name: name) == nil)
+  }
+
+  // value, expected code, expected original number (nil row: not a number at all)
+  static let grpcStatusValues: [(String, StatusCode?, Int?)] = [
+    ("0", .ok, 0),
+    ("3", .invalidArgument, 3),
+    ("13", .internalError, 13),
+    ("16", .unauthenticated, 16),
+    ("007", .permissionDenied, 7),
+    ("17", .unknown, 17),
+    ("-1", .unknown, -1),
+    ("1000", .unknown, 1000),
+    ("99999999999999999999999", .unknown, Int.max),
+    ("-99999999999999999999999", .unknown, Int.min),
+    ("abc", nil, nil),
+    (" 3", nil, nil),
+    ("3 ", nil, nil),
+    ("", nil, nil),
+    ("-", nil, nil),
+    ("+3", nil, nil),
+    ("3.0", nil, nil),
+    ("0x3", nil, nil),
+    ("٣", nil, nil),
+  ]
+
+  @Test("grpc-status values parse to a code and the number sent", arguments: grpcStatusValues)
+  func parseGRPCStatus(_ value: String, _ code: StatusCode?, _ original: Int?) {
+    let parsed = StatusCode.parse(grpcStatus: value)
+    #expect(parsed?.code == code)
+    #expect(parsed?.original == original)
+    // A Substring parses the same as a String.
+    #expect(StatusCode.parse(grpcStatus: value[...])?.original == original)
+  }
+
+  // gRPC's doc/http-grpc-status-mapping.md, plus rows its "all other codes" covers.
+  static let httpStatuses: [(Int, StatusCode)] = [
+    (400, .internalError),
+    (401, .unauthenticated),
+    (403, .permissionDenied),
+    (404, .unimplemented),
+    (429, .unavailable),
+    (431, .internalError),
+    (502, .unavailable),
+    (503, .unavailable),
+    (504, .unavailable),
+    (200, .unknown),
+    (100, .unknown),
+    (301, .unknown),
+    (405, .unknown),
+    (415, .unknown),
+    (500, .unknown),
+    (501, .unknown),
+    (0, .unknown),
+    (-1, .unknown),
+  ]
+
+  @Test("a non-gRPC HTTP status maps as gRPC's HTTP-to-gRPC table says", arguments: httpStatuses)
+  func httpMapping(_ httpStatus: Int, _ code: StatusCode) {
+    #expect(StatusCode(httpStatus: httpStatus) == code)
+  }
+
+  @Test("explanations carry the advice of Fleet Engine's consumer error table")
+  func explanations() {
+    #expect(
+      StatusCode.invalidArgument.explanation.contains("providers/{provider_id}/trips/{trip_id}"))
+    #expect(StatusCode.unauthenticated.explanation.contains("JWT"))
+    #expect(StatusCode.unauthenticated.explanation.contains("expired"))
+    #expect(StatusCode.unauthenticated.explanation.contains("trip ID"))
+    #expect(StatusCode.permissionDenied.explanation.contains("role"))
+    #expect(StatusCode.permissionDenied.explanation.contains("another trip ID"))
+    #expect(StatusCode.permissionDenied.explanation.contains("not enabled"))
+    #expect(StatusCode.resourceExhausted.explanation.contains("quota"))
+    #expect(StatusCode.resourceExhausted.explanation.contains("rate limit"))
+    #expect(StatusCode.notFound.explanation.contains("never created"))
+    // One or two sentences each, short enough for a log line.
+    for code in StatusCode.allCases {
+      let sentences = code.explanation.split(separator: ". ").count
+      #expect((1...3).contains(sentences), "\(code): \(code.explanation)")
+      #expect(code.explanation.count < 300, "\(code)")
+    }
+  }
+}
