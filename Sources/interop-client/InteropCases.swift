@@ -218,6 +218,9 @@ struct InteropCases {
   }
 
   func cancelAfterBegin() async throws {
+    // Connect first, so the call's HEADERS are on the wire when it is cancelled and the
+    // server sees a RST_STREAM, not a call that never arrived.
+    _ = try await channel.unary(Service.emptyCall, GRPCTesting.Empty())
     let started = AsyncStream<Void>.makeStream()
     let call = Task {
       try await channel.clientStreaming(Service.streamingInputCall) { _ in

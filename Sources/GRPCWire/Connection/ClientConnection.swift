@@ -71,6 +71,8 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   }
 
   private func submit(_ stream: ClientStream) {
+    // Cancelled or timed out while waiting for the connection: it never reaches the wire.
+    guard stream.outcome == nil else { return }
     var provider = nghttp2_data_provider()
     provider.source.ptr = Unmanaged.passUnretained(stream).toOpaque()
     provider.read_callback = onDataSourceRead
@@ -240,6 +242,10 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   /// Closes the connection now, failing its calls (the channel was closed).
   func shutDown() {
     loop.assertInLoop()
+    // Frames queued this tick (a RST_STREAM for a just-cancelled call, say) still go out,
+    // followed by a GOAWAY, before the socket closes.
+    if let session { nghttp2_session_terminate_session(session, HTTP2ErrorCode.noError) }
+    flush()
     close(with: RPCError(code: .unavailable, message: "the channel was closed"))
   }
 

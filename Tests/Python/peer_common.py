@@ -1,0 +1,195 @@
+"""What the peer servers of Tests/Python share: process set-up, EVENT lines, gRPC framing.
+
+Conventions every server script follows (Tests/PeerSupport/PeerServer.swift relies on them):
+
+* `--host` (default 127.0.0.1) and `--port` (default 0: the OS picks one).
+* Once it accepts connections it prints exactly one line `LISTENING <port>` to stdout.
+* After that, stdout carries only `EVENT <kind> <path or -> key=value ...` lines (see
+  `emit`); diagnostics go to stderr.
+* SIGTERM and SIGINT end it cleanly (exit status 0). Foundation's `Process` on Linux starts
+  children with both signals blocked, so `unblock_signals` must run first thing.
+* It exits by itself when its parent process goes away, so a crashed `swift test` leaves
+  no server behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import zlib
+
+# RFC 9113 section 7.
+H2_ERROR_CODES = {
+    0x0: "NO_ERROR",
+    0x1: "PROTOCOL_ERROR",
+    0x2: "INTERNAL_ERROR",
+    0x3: "FLOW_CONTROL_ERROR",
+    0x4: "SETTINGS_TIMEOUT",
+    0x5: "STREAM_CLOSED",
+    0x6: "FRAME_SIZE_ERROR",
+    0x7: "REFUSED_STREAM",
+    0x8: "CANCEL",
+    0x9: "COMPRESSION_ERROR",
+    0xA: "CONNECT_ERROR",
+    0xB: "ENHANCE_YOUR_CALM",
+    0xC: "INADEQUATE_SECURITY",
+    0xD: "HTTP_1_1_REQUIRED",
+}
+
+
+def h2_error_name(code: int) -> str:
+    return H2_ERROR_CODES.get(code, f"0x{code:x}")
+
+
+def unblock_signals() -> None:
+    """Undoes the blocked SIGTERM/SIGINT that Foundation's Process leaves in its children."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+
+
+def watch_parent(on_orphaned) -> None:
+    """Calls `on_orphaned()` (from a daemon thread) once the parent process has gone."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        on_orphaned()
+
+    threading.Thread(target=watch, name="watch-parent", daemon=True).start()
+
+
+_stdout_lock = threading.Lock()
+
+
+def _write_line(line: str) -> None:
+    with _stdout_lock:
+        try:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+        except (BrokenPipeError, ValueError):
+            # Nobody reads our stdout any more: the test that started us is gone.
+            os._exit(0)
+
+
+def announce_listening(port: int) -> None:
+    """Prints the one `LISTENING <port>` line the harness waits for."""
+    _write_line(f"LISTENING {port}")
+
+
+def emit(kind: str, path: str | None = None, headers=None, **fields) -> None:
+    """Prints `EVENT <kind> <path or -> k=v ... [headers=<json>]` on one line.
+
+    Values never contain spaces (they are replaced by `_`), except the JSON of `headers`,
+    which is always last so that a reader can split at ` headers=`.
+    """
+    parts = ["EVENT", kind, path or "-"]
+    for key, value in fields.items():
+        if value is None:
+            continue
+        text = str(value).replace(" ", "_").replace("\n", "\\n") or '""'
+        parts.append(f"{key}={text}")
+    if headers is not None:
+        parts.append(
+            "headers="
+            + json.dumps([[k, v] for k, v in headers], separators=(",", ":"), ensure_ascii=True)
+        )
+    _write_line(" ".join(parts))
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def decode_header_list(headers) -> list[tuple[str, str]]:
+    """h2/hpack header tuples (bytes or str) as text; binary values are kept as latin-1."""
+    out = []
+    for name, value in headers:
+        if isinstance(name, bytes):
+            name = name.decode("latin-1")
+        if isinstance(value, bytes):
+            value = value.decode("latin-1")
+        out.append((name, value))
+    return out
+
+
+def grpc_frame(message: bytes, compressed: bool = False) -> bytes:
+    """The 5-byte gRPC length prefix (flag, big-endian length) followed by `message`."""
+    return bytes([1 if compressed else 0]) + len(message).to_bytes(4, "big") + message
+
+
+def decompress(encoding: str | None, data: bytes) -> bytes | None:
+    """`data` decompressed with a grpc-encoding (gzip, deflate); None when unknown or broken."""
+    try:
+        if encoding == "gzip":
+            return zlib.decompress(data, 16 + zlib.MAX_WBITS)
+        if encoding == "deflate":
+            return zlib.decompress(data)
+    except zlib.error:
+        return None
+    return None
+
+
+class GrpcDeframer:
+    """Splits the DATA bytes of one direction of one stream into gRPC messages.
+
+    Records, per message, the compressed flag and the length announced by the prefix; keeps
+    the message bytes only when `keep` is true. `on_message(index, flag, length, body)` is
+    called once a whole message has arrived (body is None when not kept).
+    """
+
+    def __init__(self, on_message=None, keep: bool = False):
+        self.on_message = on_message
+        self.keep = keep
+        self.flags: list[int] = []
+        self.lengths: list[int] = []
+        self.bodies: list[bytes] = []
+        self._prefix = bytearray()
+        self._remaining = 0
+        self._body = bytearray()
+        self._in_body = False
+
+    @property
+    def partial(self) -> bool:
+        """Whether the bytes so far end inside a message (prefix or body)."""
+        return self._in_body or bool(self._prefix)
+
+    def feed(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            if not self._in_body:
+                take = min(5 - len(self._prefix), len(view))
+                self._prefix += view[:take]
+                view = view[take:]
+                if len(self._prefix) < 5:
+                    return
+                flag = self._prefix[0]
+                self._remaining = int.from_bytes(self._prefix[1:5], "big")
+                self.flags.append(flag)
+                self.lengths.append(self._remaining)
+                self._prefix.clear()
+                self._body.clear()
+                self._in_body = True
+                if self._remaining == 0:
+                    self._finish()
+                continue
+            take = min(self._remaining, len(view))
+            if self.keep:
+                self._body += view[:take]
+            self._remaining -= take
+            view = view[take:]
+            if self._remaining == 0:
+                self._finish()
+
+    def _finish(self) -> None:
+        self._in_body = False
+        body = bytes(self._body) if self.keep else None
+        if self.keep:
+            self.bodies.append(body)
+        self._body = bytearray()
+        if self.on_message is not None:
+            index = len(self.flags) - 1
+            self.on_message(index, self.flags[index], self.lengths[index], body)
