@@ -33,6 +33,10 @@ final class ClientStream: @unchecked Sendable {
   private var streamClosed = false
   /// The data provider said "deferred": new request bytes must resume it.
   var dataDeferred = false
+  /// Starts this stream again on a connection the channel chooses; set by the channel before
+  /// the stream is started, called on the loop.
+  var retry: (@Sendable (ClientStream) -> Void)?
+  private var transparentRetries = 0
 
   // MARK: Shared
   private let shared: Mutex<Shared>
@@ -40,6 +44,9 @@ final class ClientStream: @unchecked Sendable {
   private struct Shared {
     var outbound: [UInt8] = []
     var outboundOffset = 0
+    /// Until the call is committed (response headers arrived, or too much was sent to keep),
+    /// bytes already sent stay in `outbound` so the request can be replayed on a retry.
+    var committed = false
     var outboundFinished = false
     var resumeScheduled = false
     var writerWaiting: CheckedContinuation<Void, any Error>?
@@ -48,6 +55,8 @@ final class ClientStream: @unchecked Sendable {
     var headWaiters: [CheckedContinuation<Metadata, any Error>] = []
     var frames: [Received] = []
     var framesHead = 0
+    /// Payload bytes of `frames` not yet read, for tests and diagnostics.
+    var bufferedBytes = 0
     var creditToReturn = 0
     var readerWaiting: CheckedContinuation<Received?, any Error>?
     var endWaiters: [CheckedContinuation<Void, Never>] = []
@@ -63,6 +72,10 @@ final class ClientStream: @unchecked Sendable {
 
   /// How much framed request data may wait unsent before `write` suspends.
   static let outboundLimit = 1 << 20
+  /// Sent request bytes kept for a transparent retry, at most.
+  static let replayLimit = 4 << 20
+  /// Transparent retries of one call, at most (each after the server refused it unprocessed).
+  static let maxTransparentRetries = 8
   /// Returned read credit is batched up to this before it costs a hop to the loop.
   static let creditBatch = 64 << 10
 
@@ -144,6 +157,7 @@ final class ClientStream: @unchecked Sendable {
           let received = s.frames[s.framesHead]
           s.frames[s.framesHead] = Received(frame: .init(compressed: false, payload: []), encoding: .identity, owed: 0)
           s.framesHead += 1
+          s.bufferedBytes -= received.frame.payload.count
           if s.framesHead == s.frames.count {
             s.frames.removeAll(keepingCapacity: true)
             s.framesHead = 0
@@ -185,12 +199,16 @@ final class ClientStream: @unchecked Sendable {
       let rest = Array(s.frames[s.framesHead...])
       s.frames.removeAll()
       s.framesHead = 0
+      s.bufferedBytes = 0
       return (rest, s.outcome!)
     }
   }
 
   /// The outcome, once the call is over.
   var outcome: CallOutcome? { shared.withLock { $0.outcome } }
+
+  /// Payload bytes of complete responses received but not yet read.
+  var bufferedResponseBytes: Int { shared.withLock { $0.bufferedBytes } }
 
   /// The response headers' metadata, once they have arrived.
   var responseHeadMetadata: Metadata? { shared.withLock { $0.head?.metadata } }
@@ -216,7 +234,7 @@ final class ClientStream: @unchecked Sendable {
     loop.assertInLoop()
     streamID = id
     self.connection = connection
-    if let deadline {
+    if let deadline, deadlineTimer == nil {
       deadlineTimer = loop.scheduleTimer(at: deadline) { [self] in
         deadlineTimer = nil
         fail(
@@ -243,12 +261,15 @@ final class ClientStream: @unchecked Sendable {
           from: src.baseAddress! + s.outboundOffset, byteCount: count)
       }
       s.outboundOffset += count
-      if s.outboundOffset == s.outbound.count {
-        s.outbound.removeAll(keepingCapacity: s.outbound.capacity <= 1 << 20)
-        s.outboundOffset = 0
-      } else if s.outboundOffset > Self.outboundLimit {
-        s.outbound.removeSubrange(..<s.outboundOffset)
-        s.outboundOffset = 0
+      if !s.committed && s.outboundOffset > Self.replayLimit { s.committed = true }
+      if s.committed {
+        if s.outboundOffset == s.outbound.count {
+          s.outbound.removeAll(keepingCapacity: s.outbound.capacity <= 1 << 20)
+          s.outboundOffset = 0
+        } else if s.outboundOffset > Self.outboundLimit {
+          s.outbound.removeSubrange(..<s.outboundOffset)
+          s.outboundOffset = 0
+        }
       }
       var writer: CheckedContinuation<Void, any Error>? = nil
       if s.outbound.count - s.outboundOffset <= Self.outboundLimit {
@@ -279,6 +300,7 @@ final class ClientStream: @unchecked Sendable {
     case .responseHead(let head):
       let waiters = shared.withLock { s in
         s.head = head
+        s.committed = true
         return s.headWaiters.exchange([])
       }
       for waiter in waiters { waiter.resume(returning: head.metadata) }
@@ -333,14 +355,15 @@ final class ClientStream: @unchecked Sendable {
     var direct: Received? = nil
     let reader = shared.withLock { s -> CheckedContinuation<Received?, any Error>? in
       var rest = received[...]
-      if let reader = s.readerWaiting {
+      var reader: CheckedContinuation<Received?, any Error>? = nil
+      if let waiting = s.readerWaiting {
         s.readerWaiting = nil
         direct = rest.removeFirst()
-        s.frames.append(contentsOf: rest)
-        return reader
+        reader = waiting
       }
+      for r in rest { s.bufferedBytes += r.frame.payload.count }
       s.frames.append(contentsOf: rest)
-      return nil
+      return reader
     }
     if let reader, let direct {
       // Straight into a waiting reader: acknowledge now, no hop back needed.
@@ -361,6 +384,9 @@ final class ClientStream: @unchecked Sendable {
   /// connection: `lostConnection` then says why).
   func closed(http2ErrorCode: UInt32, lostConnection: RPCError? = nil) {
     loop.assertInLoop()
+    if lostConnection == nil, http2ErrorCode == HTTP2ErrorCode.refusedStream, retryTransparently() {
+      return
+    }
     if let lostConnection, !machine.isClosed {
       machine.close()
       finish(.failure(lostConnection), reset: false)
@@ -374,6 +400,34 @@ final class ClientStream: @unchecked Sendable {
       owedBytes = 0
     }
     connection = nil
+  }
+
+  /// The server refused the stream (REFUSED_STREAM, or above a GOAWAY's last stream ID): it
+  /// was not processed, so unless response headers already arrived it is sent again, whole,
+  /// as gRPC's transparent retry allows. Returns whether it was.
+  private func retryTransparently() -> Bool {
+    guard let retry, !machine.isClosed, transparentRetries < Self.maxTransparentRetries else {
+      return false
+    }
+    let replayable = shared.withLock { s -> Bool in
+      guard !s.committed, s.outcome == nil else { return false }
+      s.outboundOffset = 0
+      return true
+    }
+    guard replayable else { return false }
+    transparentRetries += 1
+    if owedBytes > 0 {
+      connection?.consume(streamID: streamID, owedBytes, streamOpen: false)
+      owedBytes = 0
+    }
+    streamID = -1
+    connection = nil
+    dataDeferred = false
+    headerBlock.removeAll()
+    deframer = MessageDeframer(maxMessageSize: maxReceiveSize)
+    // Not from inside nghttp2's callback: the retry submits to a session.
+    loop.execute { retry(self) }
+    return true
   }
 
   /// Fails the call unless it is already over; `reset` sends RST_STREAM(CANCEL).

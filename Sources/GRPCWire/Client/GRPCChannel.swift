@@ -126,6 +126,14 @@ public final class GRPCChannel: Sendable {
     if let timeout = stream.timeout, timeout <= .zero {
       throw RPCError(code: .deadlineExceeded, message: "the call's deadline had passed before it started")
     }
+    stream.retry = { [weak self] stream in
+      guard let self else {
+        stream.fail(RPCError(code: .unavailable, message: "the channel is gone"), reset: false)
+        return
+      }
+      let connection = self.connection()
+      connection.start(stream)
+    }
     let connection = connection()
     loop.execute { connection.start(stream) }
     do {

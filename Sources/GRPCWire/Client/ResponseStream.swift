@@ -30,6 +30,10 @@ public struct ResponseStream<Message: Sendable>: AsyncSequence, Sendable {
     }
   }
 
+  /// Payload bytes of responses that have arrived but not been read yet (what a slow reader
+  /// costs in memory; flow control bounds it by the stream window).
+  public var bufferedByteCount: Int { stream.bufferedResponseBytes }
+
   public func makeAsyncIterator() -> AsyncIterator {
     AsyncIterator(stream: stream, decode: decode)
   }

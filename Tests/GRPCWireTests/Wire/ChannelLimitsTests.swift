@@ -1,0 +1,161 @@
+import FleetProtos
+import GRPCWire
+import PeerSupport
+import Testing
+
+typealias TestService = GRPCTesting.TestService
+
+/// What one channel does under load and at its limits, against grpcio's interop server.
+@Suite("Channel load and limits against grpcio", .timeLimit(.minutes(5)))
+struct ChannelLimitsTests {
+  /// grpcio directly on its port, without the relay: these tests move many megabytes and
+  /// check no compression flags. (Connection counts come from the relay, so the tests that
+  /// count connections start a relayed server of their own.)
+  static let directServer = Task {
+    try await PeerServer.start("interop_server.py", arguments: ["--direct"])
+  }
+
+  @Test("1,000 concurrent unary calls all succeed on one connection")
+  func thousandConcurrentCalls() async throws {
+    try await withPeerServer("interop_server.py", arguments: ["--no-wire-events"]) { server in
+      let channel = GRPCChannel(host: "127.0.0.1", port: server.port)
+      defer { channel.close() }
+      let sizes = try await withThrowingTaskGroup(of: Int.self) { group in
+        for i in 0..<1_000 {
+          group.addTask {
+            var request = GRPCTesting.SimpleRequest()
+            request.responseSize = Int32(i % 97)
+            let response = try await channel.unary(TestService.unaryCall, request)
+            return response.message.payload?.body.count ?? 0
+          }
+        }
+        return try await group.reduce(into: [Int]()) { $0.append($1) }
+      }
+      #expect(sizes.count == 1_000)
+      let expected = (0..<1_000).map { $0 % 97 }.reduce(0, +)
+      #expect(sizes.reduce(0, +) == expected)
+      let opened = server.events.filter { $0.kind == "connection_opened" }
+      #expect(opened.count == 1, "the calls used \(opened.count) connections")
+    }
+  }
+
+  @Test("calls beyond the server's MAX_CONCURRENT_STREAMS wait their turn instead of failing")
+  func maxConcurrentStreams() async throws {
+    try await withPeerServer(
+      "interop_server.py",
+      arguments: ["--no-wire-events", "--grpc-arg", "grpc.max_concurrent_streams=8"]
+    ) { server in
+      let channel = GRPCChannel(host: "127.0.0.1", port: server.port)
+      defer { channel.close() }
+      // A first call so the server's SETTINGS (with the limit) have arrived.
+      _ = try await channel.unary(TestService.emptyCall, GRPCTesting.Empty())
+      var metadata = Metadata()
+      metadata.add("x-fleet-test-delay-ms", "50")
+      let options = CallOptions(timeout: .seconds(60), metadata: metadata)
+      let succeeded = try await withThrowingTaskGroup(of: Bool.self) { group in
+        for _ in 0..<64 {
+          group.addTask {
+            _ = try await channel.unary(TestService.emptyCall, GRPCTesting.Empty(), options: options)
+            return true
+          }
+        }
+        return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+      }
+      #expect(succeeded == 64)
+      #expect(server.events.filter { $0.kind == "connection_opened" }.count == 1)
+    }
+  }
+
+  @Test("a slow reader of 100,000 streamed messages holds at most one stream window of them")
+  func slowReaderIsBounded() async throws {
+    let server = try await Self.directServer.value
+    var options = ChannelOptions()
+    options.streamWindow = 1 << 20
+    let channel = GRPCChannel(host: "127.0.0.1", port: server.port, options: options)
+    defer { channel.close() }
+    let count = 100_000
+    let size = 100
+    var request = GRPCTesting.StreamingOutputCallRequest()
+    var parameters = GRPCTesting.ResponseParameters()
+    parameters.size = Int32(size)
+    request.responseParameters = Array(repeating: parameters, count: count)
+
+    let (received, maxBuffered) = try await channel.serverStreaming(
+      TestService.streamingOutputCall, request, options: CallOptions(timeout: .seconds(120))
+    ) { responses in
+      var received = 0
+      var maxBuffered = 0
+      var iterator = responses.makeAsyncIterator()
+      // Slow phase: the sleeps ARE the slow reader; meanwhile the server pushes as fast as
+      // the window lets it.
+      for _ in 0..<40 {
+        guard try await iterator.next() != nil else { break }
+        received += 1
+        maxBuffered = max(maxBuffered, responses.bufferedByteCount)
+        try await Task.sleep(for: .milliseconds(25))
+      }
+      while let response = try await iterator.next() {
+        #expect(response.payload?.body.count == size)
+        received += 1
+        maxBuffered = max(maxBuffered, responses.bufferedByteCount)
+      }
+      return (received, maxBuffered)
+    }
+    #expect(received == count)
+    // Each 100-byte payload is a 105-byte message plus 5 bytes of prefix on the wire: the
+    // window (1 MiB) bounds what is buffered unread.
+    #expect(maxBuffered <= 1 << 20, "buffered \(maxBuffered) bytes unread")
+    // And the reader did fall behind, or the test proved nothing.
+    #expect(maxBuffered > 256 << 10, "only \(maxBuffered) bytes were ever buffered")
+    print("slow reader: at most \(maxBuffered) payload bytes buffered unread (window 1 MiB)")
+  }
+
+  @Test("a 16 MiB message round-trips when the limit allows it, and is refused when not")
+  func sixteenMebibytes() async throws {
+    let server = try await Self.directServer.value
+    let big = 16 << 20
+    var request = GRPCTesting.SimpleRequest()
+    request.responseSize = Int32(big)
+    var payload = GRPCTesting.Payload()
+    payload.body = [UInt8](repeating: 0, count: big)
+    request.payload = payload
+
+    let channel = GRPCChannel(host: "127.0.0.1", port: server.port)
+    defer { channel.close() }
+    let allowed = try await channel.unary(
+      TestService.unaryCall, request,
+      options: CallOptions(timeout: .seconds(60), maxReceiveMessageSize: 17 << 20))
+    #expect(allowed.message.payload?.body.count == big)
+
+    await #expect {
+      _ = try await channel.unary(TestService.unaryCall, request, options: CallOptions(timeout: .seconds(60)))
+    } throws: { error in
+      guard let error = error as? RPCError else { return false }
+      return error.code == .resourceExhausted && error.message.contains("\(4 << 20)")
+    }
+    // The refused call did not break the connection.
+    _ = try await channel.unary(TestService.emptyCall, GRPCTesting.Empty())
+  }
+
+  @Test("a deadline on a server that never answers fires within 50 ms of its time")
+  func deadlinePrecision() async throws {
+    let server = try await Self.directServer.value
+    let channel = GRPCChannel(host: "127.0.0.1", port: server.port)
+    defer { channel.close() }
+    _ = try await channel.unary(TestService.emptyCall, GRPCTesting.Empty())
+    var metadata = Metadata()
+    metadata.add("x-fleet-test-hang", "1")
+    for timeout in [Duration.milliseconds(200), .milliseconds(500)] {
+      let start = ContinuousClock.now
+      await #expect {
+        _ = try await channel.unary(
+          TestService.emptyCall, GRPCTesting.Empty(),
+          options: CallOptions(timeout: timeout, metadata: metadata))
+      } throws: { error in
+        (error as? RPCError)?.code == .deadlineExceeded
+      }
+      let late = ContinuousClock.now - start - timeout
+      #expect(late >= .zero && late < .milliseconds(50), "fired \(late) after its \(timeout) deadline")
+    }
+  }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import PeerSupport
+import Testing
+
+/// `interop-client` — our client, as a separate program with the standard interop flags —
+/// passes every interop case against grpcio's server (Tests/Python/interop_server.py, which
+/// checks compression flags and reports resets through its relay).
+@Suite("gRPC interop cases against grpcio", .timeLimit(.minutes(5)))
+struct InteropTests {
+  /// One interop server for the suite; the process ends with the test run.
+  static let server = Task { try await PeerServer.start("interop_server.py") }
+
+  static let cases = [
+    "empty_unary", "large_unary", "client_compressed_unary", "server_compressed_unary",
+    "client_streaming", "client_compressed_streaming", "server_streaming",
+    "server_compressed_streaming", "ping_pong", "empty_stream", "custom_metadata",
+    "status_code_and_message", "special_status_message", "unimplemented_method",
+    "unimplemented_service", "cancel_after_begin", "cancel_after_first_response",
+    "timeout_on_sleeping_server",
+  ]
+
+  @Test("interop-client passes the case", arguments: cases)
+  func interopCase(_ name: String) async throws {
+    let server = try await Self.server.value
+    let result = try await InteropClientProcess.run([
+      "--server_host=127.0.0.1", "--server_port=\(server.port)", "--test_case=\(name)",
+      "--use_tls=false",
+    ])
+    #expect(result.status == 0, "interop-client \(name) exited \(result.status):\n\(result.output)")
+    #expect(result.output.contains("\(name): PASSED"), "\(result.output)")
+  }
+
+  @Test("a cancelled call reaches the server as RST_STREAM(CANCEL)")
+  func serverSeesCancellation() async throws {
+    let server = try await Self.server.value
+    let from = server.lines.count
+    let result = try await InteropClientProcess.run([
+      "--server_host=127.0.0.1", "--server_port=\(server.port)",
+      "--test_case=cancel_after_first_response",
+    ])
+    #expect(result.status == 0, "\(result.output)")
+    let path = "/grpc.testing.TestService/FullDuplexCall"
+    let reset = try await server.waitForEvent("rst_stream", path: path, from: from)
+    #expect(reset["from"] == "client" && reset["code"] == "CANCEL", "\(reset)")
+    _ = try await server.waitForEvent("cancelled", path: path, from: from)
+  }
+
+  @Test("interop-client rejects bad flags with a one-line reason and a non-zero exit")
+  func badFlags() async throws {
+    let unknownCase = try await InteropClientProcess.run([
+      "--server_port=1", "--test_case=no_such_case",
+    ])
+    #expect(unknownCase.status != 0)
+    #expect(unknownCase.output.contains("no_such_case"), "\(unknownCase.output)")
+    let tls = try await InteropClientProcess.run(["--server_port=1", "--use_tls=true"])
+    #expect(tls.status != 0)
+    #expect(tls.output.contains("TLS"), "\(tls.output)")
+  }
+
+  @Test("a case against a port nobody listens on fails with UNAVAILABLE, not a hang")
+  func nobodyListening() async throws {
+    let port = try unusedPort()
+    let result = try await InteropClientProcess.run([
+      "--server_host=127.0.0.1", "--server_port=\(port)", "--test_case=empty_unary",
+    ])
+    #expect(result.status != 0)
+    #expect(result.output.contains("UNAVAILABLE"), "\(result.output)")
+  }
+}
+
+/// Runs the `interop-client` executable built beside the test bundle.
+enum InteropClientProcess {
+  struct Result {
+    var status: Int32
+    var output: String
+  }
+
+  static var executable: URL {
+    URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+      .appendingPathComponent("interop-client")
+  }
+
+  static func run(_ arguments: [String], timeout: Duration = .seconds(60)) async throws -> Result {
+    guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+      throw InteropClientMissing(path: executable.path)
+    }
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    let output = FileManager.default.temporaryDirectory
+      .appendingPathComponent("interop-client-\(UUID().uuidString).log")
+    _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+    defer { try? FileManager.default.removeItem(at: output) }
+    let handle = try FileHandle(forWritingTo: output)
+    process.standardOutput = handle
+    process.standardError = handle
+    try process.run()
+    let deadline = ContinuousClock.now + timeout
+    while process.isRunning {
+      if ContinuousClock.now > deadline {
+        process.terminate()
+        kill(process.processIdentifier, SIGKILL)
+        throw InteropClientTimedOut(arguments: arguments)
+      }
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    try handle.close()
+    let text = String(decoding: try Data(contentsOf: output), as: UTF8.self)
+    return Result(status: process.terminationStatus, output: text)
+  }
+}
+
+struct InteropClientMissing: Error, CustomStringConvertible {
+  var path: String
+  var description: String { "no interop-client at \(path); `swift build` builds it" }
+}
+
+struct InteropClientTimedOut: Error, CustomStringConvertible {
+  var arguments: [String]
+  var description: String { "interop-client \(arguments) still ran after its time limit" }
+}
+
+/// A loopback port that nothing listens on (bound, then released).
+func unusedPort() throws -> Int {
+  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+  defer { close(fd) }
+  var address = sockaddr_in()
+  address.sin_family = sa_family_t(AF_INET)
+  address.sin_addr.s_addr = inet_addr("127.0.0.1")
+  let bound = withUnsafePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+    }
+  }
+  guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
+  var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+  _ = withUnsafeMutablePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+  }
+  return Int(UInt16(bigEndian: address.sin_port))
+}
