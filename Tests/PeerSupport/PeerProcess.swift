@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import FleetSync
 
 #if canImport(Glibc)
   import Glibc
@@ -38,7 +38,7 @@ final class PeerProcess: Sendable {
 
   let pid: pid_t
   let stderrURL: URL
-  private let state = Mutex(State())
+  private let state = PosixMutex(State())
 
   /// Starts `executable` with `arguments` (argv[0] is the executable's path) and `environment`.
   init(executable: URL, arguments: [String], environment: [String: String]) throws {

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import FleetSync
 import Testing
 
 /// Runs a script of `Tests/Python` with the venv's interpreter, so that a test can check our
@@ -108,7 +108,7 @@ public enum PythonPeer {
     process.standardOutput = output
     process.standardError = error
 
-    let timedOut = Mutex(false)
+    let timedOut = PosixMutex(false)
     try await withCheckedThrowingContinuation { (exited: CheckedContinuation<Void, any Error>) in
       // Set before `run`, so that an instant exit still resumes the continuation.
       process.terminationHandler = { _ in exited.resume() }

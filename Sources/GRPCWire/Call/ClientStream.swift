@@ -1,4 +1,4 @@
-internal import Synchronization
+internal import FleetSync
 
 /// One call: its HTTP/2 stream as seen by the connection's loop, and its request and response
 /// queues as seen by the caller's task.
@@ -39,7 +39,7 @@ final class ClientStream: @unchecked Sendable {
   private var transparentRetries = 0
 
   // MARK: Shared
-  private let shared: Mutex<Shared>
+  private let shared: PosixMutex<Shared>
 
   private struct Shared {
     var outbound: [UInt8] = []
@@ -89,7 +89,7 @@ final class ClientStream: @unchecked Sendable {
     self.timeout = timeout
     self.deadline = timeout.map { MonotonicInstant.now.advanced(by: $0) }
     self.deframer = MessageDeframer(maxMessageSize: maxReceiveSize)
-    self.shared = Mutex(Shared(outbound: initialRequest, outboundFinished: finished))
+    self.shared = PosixMutex(Shared(outbound: initialRequest, outboundFinished: finished))
   }
 
   // MARK: Caller side
@@ -305,6 +305,18 @@ final class ClientStream: @unchecked Sendable {
       }
       for waiter in waiters { waiter.resume(returning: head.metadata) }
     case .finished(let outcome):
+      // Trailers saying OK while part of a message is still buffered: the response was cut
+      // short, and calling it a success would drop that message without a word.
+      if case .success = outcome, deframer.bufferedByteCount > 0 {
+        finish(
+          .failure(
+            RPCError(
+              code: .internalError,
+              message: "the server ended the call inside a message: \(deframer.bufferedByteCount) "
+                + "bytes of an unfinished message were left over")),
+          reset: false)
+        return
+      }
       finish(outcome, reset: false)
     case .protocolViolation(let error):
       finish(.failure(error), reset: true)

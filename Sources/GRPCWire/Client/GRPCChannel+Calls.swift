@@ -94,8 +94,9 @@ extension GRPCChannel {
     case .success(let metadata): trailers = metadata
     }
     guard messages.count == 1 else {
+      // doc/statuscodes.md: a response cardinality violation is UNIMPLEMENTED, either way.
       throw RPCError(
-        code: messages.isEmpty ? .unimplemented : .internalError,
+        code: .unimplemented,
         message: "a unary response must be exactly one message; the server sent \(messages.count)",
         metadata: trailers)
     }

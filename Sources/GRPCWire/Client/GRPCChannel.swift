@@ -1,3 +1,4 @@
+internal import FleetSync
 internal import Synchronization
 
 /// A gRPC client for one target (`host:port`), over plaintext HTTP/2.
@@ -12,7 +13,7 @@ public final class GRPCChannel: Sendable {
   public let port: Int
   public let options: ChannelOptions
   let loop: EventLoop
-  private let current = Mutex<ClientConnection?>(nil)
+  private let current = PosixMutex<ClientConnection?>(nil)
   private let closed = Atomic<Bool>(false)
   private let baseHeaders: [HeaderField]
 

@@ -65,15 +65,19 @@ struct SocketAddress: Sendable, CustomStringConvertible {
       case AF_INET:
         var a = raw.load(fromByteOffset: 0, as: sockaddr_in.self)
         inet_ntop(AF_INET, &a.sin_addr, &text, socklen_t(text.count))
-        return "\(String(cString: text)):\(UInt16(bigEndian: a.sin_port))"
+        return "\(Self.string(text)):\(UInt16(bigEndian: a.sin_port))"
       case AF_INET6:
         var a = raw.load(fromByteOffset: 0, as: sockaddr_in6.self)
         inet_ntop(AF_INET6, &a.sin6_addr, &text, socklen_t(text.count))
-        return "[\(String(cString: text))]:\(UInt16(bigEndian: a.sin6_port))"
+        return "[\(Self.string(text))]:\(UInt16(bigEndian: a.sin6_port))"
       default:
         return "address of family \(family)"
       }
     }
+  }
+
+  private static func string(_ nulTerminated: [CChar]) -> String {
+    String(decoding: nulTerminated.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 
   func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {

@@ -1,6 +1,6 @@
 internal import CGRPCSystem
 internal import Glibc
-internal import Synchronization
+internal import FleetSync
 
 /// One thread that owns sockets, nghttp2 sessions and timers, driven by epoll.
 ///
@@ -17,7 +17,7 @@ public final class EventLoop: @unchecked Sendable {
 
   private let epollFD: Int32
   private let wakeFD: Int32
-  private let pending = Mutex(Pending())
+  private let pending = PosixMutex(Pending())
   private var thread = pthread_t()
   private var handlers: [Int32: any EventHandler] = [:]
   private var timers = TimerHeap()

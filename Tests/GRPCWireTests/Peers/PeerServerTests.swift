@@ -1,6 +1,6 @@
 import Foundation
 import PeerSupport
-import Synchronization
+import FleetSync
 import Testing
 
 #if canImport(Glibc)
@@ -52,7 +52,7 @@ struct PeerServerTests {
   @Test("withPeerServer stops the server when the body throws")
   func stopsOnThrow() async throws {
     struct Planned: Error {}
-    let pid = Mutex<pid_t>(0)
+    let pid = PosixMutex<pid_t>(0)
     await #expect(throws: Planned.self) {
       try await withPeerServer("raw_h2_server.py") { server in
         pid.withLock { $0 = server.pid }
