@@ -1,5 +1,6 @@
 import FleetProtos
 import FleetProtosFixtures
+import PeerSupport
 import Testing
 
 /// Hostile bytes never crash, hang or leak: each input either decodes or throws
@@ -11,7 +12,7 @@ struct BadInputTests {
 
   @Test("thousands of seeded random byte strings decode or throw")
   func randomBytes() {
-    var random = SplitMix64(seed: 0x5EED_F1EE7)
+    var random = FuzzRandom(seed: 0x5EED_F1EE7)
     var decoded = 0
     var rejected = 0
     for _ in 0..<5_000 {
@@ -33,7 +34,7 @@ struct BadInputTests {
 
   @Test("seeded random corruptions of a valid Trip decode or throw")
   func corruptedTrips() {
-    var random = SplitMix64(seed: 42)
+    var random = FuzzRandom(seed: 42)
     var rejected = 0
     for _ in 0..<3_000 {
       var bytes = valid
@@ -123,18 +124,5 @@ struct BadInputTests {
   @Test("empty input is the default message")
   func emptyInput() throws {
     #expect(try FleetEngine.Trip(serializedBytes: []) == FleetEngine.Trip())
-  }
-}
-
-/// Steele, Lea and Flood's SplitMix64: a tiny seeded generator, so failures reproduce.
-struct SplitMix64 {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

@@ -1,4 +1,5 @@
 import GRPCWire
+import PeerSupport
 import Testing
 
 /// The grpc-timeout header: finest unit in at most 8 digits, rounded up, capped; strict parsing.

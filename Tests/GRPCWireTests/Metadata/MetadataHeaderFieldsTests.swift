@@ -1,4 +1,5 @@
 import GRPCWire
+import PeerSupport
 import Testing
 
 /// Metadata to HTTP/2 header fields and back: base64 for -bin, reserved names dropped both

@@ -1,4 +1,5 @@
 import GRPCWire
+import PeerSupport
 import Testing
 
 /// grpc-message percent-encoding (PROTOCOL-HTTP2.md, "Status-Message"): exact encodings, exact

@@ -1,13 +1,13 @@
-/// A seeded SplitMix64 generator, so the randomised tests of status and metadata parsing see
-/// the same inputs on every run and a failure can be replayed.
-struct FuzzRandom: RandomNumberGenerator {
+/// A seeded SplitMix64 generator (Steele, Lea and Flood), so randomised tests see the same
+/// inputs on every run and a failure can be replayed.
+public struct FuzzRandom: RandomNumberGenerator {
   private var state: UInt64
 
-  init(seed: UInt64) {
+  public init(seed: UInt64) {
     state = seed
   }
 
-  mutating func next() -> UInt64 {
+  public mutating func next() -> UInt64 {
     state &+= 0x9E37_79B9_7F4A_7C15
     var z = state
     z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -16,12 +16,12 @@ struct FuzzRandom: RandomNumberGenerator {
   }
 
   /// A number in `0..<bound`.
-  mutating func next(upTo bound: Int) -> Int {
+  public mutating func next(upTo bound: Int) -> Int {
     Int(next() % UInt64(bound))
   }
 
   /// `count` random bytes.
-  mutating func bytes(_ count: Int) -> [UInt8] {
+  public mutating func bytes(_ count: Int) -> [UInt8] {
     (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) }
   }
 }
