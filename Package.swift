@@ -9,7 +9,8 @@ import PackageDescription
 let package = Package(
   name: "FleetConsumer",
   products: [
-    .library(name: "FleetProtos", targets: ["FleetProtos"])
+    .library(name: "FleetProtos", targets: ["FleetProtos"]),
+    .library(name: "FleetConsumer", targets: ["FleetConsumer"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
@@ -49,6 +50,11 @@ let package = Package(
     // Linux calls Glibc's Swift module does not expose (epoll, eventfd, TCP_NODELAY).
     .target(name: "CGRPCSystem"),
 
+    // MARK: Following trips
+
+    // TripService, TripModel, subscribers, authorization and retries over GRPCWire.
+    .target(name: "FleetConsumer", dependencies: ["GRPCWire", "FleetProtos", "FleetSync"]),
+
     // MARK: Tools
 
     // Encode/decode cost of a realistic Trip; see README "Benchmarks".
@@ -59,6 +65,13 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .target(name: "CAllocationCounter"),
+    // Follows one trip and prints what subscribers see (JSON lines with --json).
+    .executableTarget(
+      name: "fleet-follow",
+      dependencies: [
+        "FleetConsumer",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]),
     // The standard gRPC interop client (interop-test-descriptions.md flags and cases).
     .executableTarget(
       name: "interop-client",
@@ -76,6 +89,8 @@ let package = Package(
       dependencies: ["FleetProtos", "FleetProtosFixtures", "PeerSupport"]
     ),
     .testTarget(name: "GRPCWireTests", dependencies: ["GRPCWire", "FleetProtos", "PeerSupport"]),
+    .testTarget(
+      name: "FleetConsumerTests", dependencies: ["FleetConsumer", "PeerSupport", "FleetSync"]),
     .testTarget(name: "CModulesTests", dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CProtobufC"]),
   ],
   swiftLanguageModes: [.v6]

@@ -1,0 +1,1 @@
+// Placeholder while the test target is being laid down.
