@@ -2,3 +2,18 @@
 #include <openssl/ssl.h>
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
+
+// Macros Swift cannot import, as functions.
+
+static inline int fleet_ssl_ctx_set_min_tls12(SSL_CTX *ctx) {
+  return (int)SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+}
+
+/// Partial writes, and a write buffer that may move between retries (ours is a Swift array).
+static inline void fleet_ssl_ctx_set_write_modes(SSL_CTX *ctx) {
+  SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+}
+
+static inline int fleet_ssl_set_sni(SSL *ssl, const char *name) {
+  return (int)SSL_set_tlsext_host_name(ssl, name);
+}

@@ -24,10 +24,12 @@ struct InteropClient: AsyncParsableCommand {
   @Option(name: .customLong("test_case"), help: "The case to run: \(InteropCase.allNames).")
   var testCase: String = "large_unary"
 
-  @Option(name: .customLong("use_tls"), help: "Use TLS (not supported yet: only false works).")
+  @Option(name: .customLong("use_tls"), help: "Use TLS (true or false).")
   var useTLS = false
 
-  @Option(name: .customLong("use_test_ca"), help: "Trust the gRPC test CA (with --use_tls).")
+  @Option(
+    name: .customLong("use_test_ca"),
+    help: "Trust the test CA given by --ca_file instead of the system's CAs (with --use_tls).")
   var useTestCA = false
 
   @Option(name: .customLong("server_host_override"), help: "The host name TLS expects.")
@@ -43,13 +45,20 @@ struct InteropClient: AsyncParsableCommand {
     guard InteropCase(rawValue: testCase) != nil else {
       throw ValidationError("unknown --test_case '\(testCase)'; known: \(InteropCase.allNames)")
     }
-    guard !useTLS else {
-      throw ValidationError("--use_tls=true is not supported yet: TLS arrives with connection management")
+    if useTestCA && caFile == nil {
+      throw ValidationError("--use_test_ca=true needs --ca_file: no test CA is built in")
     }
   }
 
   func run() async throws {
-    let channel = GRPCChannel(host: serverHost, port: serverPort)
+    var options = ChannelOptions()
+    if useTLS {
+      options.transportSecurity = .tls(
+        TLSConfiguration(
+          trustRoots: caFile.map { .pemFile($0) } ?? .system,
+          serverHostnameOverride: serverHostOverride))
+    }
+    let channel = GRPCChannel(host: serverHost, port: serverPort, options: options)
     defer { channel.close() }
     do {
       try await InteropCase(rawValue: testCase)!.run(on: channel)

@@ -20,6 +20,10 @@ final class ClientStream: @unchecked Sendable {
   let maxReceiveSize: Int
   let deadline: MonotonicInstant?
   let timeout: Duration?
+  /// The call sends `authorization` metadata (see ChannelOptions.allowInsecureCredentials).
+  let carriesCredentials: Bool
+  /// Wait for the channel to be ready instead of failing fast (CallOptions.waitForReady).
+  let waitForReady: Bool
 
   // MARK: Loop-only
   var streamID: Int32 = -1
@@ -81,9 +85,12 @@ final class ClientStream: @unchecked Sendable {
 
   init(
     loop: EventLoop, requestHeaders: [HeaderField], initialRequest: [UInt8], finished: Bool,
-    maxReceiveSize: Int, timeout: Duration?
+    maxReceiveSize: Int, timeout: Duration?, carriesCredentials: Bool = false,
+    waitForReady: Bool = false
   ) {
     self.loop = loop
+    self.carriesCredentials = carriesCredentials
+    self.waitForReady = waitForReady
     self.requestHeaders = requestHeaders
     self.maxReceiveSize = maxReceiveSize
     self.timeout = timeout
@@ -229,12 +236,19 @@ final class ClientStream: @unchecked Sendable {
 
   // MARK: Loop side
 
-  /// The stream was submitted to nghttp2 as `id`; arms the deadline.
+  /// The stream was submitted to nghttp2 as `id`.
   func started(id: Int32, on connection: ClientConnection) {
     loop.assertInLoop()
     streamID = id
     self.connection = connection
-    if let deadline, deadlineTimer == nil {
+    armDeadline()
+  }
+
+  /// Starts the deadline timer, once: when the pool first takes the call, so a call waiting
+  /// for a connection (or for ready) still ends on time.
+  func armDeadline() {
+    loop.assertInLoop()
+    if let deadline, deadlineTimer == nil, !machine.isClosed {
       deadlineTimer = loop.scheduleTimer(at: deadline) { [self] in
         deadlineTimer = nil
         fail(

@@ -11,6 +11,9 @@ public struct CallOptions: Sendable {
   public var compression: Compression?
   /// The largest response message accepted, after decompression; nil: the channel's default.
   public var maxReceiveMessageSize: Int?
+  /// While the channel is not ready (connecting after a failure, in backoff), wait for it —
+  /// up to the call's timeout — instead of failing at once with UNAVAILABLE.
+  public var waitForReady = false
 
   /// Message compression algorithms.
   public enum Compression: String, Sendable, Hashable {
@@ -19,12 +22,13 @@ public struct CallOptions: Sendable {
 
   public init(
     timeout: Duration? = nil, metadata: Metadata = Metadata(), compression: Compression? = nil,
-    maxReceiveMessageSize: Int? = nil
+    maxReceiveMessageSize: Int? = nil, waitForReady: Bool = false
   ) {
     self.timeout = timeout
     self.metadata = metadata
     self.compression = compression
     self.maxReceiveMessageSize = maxReceiveMessageSize
+    self.waitForReady = waitForReady
   }
 }
 
@@ -39,8 +43,59 @@ public struct ChannelOptions: Sendable {
   public var streamWindow: Int = 4 << 20
   /// The connection's receive window, shared by its streams.
   public var connectionWindow: Int = 16 << 20
+  /// Plaintext (the default) or TLS.
+  public var transportSecurity: TransportSecurity = .plaintext
+  /// Send `authorization` metadata over plaintext to addresses that are not loopback. Off by
+  /// default: a bearer token on an unencrypted network is a leaked token.
+  public var allowInsecureCredentials = false
+  /// How long to wait between connection attempts (gRPC's connection-backoff algorithm).
+  public var backoff = Backoff()
+  /// HTTP/2 keepalive PINGs; nil: none.
+  public var keepalive: Keepalive? = nil
+  /// How calls spread over the target's addresses.
+  public var loadBalancing = LoadBalancing.pickFirst
+  /// The most connections to the target; more are opened only when the open ones have no
+  /// stream left under the server's MAX_CONCURRENT_STREAMS.
+  public var maxConnections = 8
 
   public init() {}
+
+  /// gRPC's connection backoff (doc/connection-backoff.md), with its defaults.
+  public struct Backoff: Sendable, Hashable {
+    public var initial: Duration = .seconds(1)
+    public var multiplier: Double = 1.6
+    public var jitter: Double = 0.2
+    public var maximum: Duration = .seconds(120)
+    /// An attempt (TCP, TLS, the server's first SETTINGS) may take at least this long.
+    public var minimumConnectTimeout: Duration = .seconds(20)
+
+    public init() {}
+  }
+
+  /// HTTP/2 PINGs that detect a dead peer (a black-holed connection).
+  public struct Keepalive: Sendable, Hashable {
+    /// Time between PINGs. A server's `too_many_pings` GOAWAY doubles it for this channel.
+    public var interval: Duration
+    /// A PING unanswered this long ends the connection; its calls fail with UNAVAILABLE
+    /// (interrupted).
+    public var timeout: Duration
+    /// Also ping while no call is open.
+    public var permitWithoutCalls: Bool
+
+    public init(interval: Duration, timeout: Duration = .seconds(20), permitWithoutCalls: Bool = false) {
+      self.interval = interval
+      self.timeout = timeout
+      self.permitWithoutCalls = permitWithoutCalls
+    }
+  }
+
+  /// Which address a new connection goes to.
+  public enum LoadBalancing: Sendable, Hashable {
+    /// One connection to the first address that accepts, the next ones as fallbacks.
+    case pickFirst
+    /// A connection per address; calls take turns.
+    case roundRobin
+  }
 }
 
 /// A response with the metadata around it.

@@ -1,40 +1,56 @@
 internal import FleetSync
 internal import Synchronization
 
-/// A gRPC client for one target (`host:port`), over plaintext HTTP/2.
+/// A gRPC client for one target (`host:port`), over plaintext HTTP/2 or TLS.
 ///
-/// Calls of all four kinds may be made from any task, concurrently; they share one HTTP/2
-/// connection, opened on the first call and replaced when it is lost (a call that was running
-/// on a lost connection fails with UNAVAILABLE, `isInterrupted`). Name resolution runs off the
-/// event loop. Every failure a call reports is an ``RPCError``.
+/// Calls of all four kinds may be made from any task, concurrently. They share the channel's
+/// connections (see ``ChannelOptions``): opened on the first call, more when the server's
+/// stream limit is reached, replaced when lost — with gRPC's connection backoff after a failed
+/// attempt, during which calls fail fast with UNAVAILABLE unless they set `waitForReady`. Name
+/// resolution runs off the event loop. Every failure a call reports is an ``RPCError``.
+///
+/// Unless given an event loop, the channel runs its own loop thread, which ``close()`` ends:
+/// after it no thread, socket or nghttp2 session of the channel remains.
 public final class GRPCChannel: Sendable {
   /// The host and port calls go to.
   public let host: String
   public let port: Int
   public let options: ChannelOptions
   let loop: EventLoop
-  private let current = PosixMutex<ClientConnection?>(nil)
+  let pool: ConnectionPool
+  private let ownsLoop: Bool
   private let closed = Atomic<Bool>(false)
+  private let loopStopped = Atomic<Bool>(false)
   private let baseHeaders: [HeaderField]
 
   /// The version sent in `user-agent`.
   public static let version = "0.1.0"
 
-  /// A channel to `host:port`; nothing is connected until the first call.
+  /// A channel to `host:port`; nothing is connected until the first call. With no
+  /// `eventLoop`, the channel starts (and owns) a loop thread of its own.
   public init(
     host: String, port: Int, options: ChannelOptions = ChannelOptions(),
-    eventLoop: EventLoop = .shared
+    eventLoop: EventLoop? = nil
   ) {
     self.host = host
     self.port = port
     self.options = options
-    self.loop = eventLoop
-    let authority = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    self.loop = eventLoop ?? EventLoop(name: "grpc-\(host)")
+    self.ownsLoop = eventLoop == nil
+    self.pool = ConnectionPool(loop: loop, host: host, port: port, options: options)
+    let authority: String
+    if case .tls(let tls) = options.transportSecurity, let name = tls.serverHostnameOverride {
+      authority = name
+    } else {
+      authority = pool.target
+    }
     let userAgent = [options.userAgentPrefix, "grpc-swift-fleetconsumer/\(Self.version)"]
       .compactMap { $0 }.joined(separator: " ")
+    let scheme: String
+    if case .tls = options.transportSecurity { scheme = "https" } else { scheme = "http" }
     baseHeaders = [
       HeaderField(name: ":method", value: "POST"),
-      HeaderField(name: ":scheme", value: "http"),
+      HeaderField(name: ":scheme", value: scheme),
       HeaderField(name: ":authority", value: authority),
       HeaderField(name: "content-type", value: "application/grpc"),
       HeaderField(name: "te", value: "trailers"),
@@ -43,57 +59,64 @@ public final class GRPCChannel: Sendable {
     ]
   }
 
-  /// Closes the channel: new calls fail with UNAVAILABLE and calls still running fail with
-  /// UNAVAILABLE. (A graceful drain arrives with connection management.)
+  deinit {
+    if ownsLoop && !loopStopped.load(ordering: .acquiring) {
+      let pool = self.pool
+      loop.execute { pool.shutdown(gracePeriod: .zero, done: nil) }
+      loop.shutdown()
+    }
+  }
+
+  /// The channel's connectivity now.
+  public var connectivityState: ConnectivityState { pool.connectivity }
+
+  /// The channel's connectivity: the current state, then every change, ending at SHUTDOWN.
+  public var connectivityStates: AsyncStream<ConnectivityState> { pool.connectivityStates() }
+
+  /// Closes the channel at once: new calls fail with UNAVAILABLE, calls in flight end
+  /// CANCELLED (their streams reset), connections are closed with a GOAWAY, and the channel's
+  /// own loop thread ends before this returns.
   public func close() {
-    closed.store(true, ordering: .relaxed)
-    guard let connection = current.withLock({ $0.take() }) else { return }
-    loop.execute { connection.shutDown() }
+    guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    let pool = self.pool
+    loop.execute { pool.shutdown(gracePeriod: .zero, done: nil) }
+    stopOwnedLoop()
+  }
+
+  /// Closes the channel gracefully: new calls fail with UNAVAILABLE at once, calls in flight
+  /// may finish for up to `gracePeriod`, the rest are then cancelled. Returns once every
+  /// connection is closed and the channel's own loop thread has ended.
+  public func close(gracePeriod: Duration) async {
+    closed.store(true, ordering: .releasing)
+    let pool = self.pool
+    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+      loop.execute { pool.shutdown(gracePeriod: gracePeriod, done: done) }
+    }
+    stopOwnedLoop()
+  }
+
+  private func stopOwnedLoop() {
+    guard ownsLoop, !loopStopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    // The loop runs the shutdown queued above before it stops.
+    loop.shutdown()
   }
 
   // MARK: Making calls
-
-  /// The connection for a new call: the current one unless it stopped taking calls.
-  private func connection() -> ClientConnection {
-    current.withLock { current in
-      if let existing = current, existing.acceptsNewCalls.load(ordering: .relaxed) {
-        return existing
-      }
-      let fresh = ClientConnection(
-        loop: loop, target: "\(host):\(port)",
-        settings: HTTP2Settings(
-          streamWindow: Int32(clamping: options.streamWindow),
-          connectionWindow: Int32(clamping: options.connectionWindow)))
-      current = fresh
-      resolveAndConnect(fresh)
-      return fresh
-    }
-  }
-
-  private func resolveAndConnect(_ connection: ClientConnection) {
-    let (host, port, loop) = (self.host, self.port, self.loop)
-    if let numeric = SocketAddress(numericHost: host, port: port) {
-      loop.execute { connection.connect(to: [numeric]) }
-      return
-    }
-    // getaddrinfo blocks: keep it off the loop thread.
-    Task.detached {
-      let resolved = SocketAddress.resolve(host: host, port: port)
-      loop.execute {
-        switch resolved {
-        case .success(let addresses): connection.connect(to: addresses)
-        case .failure(let error): connection.resolutionFailed(error)
-        }
-      }
-    }
-  }
 
   /// A stream for a call to `path`, its request headers built and checked.
   func makeStream(
     path: String, options: CallOptions, firstRequest: [UInt8], requestsFinished: Bool
   ) throws(RPCError) -> ClientStream {
     guard !closed.load(ordering: .relaxed) else {
-      throw RPCError(code: .unavailable, message: "the channel to \(host):\(port) is closed")
+      throw RPCError(code: .unavailable, message: "the channel to \(pool.target) is closed")
+    }
+    let carriesCredentials = !options.metadata["authorization"].isEmpty
+    if carriesCredentials, case .plaintext = self.options.transportSecurity,
+      !self.options.allowInsecureCredentials,
+      let address = SocketAddress(numericHost: host, port: port), !address.isLoopback
+    {
+      // Refused before any connection: not even a SYN goes to that address for this call.
+      throw RPCError.insecureCredentials(to: "\(address)")
     }
     do {
       try options.metadata.validate()
@@ -115,7 +138,8 @@ public final class GRPCChannel: Sendable {
       loop: loop, requestHeaders: headers, initialRequest: firstRequest,
       finished: requestsFinished,
       maxReceiveSize: options.maxReceiveMessageSize ?? self.options.maxReceiveMessageSize,
-      timeout: options.timeout)
+      timeout: options.timeout, carriesCredentials: carriesCredentials,
+      waitForReady: options.waitForReady)
   }
 
   /// Starts `stream`, runs `body` with cancellation wired to a stream reset, and makes sure the
@@ -127,16 +151,9 @@ public final class GRPCChannel: Sendable {
     if let timeout = stream.timeout, timeout <= .zero {
       throw RPCError(code: .deadlineExceeded, message: "the call's deadline had passed before it started")
     }
-    stream.retry = { [weak self] stream in
-      guard let self else {
-        stream.fail(RPCError(code: .unavailable, message: "the channel is gone"), reset: false)
-        return
-      }
-      let connection = self.connection()
-      connection.start(stream)
-    }
-    let connection = connection()
-    loop.execute { connection.start(stream) }
+    let pool = self.pool
+    stream.retry = { stream in pool.start(stream) }
+    loop.execute { pool.start(stream) }
     do {
       let result = try await withTaskCancellationHandler {
         try await body()
@@ -161,9 +178,3 @@ public final class GRPCChannel: Sendable {
   }
 }
 
-extension Optional {
-  fileprivate mutating func take() -> Wrapped? {
-    defer { self = nil }
-    return self
-  }
-}

@@ -1,69 +1,112 @@
 internal import CGRPCSystem
 internal import CNGHTTP2
 internal import Glibc
-internal import Synchronization
 
 /// One HTTP/2 connection to a gRPC server, owned by a single event loop.
 ///
-/// Calls may be started from any task (``start(_:)`` hops to the loop); the socket, the nghttp2
-/// session and the stream table are only touched on `loop`. Reads go into a 64 KiB buffer and
-/// straight into `nghttp2_session_mem_recv`; all frames nghttp2 wants to send in one loop tick
-/// go out in one write. Open calls fail with UNAVAILABLE (interrupted) when the connection is
-/// lost; calls started before it is ready wait for it.
+/// Everything here — socket, TLS, nghttp2 session, stream table, timers — is only touched on
+/// `loop`; its ``ConnectionPool`` decides which calls come to it. It is ready once TCP, TLS
+/// and the server's first SETTINGS are through (within the connect timeout); calls started
+/// before that wait. Reads go into a 64 KiB buffer and straight into
+/// `nghttp2_session_mem_recv`; all frames nghttp2 wants to send in one loop tick go out in
+/// one write. When the connection is lost its open calls fail with UNAVAILABLE (interrupted);
+/// calls still waiting go back to the pool.
 final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable {
-  // @unchecked Sendable: `acceptsNewCalls` is atomic; everything else is loop-only.
+  // @unchecked Sendable: loop-only state (see above), reached from other threads only through
+  // loop.execute.
 
   let loop: EventLoop
   let target: String
   let settings: HTTP2Settings
-
-  /// False once the connection is draining, failed or closed: the channel opens another.
-  let acceptsNewCalls = Atomic<Bool>(true)
+  weak var pool: ConnectionPool?
+  private let tls: (context: TLSContext, verifyName: String)?
+  private let keepalive: ChannelOptions.Keepalive?
+  private let allowInsecureCredentials: Bool
 
   private enum State {
-    case resolving
+    case idle
     case connecting(addresses: [SocketAddress], index: Int, failures: [String])
+    case handshaking
+    case awaitingSettings
     case ready
     case closed(RPCError)
   }
 
-  private var state = State.resolving
+  private var state = State.idle
   private var fd: Int32 = -1
+  private var transport: (any ByteTransport)?
+  private var remoteAddress: SocketAddress?
   private var session: OpaquePointer?
   private var streams: [Int32: ClientStream] = [:]
   private var waiting: [ClientStream] = []
   private var output: [UInt8] = []
   private var outputOffset = 0
   private var flushScheduled = false
-  private var writeInterest = false
-  private var goingAway = false
+  private var interest: EventLoop.Interest = []
+  private var connectTimer: TimerID?
+  private var keepaliveTimer: TimerID?
+  private var pingTimeoutTimer: TimerID?
+  /// The server sent GOAWAY: no new calls; close once the last stream is done.
+  private(set) var goingAway = false
   private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
 
-  init(loop: EventLoop, target: String, settings: HTTP2Settings) {
+  init(
+    loop: EventLoop, target: String, settings: HTTP2Settings,
+    tls: (context: TLSContext, verifyName: String)?, keepalive: ChannelOptions.Keepalive?,
+    allowInsecureCredentials: Bool
+  ) {
     self.loop = loop
     self.target = target
     self.settings = settings
+    self.tls = tls
+    self.keepalive = keepalive
+    self.allowInsecureCredentials = allowInsecureCredentials
   }
 
   deinit {
     readBuffer.deallocate()
     if let session { nghttp2_session_del(session) }
-    if fd >= 0 { Glibc.close(fd) }
+    transport?.close()
+  }
+
+  // MARK: What the pool asks
+
+  var isReady: Bool {
+    if case .ready = state { return !goingAway }
+    return false
+  }
+
+  var isClosed: Bool {
+    if case .closed = state { return true }
+    return false
+  }
+
+  /// Whether another call fits without waiting for a stream under the server's limit.
+  var hasFreeStream: Bool {
+    guard !goingAway, !isClosed else { return false }
+    // Until this connection's SETTINGS arrive, assume the limit the server gave our other
+    // connections; with none, it is unknown (RFC 9113: unlimited) and calls wait here.
+    guard isReady else { return waiting.count < (pool?.knownStreamLimit ?? .max) }
+    return streams.count + waiting.count < maxConcurrentStreams
+  }
+
+  var openCallCount: Int { streams.count + waiting.count }
+
+  /// The server's SETTINGS_MAX_CONCURRENT_STREAMS (100 before its SETTINGS arrive).
+  var maxConcurrentStreams: Int {
+    guard let session else { return 100 }
+    return Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS))
   }
 
   // MARK: Calls
 
-  /// Starts `stream` on this connection, now if it is ready, else once it is.
+  /// Starts `stream` here, now if the connection is ready, else once it is.
   func start(_ stream: ClientStream) {
     loop.assertInLoop()
     switch state {
-    case .resolving, .connecting:
+    case .idle, .connecting, .handshaking, .awaitingSettings:
       waiting.append(stream)
     case .ready:
-      guard !goingAway else {
-        stream.fail(RPCError(code: .unavailable, message: "the connection to \(target) is draining (GOAWAY)"), reset: false)
-        return
-      }
       submit(stream)
     case .closed(let error):
       stream.fail(error, reset: false)
@@ -73,6 +116,18 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   private func submit(_ stream: ClientStream) {
     // Cancelled or timed out while waiting for the connection: it never reaches the wire.
     guard stream.outcome == nil else { return }
+    guard !goingAway else {
+      // Drained while the call waited: the pool finds it another connection.
+      pool?.start(stream)
+      return
+    }
+    if stream.carriesCredentials, tls == nil, !allowInsecureCredentials,
+      remoteAddress?.isLoopback != true
+    {
+      stream.fail(
+        .insecureCredentials(to: remoteAddress.map { "\($0)" } ?? target), reset: false)
+      return
+    }
     var provider = nghttp2_data_provider()
     provider.source.ptr = Unmanaged.passUnretained(stream).toOpaque()
     provider.read_callback = onDataSourceRead
@@ -88,6 +143,7 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     }
     streams[id] = stream
     stream.started(id: id, on: self)
+    if streams.count == 1 { scheduleKeepalive() }
     scheduleFlush()
   }
 
@@ -116,7 +172,29 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     scheduleFlush()
   }
 
+  /// Cancels every call on this connection with `error` (graceful close's last step).
+  func cancelAll(_ error: RPCError) {
+    loop.assertInLoop()
+    for stream in Array(streams.values) + waiting { stream.fail(error, reset: true) }
+  }
+
   // MARK: Connecting
+
+  /// Connects to the first of `addresses` that accepts, within `timeout` for TCP, TLS and the
+  /// server's first SETTINGS together.
+  func connect(to addresses: [SocketAddress], timeout: Duration) {
+    loop.assertInLoop()
+    guard case .idle = state else { return }
+    state = .connecting(addresses: addresses, index: 0, failures: [])
+    connectTimer = loop.scheduleTimer(at: .now.advanced(by: timeout)) { [self] in
+      connectTimer = nil
+      close(with: RPCError(
+        code: .unavailable,
+        message: "connecting to \(target) timed out after \(ClientStream.describe(timeout)) "
+          + "(\(connectPhase))"))
+    }
+    attemptConnect()
+  }
 
   /// Name resolution failed (it runs off the loop).
   func resolutionFailed(_ error: RPCError) {
@@ -124,12 +202,13 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     close(with: error)
   }
 
-  /// Connects to the first of `addresses` that accepts.
-  func connect(to addresses: [SocketAddress]) {
-    loop.assertInLoop()
-    guard case .resolving = state else { return }
-    state = .connecting(addresses: addresses, index: 0, failures: [])
-    attemptConnect()
+  private var connectPhase: String {
+    switch state {
+    case .idle, .connecting: "no TCP connection"
+    case .handshaking: "TLS handshake unfinished"
+    case .awaitingSettings: "the server sent no HTTP/2 SETTINGS"
+    case .ready, .closed: "done"
+    }
   }
 
   private func attemptConnect() {
@@ -142,7 +221,9 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
       return
     }
     let address = addresses[index]
-    let socketFD = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    let socketFD = socket(
+      address.family,
+      Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard socketFD >= 0 else {
       failures.append("\(address): socket: \(errnoDescription(errno))")
       state = .connecting(addresses: addresses, index: index + 1, failures: failures)
@@ -152,9 +233,9 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     let result = address.withSockAddr { Glibc.connect(socketFD, $0, $1) }
     if result == 0 || errno == EINPROGRESS {
       fd = socketFD
-      loop.register(fd, .write, self)
-      writeInterest = true
-      if result == 0 { connected() }
+      remoteAddress = address
+      setInterest(.write)
+      if result == 0 { tcpConnected() }
     } else {
       failures.append("\(address): \(errnoDescription(errno))")
       Glibc.close(socketFD)
@@ -163,33 +244,106 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     }
   }
 
-  private func connectFinished() {
+  private func tcpConnectFinished() {
     guard case .connecting(let addresses, let index, var failures) = state else { return }
     var error: Int32 = 0
     var length = socklen_t(MemoryLayout<Int32>.size)
     getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
     if error == 0 {
-      connected()
+      tcpConnected()
       return
     }
     failures.append("\(addresses[index]): \(errnoDescription(error))")
-    loop.unregister(fd)
+    setInterest([])
     Glibc.close(fd)
     fd = -1
     state = .connecting(addresses: addresses, index: index + 1, failures: failures)
     attemptConnect()
   }
 
-  private func connected() {
+  private func tcpConnected() {
+    if let tls {
+      do {
+        transport = try TLSTransport(
+          fd: fd, context: tls.context, verifyName: tls.verifyName, target: target)
+      } catch {
+        close(with: error)
+        return
+      }
+      state = .handshaking
+      continueHandshake()
+    } else {
+      transport = PlainTransport(fd: fd)
+      startSession()
+    }
+  }
+
+  private func continueHandshake() {
+    guard case .handshaking = state, let transport else { return }
+    switch transport.handshake() {
+    case .done: startSession()
+    case .wantRead: setInterest(.read)
+    case .wantWrite: setInterest(.write)
+    case .failed(let error): close(with: error)
+    }
+  }
+
+  /// TCP (and TLS) are up: send our preface and SETTINGS, then wait for the server's.
+  private func startSession() {
     session = HTTP2Settings.makeClientSession(userData: Unmanaged.passUnretained(self).toOpaque())
     settings.submit(to: session!)
+    state = .awaitingSettings
+    setInterest(.read)
+    scheduleFlush()
+  }
+
+  /// The server's SETTINGS arrived: the connection is ready.
+  func settingsReceived() {
+    guard case .awaitingSettings = state else { return }
     state = .ready
-    loop.modify(fd, .read)
-    writeInterest = false
+    if let connectTimer {
+      loop.cancelTimer(connectTimer)
+      self.connectTimer = nil
+    }
     let pending = waiting
     waiting.removeAll()
     for stream in pending { submit(stream) }
+    scheduleKeepalive()
+    pool?.connectionReady(self)
+  }
+
+  // MARK: Keepalive
+
+  private func scheduleKeepalive() {
+    guard let keepalive, keepaliveTimer == nil, pingTimeoutTimer == nil, isReady else { return }
+    guard keepalive.permitWithoutCalls || !streams.isEmpty else { return }
+    let interval = pool?.keepaliveInterval ?? keepalive.interval
+    keepaliveTimer = loop.scheduleTimer(at: .now.advanced(by: interval)) { [self] in
+      keepaliveTimer = nil
+      sendKeepalivePing()
+    }
+  }
+
+  private func sendKeepalivePing() {
+    guard let keepalive, let session, isReady else { return }
+    guard keepalive.permitWithoutCalls || !streams.isEmpty else { return }
+    nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
     scheduleFlush()
+    pingTimeoutTimer = loop.scheduleTimer(at: .now.advanced(by: keepalive.timeout)) { [self] in
+      pingTimeoutTimer = nil
+      close(
+        with: .interrupted(
+          "the connection to \(target) is dead: a keepalive PING went unanswered for "
+            + ClientStream.describe(keepalive.timeout)))
+    }
+  }
+
+  func pingAcknowledged() {
+    if let pingTimeoutTimer {
+      loop.cancelTimer(pingTimeoutTimer)
+      self.pingTimeoutTimer = nil
+    }
+    scheduleKeepalive()
   }
 
   // MARK: I/O
@@ -197,17 +351,21 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   func readable() {
     switch state {
     case .connecting:
-      connectFinished()
+      tcpConnectFinished()
       return
-    case .resolving, .closed:
+    case .handshaking:
+      continueHandshake()
       return
-    case .ready:
+    case .idle, .closed:
+      return
+    case .awaitingSettings, .ready:
       break
     }
+    guard let transport else { return }
     // Read what is there, up to 1 MiB a tick, so one busy connection cannot starve the loop.
     for _ in 0..<16 {
-      let count = read(fd, readBuffer.baseAddress, readBuffer.count)
-      if count > 0 {
+      switch transport.read(into: readBuffer) {
+      case .bytes(let count):
         let consumed = nghttp2_session_mem_recv(
           session, readBuffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count)
         if consumed < 0 {
@@ -216,15 +374,16 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
           close(with: .interrupted("the connection to \(target) failed: the server broke HTTP/2 (\(nghttp2Error(Int32(consumed))))"))
           return
         }
-        if case .closed = state { return }
-        if count < readBuffer.count { break }
-      } else if count == 0 {
+        if isClosed { return }
+        if count < readBuffer.count { return scheduleFlush() }
+      case .wouldBlock(let wantWrite):
+        if wantWrite { setInterest([.read, .write]) }
+        return scheduleFlush()
+      case .closed:
         close(with: .interrupted("the server at \(target) closed the connection"))
         return
-      } else {
-        if errno == EAGAIN || errno == EWOULDBLOCK { break }
-        if errno == EINTR { continue }
-        close(with: .interrupted("the connection to \(target) failed: \(errnoDescription(errno))"))
+      case .failed(let reason):
+        close(with: .interrupted("the connection to \(target) failed: \(reason)"))
         return
       }
     }
@@ -233,24 +392,27 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
 
   func writable() {
     switch state {
-    case .connecting: connectFinished()
-    case .ready: flush()
-    case .resolving, .closed: break
+    case .connecting: tcpConnectFinished()
+    case .handshaking: continueHandshake()
+    case .awaitingSettings, .ready: flush()
+    case .idle, .closed: break
     }
-  }
-
-  /// Closes the connection now, failing its calls (the channel was closed).
-  func shutDown() {
-    loop.assertInLoop()
-    // Frames queued this tick (a RST_STREAM for a just-cancelled call, say) still go out,
-    // followed by a GOAWAY, before the socket closes.
-    if let session { nghttp2_session_terminate_session(session, HTTP2ErrorCode.noError) }
-    flush()
-    close(with: RPCError(code: .unavailable, message: "the channel was closed"))
   }
 
   func loopClosing() {
     close(with: RPCError(code: .unavailable, message: "the event loop is shutting down"))
+  }
+
+  private func setInterest(_ wanted: EventLoop.Interest) {
+    guard fd >= 0, wanted != interest else { return }
+    if interest.isEmpty {
+      loop.register(fd, wanted, self)
+    } else if wanted.isEmpty {
+      loop.unregister(fd)
+    } else {
+      loop.modify(fd, wanted)
+    }
+    interest = wanted
   }
 
   private func scheduleFlush() {
@@ -264,9 +426,13 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     flush()
   }
 
-  /// Moves what nghttp2 wants to send into `output` and writes it: many frames, one syscall.
+  /// Moves what nghttp2 wants to send into `output` and writes it: many frames, one write.
   private func flush() {
-    guard case .ready = state, let session else { return }
+    guard let session, let transport else { return }
+    switch state {
+    case .awaitingSettings, .ready: break
+    case .idle, .connecting, .handshaking, .closed: return
+    }
     while true {
       if outputOffset == output.count {
         output.removeAll(keepingCapacity: output.capacity <= 4 << 20)
@@ -283,28 +449,24 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
         }
         if output.isEmpty { break }
       }
-      let written = output.withUnsafeBytes { raw in
-        write(fd, raw.baseAddress! + outputOffset, raw.count - outputOffset)
+      let result = output.withUnsafeBytes { raw in
+        transport.write(UnsafeRawBufferPointer(rebasing: raw[outputOffset...]))
       }
-      if written > 0 {
+      switch result {
+      case .bytes(let written):
         outputOffset += written
-        continue
-      }
-      if written < 0 && errno == EINTR { continue }
-      if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-        if !writeInterest {
-          writeInterest = true
-          loop.modify(fd, [.read, .write])
-        }
+      case .wouldBlock(let wantWrite):
+        setInterest(wantWrite ? [.read, .write] : .read)
+        return
+      case .closed:
+        close(with: .interrupted("the server at \(target) closed the connection"))
+        return
+      case .failed(let reason):
+        close(with: .interrupted("the connection to \(target) failed while writing: \(reason)"))
         return
       }
-      close(with: .interrupted("the connection to \(target) failed while writing: \(errnoDescription(errno))"))
-      return
     }
-    if writeInterest {
-      writeInterest = false
-      loop.modify(fd, .read)
-    }
+    setInterest(.read)
     if goingAway && streams.isEmpty {
       close(with: RPCError(code: .unavailable, message: "the connection to \(target) was closed after GOAWAY"))
     } else if nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 {
@@ -312,25 +474,49 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     }
   }
 
-  /// Fails every call on this connection with `error` and releases the socket and session.
+  /// Closes now: frames queued this tick (a RST_STREAM, say) go out first, then a GOAWAY.
+  func shutDown(_ error: RPCError) {
+    loop.assertInLoop()
+    if let session, !isClosed {
+      nghttp2_session_terminate_session(session, HTTP2ErrorCode.noError)
+      flush()
+    }
+    close(with: error)
+  }
+
+  /// Fails open calls with `error`, hands waiting ones back to the pool, and releases the
+  /// socket, TLS and session.
   private func close(with error: RPCError) {
     if case .closed = state { return }
+    let wasReady = isReady || goingAway
     state = .closed(error)
-    acceptsNewCalls.store(false, ordering: .relaxed)
+    for timer in [connectTimer, keepaliveTimer, pingTimeoutTimer].compactMap({ $0 }) {
+      loop.cancelTimer(timer)
+    }
+    connectTimer = nil
+    keepaliveTimer = nil
+    pingTimeoutTimer = nil
     let open = streams
     streams.removeAll()
     for stream in open.values { stream.closed(http2ErrorCode: 0, lostConnection: error) }
     let pending = waiting
     waiting.removeAll()
-    for stream in pending { stream.fail(error, reset: false) }
-    if fd >= 0 {
-      loop.unregister(fd)
+    setInterest([])
+    if let transport {
+      transport.close()
+      self.transport = nil
+    } else if fd >= 0 {
       Glibc.close(fd)
-      fd = -1
     }
+    fd = -1
     if let session {
       nghttp2_session_del(session)
       self.session = nil
+    }
+    if let pool {
+      pool.connectionClosed(self, error: error, wasReady: wasReady, waiting: pending)
+    } else {
+      for stream in pending { stream.fail(error, reset: false) }
     }
   }
 
@@ -340,11 +526,27 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
 
   func streamClosed(_ id: Int32, http2ErrorCode: UInt32) {
     streams.removeValue(forKey: id)?.closed(http2ErrorCode: http2ErrorCode)
+    pool?.callEnded(on: self)
   }
 
-  func goAwayReceived(lastStreamID: Int32, errorCode: UInt32) {
+  func goAwayReceived(lastStreamID: Int32, errorCode: UInt32, debugData: String) {
+    guard !goingAway else { return }
     goingAway = true
-    acceptsNewCalls.store(false, ordering: .relaxed)
+    // gRPC servers send ENHANCE_YOUR_CALM "too_many_pings" when we ping too often.
+    let tooManyPings = errorCode == 0xB && debugData.contains("too_many_pings")
+    pool?.connectionDraining(self, tooManyPings: tooManyPings)
+    scheduleFlush()
+  }
+}
+
+extension RPCError {
+  /// A bearer token would have gone over plaintext to a non-loopback address.
+  static func insecureCredentials(to destination: String) -> RPCError {
+    RPCError(
+      code: .unauthenticated,
+      message: "refusing to send credentials (authorization metadata) over plaintext to "
+        + "\(destination), which is not a loopback address; use TLS, or set "
+        + "ChannelOptions.allowInsecureCredentials")
   }
 }
 

@@ -91,7 +91,16 @@ private func onFrameReceived(
     owner.stream(hd.stream_id)?.receivedHeaders(endStream: endStream)
   case UInt8(NGHTTP2_GOAWAY.rawValue):
     let goAway = frame!.pointee.goaway
-    owner.goAwayReceived(lastStreamID: goAway.last_stream_id, errorCode: goAway.error_code)
+    let debugData =
+      goAway.opaque_data.map {
+        String(decoding: UnsafeBufferPointer(start: $0, count: goAway.opaque_data_len), as: UTF8.self)
+      } ?? ""
+    owner.goAwayReceived(
+      lastStreamID: goAway.last_stream_id, errorCode: goAway.error_code, debugData: debugData)
+  case UInt8(NGHTTP2_SETTINGS.rawValue):
+    if hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0 { owner.settingsReceived() }
+  case UInt8(NGHTTP2_PING.rawValue):
+    if hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0 { owner.pingAcknowledged() }
   default:
     break
   }

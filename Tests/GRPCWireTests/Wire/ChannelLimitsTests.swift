@@ -45,7 +45,9 @@ struct ChannelLimitsTests {
       "interop_server.py",
       arguments: ["--no-wire-events", "--grpc-arg", "grpc.max_concurrent_streams=8"]
     ) { server in
-      let channel = GRPCChannel(host: "127.0.0.1", port: server.port)
+      var channelOptions = ChannelOptions()
+      channelOptions.maxConnections = 1
+      let channel = GRPCChannel(host: "127.0.0.1", port: server.port, options: channelOptions)
       defer { channel.close() }
       // A first call so the server's SETTINGS (with the limit) have arrived.
       _ = try await channel.unary(TestService.emptyCall, GRPCTesting.Empty())
@@ -63,6 +65,33 @@ struct ChannelLimitsTests {
       }
       #expect(succeeded == 64)
       #expect(server.events.filter { $0.kind == "connection_opened" }.count == 1)
+    }
+  }
+
+  @Test("calls beyond MAX_CONCURRENT_STREAMS open more connections, up to maxConnections")
+  func poolGrows() async throws {
+    try await withPeerServer(
+      "interop_server.py",
+      arguments: ["--no-wire-events", "--grpc-arg", "grpc.max_concurrent_streams=8"]
+    ) { server in
+      var channelOptions = ChannelOptions()
+      channelOptions.maxConnections = 3
+      let channel = GRPCChannel(host: "127.0.0.1", port: server.port, options: channelOptions)
+      defer { channel.close() }
+      _ = try await channel.unary(TestService.emptyCall, GRPCTesting.Empty())
+      var metadata = Metadata()
+      metadata.add("x-fleet-test-delay-ms", "200")
+      let options = CallOptions(timeout: .seconds(60), metadata: metadata)
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        for _ in 0..<48 {
+          group.addTask {
+            _ = try await channel.unary(TestService.emptyCall, GRPCTesting.Empty(), options: options)
+          }
+        }
+        try await group.waitForAll()
+      }
+      let opened = server.events.filter { $0.kind == "connection_opened" }.count
+      #expect(opened == 3, "48 slow calls against a limit of 8 streams opened \(opened) connections")
     }
   }
 

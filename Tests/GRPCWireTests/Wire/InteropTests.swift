@@ -52,9 +52,9 @@ struct InteropTests {
     ])
     #expect(unknownCase.status != 0)
     #expect(unknownCase.output.contains("no_such_case"), "\(unknownCase.output)")
-    let tls = try await InteropClientProcess.run(["--server_port=1", "--use_tls=true"])
-    #expect(tls.status != 0)
-    #expect(tls.output.contains("TLS"), "\(tls.output)")
+    let testCA = try await InteropClientProcess.run(["--server_port=1", "--use_test_ca=true"])
+    #expect(testCA.status != 0)
+    #expect(testCA.output.contains("--ca_file"), "\(testCA.output)")
   }
 
   @Test("a case against a port nobody listens on fails with UNAVAILABLE, not a hang")

@@ -1,0 +1,342 @@
+internal import FleetSync
+
+/// The connections of one channel to its target, and the channel's connectivity state.
+///
+/// Loop-only, except `connectivity`, which observers read from any thread. Calls arrive
+/// through ``start(_:)``: a ready connection with a free stream takes them (the first, or in
+/// turn with round-robin); when every open connection is at the server's
+/// MAX_CONCURRENT_STREAMS a new one is opened, up to `maxConnections`. A failed connection
+/// attempt puts the channel in TRANSIENT_FAILURE for the gRPC backoff; calls then fail fast
+/// with the failure unless they wait for ready. A ready connection that is lost returns the
+/// channel to IDLE, and the next call reconnects at once.
+final class ConnectionPool: @unchecked Sendable {
+  // @unchecked Sendable: loop-only state, plus `observed` behind its own lock.
+
+  let loop: EventLoop
+  let host: String
+  let port: Int
+  let options: ChannelOptions
+  /// The keepalive interval in force: doubled after each `too_many_pings` GOAWAY.
+  private(set) var keepaliveInterval: Duration?
+
+  private var connections: [ClientConnection] = []
+  private var backoff: ConnectionBackoff?
+  private var retryTimer: TimerID?
+  private var lastFailure: RPCError?
+  private var waitingForReady: [ClientStream] = []
+  private var nextConnection = 0
+  private var connectionsOpened = 0
+  private var shutdownState: ShutdownState = .running
+  private var tlsContext: Result<TLSContext, RPCError>?
+
+  private enum ShutdownState {
+    case running
+    /// No new calls; waiting for the open ones to end (until the grace period's deadline).
+    case draining(done: [CheckedContinuation<Void, Never>])
+    case shutdown
+  }
+
+  private struct Observed {
+    var state = ConnectivityState.idle
+    var observers: [Int: AsyncStream<ConnectivityState>.Continuation] = [:]
+    var nextObserver = 0
+  }
+
+  private let observed = PosixMutex(Observed())
+
+  init(loop: EventLoop, host: String, port: Int, options: ChannelOptions) {
+    self.loop = loop
+    self.host = host
+    self.port = port
+    self.options = options
+    self.keepaliveInterval = options.keepalive?.interval
+  }
+
+  var target: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+  /// The stream limit the server announced on the last connection that became ready.
+  private(set) var knownStreamLimit: Int?
+
+  /// How many connections the pool has opened so far (for tests and diagnostics).
+  var openedConnectionCount: Int { connectionsOpened }
+
+  // MARK: Connectivity (any thread)
+
+  var connectivity: ConnectivityState { observed.withLock { $0.state } }
+
+  /// The current state, then every change, until shutdown.
+  func connectivityStates() -> AsyncStream<ConnectivityState> {
+    let (stream, continuation) = AsyncStream.makeStream(of: ConnectivityState.self)
+    let finished = observed.withLock { o -> Bool in
+      continuation.yield(o.state)
+      if o.state == .shutdown { return true }
+      let id = o.nextObserver
+      o.nextObserver += 1
+      o.observers[id] = continuation
+      continuation.onTermination = { [weak self] _ in
+        _ = self?.observed.withLock { $0.observers.removeValue(forKey: id) }
+      }
+      return false
+    }
+    if finished { continuation.finish() }
+    return stream
+  }
+
+  private func setState(_ state: ConnectivityState) {
+    let (observers, changed) = observed.withLock { o -> ([AsyncStream<ConnectivityState>.Continuation], Bool) in
+      guard o.state != state else { return ([], false) }
+      o.state = state
+      let all = Array(o.observers.values)
+      if state == .shutdown { o.observers.removeAll() }
+      return (all, true)
+    }
+    guard changed else { return }
+    for observer in observers {
+      observer.yield(state)
+      if state == .shutdown { observer.finish() }
+    }
+  }
+
+  // MARK: Calls (loop)
+
+  func start(_ stream: ClientStream) {
+    loop.assertInLoop()
+    guard stream.outcome == nil else { return }
+    stream.armDeadline()
+    guard case .running = shutdownState else {
+      stream.fail(RPCError(code: .unavailable, message: "the channel to \(target) is closed"), reset: false)
+      return
+    }
+    if let connection = pick() {
+      connection.start(stream)
+      return
+    }
+    if connectivity == .transientFailure {
+      if stream.waitForReady {
+        waitingForReady.append(stream)
+      } else {
+        stream.fail(failFastError(), reset: false)
+      }
+      return
+    }
+    if connections.count < options.maxConnections {
+      openConnection().start(stream)
+    } else {
+      // Every connection is at its stream limit: nghttp2 queues the call on the least busy.
+      connections.filter { !$0.goingAway }.min { $0.openCallCount < $1.openCallCount }?.start(stream)
+        ?? openConnection().start(stream)
+    }
+  }
+
+  /// A ready connection with a free stream, or one still connecting (it queues the call).
+  private func pick() -> ClientConnection? {
+    let usable = connections.filter { $0.hasFreeStream }
+    guard !usable.isEmpty else { return nil }
+    let ready = usable.filter(\.isReady)
+    guard !ready.isEmpty else { return usable.first }
+    switch options.loadBalancing {
+    case .pickFirst:
+      return ready[0]
+    case .roundRobin:
+      nextConnection = (nextConnection + 1) % ready.count
+      return ready[nextConnection]
+    }
+  }
+
+  private func failFastError() -> RPCError {
+    let reason = lastFailure?.message ?? "the last connection attempt failed"
+    return RPCError(
+      code: .unavailable,
+      message: "\(reason) (the channel is in TRANSIENT_FAILURE, waiting to reconnect; "
+        + "calls with waitForReady wait for it)",
+      cause: lastFailure)
+  }
+
+  private func openConnection() -> ClientConnection {
+    let tls: (context: TLSContext, verifyName: String)?
+    switch transportSecurity() {
+    case .success(let value): tls = value
+    case .failure(let error):
+      // A configuration that cannot work: every attempt would fail the same way.
+      let connection = makeConnection(tls: nil)
+      loop.execute { connection.resolutionFailed(error) }
+      return connection
+    }
+    let connection = makeConnection(tls: tls)
+    if connectivity != .ready { setState(.connecting) }
+    let now = MonotonicInstant.now
+    if backoff == nil { backoff = ConnectionBackoff(options.backoff, now: now) }
+    let timeout = backoff!.connectTimeout(now: now)
+    let (host, port, loop, index, balancing) = (self.host, self.port, self.loop, connectionsOpened, options.loadBalancing)
+    if let numeric = SocketAddress(numericHost: host, port: port) {
+      connection.connect(to: [numeric], timeout: timeout)
+    } else {
+      // getaddrinfo blocks: keep it off the loop thread.
+      Task.detached {
+        let resolved = SocketAddress.resolve(host: host, port: port)
+        loop.execute {
+          switch resolved {
+          case .success(var addresses):
+            // Round-robin spreads connections over the addresses; pick-first keeps DNS order
+            // (the later addresses are the fallbacks).
+            if balancing == .roundRobin, !addresses.isEmpty {
+              let shift = index % addresses.count
+              addresses = Array(addresses[shift...] + addresses[..<shift])
+            }
+            connection.connect(to: addresses, timeout: timeout)
+          case .failure(let error):
+            connection.resolutionFailed(error)
+          }
+        }
+      }
+    }
+    return connection
+  }
+
+  private func makeConnection(tls: (context: TLSContext, verifyName: String)?) -> ClientConnection {
+    let connection = ClientConnection(
+      loop: loop, target: target,
+      settings: HTTP2Settings(
+        streamWindow: Int32(clamping: options.streamWindow),
+        connectionWindow: Int32(clamping: options.connectionWindow)),
+      tls: tls, keepalive: options.keepalive,
+      allowInsecureCredentials: options.allowInsecureCredentials)
+    connection.pool = self
+    connections.append(connection)
+    connectionsOpened += 1
+    return connection
+  }
+
+  private func transportSecurity() -> Result<(context: TLSContext, verifyName: String)?, RPCError> {
+    guard case .tls(let configuration) = options.transportSecurity else { return .success(nil) }
+    if tlsContext == nil {
+      tlsContext = Result { () throws(RPCError) in try TLSContext(configuration) }
+    }
+    return tlsContext!.map { ($0, configuration.serverHostnameOverride ?? host) }
+  }
+
+  // MARK: From connections (loop)
+
+  func connectionReady(_ connection: ClientConnection) {
+    knownStreamLimit = connection.maxConcurrentStreams
+    backoff?.reset(now: .now)
+    lastFailure = nil
+    if let retryTimer {
+      loop.cancelTimer(retryTimer)
+      self.retryTimer = nil
+    }
+    setState(.ready)
+    let waiting = waitingForReady
+    waitingForReady.removeAll()
+    for stream in waiting { start(stream) }
+  }
+
+  func connectionDraining(_ connection: ClientConnection, tooManyPings: Bool) {
+    if tooManyPings, let interval = keepaliveInterval { keepaliveInterval = interval * 2 }
+    if !connections.contains(where: \.isReady) && connectivity == .ready { setState(.idle) }
+  }
+
+  /// `connection` is closed. Calls that were waiting on it get another chance (or fail fast).
+  func connectionClosed(
+    _ connection: ClientConnection, error: RPCError, wasReady: Bool, waiting: [ClientStream]
+  ) {
+    connections.removeAll { $0 === connection }
+    if case .draining = shutdownState, connections.isEmpty { finishShutdown() }
+    guard case .running = shutdownState else {
+      for stream in waiting { stream.fail(error, reset: false) }
+      return
+    }
+    if wasReady {
+      if !connections.contains(where: \.isReady) { setState(connections.isEmpty ? .idle : .connecting) }
+      for stream in waiting { start(stream) }
+      return
+    }
+    // An attempt failed before the connection was ready.
+    lastFailure = error
+    if connections.contains(where: { !$0.isClosed }) {
+      for stream in waiting { start(stream) }
+      return
+    }
+    setState(.transientFailure)
+    for stream in waiting {
+      if stream.waitForReady { waitingForReady.append(stream) } else { stream.fail(failFastError(), reset: false) }
+    }
+    let now = MonotonicInstant.now
+    if backoff == nil { backoff = ConnectionBackoff(options.backoff, now: now) }
+    let retryAt = backoff!.attemptFailed(now: now)
+    retryTimer = loop.scheduleTimer(at: retryAt) { [self] in
+      retryTimer = nil
+      guard case .running = shutdownState, connectivity == .transientFailure else { return }
+      // Reconnect now if calls are waiting for it; else wait for the next call.
+      if waitingForReady.contains(where: { $0.outcome == nil }) {
+        setState(.connecting)
+        let waiting = waitingForReady
+        waitingForReady.removeAll()
+        let connection = openConnection()
+        for stream in waiting { connection.start(stream) }
+      } else {
+        waitingForReady.removeAll()
+        setState(.idle)
+      }
+    }
+  }
+
+  // MARK: Shutdown (loop)
+
+  /// Stops new calls, lets open ones finish for up to `gracePeriod`, then cancels the rest and
+  /// closes every connection. Resumes `done` when nothing is left.
+  func shutdown(gracePeriod: Duration, done: CheckedContinuation<Void, Never>?) {
+    loop.assertInLoop()
+    switch shutdownState {
+    case .shutdown:
+      done?.resume()
+      return
+    case .draining(let waiters):
+      shutdownState = .draining(done: waiters + (done.map { [$0] } ?? []))
+      return
+    case .running:
+      shutdownState = .draining(done: done.map { [$0] } ?? [])
+    }
+    if let retryTimer {
+      loop.cancelTimer(retryTimer)
+      self.retryTimer = nil
+    }
+    let closed = RPCError(code: .unavailable, message: "the channel to \(target) is closed")
+    for stream in waitingForReady { stream.fail(closed, reset: false) }
+    waitingForReady.removeAll()
+    // Connections that were not ready yet have nothing worth waiting for.
+    for connection in connections where !connection.isReady && !connection.goingAway {
+      connection.shutDown(closed)
+    }
+    let cancelled = RPCError(
+      code: .cancelled, message: "the channel was closed before the call finished")
+    let closeNow = { [self] in
+      for connection in connections { connection.cancelAll(cancelled) }
+      for connection in connections { connection.shutDown(closed) }
+      if connections.isEmpty { finishShutdown() }
+    }
+    if gracePeriod <= .zero || connections.allSatisfy({ $0.openCallCount == 0 }) {
+      closeNow()
+    } else {
+      _ = loop.scheduleTimer(at: .now.advanced(by: gracePeriod), closeNow)
+      // Connections close themselves as their last call ends (see callEnded).
+    }
+  }
+
+  /// A call on `connection` ended; during a graceful shutdown an idle connection closes.
+  func callEnded(on connection: ClientConnection) {
+    guard case .draining = shutdownState, connection.openCallCount == 0 else { return }
+    // This runs inside nghttp2's stream-close callback: close once it has returned.
+    loop.execute { [self] in
+      guard connection.openCallCount == 0, !connection.isClosed else { return }
+      connection.shutDown(RPCError(code: .unavailable, message: "the channel to \(target) is closed"))
+    }
+  }
+
+  private func finishShutdown() {
+    guard case .draining(let waiters) = shutdownState else { return }
+    shutdownState = .shutdown
+    setState(.shutdown)
+    for waiter in waiters { waiter.resume() }
+  }
+}
