@@ -148,7 +148,8 @@ public final class EventLoop: @unchecked Sendable {
         if event.events & UInt32(FLEET_EPOLL_OUT) != 0 { handlers[fd]?.writable() }
       }
       runPendingWork()
-      timers.fireDue(now: .now)
+      let now = MonotonicInstant.now
+      while let due = timers.popDue(now: now) { due() }
       runPendingWork()
       while !tickEnd.isEmpty {
         let due = tickEnd

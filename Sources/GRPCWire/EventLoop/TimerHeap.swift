@@ -68,14 +68,13 @@ struct TimerHeap {
     return Int32(clamping: (ns + 999_999) / 1_000_000)
   }
 
-  /// Runs every timer whose deadline has passed, earliest first.
-  mutating func fireDue(now: MonotonicInstant) {
-    while true {
-      dropCancelledTop()
-      guard let first = heap.first, first.deadline <= now else { return }
-      removeTop()
-      first.body()
-    }
+  /// Removes and returns the earliest timer whose deadline has passed. The caller runs it
+  /// outside this mutation: a timer body may itself schedule or cancel timers.
+  mutating func popDue(now: MonotonicInstant) -> (() -> Void)? {
+    dropCancelledTop()
+    guard let first = heap.first, first.deadline <= now else { return nil }
+    removeTop()
+    return first.body
   }
 
   private mutating func dropCancelledTop() {
