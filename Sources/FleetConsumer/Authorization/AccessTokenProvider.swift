@@ -1,0 +1,18 @@
+/// Where a ``TripService`` gets the access tokens its `GetTrip` calls carry.
+///
+/// Fleet Engine wants a JWT per trip, minted by your backend with the consumer role and the
+/// trip's ID. The service asks the provider once per trip and caches the token per trip ID
+/// until shortly before it expires (``TripService/Options/tokenRefreshMargin``); concurrent
+/// requests for the same trip share one call, and after the server answers UNAUTHENTICATED
+/// the cached token is dropped and the provider asked again.
+///
+/// The method may be called from any task, for several trips at once. An error it throws is
+/// reported to subscribers as an ``RPCError`` with code UNAUTHENTICATED (the error itself as
+/// its `cause`), unless it throws an ``RPCError``, which is reported as it is.
+///
+/// Built in: ``FixedAccessTokenProvider``, ``CommandAccessTokenProvider``,
+/// ``HTTPAccessTokenProvider``.
+public protocol AccessTokenProvider: Sendable {
+  /// A token for the trip in `context`.
+  func accessToken(for context: AuthorizationContext) async throws -> AccessToken
+}

@@ -1,0 +1,155 @@
+internal import FleetSync
+internal import Foundation
+
+/// A provider that runs a command line for each token: `/bin/sh -c <command>` with
+/// `FLEET_TRIP_ID` (and `FLEET_PROVIDER_ID`, `FLEET_TRIP_NAME`) in its environment, reading
+/// `{"token": "...", "expiresAt": <unix seconds>}` from its standard output.
+///
+/// For tokens minted by a script or a CLI (`gcloud`, a signing tool). The command must exit
+/// with status 0 within `timeout` (else it is killed) and print at most 1 MiB; `expiresAt`
+/// may be left out, and the token is then used until the server answers UNAUTHENTICATED.
+/// Its standard error (the last 500 bytes) goes into the error when it fails; its standard
+/// output never does, since it may hold a token.
+public struct CommandAccessTokenProvider: AccessTokenProvider {
+  /// The command line, run by `/bin/sh -c`.
+  public var command: String
+  /// How long the command may run.
+  public var timeout: Duration
+
+  public init(command: String, timeout: Duration = .seconds(30)) {
+    self.command = command
+    self.timeout = timeout
+  }
+
+  /// Runs the command for `context`'s trip and parses what it prints; throws
+  /// ``AccessTokenProviderError`` when it cannot start, times out, exits non-zero or prints
+  /// something else.
+  public func accessToken(for context: AuthorizationContext) async throws -> AccessToken {
+    var environment = ProcessInfo.processInfo.environment
+    environment["FLEET_TRIP_ID"] = context.tripID
+    environment["FLEET_PROVIDER_ID"] = context.providerID
+    environment["FLEET_TRIP_NAME"] = context.tripName.description
+    let result = try await CommandRun.run(
+      ["/bin/sh", "-c", command], environment: environment, timeout: timeout)
+    let source = "the token command"
+    guard result.status == 0 else {
+      let reason = result.signalled ? "was killed by signal" : "exited with status"
+      let stderr = result.stderrTail.isEmpty ? "" : "; its stderr ends: \(result.stderrTail)"
+      throw AccessTokenProviderError("\(source) \(reason) \(result.status)\(stderr)")
+    }
+    return try TokenResponse.parse(
+      result.stdout, tokenKey: "token", expirationKey: "expiresAt", unit: .unixSeconds,
+      source: source)
+  }
+}
+
+/// One run of a child process, its output collected off the cooperative thread pool.
+private final class CommandRun: Sendable {
+  struct Result: Sendable {
+    var status: Int32
+    var signalled: Bool
+    var stdout: Data
+    var stderrTail: String
+  }
+
+  private struct State {
+    var stdout: Data?
+    var stderr: Data?
+    var exit: (status: Int32, signalled: Bool)?
+    /// Set until the caller has been resumed, exactly once.
+    var continuation: CheckedContinuation<Result, any Error>?
+  }
+
+  private static let maximumOutput = 1 << 20
+  private let state = PosixMutex(State())
+
+  static func run(_ arguments: [String], environment: [String: String], timeout: Duration)
+    async throws -> Result
+  {
+    let run = CommandRun()
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: arguments[0])
+    process.arguments = Array(arguments.dropFirst())
+    process.environment = environment
+    let stdout = Pipe()
+    let stderr = Pipe()
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = stdout
+    process.standardError = stderr
+    return try await withCheckedThrowingContinuation { continuation in
+      run.state.withLock { $0.continuation = continuation }
+      process.terminationHandler = { process in
+        let signalled = process.terminationReason == .uncaughtSignal
+        run.update { $0.exit = (process.terminationStatus, signalled) }
+      }
+      do {
+        try process.run()
+      } catch {
+        run.fail(AccessTokenProviderError("the token command could not be started: \(error)"))
+        return
+      }
+      // Reading blocks until the child closes its end: on a Dispatch thread, not in a task.
+      DispatchQueue.global().async {
+        let data = Self.read(stdout.fileHandleForReading)
+        run.update { $0.stdout = data }
+      }
+      DispatchQueue.global().async {
+        let data = Self.read(stderr.fileHandleForReading)
+        run.update { $0.stderr = data }
+      }
+      let (seconds, attoseconds) = timeout.components
+      let deadline = DispatchTime.now() + Double(seconds) + Double(attoseconds) / 1e18
+      DispatchQueue.global().asyncAfter(deadline: deadline) {
+        guard process.isRunning else { return }
+        // SIGKILL: Foundation starts children with SIGTERM blocked.
+        kill(process.processIdentifier, SIGKILL)
+        run.fail(
+          AccessTokenProviderError("the token command was still running after \(timeout)"))
+      }
+    }
+  }
+
+  private static func read(_ handle: FileHandle) -> Data {
+    var data = Data()
+    while data.count <= maximumOutput, let chunk = try? handle.read(upToCount: 64 << 10),
+      !chunk.isEmpty
+    {
+      data.append(chunk)
+    }
+    try? handle.close()
+    return data
+  }
+
+  /// Records part of the outcome; resumes the caller once exit status and both streams are in.
+  private func update(_ change: (inout State) -> Void) {
+    typealias Outcome = Swift.Result<Result, AccessTokenProviderError>
+    let ready: (CheckedContinuation<Result, any Error>, Outcome)? = state.withLock { state in
+      change(&state)
+      guard let exit = state.exit, let stdout = state.stdout, let stderr = state.stderr,
+        let continuation = state.continuation
+      else { return nil }
+      state.continuation = nil
+      guard stdout.count <= Self.maximumOutput else {
+        return (continuation, .failure(AccessTokenProviderError("the token command printed more than 1 MiB")))
+      }
+      let tail = String(decoding: stderr.suffix(500), as: UTF8.self)
+        .trimmingCharacters(in: .whitespacesAndNewlines)
+      return (
+        continuation,
+        .success(
+          Result(status: exit.status, signalled: exit.signalled, stdout: stdout, stderrTail: tail))
+      )
+    }
+    guard let (continuation, outcome) = ready else { return }
+    continuation.resume(with: outcome.mapError { $0 as any Error })
+  }
+
+  /// Ends the wait with `error` unless it is already over.
+  private func fail(_ error: AccessTokenProviderError) {
+    let continuation = state.withLock { state in
+      defer { state.continuation = nil }
+      return state.continuation
+    }
+    continuation?.resume(throwing: error)
+  }
+}

@@ -1,0 +1,15 @@
+/// A provider that always returns the same token: for tests, tools, and tokens minted
+/// elsewhere for one trip.
+public struct FixedAccessTokenProvider: AccessTokenProvider {
+  private let token: AccessToken
+
+  /// Returns `token` for every trip.
+  public init(_ token: AccessToken) {
+    self.token = token
+  }
+
+  /// Returns the token given at initialisation.
+  public func accessToken(for context: AuthorizationContext) async throws -> AccessToken {
+    token
+  }
+}

@@ -1,0 +1,202 @@
+internal import FleetProtos
+
+/// The follow loop of one trip model, as a value: when to poll, how to fold a response into
+/// the known trip, what to tell subscribers, how long to wait, and when to stop.
+///
+/// States: `inactive` (not following) → `following` (one loop task, either polling or
+/// waiting for its next poll) → `finished` once a terminal status (COMPLETE, CANCELED) has
+/// been merged; `stop()` goes back to `inactive`, and `start()` from there begins a new loop
+/// generation. The owner (``TripModel``) keeps it inside its lock, feeds it events and does
+/// what they return, outside the lock.
+///
+/// Unexpected events: a response, failure or poll-due from another generation than the
+/// current one is a documented no-op (a stopped loop may still be finishing its last call;
+/// its result is dropped, and a call it would start is not). `pollDue` while a poll of the
+/// same generation is in flight is our bug (polls never overlap): it asserts in debug builds
+/// and ends that loop.
+struct TripFollower {
+  enum State {
+    case inactive
+    case following(Following)
+    case finished
+  }
+
+  struct Following {
+    /// Which loop task this is; results of older ones are ignored.
+    var generation: UInt64
+    /// Whether a `GetTrip` call of this loop is in flight.
+    var polling = false
+    /// Failures since the last successful update; picks the backoff step.
+    var consecutiveFailures = 0
+    /// Whether the immediate retry after UNAUTHENTICATED was used since the last success.
+    var retriedUnauthenticated = false
+  }
+
+  /// The versions of the parts of the trip already held, for the next `GetTrip` request.
+  struct HeldVersions: Equatable {
+    var currentRouteSegment: GoogleProtobuf.Timestamp?
+    var remainingWaypoints: GoogleProtobuf.Timestamp?
+    var currentRouteSegmentTraffic: GoogleProtobuf.Timestamp?
+    var remainingWaypointsRoute: GoogleProtobuf.Timestamp?
+  }
+
+  private(set) var state = State.inactive
+  /// The merged trip, nil before the first successful response.
+  private(set) var trip: FleetEngine.Trip?
+  private var lastGeneration: UInt64 = 0
+  let pollInterval: Duration
+  let retryPolicy: RetryPolicy
+
+  init(pollInterval: Duration, retryPolicy: RetryPolicy) {
+    self.pollInterval = pollInterval
+    self.retryPolicy = retryPolicy
+  }
+
+  /// The running loop's generation, nil when not following.
+  var generation: UInt64? {
+    switch state {
+    case .following(let following): following.generation
+    case .inactive, .finished: nil
+    }
+  }
+
+  var isFollowing: Bool {
+    switch state {
+    case .following: true
+    case .inactive, .finished: false
+    }
+  }
+
+  // MARK: Events
+
+  enum OnStart: Equatable {
+    /// Start loop `generation` (its first poll is due at once) and deliver `events`.
+    case startLoop(generation: UInt64, events: [TripModelEvent])
+    /// Already following, or finished: nothing to do.
+    case nothing
+  }
+
+  /// A subscriber arrived.
+  mutating func start() -> OnStart {
+    switch state {
+    case .inactive:
+      lastGeneration += 1
+      state = .following(Following(generation: lastGeneration))
+      return .startLoop(generation: lastGeneration, events: [.stateChanged(.active)])
+    case .following, .finished:
+      return .nothing
+    }
+  }
+
+  enum OnStop: Equatable {
+    /// Cancel the loop task of `generation` (its call in flight, if any, is reset).
+    case stopLoop(generation: UInt64)
+    case nothing
+  }
+
+  /// The last subscriber left.
+  mutating func stop() -> OnStop {
+    switch state {
+    case .following(let following):
+      state = .inactive
+      return .stopLoop(generation: following.generation)
+    case .inactive, .finished:
+      return .nothing
+    }
+  }
+
+  enum OnPollDue: Equatable {
+    /// Call `GetTrip` sending these versions.
+    case poll(HeldVersions)
+    /// The loop is over: stopped, finished, or superseded.
+    case exit
+  }
+
+  /// Loop `generation` is ready for its next poll.
+  mutating func pollDue(generation: UInt64) -> OnPollDue {
+    switch state {
+    case .following(var following) where following.generation == generation:
+      guard !following.polling else {
+        assertionFailure("a poll was due while the previous one was still in flight")
+        return .exit
+      }
+      following.polling = true
+      state = .following(following)
+      return .poll(
+        HeldVersions(
+          currentRouteSegment: trip?.currentRouteSegmentVersion,
+          remainingWaypoints: trip?.remainingWaypointsVersion,
+          currentRouteSegmentTraffic: trip?.currentRouteSegmentTrafficVersion,
+          remainingWaypointsRoute: trip?.remainingWaypointsRouteVersion))
+    case .following, .inactive, .finished:
+      return .exit
+    }
+  }
+
+  enum OnResponse: Equatable {
+    /// Deliver `events` (possibly none), then poll again after `nextPollIn`.
+    case deliver([TripModelEvent], nextPollIn: Duration)
+    /// The trip reached a terminal status: deliver `events` (ending with the state change to
+    /// inactive); the loop ends.
+    case finish([TripModelEvent])
+    /// A stale generation's response: drop it.
+    case ignore
+  }
+
+  /// Loop `generation`'s call answered `response`.
+  mutating func received(_ response: FleetEngine.Trip, generation: UInt64) -> OnResponse {
+    switch state {
+    case .following(var following) where following.generation == generation && following.polling:
+      let previous = trip ?? FleetEngine.Trip()
+      let merged = trip.map { $0.merged(with: response) } ?? response
+      trip = merged
+      let changes = TripChanges(from: previous, to: merged)
+      if merged.tripStatus.isTerminal {
+        state = .finished
+        return .finish(changes.events + [.stateChanged(.inactive)])
+      }
+      following.polling = false
+      following.consecutiveFailures = 0
+      following.retriedUnauthenticated = false
+      state = .following(following)
+      return .deliver(changes.events, nextPollIn: pollInterval)
+    case .following, .inactive, .finished:
+      return .ignore
+    }
+  }
+
+  enum OnFailure: Equatable {
+    /// Report `error`; drop the cached token first when `dropToken`; try again after
+    /// `retryIn`.
+    case report(RPCError, dropToken: Bool, retryIn: Duration)
+    /// A stale generation's failure (typically the CANCELLED of a stopped loop): drop it.
+    case ignore
+  }
+
+  /// Loop `generation`'s call failed with `error` (or, when `tokenFetchFailed`, getting its
+  /// token did and nothing was sent); `random` is uniform in 0 ..< 1 and picks the backoff's
+  /// jitter.
+  mutating func failed(
+    _ error: RPCError, generation: UInt64, tokenFetchFailed: Bool = false, random: Double
+  ) -> OnFailure {
+    switch state {
+    case .following(var following) where following.generation == generation && following.polling:
+      following.polling = false
+      following.consecutiveFailures += 1
+      var delay = retryPolicy.delay(
+        after: error, consecutiveFailures: following.consecutiveFailures, random: random)
+      // Only the server's UNAUTHENTICATED says the token was refused; a failed fetch cached
+      // nothing and is retried after the usual backoff.
+      let unauthenticated = error.code == .unauthenticated && !tokenFetchFailed
+      // A stale token is the usual cause and a fresh one the usual cure: retry at once, once.
+      if unauthenticated && !following.retriedUnauthenticated && error.retryDelay == nil {
+        following.retriedUnauthenticated = true
+        delay = .zero
+      }
+      state = .following(following)
+      return .report(error, dropToken: unauthenticated, retryIn: delay)
+    case .following, .inactive, .finished:
+      return .ignore
+    }
+  }
+}

@@ -1,0 +1,80 @@
+internal import Dispatch
+internal import FleetSync
+internal import GRPCWire
+
+/// What the models of one ``TripService`` share: the channel, the token cache, the callback
+/// queue, the settings, and the registry of live models.
+///
+/// Each model holds it strongly, so models keep working when the `TripService` object itself
+/// is released; the channel closes once the last of them is gone.
+final class ServiceCore: Sendable {
+  let providerID: String
+  let options: TripService.Options
+  let channel: GRPCChannel
+  let tokens: TokenCache
+  /// Runs a callback job on the configured executor.
+  let schedule: @Sendable (@escaping @Sendable () -> Void) -> Void
+  /// `x-goog-request-params`, Fleet Engine's routing header, the same for every call.
+  let routingHeader: String
+  private let models = PosixMutex<[String: WeakModel]>([:])
+
+  // A class, not a struct: Swift 6.3 at -Onone miscompiles an Optional of a struct that
+  // holds a weak reference next to an ObjectIdentifier (reading `dict[key]?.model` crashes).
+  private final class WeakModel {
+    weak var model: TripModel?
+    let id: ObjectIdentifier
+
+    init(_ model: TripModel) {
+      self.model = model
+      id = ObjectIdentifier(model)
+    }
+  }
+
+  init(configuration: TripService.Configuration) {
+    providerID = configuration.providerID
+    options = configuration.options
+    channel = GRPCChannel(
+      host: configuration.endpoint.host, port: configuration.endpoint.port)
+    tokens = TokenCache(
+      provider: configuration.accessTokenProvider,
+      refreshMargin: configuration.options.tokenRefreshMargin)
+    schedule = configuration.options.callbackExecutor.scheduler(
+      serviceQueue: DispatchQueue(label: "FleetConsumer.TripService.callbacks"))
+    routingHeader = "provider_id=providers/\(configuration.providerID)"
+  }
+
+  deinit {
+    channel.close()
+  }
+
+  /// The live model for `name`, or a new one registered for it.
+  func model(for name: TripName) -> TripModel {
+    let key = name.description
+    if let existing = models.withLock({ $0[key]?.model }) { return existing }
+    // Made outside the lock: a model's init is ours, but its deinit (of a loser below)
+    // takes this lock again.
+    let fresh = TripModel(name: name, core: self)
+    let chosen = models.withLock { models in
+      if let existing = models[key]?.model { return existing }
+      models[key] = WeakModel(fresh)
+      return fresh
+    }
+    return chosen
+  }
+
+  /// Every live model.
+  var liveModels: [TripModel] {
+    models.withLock { $0.values.compactMap(\.model) }
+  }
+
+  /// Called by a model's deinit: forget it (unless another model took its name since) and
+  /// its cached token.
+  func modelDeinitialized(_ name: TripName, id: ObjectIdentifier) {
+    let removed = models.withLock { models in
+      guard let entry = models[name.description], entry.id == id else { return false }
+      models[name.description] = nil
+      return true
+    }
+    if removed { tokens.remove(tripID: name.tripID) }
+  }
+}

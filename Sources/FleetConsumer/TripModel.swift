@@ -1,0 +1,156 @@
+internal import FleetSync
+
+/// One trip, followed for its subscribers: get it from
+/// ``TripService/tripModel(forTripName:)``, then ``register(_:)`` a ``TripModelSubscriber``
+/// or iterate ``updates``.
+///
+/// Following starts with the first subscriber and stops when the last one leaves (a class
+/// subscriber that is deallocated leaves by itself) or once a terminal status (COMPLETE,
+/// CANCELED) has been delivered; then no further `GetTrip` is sent. While following, the
+/// model polls `GetTrip` every ``TripService/Options/pollInterval`` (polls never overlap),
+/// sends back the versions it holds so unchanged route data is not resent, merges each
+/// possibly partial response into the last known trip, and calls back only for the
+/// properties that changed. Failures are reported and retried as ``RetryPolicy`` says.
+///
+/// Thread-safe. Callbacks of one model run one at a time, in order, on the service's
+/// ``CallbackExecutor``.
+public final class TripModel: Sendable {
+  /// The trip's name, `providers/{provider_id}/trips/{trip_id}`.
+  public let tripName: TripName
+  let core: ServiceCore
+  let protected: PosixMutex<Protected>
+
+  /// What the lock guards: the follow machine, the subscribers, the callback queue.
+  struct Protected {
+    var follower: TripFollower
+    var subscribers: [Registration] = []
+    var nextStreamID: UInt64 = 0
+    /// Events not yet delivered, from `pendingHead` on.
+    var pending: [TripModelEvent] = []
+    var pendingHead = 0
+    /// Whether a drain job is scheduled or running.
+    var draining = false
+    /// The running loop task and its generation.
+    var loop: (generation: UInt64, task: Task<Void, Never>)?
+    /// The last loop that was told to stop; a new loop waits for it, so that polls of two
+    /// loops never overlap.
+    var stoppedLoop: Task<Void, Never>?
+
+    /// Drops subscribers that were deallocated; returns whether any is left.
+    mutating func pruneSubscribers() -> Bool {
+      subscribers.removeAll { !$0.isAlive }
+      return !subscribers.isEmpty
+    }
+  }
+
+  /// One subscriber: a class held weakly, or the continuation of an ``updates`` iteration.
+  struct Registration {
+    enum ID: Hashable {
+      case object(ObjectIdentifier)
+      case stream(UInt64)
+    }
+
+    enum Target {
+      case subscriber(WeakSubscriber)
+      case stream(AsyncStream<TripModelEvent>.Continuation)
+    }
+
+    let id: ID
+    let target: Target
+
+    var isAlive: Bool {
+      switch target {
+      case .subscriber(let box): box.subscriber != nil
+      case .stream: true
+      }
+    }
+  }
+
+  /// A class rather than a struct, to keep weak references out of enum payloads: Swift 6.3
+  /// at -Onone miscompiles some Optionals of structs holding one (see ServiceCore).
+  final class WeakSubscriber {
+    weak var subscriber: (any TripModelSubscriber)?
+
+    init(_ subscriber: any TripModelSubscriber) {
+      self.subscriber = subscriber
+    }
+  }
+
+  init(name: TripName, core: ServiceCore) {
+    tripName = name
+    self.core = core
+    protected = PosixMutex(
+      Protected(
+        follower: TripFollower(
+          pollInterval: core.options.pollInterval, retryPolicy: core.options.retryPolicy)))
+  }
+
+  deinit {
+    core.modelDeinitialized(tripName, id: ObjectIdentifier(self))
+  }
+
+  /// The latest known trip: every response so far merged; nil before the first one.
+  ///
+  /// It may be ahead of the callbacks still queued for delivery.
+  public var currentTrip: FleetEngine.Trip? {
+    protected.withLock { $0.follower.trip }
+  }
+
+  /// Whether the model is following its trip now.
+  public var state: TripModelState {
+    protected.withLock { $0.follower.isFollowing ? .active : .inactive }
+  }
+
+  /// Adds `subscriber` (held weakly); the first subscriber starts following. Registering the
+  /// same object twice has no effect. A model that has finished (terminal status delivered)
+  /// stays finished: the subscriber is kept but hears nothing more.
+  public func register(_ subscriber: any TripModelSubscriber) {
+    let id = Registration.ID.object(ObjectIdentifier(subscriber))
+    let start = protected.withLock { state -> Start? in
+      _ = state.pruneSubscribers()
+      guard !state.subscribers.contains(where: { $0.id == id }) else { return nil }
+      state.subscribers.append(
+        Registration(id: id, target: .subscriber(WeakSubscriber(subscriber))))
+      return startIfNeeded(&state)
+    }
+    if let start { launch(start) }
+  }
+
+  /// Removes `subscriber`. Once this returns, no callback to it starts (one already running
+  /// on another thread finishes); called from inside a callback, that callback is its last.
+  /// When no subscriber is left the model stops following, and a call in flight is
+  /// cancelled.
+  public func unregisterSubscriber(_ subscriber: any TripModelSubscriber) {
+    unregister(.object(ObjectIdentifier(subscriber)))
+  }
+
+  /// Stops following as if every subscriber had left, keeping them registered; used by
+  /// ``TripService/shutdown()``. A later ``register(_:)`` starts again.
+  func stopFollowing() {
+    let stopped = protected.withLock { state in stopLoop(&state) }
+    stopped?.cancel()
+  }
+
+  func unregister(_ id: Registration.ID) {
+    let stopped = protected.withLock { state -> Task<Void, Never>? in
+      state.subscribers.removeAll { $0.id == id }
+      guard !state.pruneSubscribers() else { return nil }
+      return stopLoop(&state)
+    }
+    stopped?.cancel()
+  }
+
+  /// Registers a stream's continuation; finishes it at once if the model already finished.
+  func registerStream(_ continuation: AsyncStream<TripModelEvent>.Continuation) -> UInt64 {
+    let (streamID, start, finished) = protected.withLock { state in
+      state.nextStreamID += 1
+      let id = state.nextStreamID
+      if case .finished = state.follower.state { return (id, Start?.none, true) }
+      state.subscribers.append(Registration(id: .stream(id), target: .stream(continuation)))
+      return (id, startIfNeeded(&state), false)
+    }
+    if finished { continuation.finish() }
+    if let start { launch(start) }
+    return streamID
+  }
+}

@@ -1,0 +1,42 @@
+public import FoundationEssentials
+
+/// One thing a ``TripModel`` tells its subscribers: each case is one callback of
+/// ``TripModelSubscriber``, and ``TripModel/updates`` yields them as values.
+///
+/// An update that changed anything produces `tripUpdated` first, then one case per changed
+/// property in the order of ``TripModelUpdatedPropertyFields/allFields``. A property the
+/// server left out of a response keeps its last value and produces nothing.
+public enum TripModelEvent: Sendable, Hashable {
+  /// The merged trip after an update, with the properties that changed.
+  case tripUpdated(FleetEngine.Trip, TripModelUpdatedPropertyFields)
+  /// The trip status changed.
+  case tripStatus(FleetEngine.TripStatus)
+  /// The driving distance left on the active route, in meters, changed.
+  case activeRouteRemainingDistance(Int32?)
+  /// The active route (the vehicle's path to its next stop) changed; its points.
+  case activeRoute([GoogleType.LatLng])
+  /// The vehicle's position changed; the whole last reported location.
+  case vehicleLocation(FleetEngine.VehicleLocation?)
+  /// The pickup point changed.
+  case pickupLocation(FleetEngine.TerminalLocation?)
+  /// The drop-off point changed.
+  case dropoffLocation(FleetEngine.TerminalLocation?)
+  /// The pickup ETA (or the actual pickup time) changed.
+  case pickupETA(Date?)
+  /// The drop-off ETA (or the actual drop-off time) changed.
+  case dropoffETA(Date?)
+  /// The remaining waypoints changed (any part of any of them).
+  case remainingWaypoints([FleetEngine.TripWaypoint])
+  /// The intermediate destinations changed.
+  case intermediateDestinations([FleetEngine.TerminalLocation])
+  /// The traffic along the active route changed.
+  case activeRouteTraffic(FleetEngine.ConsumableTrafficPolyline?)
+  /// The ETA at the next waypoint (which may belong to another trip on a shared vehicle)
+  /// changed.
+  case etaToNextWaypoint(Date?)
+  /// The model started or stopped following.
+  case stateChanged(TripModelState)
+  /// An update failed. One per failed `GetTrip` call (or failed token fetch); the model keeps
+  /// following and retries as ``RetryPolicy`` says.
+  case updateFailed(RPCError)
+}

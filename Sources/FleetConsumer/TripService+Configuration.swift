@@ -1,0 +1,136 @@
+extension TripService {
+  /// Everything a ``TripService`` needs: where Fleet Engine is, whose trips, how to
+  /// authorize, and how to follow.
+  public struct Configuration: Sendable {
+    /// The Fleet Engine endpoint, e.g. `fleetengine.googleapis.com:443`.
+    public var endpoint: Endpoint
+    /// TLS (the default) or plaintext.
+    public var transportSecurity: TransportSecurity
+    /// The provider's ID (its Google Cloud project ID); every trip name must carry it.
+    public var providerID: String
+    /// Where per-trip access tokens come from.
+    public var accessTokenProvider: any AccessTokenProvider
+    /// Polling, retries, deadlines, request header, callbacks.
+    public var options: Options
+
+    public init(
+      endpoint: Endpoint, transportSecurity: TransportSecurity = .tls(TLS()), providerID: String,
+      accessTokenProvider: any AccessTokenProvider, options: Options = Options()
+    ) {
+      self.endpoint = endpoint
+      self.transportSecurity = transportSecurity
+      self.providerID = providerID
+      self.accessTokenProvider = accessTokenProvider
+      self.options = options
+    }
+  }
+
+  /// A server's host and port.
+  public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
+    /// A DNS name, an IPv4 address, or an IPv6 address without brackets.
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+      self.host = host
+      self.port = port
+    }
+
+    /// Parses `HOST:PORT` (`[v6-address]:PORT` for IPv6); throws ``ConfigurationError``.
+    public init(_ text: String) throws(ConfigurationError) {
+      let host: Substring
+      let port: Substring
+      if text.hasPrefix("[") {
+        guard let close = text.firstIndex(of: "]"),
+          text[text.index(after: close)...].hasPrefix(":")
+        else {
+          throw ConfigurationError("endpoint \"\(text)\" is not [IPV6]:PORT")
+        }
+        host = text[text.index(after: text.startIndex)..<close]
+        port = text[text.index(close, offsetBy: 2)...]
+      } else {
+        guard let colon = text.lastIndex(of: ":"), !text[..<colon].contains(":") else {
+          throw ConfigurationError("endpoint \"\(text)\" is not HOST:PORT")
+        }
+        host = text[..<colon]
+        port = text[text.index(after: colon)...]
+      }
+      guard !host.isEmpty, let number = Int(port), (1...65535).contains(number) else {
+        throw ConfigurationError("endpoint \"\(text)\" is not HOST:PORT with a port 1-65535")
+      }
+      self.init(host: String(host), port: number)
+    }
+
+    /// `host:port`, with brackets around an IPv6 address.
+    public var description: String {
+      host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    /// Whether the host is this machine (`localhost`, 127.0.0.0/8, `::1`).
+    public var isLoopback: Bool {
+      host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+  }
+
+  /// How the connection to Fleet Engine is protected.
+  public enum TransportSecurity: Sendable {
+    /// No encryption: for a local simulator or a test server. Tokens are sent over it only
+    /// to a loopback host, unless ``Options/allowsTokensOverPlaintext`` is set.
+    case plaintext
+    /// TLS with the server's certificate and host name verified.
+    case tls(TLS)
+  }
+
+  /// TLS settings.
+  public struct TLS: Sendable, Hashable {
+    /// A PEM file of CA certificates to trust instead of the system's.
+    public var trustedCertificatesFile: String?
+    /// The name the server's certificate must carry when it is not the endpoint's host.
+    public var serverHostnameOverride: String?
+
+    public init(trustedCertificatesFile: String? = nil, serverHostnameOverride: String? = nil) {
+      self.trustedCertificatesFile = trustedCertificatesFile
+      self.serverHostnameOverride = serverHostnameOverride
+    }
+  }
+
+  /// How a service follows its trips.
+  public struct Options: Sendable {
+    /// Time between the end of one `GetTrip` and the start of the next; at least 100 ms.
+    /// Default 5 s, the floor of Google's JavaScript journey-sharing library.
+    public var pollInterval: Duration = .seconds(5)
+    /// The deadline of each `GetTrip` call. Default 10 s.
+    public var callTimeout: Duration = .seconds(10)
+    /// Backoff after failed updates, by error category.
+    public var retryPolicy = RetryPolicy()
+    /// How long before its expiry a cached token is replaced; never more than half the
+    /// token's lifetime. Default 60 s.
+    public var tokenRefreshMargin: Duration = .seconds(60)
+    /// `RequestHeader.region_code`, which Fleet Engine requires: a CLDR region code such as
+    /// `US` or `DE`. Default `US`.
+    public var regionCode = "US"
+    /// `RequestHeader.language_code` (BCP-47, e.g. `en-US`); empty: not sent.
+    public var languageCode = ""
+    /// The set of trip fields asked for. Default `JOURNEY_SHARING_V1S`, the view meant for
+    /// server-to-server journey sharing.
+    public var tripView = FleetEngine.TripView.journeySharingV1s
+    /// Where subscriber callbacks run. Default: a serial queue the service owns.
+    public var callbackExecutor = CallbackExecutor.serviceQueue
+    /// Send bearer tokens over plaintext to a host that is not loopback. Off by default: a
+    /// token on an unencrypted network is a leaked token.
+    public var allowsTokensOverPlaintext = false
+
+    public init() {}
+  }
+
+  /// A configuration that cannot work; the message says what to change.
+  public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var message: String
+
+    public init(_ message: String) {
+      self.message = message
+    }
+
+    public var description: String { message }
+  }
+}

@@ -1,0 +1,80 @@
+/// Follows Fleet Engine trips for one provider: hands out one ``TripModel`` per trip name,
+/// all sharing one gRPC channel (one HTTP/2 connection) and one per-trip token cache.
+///
+/// ```swift
+/// let service = try TripService(configuration: .init(
+///   endpoint: try .init("fleetengine.example.com:443"), providerID: "my-project",
+///   accessTokenProvider: HTTPAccessTokenProvider(url: "https://backend/token/{tripID}")))
+/// let model = try service.tripModel(forTripName: "providers/my-project/trips/trip-42")
+/// model.register(subscriber)
+/// ```
+///
+/// Thread-safe; use it from any task. Models keep the shared channel open while any of them
+/// is alive; ``shutdown()`` stops them all at once.
+public final class TripService: Sendable {
+  /// The configuration it was made with.
+  public let configuration: Configuration
+  let core: ServiceCore
+
+  /// A service for `configuration`; nothing is connected until a model starts following.
+  ///
+  /// Throws ``ConfigurationError`` when the configuration cannot work: an invalid provider
+  /// ID, a poll interval under 100 ms, a call timeout that is not positive, plaintext to a
+  /// host that is not loopback without ``Options/allowsTokensOverPlaintext``, or TLS, which
+  /// the transport below does not offer yet.
+  public init(configuration: Configuration) throws(ConfigurationError) {
+    do {
+      _ = try TripName(providerID: configuration.providerID, tripID: "check")
+    } catch {
+      throw ConfigurationError("invalid provider ID: \(error.message)")
+    }
+    let options = configuration.options
+    guard options.pollInterval >= .milliseconds(100) else {
+      throw ConfigurationError(
+        "the poll interval must be at least 100 ms, not \(options.pollInterval)")
+    }
+    guard options.callTimeout > .zero else {
+      throw ConfigurationError("the call timeout must be positive, not \(options.callTimeout)")
+    }
+    let endpoint = configuration.endpoint
+    switch configuration.transportSecurity {
+    case .plaintext:
+      guard endpoint.isLoopback || options.allowsTokensOverPlaintext else {
+        throw ConfigurationError(
+          "plaintext to \(endpoint) would send access tokens unencrypted over the network; "
+            + "use TLS, or set options.allowsTokensOverPlaintext if the network is trusted")
+      }
+    case .tls:
+      // GRPCWire's TLS is being built (issue 5); until it lands, say so rather than fall
+      // back to plaintext.
+      throw ConfigurationError(
+        "TLS is not supported yet by this build's gRPC transport; "
+          + "use .plaintext for a loopback or trusted endpoint")
+    }
+    self.configuration = configuration
+    core = ServiceCore(configuration: configuration)
+  }
+
+  /// The model of trip `name` (`providers/{provider_id}/trips/{trip_id}`): the same instance
+  /// for the same name as long as it is alive.
+  ///
+  /// Throws INVALID_ARGUMENT (category `.client`, domain `io.grpc`) when `name` is malformed
+  /// or names another provider's trip; nothing is sent then.
+  public func tripModel(forTripName name: String) throws(RPCError) -> TripModel {
+    let tripName = try TripName(name)
+    guard tripName.providerID == configuration.providerID else {
+      throw RPCError(
+        code: .invalidArgument,
+        message: "trip name \"\(name)\" belongs to provider \"\(tripName.providerID)\", "
+          + "but this service follows trips of provider \"\(configuration.providerID)\"")
+    }
+    return core.model(for: tripName)
+  }
+
+  /// Stops every model of this service and closes its channel. Models that get a subscriber
+  /// afterwards report UNAVAILABLE on every update.
+  public func shutdown() {
+    for model in core.liveModels { model.stopFollowing() }
+    core.channel.close()
+  }
+}
