@@ -34,13 +34,34 @@ final class ServiceCore: Sendable {
     providerID = configuration.providerID
     options = configuration.options
     channel = GRPCChannel(
-      host: configuration.endpoint.host, port: configuration.endpoint.port)
+      host: configuration.endpoint.host, port: configuration.endpoint.port,
+      options: Self.channelOptions(configuration))
     tokens = TokenCache(
       provider: configuration.accessTokenProvider,
       refreshMargin: configuration.options.tokenRefreshMargin)
     schedule = configuration.options.callbackExecutor.scheduler(
       serviceQueue: DispatchQueue(label: "FleetConsumer.TripService.callbacks"))
     routingHeader = "provider_id=providers/\(configuration.providerID)"
+  }
+
+  /// The channel's settings: transport security and the plaintext-token opt-in. Calls fail
+  /// fast while the connection is down, so subscribers hear of an outage and the model's own
+  /// backoff paces the retries.
+  private static func channelOptions(_ configuration: TripService.Configuration)
+    -> ChannelOptions
+  {
+    var options = ChannelOptions()
+    options.allowInsecureCredentials = configuration.options.allowsTokensOverPlaintext
+    switch configuration.transportSecurity {
+    case .plaintext:
+      options.transportSecurity = .plaintext
+    case .tls(let tls):
+      options.transportSecurity = .tls(
+        TLSConfiguration(
+          trustRoots: tls.trustedCertificatesFile.map { .pemFile($0) } ?? .system,
+          serverHostnameOverride: tls.serverHostnameOverride))
+    }
+    return options
   }
 
   deinit {

@@ -81,7 +81,7 @@ extension TripService {
     case tls(TLS)
   }
 
-  /// TLS settings.
+  /// TLS settings: TLS 1.2 or later, ALPN `h2`, the certificate chain and host name checked.
   public struct TLS: Sendable, Hashable {
     /// A PEM file of CA certificates to trust instead of the system's.
     public var trustedCertificatesFile: String?

@@ -19,9 +19,8 @@ public final class TripService: Sendable {
   /// A service for `configuration`; nothing is connected until a model starts following.
   ///
   /// Throws ``ConfigurationError`` when the configuration cannot work: an invalid provider
-  /// ID, a poll interval under 100 ms, a call timeout that is not positive, plaintext to a
-  /// host that is not loopback without ``Options/allowsTokensOverPlaintext``, or TLS, which
-  /// the transport below does not offer yet.
+  /// ID, a poll interval under 100 ms, a call timeout that is not positive, or plaintext to a
+  /// host that is not loopback without ``Options/allowsTokensOverPlaintext``.
   public init(configuration: Configuration) throws(ConfigurationError) {
     do {
       _ = try TripName(providerID: configuration.providerID, tripID: "check")
@@ -37,19 +36,14 @@ public final class TripService: Sendable {
       throw ConfigurationError("the call timeout must be positive, not \(options.callTimeout)")
     }
     let endpoint = configuration.endpoint
-    switch configuration.transportSecurity {
-    case .plaintext:
-      guard endpoint.isLoopback || options.allowsTokensOverPlaintext else {
-        throw ConfigurationError(
-          "plaintext to \(endpoint) would send access tokens unencrypted over the network; "
-            + "use TLS, or set options.allowsTokensOverPlaintext if the network is trusted")
-      }
-    case .tls:
-      // GRPCWire's TLS is being built (issue 5); until it lands, say so rather than fall
-      // back to plaintext.
+    if case .plaintext = configuration.transportSecurity, !endpoint.isLoopback,
+      !options.allowsTokensOverPlaintext
+    {
+      // GRPCWire refuses such calls too (numeric hosts at once, names once connected); saying
+      // so here fails at configuration time, before any model is made.
       throw ConfigurationError(
-        "TLS is not supported yet by this build's gRPC transport; "
-          + "use .plaintext for a loopback or trusted endpoint")
+        "plaintext to \(endpoint) would send access tokens unencrypted over the network; "
+          + "use TLS, or set options.allowsTokensOverPlaintext if the network is trusted")
     }
     self.configuration = configuration
     core = ServiceCore(configuration: configuration)
