@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""A scripted fake of Fleet Engine's trip API, for the FleetConsumer tests.
+
+A grpcio (asyncio) server implementing `maps.fleetengine.v1.TripService/GetTrip` with
+Google's own message classes from `google-maps-fleetengine` (the raw protobuf classes behind
+`fleetengine_v1.GetTripRequest` and `fleetengine_v1.Trip`). Every other TripService method is
+left unregistered, so grpcio answers it UNIMPLEMENTED.
+
+Usage (the venv's interpreter; see Tests/PeerSupport/PeerServer.swift):
+
+    .venv/bin/python Tests/Python/fake_fleet_engine.py [--host 127.0.0.1] [--port 0]
+        [--script FILE] [--script-dir DIR] [--quiet]
+
+Prints `LISTENING <port>` once, then EVENT lines (below); SIGTERM/SIGINT end it (status 0).
+
+Scripts
+-------
+A script is a JSON object `{"trips": {NAME: TRIP_SCRIPT, ...}, "templates": [TEMPLATE, ...]}`.
+`--script FILE` loads one at start. `--script-dir DIR` is for a server shared by many tests:
+whenever a request names a trip no script knows yet, every `*.json` file of DIR not read
+before is loaded, so a test writes its script file and then starts following.
+
+    TRIP_SCRIPT = {"steps": [STEP, ...], "requireToken": TOKEN?}
+    TEMPLATE    = {"prefix": "providers/p/trips/load-", "steps": [STEP, ...]}
+    STEP        = {"trip": TRIP_JSON}                    answer with this Trip
+                | {"error": {"code": "UNAVAILABLE",      end the call with this status;
+                             "message": "...",           retryDelayMs adds a google.rpc
+                             "retryDelayMs": 250}}       RetryInfo detail
+                  (either may add "delayMs": N: wait N ms before answering, and
+                   "requireToken": TOKEN, see below)
+
+Each call of a trip answers with its next step; after the last step the last one repeats. A
+trip matching a template's prefix (and with no script of its own) runs the template's steps
+with a cursor of its own. `TRIP_JSON` is a Trip in protobuf's JSON mapping, parsed by
+`google.protobuf.json_format` into Google's class (field names in camelCase or snake_case,
+enums by name, timestamps as RFC 3339 strings); its `name` defaults to
+the request's. `requireToken`, on a trip or a step: a call whose `authorization` is not
+`Bearer TOKEN` is answered UNAUTHENTICATED ("the access token is not valid for this trip")
+without using up the step. A trip no script knows is answered NOT_FOUND.
+
+EVENT lines (peer_common.emit)
+------------------------------
+  EVENT connection - peer=<ipv4:127.0.0.1:port>
+      the first call from a new client connection (grpcio's peer string names it).
+  EVENT getTrip /maps.fleetengine.v1.TripService/GetTrip trip=<name> view=<TripView>
+        format=<PolylineFormatType> crsv=<version> rwv=<version> trafficv=<version>
+        rwrv=<version> region=<code> language=<code> sdk=<SdkType> sdkv=<version>
+        peer=<peer> step=<index or -> answer=<OK or code name> headers=[[name, value], ...]
+      every GetTrip, after it was answered. Versions are `<seconds>.<nanos>` or `-` when
+      the request left them unset; `headers` is the request metadata as received, including
+      `authorization` and `x-goog-request-params`.
+  EVENT summary - requests=<n> connections=<n>
+      once, when the server stops.
+With `--quiet` the getTrip lines are left out (the load test makes thousands of calls).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+import peer_common as pc
+
+try:
+    import grpc
+    from google.maps import fleetengine_v1 as fe
+    from google.protobuf import duration_pb2, json_format
+    from google.rpc import code_pb2, error_details_pb2, status_pb2
+except ImportError as error:  # pragma: no cover - environment problem
+    print(f"fake_fleet_engine: cannot import grpcio or Google's classes ({error}); run with "
+          "the venv that scripts/test creates (.venv/bin/python)", file=sys.stderr)
+    sys.exit(2)
+
+Trip = fe.Trip.pb()
+GetTripRequest = fe.GetTripRequest.pb()
+SERVICE = "maps.fleetengine.v1.TripService"
+GET_TRIP = f"/{SERVICE}/GetTrip"
+
+
+def enum_name(enum_type, value: int) -> str:
+    """The name of `value` in one of the proto-plus enums of fleetengine_v1."""
+    try:
+        return enum_type(value).name
+    except ValueError:
+        return str(value)
+
+
+def version(request, field: str) -> str:
+    if not request.HasField(field):
+        return "-"
+    stamp = getattr(request, field)
+    return f"{stamp.seconds}.{stamp.nanos:09d}"
+
+
+class ScriptError(Exception):
+    """A script that cannot be used; the message says where."""
+
+
+class Cursor:
+    """The steps of one trip and how far its calls have got."""
+
+    def __init__(self, steps: list[dict], require_token: str | None, where: str):
+        if not steps:
+            raise ScriptError(f"{where}: no steps")
+        for index, step in enumerate(steps):
+            if ("trip" in step) == ("error" in step):
+                raise ScriptError(f"{where} step {index}: needs exactly one of trip, error")
+            if "trip" in step:
+                try:
+                    json_format.ParseDict(step["trip"], Trip())
+                except json_format.ParseError as error:
+                    raise ScriptError(f"{where} step {index}: {error}") from None
+            else:
+                code = step["error"].get("code")
+                if code not in code_pb2.Code.keys() or code == "OK":
+                    raise ScriptError(f"{where} step {index}: unknown error code {code!r}")
+        self.steps = steps
+        self.require_token = require_token
+        self.next = 0
+
+    def take(self, authorization: str | None) -> tuple[int | None, dict]:
+        """The step for this call (index None: the token was refused, nothing used up)."""
+        index = min(self.next, len(self.steps) - 1)
+        step = self.steps[index]
+        token = step.get("requireToken", self.require_token)
+        if token is not None and authorization != f"Bearer {token}":
+            return None, {"error": {"code": "UNAUTHENTICATED",
+                                    "message": "the access token is not valid for this trip"}}
+        self.next += 1
+        return index, step
+
+
+class Script:
+    """Every loaded script: cursors by trip name, templates by prefix."""
+
+    def __init__(self, directory: Path | None):
+        self.directory = directory
+        self.read_files: set[str] = set()
+        self.cursors: dict[str, Cursor] = {}
+        self.templates: list[tuple[str, list[dict]]] = []
+
+    def load(self, path: Path) -> None:
+        try:
+            document = json.loads(path.read_text())
+        except (OSError, ValueError) as error:
+            raise ScriptError(f"{path}: {error}") from None
+        for name, spec in document.get("trips", {}).items():
+            self.cursors[name] = Cursor(spec.get("steps", []), spec.get("requireToken"),
+                                        f"{path.name} trip {name}")
+        for template in document.get("templates", []):
+            prefix = template["prefix"]
+            Cursor(template.get("steps", []), None, f"{path.name} template {prefix}")
+            self.templates.append((prefix, template["steps"]))
+
+    def cursor(self, name: str) -> Cursor | None:
+        if name not in self.cursors and self.directory is not None:
+            for path in sorted(self.directory.glob("*.json")):
+                if path.name not in self.read_files:
+                    self.read_files.add(path.name)
+                    try:
+                        self.load(path)
+                    except ScriptError as error:
+                        pc.log(f"fake_fleet_engine: ignoring script {error}")
+        if name not in self.cursors:
+            for prefix, steps in self.templates:
+                if name.startswith(prefix):
+                    self.cursors[name] = Cursor(steps, None, f"template {prefix}")
+                    break
+        return self.cursors.get(name)
+
+
+class FakeTripService:
+    def __init__(self, script: Script, quiet: bool):
+        self.script = script
+        self.quiet = quiet
+        self.peers: set[str] = set()
+        self.requests = 0
+
+    async def get_trip(self, request, context):
+        self.requests += 1
+        peer = context.peer()
+        if peer not in self.peers:
+            self.peers.add(peer)
+            pc.emit("connection", None, peer=peer)
+        metadata = [(key, value if isinstance(value, str) else f"<{len(value)} bytes>")
+                    for key, value in context.invocation_metadata()]
+        authorization = next((v for k, v in metadata if k == "authorization"), None)
+
+        cursor = self.script.cursor(request.name)
+        if cursor is None:
+            index, step = None, {"error": {"code": "NOT_FOUND",
+                                           "message": f"trip {request.name} not found"}}
+        else:
+            index, step = cursor.take(authorization)
+        if step.get("delayMs"):
+            await asyncio.sleep(step["delayMs"] / 1000)
+        answer = step["error"]["code"] if "error" in step else "OK"
+        if not self.quiet:
+            header = request.header
+            pc.emit("getTrip", GET_TRIP, headers=metadata,
+                    trip=request.name,
+                    view=enum_name(fe.TripView, request.view),
+                    format=enum_name(fe.PolylineFormatType, request.route_format_type),
+                    crsv=version(request, "current_route_segment_version"),
+                    rwv=version(request, "remaining_waypoints_version"),
+                    trafficv=version(request, "current_route_segment_traffic_version"),
+                    rwrv=version(request, "remaining_waypoints_route_version"),
+                    region=header.region_code or "-", language=header.language_code or "-",
+                    sdk=enum_name(fe.RequestHeader.SdkType, header.sdk_type), sdkv=header.sdk_version or "-",
+                    peer=peer, step="-" if index is None else index, answer=answer)
+        if "error" in step:
+            await self.abort(context, step["error"])
+        trip = json_format.ParseDict(step["trip"], Trip())
+        if not trip.name:
+            trip.name = request.name
+        return trip
+
+    @staticmethod
+    async def abort(context, error: dict) -> None:
+        code = getattr(grpc.StatusCode, error["code"])
+        message = error.get("message", "")
+        trailing = ()
+        if error.get("retryDelayMs") is not None:
+            millis = int(error["retryDelayMs"])
+            info = error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(
+                seconds=millis // 1000, nanos=(millis % 1000) * 1_000_000))
+            status = status_pb2.Status(code=code.value[0], message=message)
+            status.details.add().Pack(info)
+            trailing = (("grpc-status-details-bin", status.SerializeToString()),)
+        await context.abort(code, message, trailing_metadata=trailing)
+
+
+async def serve(args, script: Script) -> None:
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+    service = FakeTripService(script, args.quiet)
+    handler = grpc.method_handlers_generic_handler(SERVICE, {
+        "GetTrip": grpc.unary_unary_rpc_method_handler(
+            service.get_trip,
+            request_deserializer=GetTripRequest.FromString,
+            response_serializer=Trip.SerializeToString),
+    })
+    server.add_generic_rpc_handlers((handler,))
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    port = server.add_insecure_port(f"{host}:{args.port}")
+    if port == 0:
+        raise SystemExit("fake_fleet_engine: could not bind the port")
+    await server.start()
+
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    pc.watch_parent(lambda: loop.call_soon_threadsafe(stop.set))
+    pc.announce_listening(port)
+    await stop.wait()
+    pc.emit("summary", None, requests=service.requests, connections=len(service.peers))
+    await server.stop(grace=0.2)
+
+
+def main() -> int:
+    pc.unblock_signals()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0 (default): the OS picks")
+    parser.add_argument("--script", type=Path, help="a script to load at start")
+    parser.add_argument("--script-dir", type=Path, help="load new *.json scripts on demand")
+    parser.add_argument("--quiet", action="store_true", help="no getTrip EVENT lines")
+    args = parser.parse_args()
+    script = Script(args.script_dir)
+    try:
+        if args.script is not None:
+            script.load(args.script)
+    except ScriptError as error:
+        pc.log(f"fake_fleet_engine: {error}")
+        return 2
+    asyncio.run(serve(args, script))
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    sys.exit(main())
