@@ -1,0 +1,189 @@
+import ArgumentParser
+import FleetConsumer
+import Foundation
+
+/// `fleet-follow`: follows one trip and prints what a subscriber sees.
+///
+/// Exit status: 0 once a terminal status has been printed or after `--max-seconds`; 2 for
+/// bad flags (ArgumentParser's usage errors, remapped in ``FleetFollowMain``); 1 when the
+/// trip cannot be followed at all (a configuration the service refuses).
+struct FleetFollow: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "fleet-follow",
+    abstract: "Follow one Fleet Engine trip and print what TripModel subscribers see.",
+    discussion: """
+      Polls maps.fleetengine.v1.TripService/GetTrip and prints one line per callback: with \
+      --json, one JSON object per line on stdout (trip, tripStatus, remainingDistance, \
+      activeRoute, vehicleLocation, pickupLocation, dropoffLocation, pickupETA, dropoffETA, \
+      remainingWaypoints, intermediateDestinations, activeRouteTraffic, error), logs on \
+      stderr; without it, a readable live view. Exits 0 once COMPLETE or CANCELED has been \
+      printed, or after --max-seconds.
+
+      --endpoint is required for now: following a trip on the embedded simulator when it is \
+      left out arrives with the simulator, which does not exist yet.
+
+      Retries: server and network errors are retried after the poll interval, growing 1.6x \
+      per failure up to 12 poll intervals (at most 60 s, at least 1 s); client errors \
+      (NOT_FOUND, PERMISSION_DENIED, ...) 4x as slowly; other errors after that maximum.
+      """)
+
+  @Option(help: ArgumentHelp("Fleet Engine's address.", valueName: "host:port"))
+  var endpoint: String
+
+  @Flag(
+    help: ArgumentHelp(
+      "Connect without TLS (default: TLS, verified against the system's CAs); access "
+        + "tokens then travel unencrypted."))
+  var plaintext = false
+
+  @Option(help: ArgumentHelp("The provider (Google Cloud project) ID; with --trip.", valueName: "id"))
+  var provider: String?
+
+  @Option(help: ArgumentHelp("The trip ID; with --provider.", valueName: "trip-id"))
+  var trip: String?
+
+  @Option(
+    name: .customLong("trip-name"),
+    help: ArgumentHelp("The trip as providers/<id>/trips/<id>.", valueName: "name"))
+  var tripName: String?
+
+  @Option(help: ArgumentHelp("A fixed access token.", valueName: "token"))
+  var token: String?
+
+  @Option(
+    name: .customLong("token-command"),
+    help: ArgumentHelp(
+      "A command (run by /bin/sh -c, FLEET_TRIP_ID set) printing "
+        + "{\"token\": ..., \"expiresAt\": <unix seconds>}.",
+      valueName: "command"))
+  var tokenCommand: String?
+
+  @Option(
+    name: .customLong("token-url"),
+    help: ArgumentHelp(
+      "A URL to GET {\"token\": ..., \"expiresAt\": <unix seconds>} from; {tripID} in it is "
+        + "replaced by the trip ID.",
+      valueName: "url"))
+  var tokenURL: String?
+
+  @Option(
+    name: .customLong("poll-interval"),
+    help: ArgumentHelp("Seconds between polls, at least 0.1.", valueName: "seconds"))
+  var pollInterval: Double = 5
+
+  @Flag(help: "Print one JSON object per line on stdout, and nothing else there.")
+  var json = false
+
+  @Option(
+    name: .customLong("max-seconds"),
+    help: ArgumentHelp("Stop after this many seconds (exit status 0).", valueName: "seconds"))
+  var maxSeconds: Double?
+
+  func validate() throws {
+    do {
+      _ = try TripService.Endpoint(endpoint)
+    } catch {
+      throw ValidationError("--endpoint: \(error.message)")
+    }
+    _ = try resolvedTripName()
+    let sources = [token != nil, tokenCommand != nil, tokenURL != nil].filter { $0 }.count
+    guard sources == 1 else {
+      throw ValidationError("give exactly one of --token, --token-command, --token-url")
+    }
+    if let token, token.isEmpty { throw ValidationError("--token is empty") }
+    guard pollInterval.isFinite, pollInterval >= 0.1 else {
+      throw ValidationError("--poll-interval must be at least 0.1 seconds")
+    }
+    if let maxSeconds, !(maxSeconds.isFinite && maxSeconds > 0) {
+      throw ValidationError("--max-seconds must be a positive number of seconds")
+    }
+  }
+
+  /// The trip name from `--trip-name` or `--provider` and `--trip`, checked.
+  private func resolvedTripName() throws -> TripName {
+    do {
+      switch (tripName, provider, trip) {
+      case (let name?, nil, nil):
+        return try TripName(name)
+      case (nil, let provider?, let trip?):
+        return try TripName(providerID: provider, tripID: trip)
+      case (nil, _, _):
+        throw ValidationError("give --provider and --trip together, or --trip-name")
+      case (.some, _, _):
+        throw ValidationError("give either --trip-name or --provider with --trip, not both")
+      }
+    } catch let error as RPCError {
+      throw ValidationError(error.message)
+    }
+  }
+
+  func run() async throws {
+    let name = try resolvedTripName()
+    let endpoint = try TripService.Endpoint(self.endpoint)
+    var options = TripService.Options()
+    options.pollInterval = .seconds(pollInterval)
+    // The contract has no retry flags: scale the backoff with the poll interval.
+    options.retryPolicy = RetryPolicy(
+      initialBackoff: .seconds(pollInterval),
+      maximumBackoff: .seconds(min(60, max(1, 12 * pollInterval))))
+    if plaintext {
+      // Asking for plaintext is asking for the token to go unencrypted.
+      options.allowsTokensOverPlaintext = true
+      if !endpoint.isLoopback {
+        log("warning: --plaintext to \(endpoint): the access token is sent unencrypted")
+      }
+    }
+    let service: TripService
+    do {
+      service = try TripService(
+        configuration: .init(
+          endpoint: endpoint, transportSecurity: plaintext ? .plaintext : .tls(.init()),
+          providerID: name.providerID, accessTokenProvider: tokenProvider(), options: options))
+    } catch {
+      log("error: \(error.message)")
+      throw ExitCode.failure
+    }
+    let model = try service.tripModel(forTripName: name.description)
+    log("following \(name) at \(endpoint)" + (plaintext ? " (plaintext)" : ""))
+
+    let json = self.json
+    let maxSeconds = self.maxSeconds
+    let ended = await withTaskGroup(of: String.self) { group in
+      group.addTask {
+        var printer = EventPrinter(json: json)
+        for await event in model.updates {
+          for line in printer.lines(for: event) { Output.print(line) }
+        }
+        return "the trip ended"
+      }
+      if let maxSeconds {
+        group.addTask {
+          try? await Task.sleep(for: .seconds(maxSeconds))
+          return "--max-seconds \(maxSeconds) passed"
+        }
+      }
+      let first = await group.next() ?? "nothing to do"
+      group.cancelAll()
+      return first
+    }
+    log("stopped: \(ended)")
+    service.shutdown()
+  }
+
+  private func tokenProvider() -> any AccessTokenProvider {
+    if let token { return FixedAccessTokenProvider(AccessToken(token)) }
+    if let tokenCommand { return CommandAccessTokenProvider(command: tokenCommand) }
+    return HTTPAccessTokenProvider(url: tokenURL ?? "")
+  }
+
+  private func log(_ message: String) {
+    FileHandle.standardError.write(Data("fleet-follow: \(message)\n".utf8))
+  }
+}
+
+/// Writes whole lines to stdout, flushed at once, so a reader sees each event as it happens.
+enum Output {
+  static func print(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+  }
+}

@@ -1,0 +1,64 @@
+/// One JSON object written as one line, keys in the order they were added.
+///
+/// `fleet-follow --json` promises exact lines, so they are written by hand rather than by an
+/// encoder that may reorder keys or escape differently.
+struct JSONLine {
+  private var text = "{"
+
+  init() {}
+
+  mutating func add(_ key: String, _ value: String) {
+    append(key)
+    text += Self.quoted(value)
+  }
+
+  mutating func add(_ key: String, _ value: Int) {
+    append(key)
+    text += String(value)
+  }
+
+  mutating func add(_ key: String, _ value: Int64) {
+    append(key)
+    text += String(value)
+  }
+
+  mutating func add(_ key: String, _ value: Double) {
+    append(key)
+    // Swift prints the shortest round-tripping form ("52.52", "1e-05"), which is valid JSON.
+    text += value.isFinite ? String(value) : "null"
+  }
+
+  mutating func add(_ key: String, _ values: [String]) {
+    append(key)
+    text += "[" + values.map(Self.quoted).joined(separator: ",") + "]"
+  }
+
+  /// The finished object.
+  var line: String { text + "}" }
+
+  private mutating func append(_ key: String) {
+    if text.count > 1 { text += "," }
+    text += Self.quoted(key) + ":"
+  }
+
+  /// `value` as a JSON string: quotes, backslashes and control characters escaped, the rest
+  /// as UTF-8.
+  static func quoted(_ value: String) -> String {
+    var out = "\""
+    for scalar in value.unicodeScalars {
+      switch scalar {
+      case "\"": out += "\\\""
+      case "\\": out += "\\\\"
+      case "\n": out += "\\n"
+      case "\r": out += "\\r"
+      case "\t": out += "\\t"
+      case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+        let hex = String(scalar.value, radix: 16)
+        out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+      default:
+        out.unicodeScalars.append(scalar)
+      }
+    }
+    return out + "\""
+  }
+}
