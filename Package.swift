@@ -72,6 +72,13 @@ let package = Package(
         "FleetConsumer",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
+    // grpc.testing.TestService on our server role, for other implementations' clients.
+    .executableTarget(
+      name: "interop-server",
+      dependencies: [
+        "GRPCWire", "FleetProtos",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]),
     // The standard gRPC interop client (interop-test-descriptions.md flags and cases).
     .executableTarget(
       name: "interop-client",

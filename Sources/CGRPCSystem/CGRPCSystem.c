@@ -35,3 +35,10 @@ int fleet_set_tcp_nodelay(int fd) {
 }
 
 void fleet_set_thread_name(const char *name) { pthread_setname_np(pthread_self(), name); }
+
+int fleet_accept_nonblocking(int fd, void *address, uint32_t *length) {
+  socklen_t size = *length;
+  int accepted = accept4(fd, (struct sockaddr *)address, &size, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  *length = size;
+  return accepted;
+}

@@ -29,6 +29,9 @@ int fleet_eventfd(void);
 /// Sets TCP_NODELAY on a TCP socket. Returns 0 or -1 with errno.
 int fleet_set_tcp_nodelay(int fd);
 
+/// accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC (Glibc's module does not expose accept4).
+int fleet_accept_nonblocking(int fd, void *address, uint32_t *length);
+
 /// Names the calling thread (at most 15 bytes are kept), for debuggers and top.
 void fleet_set_thread_name(const char *name);
 

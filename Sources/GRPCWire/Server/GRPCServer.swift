@@ -1,0 +1,291 @@
+public import FleetProtos
+internal import CGRPCSystem
+internal import FleetSync
+internal import Glibc
+
+/// Settings of a ``GRPCServer``.
+public struct ServerOptions: Sendable {
+  /// The largest request message accepted, after decompression.
+  public var maxReceiveMessageSize = 4 << 20
+  /// SETTINGS_MAX_CONCURRENT_STREAMS announced to each client.
+  public var maxConcurrentStreams = 1_000
+
+  public init() {}
+}
+
+/// A gRPC server on our HTTP/2 transport: nghttp2 server sessions on an event loop, routing
+/// `:path` to handlers of the four call kinds.
+///
+/// Register handlers, then ``start(host:port:)``; handlers run as tasks, one per call. A
+/// handler that throws an ``RPCError`` answers with its status (and details); any other
+/// error answers UNKNOWN. A client's RST_STREAM or a passed deadline cancels the handler's
+/// task. ``shutdown(gracePeriod:)`` sends GOAWAY, lets calls finish, then ends them.
+public final class GRPCServer: Sendable {
+  let core: ServerCore
+  private let ownsLoop: Bool
+  private let handlers = PosixMutex<[String: ServerHandler]>([:])
+
+  /// With no `eventLoop` the server runs its own loop thread, which shutdown ends.
+  public init(options: ServerOptions = ServerOptions(), eventLoop: EventLoop? = nil) {
+    let loop = eventLoop ?? EventLoop(name: "grpc-server")
+    core = ServerCore(loop: loop, options: options)
+    ownsLoop = eventLoop == nil
+  }
+
+  // MARK: Handlers
+
+  /// Serves a unary method.
+  public func register<Request: ProtoMessage, Response: ProtoMessage>(
+    unary method: ProtoMethod<Request, Response>,
+    _ handler: @escaping @Sendable (Request, ServerContext) async throws -> Response
+  ) {
+    add(method.path) { stream, context in
+      let request = try await Self.onlyRequest(stream, Request.self)
+      let response = try await handler(request, context)
+      try await stream.writeResponse(compress: true) { response.encode(appendingTo: &$0) }
+    }
+  }
+
+  /// Serves a server-streaming method.
+  public func register<Request: ProtoMessage, Response: ProtoMessage>(
+    serverStreaming method: ProtoMethod<Request, Response>,
+    _ handler: @escaping @Sendable (Request, ResponseWriter<Response>, ServerContext) async throws -> Void
+  ) {
+    add(method.path) { stream, context in
+      let request = try await Self.onlyRequest(stream, Request.self)
+      try await handler(request, Self.writer(stream), context)
+    }
+  }
+
+  /// Serves a client-streaming method.
+  public func register<Request: ProtoMessage, Response: ProtoMessage>(
+    clientStreaming method: ProtoMethod<Request, Response>,
+    _ handler: @escaping @Sendable (RequestStream<Request>, ServerContext) async throws -> Response
+  ) {
+    add(method.path) { stream, context in
+      let response = try await handler(Self.requests(stream), context)
+      try await stream.writeResponse(compress: true) { response.encode(appendingTo: &$0) }
+    }
+  }
+
+  /// Serves a bidirectional method.
+  public func register<Request: ProtoMessage, Response: ProtoMessage>(
+    bidirectional method: ProtoMethod<Request, Response>,
+    _ handler: @escaping @Sendable (RequestStream<Request>, ResponseWriter<Response>, ServerContext) async throws -> Void
+  ) {
+    add(method.path) { stream, context in
+      try await handler(Self.requests(stream), Self.writer(stream), context)
+    }
+  }
+
+  private func add(_ path: String, _ body: @escaping @Sendable (ServerStream, ServerContext) async throws -> Void) {
+    handlers.withLock {
+      $0[path] = { stream, context in
+        do {
+          try await body(stream, context)
+          stream.finish(.ok, trailers: context.trailingMetadata)
+        } catch {
+          stream.finish(Self.status(for: error), trailers: context.trailingMetadata)
+        }
+      }
+    }
+  }
+
+  private static func onlyRequest<Request: ProtoMessage>(_ stream: ServerStream, _: Request.Type)
+    async throws -> Request
+  {
+    // doc/statuscodes.md: a request cardinality violation is UNIMPLEMENTED.
+    guard let bytes = try await stream.nextRequest() else {
+      throw RPCError(code: .unimplemented, message: "the call sent no request message")
+    }
+    guard try await stream.nextRequest() == nil else {
+      throw RPCError(code: .unimplemented, message: "the call sent more than one request message")
+    }
+    do {
+      return try Request(serializedBytes: bytes)
+    } catch {
+      throw RPCError(code: .internalError, message: "could not decode the request: \(error)")
+    }
+  }
+
+  private static func requests<Request: ProtoMessage>(_ stream: ServerStream) -> RequestStream<Request> {
+    RequestStream(stream: stream) { try Request(serializedBytes: $0) }
+  }
+
+  private static func writer<Response: ProtoMessage>(_ stream: ServerStream) -> ResponseWriter<Response> {
+    ResponseWriter(stream: stream) { message, buffer in message.encode(appendingTo: &buffer) }
+  }
+
+  static func status(for error: any Error) -> Status {
+    switch error {
+    case let error as RPCError: error.status
+    case is CancellationError: Status(code: .cancelled, message: "the handler was cancelled")
+    default: Status(code: .unknown, message: "the handler failed: \(error)")
+    }
+  }
+
+  // MARK: Running
+
+  /// Binds `host:port` (port 0: one the OS picks) and serves; returns the bound port.
+  /// Throws UNAVAILABLE when the address cannot be bound.
+  public func start(host: String = "127.0.0.1", port: Int = 0) async throws -> Int {
+    let handlers = self.handlers.withLock { $0 }
+    let core = self.core
+    return try await withCheckedThrowingContinuation { continuation in
+      core.loop.execute {
+        continuation.resume(with: Result { () throws(RPCError) in
+          try core.listen(host: host, port: port, handlers: handlers)
+        })
+      }
+    }
+  }
+
+  /// Stops accepting, sends GOAWAY, lets calls finish for up to `gracePeriod`, then cancels the
+  /// rest and closes every connection (and the server's own loop thread).
+  public func shutdown(gracePeriod: Duration = .seconds(5)) async {
+    let core = self.core
+    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+      core.loop.execute { core.shutdown(gracePeriod: gracePeriod, done: done) }
+    }
+    if ownsLoop { core.loop.shutdown() }
+  }
+}
+
+typealias ServerHandler = @Sendable (ServerStream, ServerContext) async -> Void
+
+/// The loop-owned side of a server: its listening socket, connections and handlers.
+final class ServerCore: EventHandler, @unchecked Sendable {
+  // @unchecked Sendable: loop-only state; other threads use loop.execute.
+
+  let loop: EventLoop
+  let options: ServerOptions
+  private var handlers: [String: ServerHandler] = [:]
+  private var listenFD: Int32 = -1
+  private var connections: [ObjectIdentifier: ServerConnection] = [:]
+  private var shutdownWaiters: [CheckedContinuation<Void, Never>]? = nil
+
+  init(loop: EventLoop, options: ServerOptions) {
+    self.loop = loop
+    self.options = options
+  }
+
+  var maxReceiveMessageSize: Int { options.maxReceiveMessageSize }
+
+  func handler(for path: String) -> ServerHandler? { handlers[path] }
+
+  func listen(host: String, port: Int, handlers: [String: ServerHandler]) throws(RPCError) -> Int {
+    loop.assertInLoop()
+    self.handlers = handlers
+    let name = host == "localhost" ? "127.0.0.1" : host
+    guard let address = SocketAddress(numericHost: name, port: port) else {
+      throw RPCError(code: .unavailable, message: "cannot listen on '\(host)': give an IP address")
+    }
+    let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else {
+      throw RPCError(code: .unavailable, message: "socket: \(errnoDescription(errno))")
+    }
+    var one: Int32 = 1
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+    let bound = address.withSockAddr { bind(fd, $0, $1) }
+    guard bound == 0, Glibc.listen(fd, 1024) == 0 else {
+      let reason = errnoDescription(errno)
+      Glibc.close(fd)
+      throw RPCError(code: .unavailable, message: "cannot listen on \(address): \(reason)")
+    }
+    var storage = sockaddr_storage()
+    var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+    _ = withUnsafeMutablePointer(to: &storage) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    let boundPort = withUnsafeBytes(of: storage) { raw -> Int in
+      // sin_port and sin6_port sit at the same offset, right after the family.
+      Int(UInt16(bigEndian: raw.load(fromByteOffset: 2, as: UInt16.self)))
+    }
+    listenFD = fd
+    loop.register(fd, .read, self)
+    return boundPort
+  }
+
+  // MARK: Accepting
+
+  func readable() {
+    while listenFD >= 0 {
+      var storage = sockaddr_storage()
+      var length = UInt32(MemoryLayout<sockaddr_storage>.size)
+      let fd = fleet_accept_nonblocking(listenFD, &storage, &length)
+      guard fd >= 0 else { return }  // EAGAIN, or a transient accept error: try next time
+      _ = fleet_set_tcp_nodelay(fd)
+      let peer = Self.describe(storage)
+      let connection = ServerConnection(loop: loop, fd: fd, peer: peer, server: self)
+      connections[ObjectIdentifier(connection)] = connection
+      connection.start(maxConcurrentStreams: options.maxConcurrentStreams)
+    }
+  }
+
+  func writable() {}
+
+  func loopClosing() { stopListening() }
+
+  private static func describe(_ storage: sockaddr_storage) -> String {
+    withUnsafeBytes(of: storage) { raw in
+      switch Int32(storage.ss_family) {
+      case AF_INET: "\(SocketAddress(raw.load(as: sockaddr_in.self)))"
+      case AF_INET6: "\(SocketAddress(raw.load(as: sockaddr_in6.self)))"
+      default: "unknown peer"
+      }
+    }
+  }
+
+  private func stopListening() {
+    guard listenFD >= 0 else { return }
+    loop.unregister(listenFD)
+    Glibc.close(listenFD)
+    listenFD = -1
+  }
+
+  // MARK: Connections and shutdown
+
+  func callEnded(on connection: ServerConnection) {
+    guard shutdownWaiters != nil, connection.openCallCount == 0 else { return }
+    // Inside nghttp2's stream-close callback: close once it has returned.
+    loop.execute {
+      connection.close(cancelling: RPCError(code: .unavailable, message: "the server is shutting down"))
+    }
+  }
+
+  func connectionClosed(_ connection: ServerConnection) {
+    connections[ObjectIdentifier(connection)] = nil
+    if connections.isEmpty { resumeShutdownWaiters() }
+  }
+
+  private func resumeShutdownWaiters() {
+    guard let waiters = shutdownWaiters, !waiters.isEmpty else { return }
+    shutdownWaiters = []
+    for waiter in waiters { waiter.resume() }
+  }
+
+  func shutdown(gracePeriod: Duration, done: CheckedContinuation<Void, Never>) {
+    loop.assertInLoop()
+    stopListening()
+    if shutdownWaiters != nil {
+      if connections.isEmpty { done.resume() } else { shutdownWaiters!.append(done) }
+      return
+    }
+    shutdownWaiters = [done]
+    let error = RPCError(code: .unavailable, message: "the server is shutting down")
+    for connection in Array(connections.values) {
+      if connection.openCallCount == 0 {
+        connection.close(cancelling: error)
+      } else {
+        connection.beginDraining()
+      }
+    }
+    if connections.isEmpty {
+      resumeShutdownWaiters()
+      return
+    }
+    _ = loop.scheduleTimer(at: .now.advanced(by: gracePeriod)) { [self] in
+      for connection in Array(connections.values) { connection.close(cancelling: error) }
+    }
+  }
+}

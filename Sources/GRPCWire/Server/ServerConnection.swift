@@ -1,0 +1,367 @@
+internal import CNGHTTP2
+internal import Glibc
+
+/// One accepted HTTP/2 connection of a ``GRPCServer``, owned by the server's event loop.
+///
+/// Like the client's connection it reads into nghttp2 and writes everything nghttp2 queued in
+/// one tick with one write; it is only touched on `loop`. Each request stream becomes a
+/// ``ServerStream`` whose handler runs as its own task.
+final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable {
+  // @unchecked Sendable: loop-only; other threads reach it through loop.execute.
+
+  let loop: EventLoop
+  let peer: String
+  weak var server: ServerCore?
+  private var transport: (any ByteTransport)?
+  private let fd: Int32
+  private var session: OpaquePointer?
+  private var streams: [Int32: ServerStream] = [:]
+  private var output: [UInt8] = []
+  private var outputOffset = 0
+  private var flushScheduled = false
+  private var interest: EventLoop.Interest = []
+  private var draining = false
+  private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+
+  init(loop: EventLoop, fd: Int32, peer: String, server: ServerCore) {
+    self.loop = loop
+    self.fd = fd
+    self.peer = peer
+    self.server = server
+    self.transport = PlainTransport(fd: fd)
+  }
+
+  deinit {
+    readBuffer.deallocate()
+    if let session { nghttp2_session_del(session) }
+  }
+
+  var openCallCount: Int { streams.count }
+
+  /// Starts the HTTP/2 session: our SETTINGS go out at once.
+  func start(maxConcurrentStreams: Int) {
+    loop.assertInLoop()
+    session = makeServerSession(userData: Unmanaged.passUnretained(self).toOpaque())
+    let entries = [
+      nghttp2_settings_entry(
+        settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
+        value: UInt32(clamping: maxConcurrentStreams)),
+      nghttp2_settings_entry(
+        settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: 4 << 20),
+    ]
+    nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), entries, entries.count)
+    nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, 16 << 20)
+    setInterest(.read)
+    scheduleFlush()
+  }
+
+  // MARK: Requests (from nghttp2's callbacks, inside mem_recv)
+
+  func beginStream(_ id: Int32) {
+    let stream = ServerStream(loop: loop, id: id)
+    stream.connection = self
+    streams[id] = stream
+  }
+
+  func stream(_ id: Int32) -> ServerStream? { streams[id] }
+
+  func requestHeadersReceived(_ stream: ServerStream, endStream: Bool) {
+    guard let server else { return }
+    let fields = stream.headerBlock
+    stream.headerBlock.removeAll()
+    var method = "", path = "", contentType = "", timeout: Duration? = nil
+    for field in fields {
+      switch field.name {
+      case ":method": method = field.value
+      case ":path": path = field.value
+      case "content-type": contentType = field.value
+      case "grpc-timeout": timeout = GRPCTimeout.parse(field.value)
+      case "grpc-encoding":
+        switch field.value {
+        case "identity": stream.requestEncoding = .identity
+        case "gzip": stream.requestEncoding = .gzip
+        default: stream.requestEncoding = .unsupported(field.value)
+        }
+      case "grpc-accept-encoding":
+        stream.acceptsGzip = field.value.split(separator: ",").contains {
+          $0.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed() == Array("gzip")
+        }
+      default: continue
+      }
+    }
+    guard method == "POST" else {
+      return respondEarly(stream, Status(code: .unimplemented, message: "gRPC needs POST, not \(method)"), httpStatus: 405)
+    }
+    guard contentType.hasPrefix("application/grpc") else {
+      return respondEarly(
+        stream, Status(code: .internalError, message: "content-type '\(contentType)' is not gRPC"),
+        httpStatus: 415)
+    }
+    if case .unsupported(let name) = stream.requestEncoding {
+      return respondEarly(
+        stream,
+        Status(code: .unimplemented, message: "this server does not support grpc-encoding '\(name)'"))
+    }
+    guard let handler = server.handler(for: path) else {
+      return respondEarly(stream, Status(code: .unimplemented, message: "unknown method \(path)"))
+    }
+    stream.deframer = MessageDeframer(maxMessageSize: server.maxReceiveMessageSize)
+    let context = ServerContext(
+      path: path,
+      requestMetadata: Metadata(receivedHeaders: fields.lazy.map { (name: $0.name, value: $0.value) }),
+      timeout: timeout, peer: peer)
+    stream.context = context
+    if let timeout {
+      stream.deadlineTimer = loop.scheduleTimer(at: .now.advanced(by: timeout)) { [weak stream] in
+        guard let stream else { return }
+        stream.deadlineTimer = nil
+        stream.abort(RPCError(code: .deadlineExceeded, message: "the call's deadline passed on the server"))
+        self.finishResponse(of: stream)
+      }
+    }
+    stream.handlerTask = Task {
+      await handler(stream, context)
+    }
+    if endStream, let error = stream.requestsEnded() { fail(stream, error) }
+  }
+
+  func dataReceived(_ stream: ServerStream, _ bytes: UnsafeRawBufferPointer) {
+    if let error = stream.receivedData(bytes) { fail(stream, error) }
+  }
+
+  func requestStreamEnded(_ stream: ServerStream) {
+    if let error = stream.requestsEnded() { fail(stream, error) }
+  }
+
+  func streamClosed(_ id: Int32, errorCode: UInt32) {
+    guard let stream = streams.removeValue(forKey: id) else { return }
+    stream.streamClosed = true
+    // Closed before the handler finished: the client reset it (or the connection ended).
+    stream.abort(RPCError(code: .cancelled, message: "the client cancelled the call"))
+    server?.callEnded(on: self)
+  }
+
+  /// A request broke the rules: answer with `error`'s status and stop the handler.
+  private func fail(_ stream: ServerStream, _ error: RPCError) {
+    stream.abort(error)
+    finishResponse(of: stream)
+  }
+
+  /// Answers at once with `status` and no handler (trailers-only).
+  private func respondEarly(_ stream: ServerStream, _ status: Status, httpStatus: Int = 200) {
+    stream.responseStarted = true
+    var fields = [
+      HeaderField(name: ":status", value: "\(httpStatus)"),
+      HeaderField(name: "content-type", value: "application/grpc"),
+    ]
+    fields += status.headerFields().map { HeaderField(name: $0.name, value: $0.value) }
+    _ = HeaderBlock.withNameValues(fields) { nva, count in
+      nghttp2_submit_response(session, stream.id, nva, count, nil)
+    }
+    scheduleFlush()
+  }
+
+  // MARK: Responses (loop)
+
+  func compressionAllowed(for stream: ServerStream) -> Bool {
+    stream.acceptsGzip && (stream.context?.compressResponses ?? false)
+  }
+
+  func responseBytesQueued(for stream: ServerStream) {
+    loop.assertInLoop()
+    guard !stream.streamClosed, let session else { return }
+    if !stream.responseStarted {
+      startResponse(stream)
+    } else if stream.dataDeferred {
+      stream.dataDeferred = false
+      nghttp2_session_resume_data(session, stream.id)
+      scheduleFlush()
+    }
+  }
+
+  /// The handler finished (or the call was aborted): status and trailers follow the body.
+  func finishResponse(of stream: ServerStream) {
+    loop.assertInLoop()
+    guard !stream.streamClosed, session != nil else { return }
+    if let deadlineTimer = stream.deadlineTimer {
+      loop.cancelTimer(deadlineTimer)
+      stream.deadlineTimer = nil
+    }
+    if !stream.responseStarted, let (status, trailers) = stream.finishedWithoutBody {
+      // Nothing was sent: a trailers-only response carries status and metadata together.
+      var metadata = stream.context?.initialMetadata ?? Metadata()
+      metadata.add(contentsOf: trailers)
+      respondEarly(stream, status, metadata: metadata)
+      return
+    }
+    responseBytesQueued(for: stream)
+  }
+
+  private func respondEarly(_ stream: ServerStream, _ status: Status, metadata: Metadata) {
+    stream.responseStarted = true
+    var fields = [
+      HeaderField(name: ":status", value: "200"),
+      HeaderField(name: "content-type", value: "application/grpc"),
+    ]
+    fields += status.headerFields().map { HeaderField(name: $0.name, value: $0.value) }
+    fields += metadata.headerFields().map { HeaderField(name: $0.name, value: $0.value) }
+    _ = HeaderBlock.withNameValues(fields) { nva, count in
+      nghttp2_submit_response(session, stream.id, nva, count, nil)
+    }
+    scheduleFlush()
+  }
+
+  private func startResponse(_ stream: ServerStream) {
+    stream.responseStarted = true
+    var fields = [
+      HeaderField(name: ":status", value: "200"),
+      HeaderField(name: "content-type", value: "application/grpc"),
+      HeaderField(name: "grpc-accept-encoding", value: "identity,gzip"),
+    ]
+    if stream.acceptsGzip { fields.append(HeaderField(name: "grpc-encoding", value: "gzip")) }
+    fields += (stream.context?.initialMetadata ?? Metadata()).headerFields().map {
+      HeaderField(name: $0.name, value: $0.value)
+    }
+    var provider = nghttp2_data_provider()
+    provider.source.ptr = Unmanaged.passUnretained(stream).toOpaque()
+    provider.read_callback = onServerDataSourceRead
+    _ = HeaderBlock.withNameValues(fields) { nva, count in
+      nghttp2_submit_response(session, stream.id, nva, count, &provider)
+    }
+    scheduleFlush()
+  }
+
+  /// Called from the data provider once the body is over: the trailers.
+  func submitTrailers(for stream: ServerStream, status: Status, trailers: Metadata) {
+    var fields = status.headerFields().map { HeaderField(name: $0.name, value: $0.value) }
+    fields += trailers.headerFields().map { HeaderField(name: $0.name, value: $0.value) }
+    _ = HeaderBlock.withNameValues(fields) { nva, count in
+      nghttp2_submit_trailer(session, stream.id, nva, count)
+    }
+  }
+
+  // MARK: Shutdown (loop)
+
+  /// GOAWAY: no new streams; the ones in flight may finish.
+  func beginDraining() {
+    guard let session, !draining else { return }
+    draining = true
+    nghttp2_submit_shutdown_notice(session)
+    scheduleFlush()
+  }
+
+  /// Ends every call and the connection (final GOAWAY, then close).
+  func close(cancelling error: RPCError) {
+    for stream in streams.values { stream.abort(error) }
+    if let session {
+      nghttp2_session_terminate_session(session, HTTP2ErrorCode.noError)
+      flush()
+    }
+    closeSocket()
+  }
+
+  // MARK: I/O
+
+  func readable() {
+    guard let transport, let session else { return }
+    for _ in 0..<16 {
+      switch transport.read(into: readBuffer) {
+      case .bytes(let count):
+        let consumed = nghttp2_session_mem_recv(
+          session, readBuffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count)
+        if consumed < 0 {
+          flush()
+          closeSocket()
+          return
+        }
+        if count < readBuffer.count { return scheduleFlush() }
+      case .wouldBlock(let wantWrite):
+        if wantWrite { setInterest([.read, .write]) }
+        return scheduleFlush()
+      case .closed, .failed:
+        closeSocket()
+        return
+      }
+    }
+    scheduleFlush()
+  }
+
+  func writable() { flush() }
+
+  func loopClosing() { closeSocket() }
+
+  func tickEnded() {
+    flushScheduled = false
+    flush()
+  }
+
+  private func scheduleFlush() {
+    guard !flushScheduled, transport != nil else { return }
+    flushScheduled = true
+    loop.runAtEndOfTick(self)
+  }
+
+  private func flush() {
+    guard let session, let transport else { return }
+    while true {
+      if outputOffset == output.count {
+        output.removeAll(keepingCapacity: output.capacity <= 4 << 20)
+        outputOffset = 0
+        while output.count < 1 << 20 {
+          var chunk: UnsafePointer<UInt8>? = nil
+          let length = nghttp2_session_mem_send(session, &chunk)
+          if length <= 0 { break }
+          output.append(contentsOf: UnsafeBufferPointer(start: chunk, count: length))
+        }
+        if output.isEmpty { break }
+      }
+      let result = output.withUnsafeBytes { raw in
+        transport.write(UnsafeRawBufferPointer(rebasing: raw[outputOffset...]))
+      }
+      switch result {
+      case .bytes(let written):
+        outputOffset += written
+      case .wouldBlock(let wantWrite):
+        setInterest(wantWrite ? [.read, .write] : .read)
+        return
+      case .closed, .failed:
+        closeSocket()
+        return
+      }
+    }
+    setInterest(.read)
+    if nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 {
+      closeSocket()
+    }
+  }
+
+  private func setInterest(_ wanted: EventLoop.Interest) {
+    guard transport != nil, wanted != interest else { return }
+    if interest.isEmpty {
+      loop.register(fd, wanted, self)
+    } else if wanted.isEmpty {
+      loop.unregister(fd)
+    } else {
+      loop.modify(fd, wanted)
+    }
+    interest = wanted
+  }
+
+  private func closeSocket() {
+    guard let transport else { return }
+    setInterest([])
+    self.transport = nil
+    transport.close()
+    let open = streams
+    streams.removeAll()
+    for stream in open.values {
+      stream.streamClosed = true
+      stream.abort(RPCError(code: .unavailable, message: "the connection from \(peer) was lost"))
+    }
+    if let session {
+      nghttp2_session_del(session)
+      self.session = nil
+    }
+    server?.connectionClosed(self)
+  }
+}

@@ -1,0 +1,108 @@
+internal import CNGHTTP2
+
+// nghttp2's callbacks for the server role: thin functions that recover the connection and
+// forward. They run inside nghttp2_session_mem_recv/mem_send on the server's loop.
+
+/// A server session whose callbacks reach `userData` (an unretained ServerConnection).
+func makeServerSession(userData: UnsafeMutableRawPointer) -> OpaquePointer {
+  var callbacks: OpaquePointer? = nil
+  precondition(nghttp2_session_callbacks_new(&callbacks) == 0, "out of memory")
+  defer { nghttp2_session_callbacks_del(callbacks) }
+  nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks, onServerBeginHeaders)
+  nghttp2_session_callbacks_set_on_header_callback(callbacks, onServerHeader)
+  nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onServerFrameReceived)
+  nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, onServerDataChunk)
+  nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onServerStreamClose)
+  var session: OpaquePointer? = nil
+  precondition(nghttp2_session_server_new(&session, callbacks, userData) == 0, "out of memory")
+  return session!
+}
+
+private func serverConnection(_ userData: UnsafeMutableRawPointer?) -> ServerConnection {
+  Unmanaged<ServerConnection>.fromOpaque(userData!).takeUnretainedValue()
+}
+
+private func onServerBeginHeaders(
+  _ session: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?,
+  _ userData: UnsafeMutableRawPointer?
+) -> Int32 {
+  let frame = frame!.pointee
+  if frame.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) && frame.headers.cat == NGHTTP2_HCAT_REQUEST {
+    serverConnection(userData).beginStream(frame.hd.stream_id)
+  }
+  return 0
+}
+
+private func onServerHeader(
+  _ session: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?,
+  _ name: UnsafePointer<UInt8>?, _ nameLength: Int, _ value: UnsafePointer<UInt8>?,
+  _ valueLength: Int, _ flags: UInt8, _ userData: UnsafeMutableRawPointer?
+) -> Int32 {
+  guard let stream = serverConnection(userData).stream(frame!.pointee.hd.stream_id) else { return 0 }
+  stream.headerBlock.append(
+    HeaderField(
+      name: String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self),
+      value: String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)))
+  return 0
+}
+
+private func onServerFrameReceived(
+  _ session: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?,
+  _ userData: UnsafeMutableRawPointer?
+) -> Int32 {
+  let owner = serverConnection(userData)
+  let frame = frame!.pointee
+  guard let stream = owner.stream(frame.hd.stream_id) else { return 0 }
+  let endStream = frame.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+  switch frame.hd.type {
+  case UInt8(NGHTTP2_HEADERS.rawValue):
+    if frame.headers.cat == NGHTTP2_HCAT_REQUEST {
+      owner.requestHeadersReceived(stream, endStream: endStream)
+    } else if endStream {
+      // Request trailers: nothing in them matters to gRPC; the request stream is over.
+      owner.requestStreamEnded(stream)
+    }
+  case UInt8(NGHTTP2_DATA.rawValue):
+    if endStream { owner.requestStreamEnded(stream) }
+  default:
+    break
+  }
+  return 0
+}
+
+private func onServerDataChunk(
+  _ session: OpaquePointer?, _ flags: UInt8, _ streamID: Int32, _ data: UnsafePointer<UInt8>?,
+  _ length: Int, _ userData: UnsafeMutableRawPointer?
+) -> Int32 {
+  let owner = serverConnection(userData)
+  if let stream = owner.stream(streamID) {
+    owner.dataReceived(stream, UnsafeRawBufferPointer(start: data, count: length))
+  }
+  return 0
+}
+
+private func onServerStreamClose(
+  _ session: OpaquePointer?, _ streamID: Int32, _ errorCode: UInt32,
+  _ userData: UnsafeMutableRawPointer?
+) -> Int32 {
+  serverConnection(userData).streamClosed(streamID, errorCode: errorCode)
+  return 0
+}
+
+/// The response body: nghttp2 pulls framed messages from the stream's queue; when the handler
+/// is done and the queue is empty, the body ends without END_STREAM and the trailers follow.
+func onServerDataSourceRead(
+  _ session: OpaquePointer?, _ streamID: Int32, _ buffer: UnsafeMutablePointer<UInt8>?,
+  _ length: Int, _ flags: UnsafeMutablePointer<UInt32>?,
+  _ source: UnsafeMutablePointer<nghttp2_data_source>?, _ userData: UnsafeMutableRawPointer?
+) -> Int {
+  let stream = Unmanaged<ServerStream>.fromOpaque(source!.pointee.ptr).takeUnretainedValue()
+  guard let (count, status) = stream.readOutbound(into: UnsafeMutableRawBufferPointer(start: buffer, count: length)) else {
+    return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+  }
+  if let (status, trailers) = status {
+    flags!.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue) | UInt32(NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue)
+    serverConnection(userData).submitTrailers(for: stream, status: status, trailers: trailers)
+  }
+  return count
+}

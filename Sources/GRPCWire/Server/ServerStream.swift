@@ -1,0 +1,261 @@
+internal import FleetSync
+
+/// One call arriving at a server: its HTTP/2 stream as the connection's loop sees it, and its
+/// request and response queues as the handler's task sees them.
+///
+/// Loop-only: the header block, the request deframer, whether response headers went out,
+/// timers. Shared (decided under `shared`'s lock, acted on outside it): request messages for
+/// the handler, framed response bytes for nghttp2's data provider, the final status.
+///
+/// Response headers are sent lazily — with the first message, or with the status — so a call
+/// that fails before answering becomes a trailers-only response, as gRPC servers send.
+final class ServerStream: @unchecked Sendable {
+  // @unchecked Sendable: immutable lets, a PosixMutex, and loop-only vars (see above).
+
+  let loop: EventLoop
+  let id: Int32
+  weak var connection: ServerConnection?
+
+  // MARK: Loop-only
+  var headerBlock: [HeaderField] = []
+  var requestEncoding = ClientCallStateMachine.MessageEncoding.identity
+  var acceptsGzip = false
+  var deframer = MessageDeframer(maxMessageSize: 4 << 20)
+  var responseStarted = false
+  var streamClosed = false
+  var deadlineTimer: TimerID?
+  var handlerTask: Task<Void, Never>?
+  var dataDeferred = false
+  /// Set once, on the loop, before the handler's task starts; read-only afterwards.
+  var context: ServerContext?
+
+  // MARK: Shared
+  private let shared = PosixMutex(Shared())
+
+  private struct Shared {
+    var requests: [MessageDeframer.Frame] = []
+    var requestsHead = 0
+    var requestsFinished = false
+    var readerWaiting: CheckedContinuation<MessageDeframer.Frame?, any Error>?
+
+    var outbound: [UInt8] = []
+    var outboundOffset = 0
+    var writerWaiting: CheckedContinuation<Void, any Error>?
+    var resumeScheduled = false
+
+    /// The handler's outcome, once it returned or threw.
+    var status: (Status, Metadata)?
+    /// Why the call ended early: the client reset it, or its deadline passed.
+    var aborted: RPCError?
+  }
+
+  static let outboundLimit = 1 << 20
+
+  init(loop: EventLoop, id: Int32) {
+    self.loop = loop
+    self.id = id
+  }
+
+  // MARK: Handler side
+
+  /// The next request message (decompressed), nil when the client finished its stream.
+  func nextRequest() async throws -> [UInt8]? {
+    let frame = try await withCheckedThrowingContinuation {
+      (c: CheckedContinuation<MessageDeframer.Frame?, any Error>) in
+      let now = shared.withLock { s -> Result<MessageDeframer.Frame?, any Error>? in
+        if let aborted = s.aborted { return .failure(aborted) }
+        if s.requestsHead < s.requests.count {
+          let frame = s.requests[s.requestsHead]
+          s.requests[s.requestsHead] = MessageDeframer.Frame(compressed: false, payload: [])
+          s.requestsHead += 1
+          if s.requestsHead == s.requests.count {
+            s.requests.removeAll(keepingCapacity: true)
+            s.requestsHead = 0
+          }
+          return .success(frame)
+        }
+        if s.requestsFinished { return .success(nil) }
+        s.readerWaiting = c
+        return nil
+      }
+      if let now { c.resume(with: now) }
+    }
+    guard let frame else { return nil }
+    context?.recordRequest(compressed: frame.compressed)
+    guard frame.compressed else { return frame.payload }
+    do {
+      return try Gzip.decompress(frame.payload, limit: deframer.maxMessageSize)
+    } catch {
+      throw RPCError(code: .internalError, message: "a compressed request could not be inflated: \(error)")
+    }
+  }
+
+  /// Queues one response message; suspends while more than 1 MiB waits for the client's window.
+  func writeResponse(compress: Bool, serialize: (inout [UInt8]) throws -> Void) async throws {
+    var bytes: [UInt8] = []
+    let gzip = compress && (connection?.compressionAllowed(for: self) ?? false)
+    try MessageFramer.append(to: &bytes, compress: gzip, serialize: serialize)
+    let (schedule, aborted) = shared.withLock { s -> (Bool, RPCError?) in
+      if let aborted = s.aborted { return (false, aborted) }
+      s.outbound.append(contentsOf: bytes)
+      defer { s.resumeScheduled = true }
+      return (!s.resumeScheduled, nil)
+    }
+    if let aborted { throw aborted }
+    if schedule { loop.execute { self.responseBytesQueued() } }
+    try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+      let now = shared.withLock { s -> Result<Void, any Error>? in
+        if let aborted = s.aborted { return .failure(aborted) }
+        if s.outbound.count - s.outboundOffset <= Self.outboundLimit { return .success(()) }
+        s.writerWaiting = c
+        return nil
+      }
+      if let now { c.resume(with: now) }
+    }
+  }
+
+  /// The handler is done: `status` and `trailers` go out after the queued responses.
+  func finish(_ status: Status, trailers: Metadata) {
+    let schedule = shared.withLock { s -> Bool in
+      guard s.status == nil, s.aborted == nil else { return false }
+      s.status = (status, trailers)
+      return true
+    }
+    if schedule { loop.execute { self.connection?.finishResponse(of: self) } }
+  }
+
+  var isAborted: Bool { shared.withLock { $0.aborted != nil } }
+
+  // MARK: Loop side
+
+  /// Request bytes arrived for this stream.
+  func receivedData(_ bytes: UnsafeRawBufferPointer) -> RPCError? {
+    loop.assertInLoop()
+    let frames: [MessageDeframer.Frame]
+    do {
+      frames = try deframer.append(bytes)
+    } catch {
+      switch error {
+      case .tooLarge(let announced, let limit):
+        return RPCError(
+          code: .resourceExhausted,
+          message: "a request message of \(announced) bytes exceeds the server's limit of \(limit)")
+      case .badFlag(let flag):
+        return RPCError(code: .internalError, message: "a request's compressed flag is \(flag)")
+      }
+    }
+    for frame in frames where frame.compressed && requestEncoding != .gzip {
+      return RPCError(
+        code: .internalError,
+        message: "a request message is compressed but grpc-encoding is not gzip")
+    }
+    guard !frames.isEmpty else { return nil }
+    let reader = shared.withLock { s -> CheckedContinuation<MessageDeframer.Frame?, any Error>? in
+      s.requests.append(contentsOf: frames)
+      defer { s.readerWaiting = nil }
+      return s.readerWaiting
+    }
+    if let reader { reader.resume(returning: takeFirstRequest()) }
+    return nil
+  }
+
+  private func takeFirstRequest() -> MessageDeframer.Frame? {
+    shared.withLock { s in
+      let frame = s.requests[s.requestsHead]
+      s.requestsHead += 1
+      if s.requestsHead == s.requests.count {
+        s.requests.removeAll(keepingCapacity: true)
+        s.requestsHead = 0
+      }
+      return frame
+    }
+  }
+
+  /// The client finished its request stream (END_STREAM).
+  func requestsEnded() -> RPCError? {
+    loop.assertInLoop()
+    if deframer.bufferedByteCount > 0 {
+      return RPCError(
+        code: .internalError, message: "the request stream ended inside a message")
+    }
+    let reader = shared.withLock { s -> CheckedContinuation<MessageDeframer.Frame?, any Error>? in
+      s.requestsFinished = true
+      defer { s.readerWaiting = nil }
+      return s.readerWaiting
+    }
+    reader?.resume(returning: nil)
+    return nil
+  }
+
+  /// Ends the call early: the client reset it, the deadline passed, or the connection went.
+  /// The handler's task is cancelled and its reads and writes throw `error`.
+  func abort(_ error: RPCError) {
+    loop.assertInLoop()
+    if let deadlineTimer {
+      loop.cancelTimer(deadlineTimer)
+      self.deadlineTimer = nil
+    }
+    let (reader, writer) = shared.withLock { s -> (CheckedContinuation<MessageDeframer.Frame?, any Error>?, CheckedContinuation<Void, any Error>?) in
+      if s.aborted == nil && s.status == nil { s.aborted = error }
+      defer {
+        s.readerWaiting = nil
+        s.writerWaiting = nil
+      }
+      return (s.readerWaiting, s.writerWaiting)
+    }
+    reader?.resume(throwing: error)
+    writer?.resume(throwing: error)
+    handlerTask?.cancel()
+  }
+
+  private func responseBytesQueued() {
+    loop.assertInLoop()
+    shared.withLock { $0.resumeScheduled = false }
+    connection?.responseBytesQueued(for: self)
+  }
+
+  /// nghttp2's data provider for the response body. Returns the bytes copied and whether the
+  /// body is over (then the trailers are due), or nil for "nothing yet".
+  func readOutbound(into buffer: UnsafeMutableRawBufferPointer) -> (count: Int, status: (Status, Metadata)?)? {
+    loop.assertInLoop()
+    let (result, writer) = shared.withLock { s -> ((Int, (Status, Metadata)?)?, CheckedContinuation<Void, any Error>?) in
+      let available = s.outbound.count - s.outboundOffset
+      if available == 0 {
+        if let status = s.status { return ((0, status), nil) }
+        if let aborted = s.aborted { return ((0, (aborted.status, Metadata())), nil) }
+        return (nil, nil)
+      }
+      let count = min(available, buffer.count)
+      s.outbound.withUnsafeBytes { src in
+        buffer.baseAddress!.copyMemory(from: src.baseAddress! + s.outboundOffset, byteCount: count)
+      }
+      s.outboundOffset += count
+      if s.outboundOffset == s.outbound.count {
+        s.outbound.removeAll(keepingCapacity: s.outbound.capacity <= 1 << 20)
+        s.outboundOffset = 0
+      } else if s.outboundOffset > Self.outboundLimit {
+        s.outbound.removeSubrange(..<s.outboundOffset)
+        s.outboundOffset = 0
+      }
+      var writer: CheckedContinuation<Void, any Error>? = nil
+      if s.outbound.count - s.outboundOffset <= Self.outboundLimit {
+        writer = s.writerWaiting
+        s.writerWaiting = nil
+      }
+      return ((count, nil), writer)
+    }
+    writer?.resume()
+    if result == nil { dataDeferred = true }
+    return result
+  }
+
+  /// Whether the handler has finished and nothing of the body is left to send.
+  var finishedWithoutBody: (Status, Metadata)? {
+    shared.withLock { s in
+      guard s.outbound.count == s.outboundOffset else { return nil }
+      if let status = s.status { return status }
+      if let aborted = s.aborted { return (aborted.status, Metadata()) }
+      return nil
+    }
+  }
+}

@@ -1,0 +1,41 @@
+import ArgumentParser
+import FleetProtos
+import GRPCWire
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `grpc.testing.TestService` on our own server, as gRPC's interop-test-descriptions.md
+/// prescribes for servers, so other implementations' clients can check it.
+///
+/// Prints `LISTENING <port>` once it serves; SIGTERM or SIGINT end it.
+@main
+struct InteropServerCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "interop-server",
+    abstract: "Serve grpc.testing.TestService with GRPCWire's server role.")
+
+  @Option(name: .customLong("port"), help: "The port (0: one the OS picks).")
+  var port = 0
+
+  @Option(name: .customLong("host"), help: "The address to listen on.")
+  var host = "127.0.0.1"
+
+  func validate() throws {
+    guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+  }
+
+  func run() async throws {
+    var options = ServerOptions()
+    options.maxReceiveMessageSize = 32 << 20
+    let server = GRPCServer(options: options)
+    TestServiceHandlers.register(on: server)
+    let bound = try await server.start(host: host, port: port)
+    print("LISTENING \(bound)")
+    // Whoever started us reads this line from a pipe: do not leave it in stdout's buffer.
+    fflush(nil)  // nil flushes every stream; naming `stdout` is not concurrency-safe in Swift 6
+    await SignalWaiter.wait()
+    await server.shutdown(gracePeriod: .seconds(1))
+  }
+}

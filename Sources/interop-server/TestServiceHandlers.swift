@@ -1,0 +1,108 @@
+import FleetProtos
+import GRPCWire
+
+typealias Service = GRPCTesting.TestService
+
+/// The TestService behaviours of interop-test-descriptions.md ("Server" section).
+enum TestServiceHandlers {
+  static func register(on server: GRPCServer) {
+    server.register(unary: Service.emptyCall) { _, context in
+      echoMetadata(context)
+      return GRPCTesting.Empty()
+    }
+    server.register(unary: Service.unaryCall) { request, context in
+      echoMetadata(context)
+      try checkCompression(request.expectCompressed, context)
+      if let status = request.responseStatus, status.code != 0 { throw echoed(status) }
+      context.setCompressResponses(request.responseCompressed?.value ?? false)
+      var response = GRPCTesting.SimpleResponse()
+      response.payload = payload(Int(request.responseSize))
+      return response
+    }
+    server.register(unary: Service.cacheableUnaryCall) { request, context in
+      echoMetadata(context)
+      var response = GRPCTesting.SimpleResponse()
+      response.payload = payload(Int(request.responseSize))
+      return response
+    }
+    server.register(serverStreaming: Service.streamingOutputCall) { request, writer, context in
+      echoMetadata(context)
+      try await respond(to: request, writer, context)
+    }
+    server.register(clientStreaming: Service.streamingInputCall) { requests, context in
+      echoMetadata(context)
+      var total = 0
+      for try await request in requests {
+        try checkCompression(request.expectCompressed, context)
+        total += request.payload?.body.count ?? 0
+      }
+      var response = GRPCTesting.StreamingInputCallResponse()
+      response.aggregatedPayloadSize = Int32(total)
+      return response
+    }
+    server.register(bidirectional: Service.fullDuplexCall) { requests, writer, context in
+      echoMetadata(context)
+      for try await request in requests { try await respond(to: request, writer, context) }
+    }
+    server.register(bidirectional: Service.halfDuplexCall) { requests, writer, context in
+      echoMetadata(context)
+      var all: [GRPCTesting.StreamingOutputCallRequest] = []
+      for try await request in requests { all.append(request) }
+      for request in all { try await respond(to: request, writer, context) }
+    }
+  }
+
+  static func respond(
+    to request: GRPCTesting.StreamingOutputCallRequest,
+    _ writer: ResponseWriter<GRPCTesting.StreamingOutputCallResponse>, _ context: ServerContext
+  ) async throws {
+    if let status = request.responseStatus, status.code != 0 { throw echoed(status) }
+    for parameters in request.responseParameters {
+      if parameters.intervalUs > 0 {
+        try await Task.sleep(for: .microseconds(Int(parameters.intervalUs)))
+      }
+      var response = GRPCTesting.StreamingOutputCallResponse()
+      response.payload = payload(Int(parameters.size))
+      let compress = parameters.compressed?.value ?? false
+      context.setCompressResponses(compress)
+      try await writer.write(response, compress: compress)
+    }
+  }
+
+  /// Echo Metadata: the initial value back in the response headers, the trailing one in the
+  /// trailers.
+  static func echoMetadata(_ context: ServerContext) {
+    if let initial = context.requestMetadata.first("x-grpc-test-echo-initial") {
+      var metadata = Metadata()
+      metadata.add("x-grpc-test-echo-initial", initial)
+      context.setInitialMetadata(metadata)
+    }
+    if let trailing = context.requestMetadata.firstBinary("x-grpc-test-echo-trailing-bin") {
+      var metadata = Metadata()
+      metadata.add("x-grpc-test-echo-trailing-bin", binary: trailing)
+      context.setTrailingMetadata(metadata)
+    }
+  }
+
+  /// CompressedRequest: the request must arrive compressed exactly when it says it expects to.
+  static func checkCompression(_ expect: GRPCTesting.BoolValue?, _ context: ServerContext) throws {
+    guard let expect else { return }
+    if expect.value != context.lastRequestWasCompressed {
+      throw RPCError(
+        code: .invalidArgument,
+        message: expect.value
+          ? "expected a compressed request, got an uncompressed one"
+          : "expected an uncompressed request, got a compressed one")
+    }
+  }
+
+  static func echoed(_ status: GRPCTesting.EchoStatus) -> RPCError {
+    RPCError(code: StatusCode(rawValue: Int(status.code)) ?? .unknown, message: status.message)
+  }
+
+  static func payload(_ size: Int) -> GRPCTesting.Payload {
+    var payload = GRPCTesting.Payload()
+    payload.body = [UInt8](repeating: 0, count: size)
+    return payload
+  }
+}
