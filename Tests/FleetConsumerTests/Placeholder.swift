@@ -1,1 +1,0 @@
-// Placeholder while the test target is being laid down.

@@ -1,0 +1,38 @@
+@testable import FleetConsumer
+import Foundation
+
+/// Settings shared by the tests that follow trips on the fake Fleet Engine.
+enum FleetTest {
+  static let provider = "fleet-test"
+
+  /// Backoff for tests: fast, without jitter, so waits stay short and predictable.
+  static let fastRetry = RetryPolicy(
+    initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(400), jitter: 0)
+
+  /// A service on `engine` that polls every 100 ms.
+  static func service(
+    _ engine: FakeFleetEngine, tokens: any AccessTokenProvider = FixedAccessTokenProvider(
+      AccessToken("test-token")),
+    pollInterval: Duration = .milliseconds(100), retry: RetryPolicy = fastRetry,
+    configure: (inout TripService.Options) -> Void = { _ in }
+  ) throws -> TripService {
+    var options = TripService.Options()
+    options.pollInterval = pollInterval
+    options.retryPolicy = retry
+    options.callTimeout = .seconds(5)
+    configure(&options)
+    return try TripService(
+      configuration: .init(
+        endpoint: engine.endpoint, transportSecurity: .plaintext, providerID: provider,
+        accessTokenProvider: tokens, options: options))
+  }
+}
+
+extension TripModel {
+  /// Waits until the follow loop has ended (after a terminal status or a stop): from then on
+  /// the model sends nothing more.
+  func loopEnded() async {
+    let task = protected.withLock { $0.loop?.task ?? $0.stoppedLoop }
+    await task?.value
+  }
+}

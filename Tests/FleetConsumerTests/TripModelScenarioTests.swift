@@ -1,0 +1,403 @@
+import FleetConsumer
+import Foundation
+import Testing
+
+/// The issue's scenarios through the Swift API, against the fake Fleet Engine (grpcio with
+/// Google's message classes), which records every request that reaches it.
+@Suite("Following trips through the Swift API", .fakeFleetEngine)
+struct TripModelScenarioTests {
+  @Test("a full lifecycle: every property callback in order, versions sent back, then stop")
+  func fullLifecycle() async throws {
+    let engine = try SharedFakeEngine.engine()
+    let name = FakeScript.tripName()
+    let tripID = String(name.split(separator: "/").last!)
+    try engine.add([name: Lifecycle.steps(tripID: tripID)])
+    // A concurrent queue: per-model ordering must not depend on a serial executor.
+    let service = try FleetTest.service(engine) {
+      $0.callbackExecutor = .dispatchQueue(DispatchQueue.global())
+    }
+    let model = try service.tripModel(forTripName: name)
+    let subscriber = RecordingSubscriber()
+    model.register(subscriber)
+    #expect(model.state == .active)
+
+    let events = try await subscriber.wait("the trip to end") { $0.contains(.stateChanged(.inactive)) }
+    #expect(events.map(\.summary) == Lifecycle.expectedSummaries)
+    #expect(subscriber.overlaps == 0)
+    #expect(model.state == .inactive)
+    #expect(model.currentTrip?.tripStatus == .complete)
+    // Left out of the last responses, kept from earlier ones.
+    #expect(model.currentTrip?.route.count == 4)
+    #expect(model.currentTrip?.remainingDistanceMeters == 3000)
+
+    await model.loopEnded()
+    let requests = engine.requests(for: name)
+    #expect(requests.count == 6, "no GetTrip after COMPLETE: \(requests)")
+    for request in requests {
+      #expect(request.authorization == "Bearer test-token")
+      #expect(request.requestParams == "provider_id=providers/\(FleetTest.provider)")
+      #expect(request.view == "JOURNEY_SHARING_V1S")
+      #expect(request.routeFormat == "LAT_LNG_LIST_TYPE")
+      #expect(request.regionCode == "US")
+      #expect(request.sdkType == "CONSUMER")
+    }
+    #expect(requests[0].currentRouteSegmentVersion == nil)
+    #expect(requests[2].currentRouteSegmentVersion == "\(Lifecycle.start + 10).000000000")
+    #expect(requests[2].remainingWaypointsVersion == "\(Lifecycle.start + 10).000000000")
+    #expect(requests[5].currentRouteSegmentVersion == "\(Lifecycle.start + 300).000000000")
+  }
+
+  @Test("the updates sequence yields the same events and ends after the terminal status")
+  func updatesSequence() async throws {
+    let engine = try SharedFakeEngine.engine()
+    let name = FakeScript.tripName()
+    try engine.add([name: Lifecycle.steps(tripID: String(name.split(separator: "/").last!))])
+    let service = try FleetTest.service(engine)
+    let model = try service.tripModel(forTripName: name)
+    var summaries: [String] = []
+    for await event in model.updates { summaries.append(event.summary) }
+    #expect(summaries == Lifecycle.expectedSummaries)
+    // Iterated again after the end: it ends at once, and nothing is sent.
+    for await event in model.updates { Issue.record("unexpected \(event.summary)") }
+    await model.loopEnded()
+    #expect(engine.requests(for: name).count == 6)
+  }
+
+  @Test("UNAVAILABLE, DEADLINE_EXCEEDED (sent and local) are reported, then it recovers")
+  func transientErrors() async throws {
+    let engine = try SharedFakeEngine.engine()
+    let name = FakeScript.tripName()
+    try engine.add([
+      name: [
+        .trip(["tripStatus": "NEW"]),
+        .error("UNAVAILABLE", "the backend is restarting"),
+        .error("DEADLINE_EXCEEDED", "the backend was too slow"),
+        .trip(["tripStatus": "NEW"]).delayed(1500),
+        .trip(["tripStatus": "ENROUTE_TO_PICKUP"]),
+        .trip(["tripStatus": "COMPLETE"]),
+      ]
+    ])
+    let service = try FleetTest.service(engine) { $0.callTimeout = .milliseconds(500) }
+    let model = try service.tripModel(forTripName: name)
+    let subscriber = RecordingSubscriber()
+    model.register(subscriber)
+    let events = try await subscriber.wait("COMPLETE") { $0.contains(.stateChanged(.inactive)) }
+
+    let errors = events.compactMap(\.error)
+    #expect(errors.map(\.code) == [.unavailable, .deadlineExceeded, .deadlineExceeded])
+    #expect(errors.allSatisfy { $0.category == .serverOrNetwork })
+    #expect(errors[0].message == "the backend is restarting")
+    #expect(errors[1].message == "the backend was too slow")
+    let nsError = errors[0] as NSError
+    #expect(nsError.domain == "io.grpc")
+    #expect(nsError.code == 14)
+    #expect(
+      events.map(\.summary).filter { $0.hasPrefix("tripStatus") } == [
+        "tripStatus(NEW)", "tripStatus(ENROUTE_TO_PICKUP)", "tripStatus(COMPLETE)",
+      ])
+  }
+
+  @Test("a stale token answered UNAUTHENTICATED: dropped, exactly one new fetch, then success")
+  func staleToken() async throws {
+    let engine = try SharedFakeEngine.engine()
+    let name = FakeScript.tripName()
+    try engine.add(
+      [name: [.trip(["tripStatus": "NEW"]), .trip(["tripStatus": "NEW"]), .trip(["tripStatus": "COMPLETE"])]],
+      requireToken: "fresh")
+    let tokens = CountingTokenProvider("stale", "fresh")
+    let service = try FleetTest.service(engine, tokens: tokens)
+    let model = try service.tripModel(forTripName: name)
+    let subscriber = RecordingSubscriber()
+    model.register(subscriber)
+    let events = try await subscriber.wait("COMPLETE") { $0.contains(.stateChanged(.inactive)) }
+
+    #expect(events.compactMap(\.error).map(\.code) == [.unauthenticated])
+    #expect(events.compactMap(\.error).first?.category == .client)
+    #expect(tokens.callCount == 2, "one fetch, one refetch after UNAUTHENTICATED, then reuse")
+    let requests = engine.requests(for: name)
+    #expect(requests.map(\.authorization) == ["Bearer stale", "Bearer fresh", "Bearer fresh", "Bearer fresh"])
+    #expect(requests.map(\.answer) == ["UNAUTHENTICATED", "OK", "OK", "OK"])
+  }
+
+  @Test("PERMISSION_DENIED for a while: each reported, polling goes on, then success")
+  func permissionDenied() async throws {
+    let engine = try SharedFakeEngine.engine()
+    let name = FakeScript.tripName()
+    let denied = FakeScript.Step.error("PERMISSION_DENIED", "the token is for another trip")
+    try engine.add([name: [denied, denied, denied, .trip(["tripStatus": "NEW"]), .trip(["tripStatus": "COMPLETE"])]])
+    let service = try FleetTest.service(engine)
+    let model = try service.tripModel(forTripName: name)
+    let subscriber = RecordingSubscriber()
+    model.register(subscriber)
+    let events = try await subscriber.wait("COMPLETE") { $0.contains(.stateChanged(.inactive)) }
+
+    let errors = events.compactMap(\.error)
+    #expect(errors.count == 3)
+    #expect(errors.allSatisfy { $0.code == .permissionDenied && $0.category == .client })
+    #expect(errors.allSatisfy { $0.message == "the token is for another trip" })
+    #expect(events.map(\.summary).contains("tripStatus(NEW)"))
+    #expect(engine.requests(for: name).map(\.answer).prefix(4) == ["PERMISSION_DENIED", "PERMISSION_DENIED", "PERMISSION_DENIED", "OK"])
+  }
+
+  @Test("NOT_FOUND is reported on every poll and polling goes on until unsubscribed")
+  func notFound() async throws {
+    let engine = try SharedFakeEngine.engine()
+    let name = FakeScript.tripName("missing")  // no script: the server says NOT_FOUND
+    let service = try FleetTest.service(engine)
+    let model = try service.tripModel(forTripName: name)
+    let subscriber = RecordingSubscriber()
+    model.register(subscriber)
+    let events = try await subscriber.wait("three failures") { $0.compactMap(\.error).count >= 3 }
+    for error in events.compactMap(\.error) {
+      #expect(error.code == .notFound)
+      #expect(error.category == .client)
+      #expect(error.message == "trip \(name) not found")
+      #expect((error as NSError).domain == "io.grpc")
+      #expect((error as NSError).code == 5)
+    }
+    #expect(model.state == .active)
+    model.unregisterSubscriber(subscriber)
+    #expect(model.state == .inactive)
+    await model.loopEnded()
+    let sent = engine.requests(for: name).count
+    #expect(sent >= 3)
+  }
+
+  @Test("CANCELED is delivered and ends following")
+  func canceled() async throws {
+    let engine = try SharedFakeEngine.engine()
+    let name = FakeScript.tripName()
+    try engine.add([
+      name: [.trip(["tripStatus": "NEW"]), .trip(["tripStatus": "ENROUTE_TO_PICKUP"]), .trip(["tripStatus": "CANCELED"])]
+    ])
+    let service = try FleetTest.service(engine)
+    let model = try service.tripModel(forTripName: name)
+    let subscriber = RecordingSubscriber()
+    model.register(subscriber)
+    let events = try await subscriber.wait("CANCELED") { $0.contains(.stateChanged(.inactive)) }
+    #expect(events.map(\.summary).suffix(3) == ["tripUpdated[tripStatus]", "tripStatus(CANCELED)", "state(inactive)"])
+    await model.loopEnded()
+    #expect(engine.requests(for: name).count == 3)
+  }
+
+  @Test(
+    "an invalid trip name fails with INVALID_ARGUMENT and nothing reaches the server",
+    arguments: [
+      "providers/\(FleetTest.provider)/trips/a/b", "providers/\(FleetTest.provider)/trips/",
+      "providers//trips/t", "trips/t", "providers/\(FleetTest.provider)/trip/t",
+      "providers/\(FleetTest.provider)/trips/has space", "providers/other-project/trips/t",
+      "", "/providers/\(FleetTest.provider)/trips/t",
+    ])
+  func invalidTripName(name: String) async throws {
+    let engine = try SharedFakeEngine.engine()
+    let service = try FleetTest.service(engine)
+    let error = try #require(throws: RPCError.self) { try service.tripModel(forTripName: name) }
+    #expect(error.code == .invalidArgument)
+    #expect(error.category == .client)
+    #expect((error as NSError).domain == "io.grpc")
+    #expect((error as NSError).code == 3)
+    #expect(!engine.server.lines.contains { $0.contains("trip=\(name) ") })
+  }
+
+  @Test("repeated identical responses produce no duplicate callbacks")
+  func identicalResponses() async throws {
+    let engine = try SharedFakeEngine.engine()
+    let name = FakeScript.tripName()
+    let same = FakeScript.Step.trip([
+      "tripStatus": "ENROUTE_TO_PICKUP", "lastLocation": ["location": FakeScript.point(1, 2)],
+      "remainingDistanceMeters": 500, "route": [FakeScript.point(1, 2), FakeScript.point(1, 3)],
+    ])
+    try engine.add([name: [same, same, same, same, .trip(["tripStatus": "COMPLETE"])]])
+    let service = try FleetTest.service(engine)
+    let model = try service.tripModel(forTripName: name)
+    let subscriber = RecordingSubscriber()
+    model.register(subscriber)
+    let events = try await subscriber.wait("COMPLETE") { $0.contains(.stateChanged(.inactive)) }
+    #expect(
+      events.map(\.summary) == [
+        "state(active)",
+        "tripUpdated[tripStatus, activeRouteRemainingDistance, activeRoute, vehicleLocation]",
+        "tripStatus(ENROUTE_TO_PICKUP)", "remainingDistance(500)", "activeRoute(2 points)",
+        "vehicleLocation(1.0,2.0)",
+        "tripUpdated[tripStatus]", "tripStatus(COMPLETE)", "state(inactive)",
+      ])
+    #expect(engine.requests(for: name).count == 5)
+  }
+
+  @Test("versions are sent back and partial responses merged into the known trip")
+  func versionsAndPartialResponses() async throws {
+    let engine = try SharedFakeEngine.engine()
+    let name = FakeScript.tripName()
+    let tripID = String(name.split(separator: "/").last!)
+    let routeVersion = FakeScript.time(1_900_000_100, nanos: 250_000_000)
+    let trafficVersion = FakeScript.time(1_900_000_200)
+    let waypointsVersion = FakeScript.time(1_900_000_300)
+    let waypointsRouteVersion = FakeScript.time(1_900_000_400)
+    var pickup = Lifecycle.waypoint("PICKUP_WAYPOINT_TYPE", Lifecycle.pickup, trip: tripID)
+    let bare = pickup
+    pickup["pathToWaypoint"] = [FakeScript.point(52.4, 13.3), FakeScript.point(52.5, 13.4)]
+    let traffic: [String: Any] = [
+      "speedReadingInterval": [
+        ["startPolylinePointIndex": 0, "endPolylinePointIndex": 1, "speed": "SLOW"],
+        ["startPolylinePointIndex": 1, "endPolylinePointIndex": 2, "speed": "NORMAL"],
+      ]
+    ]
+    let full: [String: Any] = [
+      "tripStatus": "ENROUTE_TO_PICKUP", "lastLocation": ["location": FakeScript.point(52.4, 13.3)],
+      "route": [FakeScript.point(52.4, 13.3), FakeScript.point(52.45, 13.35), FakeScript.point(52.5, 13.4)],
+      "currentRouteSegmentVersion": routeVersion,
+      "currentRouteSegmentTraffic": traffic, "currentRouteSegmentTrafficVersion": trafficVersion,
+      "remainingWaypoints": [pickup], "remainingWaypointsVersion": waypointsVersion,
+      "remainingWaypointsRouteVersion": waypointsRouteVersion,
+      "intermediateDestinations": [FakeScript.location(52.45, 13.35)],
+      "intermediateDestinationsVersion": waypointsVersion,
+    ]
+    // What Fleet Engine sends when the versions match: the versions, none of the parts.
+    let partial: [String: Any] = [
+      "tripStatus": "ENROUTE_TO_PICKUP", "lastLocation": ["location": FakeScript.point(52.45, 13.35)],
+      "currentRouteSegmentVersion": routeVersion, "currentRouteSegmentTrafficVersion": trafficVersion,
+      "remainingWaypoints": [bare], "remainingWaypointsVersion": waypointsVersion,
+      "remainingWaypointsRouteVersion": waypointsRouteVersion,
+    ]
+    try engine.add([name: [.trip(full), .trip(partial), .trip(partial), .trip(["tripStatus": "COMPLETE"])]])
+    let service = try FleetTest.service(engine)
+    let model = try service.tripModel(forTripName: name)
+    let subscriber = RecordingSubscriber()
+    model.register(subscriber)
+    let events = try await subscriber.wait("COMPLETE") { $0.contains(.stateChanged(.inactive)) }
+
+    let requests = engine.requests(for: name)
+    #expect(requests.count == 4)
+    #expect(requests[0].currentRouteSegmentVersion == nil)
+    #expect(requests[0].trafficVersion == nil)
+    for request in requests.dropFirst() {
+      #expect(request.currentRouteSegmentVersion == "1900000100.250000000")
+      #expect(request.trafficVersion == "1900000200.000000000")
+      #expect(request.remainingWaypointsVersion == "1900000300.000000000")
+      #expect(request.remainingWaypointsRouteVersion == "1900000400.000000000")
+    }
+    // The partial answer changed the vehicle's position only; the identical one nothing.
+    let summaries = events.map(\.summary)
+    let firstUpdate = try #require(summaries.firstIndex { $0.hasPrefix("tripUpdated") })
+    let secondUpdate = try #require(summaries[(firstUpdate + 1)...].firstIndex { $0.hasPrefix("tripUpdated") })
+    #expect(
+      Array(summaries[firstUpdate..<secondUpdate]) == [
+        "tripUpdated[tripStatus, activeRoute, vehicleLocation, remainingWaypoints, "
+          + "intermediateDestinations, activeRouteTraffic]",
+        "tripStatus(ENROUTE_TO_PICKUP)", "activeRoute(3 points)", "vehicleLocation(52.4,13.3)",
+        "remainingWaypoints(1)", "intermediateDestinations(1)", "activeRouteTraffic(2)",
+      ])
+    #expect(
+      Array(summaries[secondUpdate...].prefix(2)) == [
+        "tripUpdated[vehicleLocation]", "vehicleLocation(52.45,13.35)",
+      ])
+    let trip = try #require(model.currentTrip)
+    #expect(trip.route.count == 3)
+    #expect(trip.currentRouteSegmentTraffic?.speedReadingInterval.count == 2)
+    #expect(trip.remainingWaypoints.first?.pathToWaypoint.count == 2)
+    #expect(trip.intermediateDestinations.count == 1)
+  }
+
+  @Test("a subscriber that unregisters inside a callback gets nothing after it")
+  func unregisterDuringCallback() async throws {
+    let engine = try SharedFakeEngine.engine()
+    let name = FakeScript.tripName()
+    try engine.add([name: Lifecycle.steps(tripID: "t")])
+    let service = try FleetTest.service(engine)
+    let model = try service.tripModel(forTripName: name)
+    let leaving = RecordingSubscriber { subscriber, model, event in
+      if case .tripStatus = event { model.unregisterSubscriber(subscriber) }
+    }
+    let staying = RecordingSubscriber()
+    model.register(leaving)
+    model.register(staying)
+    let all = try await staying.wait("COMPLETE") { $0.contains(.stateChanged(.inactive)) }
+    // It may have registered after the model became active: that change is not replayed.
+    #expect(
+      all.map(\.summary).filter { $0 != "state(active)" }
+        == Array(Lifecycle.expectedSummaries.dropFirst()))
+    // The first response's trip update and status, then nothing: not even the rest of that
+    // response's callbacks.
+    #expect(
+      leaving.events.map(\.summary) == [
+        "state(active)", Lifecycle.expectedSummaries[1], "tripStatus(NEW)",
+      ])
+  }
+
+  @Test("when the only subscriber unregisters inside a callback, following stops")
+  func lastSubscriberLeavesDuringCallback() async throws {
+    let engine = try SharedFakeEngine.engine()
+    let name = FakeScript.tripName()
+    try engine.add([name: Lifecycle.steps(tripID: "t")])
+    let service = try FleetTest.service(engine)
+    let model = try service.tripModel(forTripName: name)
+    let subscriber = RecordingSubscriber { subscriber, model, event in
+      if case .tripStatus(.enrouteToPickup) = event { model.unregisterSubscriber(subscriber) }
+    }
+    model.register(subscriber)
+    try await subscriber.wait("ENROUTE_TO_PICKUP") { $0.contains(.tripStatus(.enrouteToPickup)) }
+    await model.loopEnded()
+    #expect(model.state == .inactive)
+    #expect(engine.requests(for: name).count == 2)
+    #expect(subscriber.events.last == .tripStatus(.enrouteToPickup))
+  }
+
+  @Test("a subscriber that is deallocated is dropped, and following stops")
+  func subscriberGoesAway() async throws {
+    let engine = try SharedFakeEngine.engine()
+    let name = FakeScript.tripName()
+    try engine.add([name: [.trip(["tripStatus": "NEW"])]])  // repeats: never ends by itself
+    let service = try FleetTest.service(engine)
+    let model = try service.tripModel(forTripName: name)
+    weak var gone: RecordingSubscriber?
+    do {
+      let subscriber = RecordingSubscriber()
+      gone = subscriber
+      model.register(subscriber)
+      try await subscriber.wait("NEW") { $0.contains(.tripStatus(.new)) }
+      try await engine.waitForRequests(2, for: name)
+    }
+    await model.loopEnded()
+    #expect(gone == nil)
+    #expect(model.state == .inactive)
+    let sent = engine.requests(for: name).count
+    // A later register starts again.
+    let again = RecordingSubscriber()
+    model.register(again)
+    try await engine.waitForRequests(sent + 1, for: name)
+    model.unregisterSubscriber(again)
+    await model.loopEnded()
+  }
+
+  @Test("one model per trip name while it is alive; all models share one connection")
+  func sameModelPerName() async throws {
+    let engine = try SharedFakeEngine.engine()
+    let service = try FleetTest.service(engine)
+    let name = FakeScript.tripName()
+    let first = try service.tripModel(forTripName: name)
+    #expect(try service.tripModel(forTripName: name) === first)
+    let other = try service.tripModel(forTripName: FakeScript.tripName())
+    #expect(other !== first)
+  }
+
+  @Test("RetryInfo from the server is honoured before retrying")
+  func retryInfo() async throws {
+    let engine = try SharedFakeEngine.engine()
+    let name = FakeScript.tripName()
+    try engine.add([
+      name: [
+        .error("RESOURCE_EXHAUSTED", "quota", retryDelayMs: 700), .trip(["tripStatus": "COMPLETE"]),
+      ]
+    ])
+    let service = try FleetTest.service(engine)
+    let model = try service.tripModel(forTripName: name)
+    let subscriber = RecordingSubscriber()
+    let clock = ContinuousClock()
+    let started = clock.now
+    model.register(subscriber)
+    let events = try await subscriber.wait("COMPLETE") { $0.contains(.stateChanged(.inactive)) }
+    #expect(events.compactMap(\.error).first?.retryDelay == .milliseconds(700))
+    // The fast test policy alone would retry after 200 ms.
+    #expect(clock.now - started >= .milliseconds(700))
+  }
+}
