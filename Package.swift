@@ -11,6 +11,7 @@ let package = Package(
   products: [
     .library(name: "FleetProtos", targets: ["FleetProtos"]),
     .library(name: "FleetConsumer", targets: ["FleetConsumer"]),
+    .library(name: "FleetSimulator", targets: ["FleetSimulator"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
@@ -55,6 +56,12 @@ let package = Package(
     // TripService, TripModel, subscribers, authorization and retries over GRPCWire.
     .target(name: "FleetConsumer", dependencies: ["GRPCWire", "FleetProtos", "FleetSync"]),
 
+    // MARK: Simulating Fleet Engine
+
+    // An embedded Fleet Engine trip server on GRPCWire's server role: simulated vehicles,
+    // versioned routes and traffic, token checks and fault injection.
+    .target(name: "FleetSimulator", dependencies: ["GRPCWire", "FleetProtos", "FleetSync"]),
+
     // MARK: Tools
 
     // Encode/decode cost of a realistic Trip; see README "Benchmarks".
@@ -70,6 +77,13 @@ let package = Package(
       name: "fleet-follow",
       dependencies: [
         "FleetConsumer",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]),
+    // The simulator as a server (`listening on HOST:PORT` first), for any gRPC client.
+    .executableTarget(
+      name: "fleet-sim",
+      dependencies: [
+        "FleetSimulator",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     // grpc.testing.TestService on our server role, for other implementations' clients.
@@ -98,6 +112,8 @@ let package = Package(
     .testTarget(name: "GRPCWireTests", dependencies: ["GRPCWire", "FleetProtos", "PeerSupport"]),
     .testTarget(
       name: "FleetConsumerTests", dependencies: ["FleetConsumer", "PeerSupport", "FleetSync"]),
+    .testTarget(
+      name: "FleetSimulatorTests", dependencies: ["FleetSimulator", "GRPCWire", "PeerSupport"]),
     .testTarget(name: "CModulesTests", dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CProtobufC"]),
   ],
   swiftLanguageModes: [.v6]

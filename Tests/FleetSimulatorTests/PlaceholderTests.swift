@@ -1,0 +1,5 @@
+import Testing
+
+@Suite struct PlaceholderTests {
+  @Test("the target builds") func builds() {}
+}
