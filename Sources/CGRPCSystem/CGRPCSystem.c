@@ -2,6 +2,7 @@
 #include "CGRPCSystem.h"
 
 #include <pthread.h>
+#include <signal.h>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -41,4 +42,15 @@ int fleet_accept_nonblocking(int fd, void *address, uint32_t *length) {
   int accepted = accept4(fd, (struct sockaddr *)address, &size, SOCK_NONBLOCK | SOCK_CLOEXEC);
   *length = size;
   return accepted;
+}
+
+void fleet_block_sigpipe_on_this_thread(void) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+long fleet_send_nosignal(int fd, const void *bytes, unsigned long count) {
+  return send(fd, bytes, count, MSG_NOSIGNAL);
 }

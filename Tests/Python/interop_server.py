@@ -15,8 +15,25 @@ Usage (the venv's interpreter; see Tests/PeerSupport/PeerServer.swift):
 
     .venv/bin/python Tests/Python/interop_server.py [--host 127.0.0.1] [--port 0]
         [--direct] [--no-wire-events] [--workers N] [--grpc-arg NAME=VALUE ...]
+        [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]
 
 Prints `LISTENING <port>` once, then EVENT lines (below); SIGTERM/SIGINT end it (status 0).
+
+TLS (`--tls-cert`, `--tls-key`; certificates from tls_fixtures.py)
+-----------------------------------------------------------------
+The public port speaks TLS 1.2 or later with this certificate chain and key, offering and
+selecting ALPN `h2`; `--tls-client-ca FILE` also requires a client certificate that chains
+to the CAs in FILE (mutual TLS). With the relay (the default) the relay terminates TLS
+(Python's `ssl`) and forwards the plaintext HTTP/2 to grpcio, so the compression checks,
+the test hooks and all EVENT lines work as without TLS, plus:
+  tls - conn= version= cipher= alpn=<h2 or -> client_cert=<CN or ->
+                                        the handshake of connection `conn` completed
+                                        (printed right after its connection_opened).
+  tls_failed - conn= peer= error=<OpenSSL reason, e.g. PEER_DID_NOT_RETURN_A_CERTIFICATE>
+                                        the handshake failed (the connection is closed; no
+                                        connection_opened/closed for it).
+With `--direct`, grpcio itself serves TLS (grpc.ssl_server_credentials; ALPN h2) and
+there are no tls lines.
 
 How the server knows a request message was compressed
 ------------------------------------------------------
@@ -147,8 +164,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -359,9 +378,13 @@ class FrameSniffer:
 class Relay:
     """The public listener: one upstream connection to grpcio per client connection."""
 
-    def __init__(self, upstream_port: int, loop: asyncio.AbstractEventLoop):
+    def __init__(self, upstream_port: int, loop: asyncio.AbstractEventLoop,
+                 tls: ssl.SSLContext | None = None):
         self.upstream_port = upstream_port
         self.loop = loop
+        self.tls = tls  # None: plaintext on the public port
+        self.handlers: set[asyncio.Task] = set()  # one per accepted connection, until it ends
+        self.handshaking: set = set()  # client transports whose TLS handshake is under way
         self.by_upstream_port: dict[int, ConnRecord] = {}
         self.connections: set[ConnRecord] = set()
         self.count = 0
@@ -396,9 +419,40 @@ class Relay:
         return True
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self.handlers.add(task)
+        try:
+            await self._handle(reader, writer)
+        finally:
+            self.handlers.discard(task)
+
+    async def stop(self) -> None:
+        """Resets every connection and waits (briefly) until their handlers have ended."""
+        for transport in list(self.handshaking):
+            transport.abort()
+        for conn in list(self.connections):
+            conn.reset()
+        # A handler resumes only after its pumps have seen the reset; without this wait
+        # asyncio.run would cancel it first (and Python 3.11 logs that as an error).
+        if self.handlers:
+            await asyncio.wait(set(self.handlers), timeout=2)
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.count += 1
         conn = ConnRecord(self.count)
         peer = writer.get_extra_info("peername")
+        if self.tls is not None:
+            raw = writer.transport
+            self.handshaking.add(raw)
+            try:
+                await writer.start_tls(self.tls, ssl_handshake_timeout=10)
+            except (ssl.SSLError, ConnectionError, OSError, asyncio.TimeoutError) as error:
+                pc.emit("tls_failed", None, conn=conn.id, peer=f"{peer[0]}:{peer[1]}",
+                        error=pc.tls_error_text(error))
+                writer.transport.abort()
+                return
+            finally:
+                self.handshaking.discard(raw)
         try:
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
         except OSError as error:
@@ -410,6 +464,9 @@ class Relay:
         self.by_upstream_port[upstream_port] = conn
         self.connections.add(conn)
         pc.emit("connection_opened", None, conn=conn.id, peer=f"{peer[0]}:{peer[1]}")
+        if self.tls is not None:
+            pc.emit("tls", None, conn=conn.id,
+                    **pc.tls_summary(writer.get_extra_info("ssl_object")))
         how = "eof"
         try:
             results = await asyncio.gather(
@@ -728,6 +785,11 @@ def parse_grpc_arg(text: str) -> tuple[str, object]:
         return name, value
 
 
+def read_bytes(path: str) -> bytes:
+    with open(path, "rb") as file:
+        return file.read()
+
+
 def address(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
@@ -744,11 +806,20 @@ async def serve(args) -> None:
                                                     thread_name_prefix="handler"),
                          options=options)
     relay = None
-    if args.direct:
+    if args.direct and args.tls_cert:
+        credentials = grpc.ssl_server_credentials(
+            [(read_bytes(args.tls_key), read_bytes(args.tls_cert))],
+            root_certificates=read_bytes(args.tls_client_ca) if args.tls_client_ca else None,
+            require_client_auth=args.tls_client_ca is not None)
+        port = bound = server.add_secure_port(address(args.host, args.port), credentials)
+    elif args.direct:
         port = bound = server.add_insecure_port(address(args.host, args.port))
     else:
         bound = server.add_insecure_port("127.0.0.1:0")
-        relay = Relay(bound, loop)
+        tls = None
+        if args.tls_cert:
+            tls = pc.tls_server_context(args.tls_cert, args.tls_key, args.tls_client_ca)
+        relay = Relay(bound, loop, tls)
     if bound == 0:
         raise SystemExit("interop_server: grpcio could not bind its port")
     service = TestService(relay)
@@ -770,8 +841,7 @@ async def serve(args) -> None:
 
     if listener is not None:
         listener.close()
-        for conn in list(relay.connections):
-            conn.reset()
+        await relay.stop()
     await asyncio.to_thread(lambda: server.stop(grace=0.5).wait(5))
 
 
@@ -787,9 +857,21 @@ def main() -> int:
                         help="handler threads = calls served at once (hanging calls hold one)")
     parser.add_argument("--grpc-arg", type=parse_grpc_arg, action="append", default=[],
                         metavar="NAME=VALUE", help="extra grpcio server option (repeatable)")
+    parser.add_argument("--tls-cert", metavar="FILE",
+                        help="serve TLS with this PEM certificate chain (needs --tls-key)")
+    parser.add_argument("--tls-key", metavar="FILE", help="the PEM private key of --tls-cert")
+    parser.add_argument("--tls-client-ca", metavar="FILE",
+                        help="require a client certificate issued by a CA in this PEM file")
     args = parser.parse_args()
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be 0...65535, not {args.port}")
+    if bool(args.tls_cert) != bool(args.tls_key):
+        parser.error("--tls-cert and --tls-key go together")
+    if args.tls_client_ca and not args.tls_cert:
+        parser.error("--tls-client-ca needs --tls-cert and --tls-key")
+    for path in (args.tls_cert, args.tls_key, args.tls_client_ca):
+        if path is not None and not os.path.isfile(path):
+            parser.error(f"no such file: {path}")
     global WIRE_EVENTS
     WIRE_EVENTS = not args.no_wire_events
     try:

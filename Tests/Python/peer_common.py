@@ -193,3 +193,57 @@ class GrpcDeframer:
         if self.on_message is not None:
             index = len(self.flags) - 1
             self.on_message(index, self.flags[index], self.lengths[index], body)
+
+
+# ---------------------------------------------------------------------------------------------
+# TLS (the servers' `--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]`; certificates
+# from tls_fixtures.py)
+
+
+def tls_server_context(cert: str, key: str, client_ca: str | None = None,
+                       alpn: tuple[str, ...] | None = ("h2",)):
+    """A server-side `ssl.SSLContext`: TLS 1.2 or later, `cert` (PEM chain) with `key`.
+
+    `alpn`: the protocols it selects from what the client offers (None: no ALPN extension in
+    its answer, whatever the client offers). `client_ca`: require a client certificate that
+    chains to the CAs in this PEM file (mutual TLS); the handshake fails without one.
+    """
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(cert, key)
+    if alpn is not None:
+        context.set_alpn_protocols(list(alpn))
+    if client_ca is not None:
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.load_verify_locations(cafile=client_ca)
+    return context
+
+
+def tls_summary(ssl_object) -> dict[str, str]:
+    """The EVENT fields that describe an established TLS session (`ssl.SSLObject`/`SSLSocket`):
+    version, cipher, alpn (`-` when none was selected) and client_cert (its CN, or `-`)."""
+    client = "-"
+    peer = ssl_object.getpeercert() if ssl_object is not None else None
+    if peer:
+        for rdn in peer.get("subject", ()):
+            for name, value in rdn:
+                if name == "commonName":
+                    client = value
+    cipher = ssl_object.cipher() if ssl_object is not None else None
+    return {
+        "version": (ssl_object.version() if ssl_object is not None else None) or "-",
+        "cipher": cipher[0] if cipher else "-",
+        "alpn": (ssl_object.selected_alpn_protocol() if ssl_object is not None else None) or "-",
+        "client_cert": client,
+    }
+
+
+def tls_error_text(error: BaseException) -> str:
+    """A one-word-ish reason for a failed server-side handshake, for an EVENT field:
+    OpenSSL's reason (e.g. PEER_DID_NOT_RETURN_A_CERTIFICATE) when there is one."""
+    reason = getattr(error, "reason", None)
+    if reason:
+        return str(reason)
+    return type(error).__name__

@@ -32,6 +32,14 @@ int fleet_set_tcp_nodelay(int fd);
 /// accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC (Glibc's module does not expose accept4).
 int fleet_accept_nonblocking(int fd, void *address, uint32_t *length);
 
+/// Blocks SIGPIPE for the calling thread: a write to a socket the peer has reset (ours, or one
+/// OpenSSL makes for an alert) then fails with EPIPE instead of killing the process. The
+/// process's own signal handling is left alone.
+void fleet_block_sigpipe_on_this_thread(void);
+
+/// send(2) with MSG_NOSIGNAL.
+long fleet_send_nosignal(int fd, const void *bytes, unsigned long count);
+
 /// Names the calling thread (at most 15 bytes are kept), for debuggers and top.
 void fleet_set_thread_name(const char *name);
 

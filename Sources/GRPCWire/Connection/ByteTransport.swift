@@ -1,3 +1,4 @@
+internal import CGRPCSystem
 internal import Glibc
 
 /// The byte stream under a connection: a non-blocking TCP socket, with or without TLS.
@@ -56,7 +57,7 @@ final class PlainTransport: ByteTransport {
 
   func write(_ bytes: UnsafeRawBufferPointer) -> TransportResult {
     while true {
-      let count = Glibc.write(fd, bytes.baseAddress, bytes.count)
+      let count = fleet_send_nosignal(fd, bytes.baseAddress, UInt(bytes.count))
       if count >= 0 { return .bytes(count) }
       switch errno {
       case EINTR: continue

@@ -380,14 +380,31 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
         if wantWrite { setInterest([.read, .write]) }
         return scheduleFlush()
       case .closed:
-        close(with: .interrupted("the server at \(target) closed the connection"))
+        close(with: readFailure("the server closed the connection"))
         return
       case .failed(let reason):
-        close(with: .interrupted("the connection to \(target) failed: \(reason)"))
+        close(with: readFailure(reason))
         return
       }
     }
     scheduleFlush()
+  }
+
+  /// A read failed. Before the server's SETTINGS no call has run, so it is a failed connection
+  /// attempt (with TLS, typically the server rejecting us, e.g. for a missing client
+  /// certificate, which TLS 1.3 reports only on the first read); afterwards it interrupts the
+  /// calls in flight.
+  private func readFailure(_ reason: String) -> RPCError {
+    guard case .awaitingSettings = state else {
+      return .interrupted("the connection to \(target) failed: \(reason)")
+    }
+    if tls != nil {
+      let detail = reason.hasPrefix("TLS: ") ? String(reason.dropFirst(5)) : reason
+      return RPCError(code: .unavailable, message: "TLS handshake with \(target) failed: \(detail)")
+    }
+    return RPCError(
+      code: .unavailable,
+      message: "the connection to \(target) failed before the server's HTTP/2 SETTINGS: \(reason)")
   }
 
   func writable() {

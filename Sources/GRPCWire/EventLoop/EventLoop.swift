@@ -198,6 +198,8 @@ private final class LoopStart {
 private func loopThreadMain(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
   let start = Unmanaged<LoopStart>.fromOpaque(argument!).takeRetainedValue()
   fleet_set_thread_name(String(start.name.prefix(15)))
+  // Every socket write happens on this thread; one to a reset peer must not kill the process.
+  fleet_block_sigpipe_on_this_thread()
   start.loop.run()
   return nil
 }
