@@ -16,6 +16,10 @@ public struct CommandAccessTokenProvider: AccessTokenProvider {
   /// How long the command may run.
   public var timeout: Duration
 
+  // At most this many token commands run at once in the process: a thousand trips starting
+  // together must not fork a thousand shells.
+  private static let limit = CommandLimit(16)
+
   public init(command: String, timeout: Duration = .seconds(30)) {
     self.command = command
     self.timeout = timeout
@@ -29,6 +33,8 @@ public struct CommandAccessTokenProvider: AccessTokenProvider {
     environment["FLEET_TRIP_ID"] = context.tripID
     environment["FLEET_PROVIDER_ID"] = context.providerID
     environment["FLEET_TRIP_NAME"] = context.tripName.description
+    await Self.limit.acquire()
+    defer { Self.limit.release() }
     let result = try await CommandRun.run(
       ["/bin/sh", "-c", command], environment: environment, timeout: timeout)
     let source = "the token command"
@@ -88,15 +94,11 @@ private final class CommandRun: Sendable {
         run.fail(AccessTokenProviderError("the token command could not be started: \(error)"))
         return
       }
-      // Reading blocks until the child closes its end: on a Dispatch thread, not in a task.
-      DispatchQueue.global().async {
-        let data = Self.read(stdout.fileHandleForReading)
-        run.update { $0.stdout = data }
-      }
-      DispatchQueue.global().async {
-        let data = Self.read(stderr.fileHandleForReading)
-        run.update { $0.stderr = data }
-      }
+      // Blocking reads on threads of their own: not in a task, and not on Dispatch's pool,
+      // which a slow command would hold. (FileHandle.readabilityHandler cannot be cleared
+      // from inside itself on Linux.) `CommandLimit` bounds how many run at once.
+      run.collect(stdout.fileHandleForReading) { state, data in state.stdout = data }
+      run.collect(stderr.fileHandleForReading) { state, data in state.stderr = data }
       let (seconds, attoseconds) = timeout.components
       let deadline = DispatchTime.now() + Double(seconds) + Double(attoseconds) / 1e18
       DispatchQueue.global().asyncAfter(deadline: deadline) {
@@ -109,15 +111,19 @@ private final class CommandRun: Sendable {
     }
   }
 
-  private static func read(_ handle: FileHandle) -> Data {
-    var data = Data()
-    while data.count <= maximumOutput, let chunk = try? handle.read(upToCount: 64 << 10),
-      !chunk.isEmpty
-    {
-      data.append(chunk)
+  /// Reads `handle` to its end (keeping a little over 1 MiB at most) on a new thread, then
+  /// stores what it read with `store`.
+  private func collect(
+    _ handle: FileHandle, _ store: @escaping @Sendable (inout State, Data) -> Void
+  ) {
+    Thread.detachNewThread { [self] in
+      var data = Data()
+      while let chunk = try? handle.read(upToCount: 64 << 10), !chunk.isEmpty {
+        if data.count <= Self.maximumOutput { data.append(chunk) }
+      }
+      try? handle.close()
+      update { store(&$0, data) }
     }
-    try? handle.close()
-    return data
   }
 
   /// Records part of the outcome; resumes the caller once exit status and both streams are in.
@@ -151,5 +157,46 @@ private final class CommandRun: Sendable {
       return state.continuation
     }
     continuation?.resume(throwing: error)
+  }
+}
+
+/// A counting semaphore for tasks: ``acquire()`` waits (without blocking a thread) while
+/// `capacity` holders are in.
+private final class CommandLimit: Sendable {
+  private struct State {
+    var available: Int
+    var waiting: [CheckedContinuation<Void, Never>] = []
+  }
+
+  private let state: PosixMutex<State>
+
+  init(_ capacity: Int) {
+    state = PosixMutex(State(available: capacity))
+  }
+
+  func acquire() async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      let admitted = state.withLock { state in
+        guard state.available > 0 else {
+          state.waiting.append(continuation)
+          return false
+        }
+        state.available -= 1
+        return true
+      }
+      if admitted { continuation.resume() }
+    }
+  }
+
+  func release() {
+    // The slot passes straight to the first waiter, if any.
+    let next = state.withLock { state in
+      guard !state.waiting.isEmpty else {
+        state.available += 1
+        return CheckedContinuation<Void, Never>?.none
+      }
+      return state.waiting.removeFirst()
+    }
+    next?.resume()
   }
 }

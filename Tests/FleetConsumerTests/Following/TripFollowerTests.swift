@@ -1,0 +1,156 @@
+@testable import FleetConsumer
+import Testing
+
+/// The follow machine alone: each test walks it to a state through legal events, sends one
+/// event, and checks the action.
+@Suite("The follow state machine")
+struct TripFollowerTests {
+  private static let policy = RetryPolicy(
+    initialBackoff: .seconds(1), maximumBackoff: .seconds(60), jitter: 0)
+
+  private enum Stage {
+    case inactive, waiting, polling, finished
+  }
+
+  /// A machine in `stage` of generation 1 (its first loop).
+  private func machine(_ stage: Stage) -> TripFollower {
+    var follower = TripFollower(pollInterval: .seconds(5), retryPolicy: Self.policy)
+    guard stage != .inactive else { return follower }
+    _ = follower.start()
+    guard stage != .waiting else { return follower }
+    _ = follower.pollDue(generation: 1)
+    guard stage != .polling else { return follower }
+    var trip = FleetEngine.Trip()
+    trip.tripStatus = .complete
+    _ = follower.received(trip, generation: 1)
+    return follower
+  }
+
+  private func trip(_ status: FleetEngine.TripStatus) -> FleetEngine.Trip {
+    var trip = FleetEngine.Trip()
+    trip.tripStatus = status
+    return trip
+  }
+
+  @Test("start from inactive starts loop 1 and reports the state change")
+  func start() {
+    var follower = machine(.inactive)
+    #expect(follower.start() == .startLoop(generation: 1, events: [.stateChanged(.active)]))
+    #expect(follower.isFollowing)
+    #expect(follower.start() == .nothing)
+  }
+
+  @Test("a finished machine never starts again")
+  func finishedStaysFinished() {
+    var follower = machine(.finished)
+    #expect(follower.start() == .nothing)
+    #expect(follower.stop() == .nothing)
+    #expect(follower.pollDue(generation: 1) == .exit)
+    #expect(!follower.isFollowing)
+  }
+
+  @Test("a poll carries the versions held, none before the first response")
+  func pollVersions() {
+    var follower = machine(.waiting)
+    #expect(follower.pollDue(generation: 1) == .poll(TripFollower.HeldVersions()))
+    var response = trip(.new)
+    var version = GoogleProtobuf.Timestamp()
+    version.seconds = 7
+    response.currentRouteSegmentVersion = version
+    response.remainingWaypointsRouteVersion = version
+    _ = follower.received(response, generation: 1)
+    #expect(
+      follower.pollDue(generation: 1)
+        == .poll(TripFollower.HeldVersions(currentRouteSegment: version, remainingWaypointsRoute: version)))
+  }
+
+  @Test("a response delivers its changes and schedules the next poll after the interval")
+  func response() {
+    var follower = machine(.polling)
+    guard case .deliver(let events, let next) = follower.received(trip(.new), generation: 1) else {
+      Issue.record("expected .deliver")
+      return
+    }
+    #expect(events.count == 2)
+    #expect(next == .seconds(5))
+    _ = follower.pollDue(generation: 1)
+    #expect(follower.received(trip(.new), generation: 1) == .deliver([], nextPollIn: .seconds(5)))
+  }
+
+  @Test("a terminal response finishes: its events, then the state change to inactive")
+  func terminal() {
+    var follower = machine(.polling)
+    guard case .finish(let events) = follower.received(trip(.canceled), generation: 1) else {
+      Issue.record("expected .finish")
+      return
+    }
+    #expect(events.last == .stateChanged(.inactive))
+    #expect(events.contains(.tripStatus(.canceled)))
+    #expect(follower.pollDue(generation: 1) == .exit)
+  }
+
+  @Test("failures back off by category and reset after a success")
+  func failures() {
+    var follower = machine(.polling)
+    let unavailable = RPCError(code: .unavailable, message: "down")
+    #expect(
+      follower.failed(unavailable, generation: 1, random: 0.5)
+        == .report(unavailable, dropToken: false, retryIn: .seconds(1)))
+    _ = follower.pollDue(generation: 1)
+    guard case .report(_, _, let second) = follower.failed(unavailable, generation: 1, random: 0.5)
+    else { return }
+    #expect(second == .seconds(1.6))
+    _ = follower.pollDue(generation: 1)
+    _ = follower.received(trip(.new), generation: 1)
+    _ = follower.pollDue(generation: 1)
+    #expect(
+      follower.failed(unavailable, generation: 1, random: 0.5)
+        == .report(unavailable, dropToken: false, retryIn: .seconds(1)))
+  }
+
+  @Test("UNAUTHENTICATED drops the token and retries at once, once per success")
+  func unauthenticated() {
+    var follower = machine(.polling)
+    let refused = RPCError(code: .unauthenticated, message: "expired")
+    #expect(
+      follower.failed(refused, generation: 1, random: 0.5)
+        == .report(refused, dropToken: true, retryIn: .zero))
+    _ = follower.pollDue(generation: 1)
+    #expect(
+      follower.failed(refused, generation: 1, random: 0.5)
+        == .report(refused, dropToken: true, retryIn: .seconds(6.4)))
+  }
+
+  @Test("a failed token fetch drops nothing and waits the client backoff")
+  func tokenFetchFailed() {
+    var follower = machine(.polling)
+    let failed = RPCError(code: .unauthenticated, message: "provider down")
+    #expect(
+      follower.failed(failed, generation: 1, tokenFetchFailed: true, random: 0.5)
+        == .report(failed, dropToken: false, retryIn: .seconds(4)))
+  }
+
+  @Test("stop cancels the loop; its late result is ignored; a restart is a new generation")
+  func stopAndRestart() {
+    var follower = machine(.polling)
+    #expect(follower.stop() == .stopLoop(generation: 1))
+    #expect(follower.received(trip(.new), generation: 1) == .ignore)
+    #expect(follower.failed(RPCError(code: .cancelled, message: ""), generation: 1, random: 0) == .ignore)
+    #expect(follower.trip == nil)
+    #expect(follower.start() == .startLoop(generation: 2, events: [.stateChanged(.active)]))
+    #expect(follower.pollDue(generation: 1) == .exit)
+    #expect(follower.pollDue(generation: 2) == .poll(TripFollower.HeldVersions()))
+  }
+
+  @Test("the merged trip survives a stop and a restart")
+  func tripSurvivesRestart() {
+    var follower = machine(.polling)
+    _ = follower.received(trip(.enrouteToPickup), generation: 1)
+    _ = follower.stop()
+    _ = follower.start()
+    #expect(follower.trip?.tripStatus == .enrouteToPickup)
+    _ = follower.pollDue(generation: 2)
+    // The same status again: nothing to report.
+    #expect(follower.received(trip(.enrouteToPickup), generation: 2) == .deliver([], nextPollIn: .seconds(5)))
+  }
+}
