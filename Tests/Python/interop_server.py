@@ -155,6 +155,16 @@ What grpcio (1.85.1) does on the wire, as seen through the relay
   with compression=Gzip it adds `grpc-encoding: gzip` and sets the flag on its messages.
   It cancels with RST_STREAM CANCEL.
 
+Graceful shutdown (`--shutdown-grace SECONDS`)
+----------------------------------------------
+Without the flag, SIGTERM resets every client connection at once (relay) and gives grpcio
+0.5 s. With it, SIGTERM drains instead: the public port stops listening at once (a new server
+may bind it), grpcio sends GOAWAY on every connection (through the relay, which keeps
+forwarding) and lets the calls in flight run for up to SECONDS, then cancels the rest and
+closes; the process exits once grpcio is done. Prints, once the port is closed:
+  draining - grace=<SECONDS>            (with --direct grpcio closes its port itself, within
+                                        moments of this line)
+
 Generated code: none on disk. grpc_testing_stubs.py compiles /usr/share/grpc-proto with
 grpc_tools.protoc into a descriptor set and builds the classes in a private pool, because
 generated `grpc/testing/*_pb2.py` modules would clash with grpcio's own `grpc` package.
@@ -839,10 +849,26 @@ async def serve(args) -> None:
     pc.announce_listening(port)
     await stop.wait()
 
+    grace = args.shutdown_grace
     if listener is not None:
         listener.close()
+        if grace is None:
+            await relay.stop()
+    if grace is None:
+        await asyncio.to_thread(lambda: server.stop(grace=0.5).wait(5))
+        return
+    # Draining (--shutdown-grace): grpcio sends GOAWAY and waits for the calls in flight; the
+    # relay keeps forwarding (this loop keeps running) until grpcio closes each connection.
+    drained = await asyncio.to_thread(server.stop, grace)
+    pc.emit("draining", None, grace=grace)
+    await asyncio.to_thread(drained.wait, grace + 5)
+    if relay is not None:
+        # grpcio has closed its side; let the relay pass those closes on, then reset the rest.
+        for _ in range(100):
+            if not relay.connections:
+                break
+            await asyncio.sleep(0.01)
         await relay.stop()
-    await asyncio.to_thread(lambda: server.stop(grace=0.5).wait(5))
 
 
 def main() -> int:
@@ -853,6 +879,8 @@ def main() -> int:
     parser.add_argument("--direct", action="store_true",
                         help="grpcio on the public port, no relay (no CompressedRequest check)")
     parser.add_argument("--no-wire-events", action="store_true")
+    parser.add_argument("--shutdown-grace", type=float, metavar="SECONDS",
+                        help="on SIGTERM, GOAWAY and let calls in flight run this long")
     parser.add_argument("--workers", type=int, default=200,
                         help="handler threads = calls served at once (hanging calls hold one)")
     parser.add_argument("--grpc-arg", type=parse_grpc_arg, action="append", default=[],
@@ -865,6 +893,8 @@ def main() -> int:
     args = parser.parse_args()
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be 0...65535, not {args.port}")
+    if args.shutdown_grace is not None and args.shutdown_grace < 0:
+        parser.error("--shutdown-grace must be 0 or more seconds")
     if bool(args.tls_cert) != bool(args.tls_key):
         parser.error("--tls-cert and --tls-key go together")
     if args.tls_client_ca and not args.tls_cert:

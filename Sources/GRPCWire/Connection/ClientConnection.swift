@@ -494,9 +494,14 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   /// Closes now: frames queued this tick (a RST_STREAM, say) go out first, then a GOAWAY.
   func shutDown(_ error: RPCError) {
     loop.assertInLoop()
-    if let session, !isClosed {
-      nghttp2_session_terminate_session(session, HTTP2ErrorCode.noError)
+    if session != nil, !isClosed {
+      // Flush first: once a terminating GOAWAY is queued nghttp2 drops queued RST_STREAMs.
       flush()
+      // (The flush may have found the connection dead and closed it.)
+      if let session {
+        nghttp2_session_terminate_session(session, HTTP2ErrorCode.noError)
+        flush()
+      }
     }
     close(with: error)
   }

@@ -14,6 +14,8 @@ struct ConnectionBackoff {
   /// When the attempt in progress may be retried at the earliest.
   private(set) var deadline: MonotonicInstant
   private var random: @Sendable () -> Double
+  /// Reset by a success: the next attempt's backoff counts from when it starts.
+  private var restartOnNextAttempt = false
 
   /// `random` yields uniform values in 0..<1 (injectable for tests).
   init(
@@ -24,6 +26,16 @@ struct ConnectionBackoff {
     self.current = configuration.initial
     self.deadline = now.advanced(by: configuration.initial)
     self.random = random
+  }
+
+  /// An attempt starts `now`: returns its timeout. After a success, the backoff counts from
+  /// here (doc/connection-backoff.md: the deadline is set when an attempt begins).
+  mutating func startAttempt(now: MonotonicInstant) -> Duration {
+    if restartOnNextAttempt {
+      restartOnNextAttempt = false
+      deadline = now.advanced(by: configuration.initial)
+    }
+    return connectTimeout(now: now)
   }
 
   /// The timeout for an attempt starting `now`.
@@ -44,5 +56,6 @@ struct ConnectionBackoff {
   mutating func reset(now: MonotonicInstant) {
     current = configuration.initial
     deadline = now.advanced(by: configuration.initial)
+    restartOnNextAttempt = true
   }
 }

@@ -166,7 +166,7 @@ final class ConnectionPool: @unchecked Sendable {
     if connectivity != .ready { setState(.connecting) }
     let now = MonotonicInstant.now
     if backoff == nil { backoff = ConnectionBackoff(options.backoff, now: now) }
-    let timeout = backoff!.connectTimeout(now: now)
+    let timeout = backoff!.startAttempt(now: now)
     let (host, port, loop, index, balancing) = (self.host, self.port, self.loop, connectionsOpened, options.loadBalancing)
     if let numeric = SocketAddress(numericHost: host, port: port) {
       connection.connect(to: [numeric], timeout: timeout)
@@ -253,7 +253,9 @@ final class ConnectionPool: @unchecked Sendable {
     }
     // An attempt failed before the connection was ready.
     lastFailure = error
-    if connections.contains(where: { !$0.isClosed }) {
+    // Another attempt is still under way: the calls wait for it. (A draining connection does
+    // not count: it takes no new calls, and counting it reconnected in a tight loop.)
+    if connections.contains(where: { !$0.isClosed && !$0.goingAway }) {
       for stream in waiting { start(stream) }
       return
     }

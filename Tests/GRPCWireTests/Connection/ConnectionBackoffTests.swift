@@ -60,6 +60,16 @@ struct ConnectionBackoffTests {
     #expect(abs(seconds(retryAt) - seconds(now) - 1.0) < 1e-9)
   }
 
+  @Test("after a success, the next backoff counts from when the next attempt starts")
+  func resetCountsFromAttempt() {
+    var backoff = ConnectionBackoff(ChannelOptions.Backoff(), now: start, random: { 0.5 })
+    backoff.reset(now: start)  // connected at `start`, lost an hour later
+    let attempt = start.advanced(by: .seconds(3600))
+    _ = backoff.startAttempt(now: attempt)
+    let retryAt = backoff.attemptFailed(now: attempt)
+    #expect(abs(seconds(retryAt) - seconds(attempt) - 1.0) < 1e-9)
+  }
+
   @Test("a failure after the deadline retries at once")
   func lateFailure() {
     var backoff = ConnectionBackoff(ChannelOptions.Backoff(), now: start, random: { 0.5 })
