@@ -83,7 +83,7 @@ let package = Package(
     .executableTarget(
       name: "fleet-sim",
       dependencies: [
-        "FleetSimulator",
+        "FleetSimulator", "GRPCWire",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     // grpc.testing.TestService on our server role, for other implementations' clients.

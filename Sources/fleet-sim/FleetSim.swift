@@ -1,11 +1,99 @@
 import ArgumentParser
 import FleetSimulator
 
-/// The Fleet Engine simulator as a gRPC server.
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The Fleet Engine simulator as a gRPC server, for the load tool, `fleet-follow` and any
+/// other gRPC client (Google's own client libraries included).
+///
+/// Its first line on stdout is `listening on HOST:PORT`; with `--trips N` a second line names
+/// the trips it created. SIGTERM or SIGINT shut it down gracefully (exit status 0).
 @main
 struct FleetSim: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
-    commandName: "fleet-sim", abstract: "Serve a simulated Fleet Engine TripService.")
+    commandName: "fleet-sim",
+    abstract: "Serve a simulated Fleet Engine (TripService and the TripFeed stream) over gRPC.",
+    discussion: """
+      Serves maps.fleetengine.v1.TripService (CreateTrip, GetTrip, UpdateTrip, SearchTrips, \
+      DeleteTrip) and fleetconsumer.v1.TripFeed/WatchTrip in plaintext HTTP/2. Every trip gets \
+      a simulated vehicle (sim-vehicle-<n>) that drives to the pickup, waits, and drives to \
+      the drop-off. The first line on stdout is `listening on HOST:PORT`.
 
-  func run() async throws {}
+      Tokens: by default any `authorization: Bearer <token>` is accepted and a call without \
+      one is UNAUTHENTICATED. With --strict-tokens a token must be `sim:<trip_id>` (or \
+      `sim:*`), or a JWT whose payload has {"authorization": {"tripid": "<trip_id>"}} and \
+      optionally "exp"; another trip's token is PERMISSION_DENIED.
+
+      TLS serving is not supported yet: --tls-cert/--tls-key are accepted but refused.
+      """)
+
+  @Option(help: "The address to listen on.")
+  var host = "127.0.0.1"
+
+  @Option(help: "The port to listen on (0: one the OS picks; see the first line of output).")
+  var port = 0
+
+  @Option(help: "Certificate (PEM) for TLS. Not supported yet: fleet-sim refuses to start.")
+  var tlsCert: String?
+
+  @Option(help: "Private key (PEM) for TLS. Not supported yet: fleet-sim refuses to start.")
+  var tlsKey: String?
+
+  @Option(help: "Create this many trips at start (providers/<provider>/trips/trip-<n>).")
+  var trips = 0
+
+  @Option(help: "The provider ID of the trips made by --trips.")
+  var provider = "sim-provider"
+
+  @Option(help: "How much faster than real time the simulation runs.")
+  var timeScale = 60.0
+
+  @Option(help: "The vehicles' speed in km/h (simulated).")
+  var speedKmh = 30.0
+
+  @Flag(help: "Check tokens per trip (sim:<trip_id>, sim:*, or a JWT with authorization.tripid).")
+  var strictTokens = false
+
+  @Option(help: "Seed for generated trips and injected faults.")
+  var seed: UInt64 = 1
+
+  @OptionGroup(title: "Fault injection")
+  var faults: FaultArguments
+
+  func validate() throws {
+    if tlsCert != nil || tlsKey != nil {
+      throw ValidationError(
+        "TLS serving is not supported yet: GRPCWire's server has no TLS listener. "
+          + "Run without --tls-cert/--tls-key to serve plaintext.")
+    }
+    guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+    guard trips >= 0 else { throw ValidationError("--trips must not be negative") }
+    guard timeScale > 0, timeScale.isFinite else {
+      throw ValidationError("--time-scale must be a positive number")
+    }
+    guard speedKmh > 0, speedKmh.isFinite else {
+      throw ValidationError("--speed-kmh must be a positive number")
+    }
+  }
+
+  func run() async throws {
+    var options = SimulatorOptions()
+    options.timeScale = timeScale
+    options.speedKilometersPerHour = speedKmh
+    options.tokenPolicy = strictTokens ? .perTrip : .anyBearerToken
+    options.faults = faults.options
+    options.seed = seed
+    let simulator = try await FleetSimulator.start(host: host, port: port, options: options)
+    print("listening on \(simulator.endpoint)")
+    if trips > 0 {
+      let names = try simulator.createTrips(count: trips, providerID: provider)
+      print("created \(names.count) trips: \(names[0]) ... \(names[names.count - 1])")
+    }
+    // Whoever started us reads these lines from a pipe: do not leave them in stdout's buffer.
+    fflush(nil)  // nil flushes every stream; naming `stdout` is not concurrency-safe in Swift 6
+    await SignalWaiter.wait()
+    await simulator.shutdown(gracePeriod: .seconds(1))
+  }
 }

@@ -1,0 +1,166 @@
+public import FleetProtos
+internal import FleetSync
+internal import GRPCWire
+
+/// An embedded Fleet Engine: `maps.fleetengine.v1.TripService` and the streaming
+/// `fleetconsumer.v1.TripFeed` on GRPCWire's server role, with simulated vehicles driving
+/// every trip.
+///
+/// Each trip gets a vehicle (`sim-vehicle-<n>` unless CreateTrip names one) that starts some
+/// blocks from the pickup, drives a road-like route to it, waits, visits any intermediate
+/// destinations and drives to the drop-off: NEW → ENROUTE_TO_PICKUP → ARRIVED_AT_PICKUP →
+/// (ENROUTE_TO_INTERMEDIATE_DESTINATION → ARRIVED_AT_INTERMEDIATE_DESTINATION)* →
+/// ENROUTE_TO_DROPOFF → COMPLETE. A trip's state is computed from its plan whenever it is
+/// asked for, so thousands of trips cost about 1.5 KB each and no timers; see
+/// ``SimulatorOptions`` for speeds, ``TokenPolicy`` for tokens, ``FaultOptions`` for faults.
+///
+/// ```swift
+/// let simulator = try await FleetSimulator.start()          // 127.0.0.1, a free port
+/// let name = try simulator.createDemoTrip()                 // providers/demo-provider/trips/demo-1
+/// // … follow `name` at 127.0.0.1:\(simulator.port) with any bearer token …
+/// await simulator.shutdown()
+/// ```
+///
+/// All methods may be called from any task. Calls to a simulator that was shut down fail
+/// UNAVAILABLE on the client; its in-process methods keep working on the stored trips.
+public final class FleetSimulator: Sendable {
+  /// The address it listens on.
+  public let host: String
+  /// The port it listens on (the one the OS picked when started with port 0).
+  public let port: Int
+  /// How it behaves.
+  public let options: SimulatorOptions
+
+  let core: SimulatorCore
+  private let servers: ServerCycle
+  private let demoTrips = PosixMutex(0)
+
+  private init(core: SimulatorCore, servers: ServerCycle) {
+    self.core = core
+    self.servers = servers
+    self.host = servers.host
+    self.port = servers.port
+    self.options = core.options
+  }
+
+  /// Starts a simulator listening on `host:port` (port 0: a free one, see ``port``).
+  ///
+  /// Throws ``SimulatorError`` for unusable options and when the address cannot be bound.
+  public static func start(
+    host: String = "127.0.0.1", port: Int = 0, options: SimulatorOptions = SimulatorOptions()
+  ) async throws -> FleetSimulator {
+    if let problem = options.problem { throw SimulatorError.invalidOptions(problem) }
+    guard (0...65_535).contains(port) else {
+      throw SimulatorError.invalidOptions("the port must be within 0...65535, not \(port)")
+    }
+    let core = SimulatorCore(options: options)
+    let makeServer: @Sendable () -> GRPCServer = {
+      let server = GRPCServer()
+      TripServiceHandlers(core: core).register(on: server)
+      TripFeedHandler(core: core).register(on: server)
+      return server
+    }
+    let servers: ServerCycle
+    do {
+      servers = try await ServerCycle(
+        host: host, port: port, goAwayInterval: options.faults.goAwayInterval,
+        gracePeriod: options.faults.goAwayGracePeriod, makeServer: makeServer)
+    } catch {
+      throw SimulatorError.cannotListen(host: host, port: port, reason: "\(error)")
+    }
+    return FleetSimulator(core: core, servers: servers)
+  }
+
+  /// `host:port`, ready for a client's target.
+  public var endpoint: String {
+    host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+  }
+
+  /// Stops serving: GOAWAY to every connection, calls in flight may finish for
+  /// `gracePeriod` (a WatchTrip stream is then cancelled), then every connection closes.
+  public func shutdown(gracePeriod: Duration = .seconds(1)) async {
+    await servers.shutdown(gracePeriod: gracePeriod)
+  }
+
+  // MARK: Trips in process
+
+  /// Creates a trip for a demo and returns its name: `providers/<providerID>/trips/<tripID>`
+  /// (`demo-<n>` unless `tripID` is given), with a generated pickup and drop-off and
+  /// `intermediateDestinations` generated stops between them. With the default options it
+  /// completes about 12 real seconds later.
+  ///
+  /// Throws ``SimulatorError/invalidTrip(_:)`` for a bad provider or trip ID, or when the
+  /// name is taken.
+  public func createDemoTrip(
+    providerID: String = "demo-provider", tripID: String? = nil, intermediateDestinations: Int = 0
+  ) throws -> String {
+    let tripID = tripID ?? "demo-\(demoTrips.withLock { $0 += 1; return $0 })"
+    return try createTrips(
+      [(providerID: providerID, tripID: tripID)],
+      intermediateDestinations: max(0, intermediateDestinations))[0]
+  }
+
+  /// Creates `count` trips named `providers/<providerID>/trips/<prefix><n>` (n from 1, zero
+  /// padded to the same width) with generated stops, all at once, and returns their names.
+  ///
+  /// Throws ``SimulatorError/invalidTrip(_:)`` when a name is taken (creating none) or
+  /// invalid.
+  public func createTrips(count: Int, providerID: String, tripIDPrefix: String = "trip-") throws
+    -> [String]
+  {
+    let width = String(max(count, 1)).count
+    let ids = (1...max(count, 1)).prefix(count).map { number in
+      let digits = String(number)
+      return (
+        providerID: providerID,
+        tripID: tripIDPrefix + String(repeating: "0", count: width - digits.count) + digits
+      )
+    }
+    return try createTrips(ids, intermediateDestinations: 0)
+  }
+
+  private func createTrips(
+    _ ids: [(providerID: String, tripID: String)], intermediateDestinations: Int
+  ) throws -> [String] {
+    let now = SimulationClock.now()
+    do throws(RPCError) {
+      var records: [TripRecord] = []
+      records.reserveCapacity(ids.count)
+      for id in ids {
+        let name = try TripName(parent: "providers/\(id.providerID)", tripID: id.tripID)
+        records.append(
+          try core.makeRecord(
+            name, FleetEngine.Trip(), now: now, generatedIntermediates: intermediateDestinations))
+      }
+      return try core.store.insert(records).map(\.name)
+    } catch {
+      throw SimulatorError.invalidTrip(error.message)
+    }
+  }
+
+  /// Trip `name` as GetTrip would answer it now (every part included), or nil when there is
+  /// no such trip.
+  public func trip(named name: String) -> FleetEngine.Trip? {
+    guard let record = core.store.record(named: name) else { return nil }
+    return core.renderer.render(record, at: SimulationClock.now(), options: .full)
+  }
+
+  /// The number of trips held.
+  public var tripCount: Int { core.store.count }
+
+  /// What the simulator has done so far.
+  public var statistics: Statistics {
+    let (calls, failures) = core.faults.counts
+    return Statistics(calls: calls, injectedFailures: failures, goAways: servers.goAways)
+  }
+
+  /// Counts of what a simulator has done.
+  public struct Statistics: Sendable, Hashable {
+    /// Calls that reached a TripService or TripFeed method.
+    public var calls: Int
+    /// Calls failed on purpose (``FaultOptions/failureRate``).
+    public var injectedFailures: Int
+    /// Server restarts with GOAWAY (``FaultOptions/goAwayInterval``).
+    public var goAways: Int
+  }
+}

@@ -1,0 +1,53 @@
+internal import FleetProtos
+internal import FleetSync
+internal import GRPCWire
+
+/// Applies ``FaultOptions`` to each call as it arrives: waits the added latency, then fails
+/// the call at the configured rate, and counts what it did.
+final class FaultInjector: Sendable {
+  let options: FaultOptions
+
+  private struct State {
+    var random: SplitMix64
+    var calls = 0
+    var injectedFailures = 0
+  }
+
+  private let state: PosixMutex<State>
+
+  init(options: FaultOptions, seed: UInt64) {
+    self.options = options
+    state = PosixMutex(State(random: SplitMix64(seed: seed ^ 0xFA17)))
+  }
+
+  /// How many calls arrived and how many were failed on purpose.
+  var counts: (calls: Int, injectedFailures: Int) {
+    state.withLock { ($0.calls, $0.injectedFailures) }
+  }
+
+  /// Runs before a call of `method` is served: sleeps the latency (cancellation ends it) and
+  /// throws the injected failure when this call is one to fail.
+  func beforeCall(_ method: String) async throws {
+    let rate = options.failureRate
+    let fail = state.withLock { state -> Bool in
+      state.calls += 1
+      // A rate of 1 fails every call without drawing, so it does not depend on the generator.
+      let fail = rate >= 1 || (rate > 0 && state.random.unit() < rate)
+      if fail { state.injectedFailures += 1 }
+      return fail
+    }
+    if options.latency > .zero { try await Task.sleep(for: options.latency) }
+    guard fail else { return }
+    var more: [ErrorDetail] = []
+    if let delay = options.retryDelay {
+      var retry = GoogleRPC.RetryInfo()
+      retry.retryDelay = GoogleProtobuf.Duration(delay)
+      more.append(.retryInfo(retry))
+    }
+    throw FleetEngineError.make(
+      options.failureCode,
+      "injected fault: the simulator fails \(Int((rate * 100).rounded()))% of calls with "
+        + options.failureCode.name,
+      reason: "SIMULATED_FAULT", metadata: ["method": method], more: more)
+  }
+}

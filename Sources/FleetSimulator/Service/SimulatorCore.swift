@@ -1,0 +1,101 @@
+internal import FleetProtos
+internal import GRPCWire
+
+/// The parts of a simulator that serve calls: its trips, planner, renderer, token check and
+/// fault injector. Shared by the gRPC handlers and the in-process API.
+final class SimulatorCore: Sendable {
+  let options: SimulatorOptions
+  let clock: SimulationClock
+  let store = TripStore()
+  let planner: TripPlanner
+  let renderer: TripRenderer
+  let access: AccessCheck
+  let faults: FaultInjector
+
+  /// The farthest apart two consecutive stops may be, in metres; it bounds a route's size.
+  static let maximumStopDistance = 50_000.0
+  /// The most intermediate destinations a trip may have.
+  static let maximumIntermediateDestinations = 25
+
+  init(options: SimulatorOptions) {
+    self.options = options
+    clock = SimulationClock(timeScale: options.timeScale)
+    planner = TripPlanner(options: options)
+    renderer = TripRenderer(clock: clock, trafficPeriod: options.trafficPeriod.seconds)
+    access = AccessCheck(policy: options.tokenPolicy)
+    faults = FaultInjector(options: options.faults, seed: options.seed)
+  }
+
+  /// The record of a new trip `name` as `trip` (a CreateTrip request's) describes it, created
+  /// at wall time `now`; `generatedIntermediates` adds that many intermediate destinations
+  /// when the trip names none. Throws INVALID_ARGUMENT for fields the simulator cannot use.
+  func makeRecord(
+    _ name: TripName, _ trip: FleetEngine.Trip, now: Int64, generatedIntermediates: Int = 0
+  ) throws(RPCError) -> TripRecord {
+    let pickup = try Self.point(trip.pickupPoint, field: "trip.pickup_point")
+    let dropoff = try Self.point(trip.dropoffPoint, field: "trip.dropoff_point")
+    var intermediates: [GeoPoint] = []
+    for (index, location) in trip.intermediateDestinations.enumerated() {
+      let field = "trip.intermediate_destinations[\(index)]"
+      guard let point = try Self.point(location, field: field) else {
+        throw FleetEngineError.invalidArgument(field: field, "the destination has no point")
+      }
+      intermediates.append(point)
+    }
+    guard intermediates.count <= Self.maximumIntermediateDestinations else {
+      throw FleetEngineError.invalidArgument(
+        field: "trip.intermediate_destinations",
+        "a trip may have at most \(Self.maximumIntermediateDestinations) intermediate "
+          + "destinations, not \(intermediates.count)")
+    }
+    let tripType: FleetEngine.TripType =
+      trip.tripType == .unknownTripType ? .exclusive : trip.tripType
+    if tripType == .shared && !intermediates.isEmpty {
+      throw FleetEngineError.invalidArgument(
+        field: "trip.intermediate_destinations",
+        "only EXCLUSIVE trips may have intermediate destinations")
+    }
+    guard trip.numberOfPassengers >= 0 else {
+      throw FleetEngineError.invalidArgument(
+        field: "trip.number_of_passengers", "the number of passengers must not be negative")
+    }
+    let stops = planner.stops(
+      name: name.description, pickup: pickup, intermediates: intermediates, dropoff: dropoff,
+      generatedIntermediates: generatedIntermediates)
+    // Checked before the route is laid: its size grows with the distance.
+    for leg in 1..<(stops.points.count - 1)
+    where stops.points[leg].distance(to: stops.points[leg + 1]) > Self.maximumStopDistance {
+      throw FleetEngineError.invalidArgument(
+        field: "trip",
+        "consecutive stops are more than \(Int(Self.maximumStopDistance / 1000)) km apart; "
+          + "the simulator drives city trips")
+    }
+    let plan = planner.plan(stops)
+    return TripRecord(
+      name: name.description, vehicleID: trip.vehicleID, tripType: tripType,
+      numberOfPassengers: trip.numberOfPassengers, attributes: trip.attributes, plan: plan,
+      createdAt: now, canceledAt: nil)
+  }
+
+  /// The point of `location`, nil when absent; INVALID_ARGUMENT when it is not a position.
+  private static func point(_ location: FleetEngine.TerminalLocation?, field: String)
+    throws(RPCError) -> GeoPoint?
+  {
+    guard let latLng = location?.point else { return nil }
+    let point = GeoPoint(latLng)
+    guard point.isValid else {
+      throw FleetEngineError.invalidArgument(
+        field: "\(field).point",
+        "(\(latLng.latitude), \(latLng.longitude)) is not a valid latitude and longitude")
+    }
+    return point
+  }
+
+  /// Trip `name` rendered at wall time `now` for `options`; NOT_FOUND when there is none.
+  func render(_ name: String, now: Int64, options: RenderOptions) throws(RPCError)
+    -> FleetEngine.Trip
+  {
+    guard let record = store.record(named: name) else { throw FleetEngineError.tripNotFound(name) }
+    return renderer.render(record, at: now, options: options)
+  }
+}

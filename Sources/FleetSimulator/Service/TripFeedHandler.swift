@@ -1,0 +1,82 @@
+internal import FleetProtos
+internal import GRPCWire
+
+/// `fleetconsumer.v1.TripFeed/WatchTrip`: streams one trip's changes until it ends.
+///
+/// The first update carries the whole trip (less the versioned parts the request says the
+/// caller holds); after that an update goes out whenever what a caller would see changed:
+/// at every status change — each one, even when the stream fell behind the simulation — and
+/// every ``SimulatorOptions/feedInterval`` while the vehicle moves. Fields that change on
+/// every look without news (the remaining time, the location's timestamps) do not count as a
+/// change. After a COMPLETE or CANCELED update the stream ends OK.
+struct TripFeedHandler: Sendable {
+  let core: SimulatorCore
+
+  func register(on server: GRPCServer) {
+    server.register(serverStreaming: FleetFeed.TripFeed.watchTrip) { request, writer, context in
+      try await watch(request, writer, context)
+    }
+  }
+
+  func watch(
+    _ request: FleetFeed.WatchTripRequest, _ writer: ResponseWriter<FleetFeed.TripUpdate>,
+    _ context: ServerContext
+  ) async throws {
+    try await core.faults.beforeCall("WatchTrip")
+    let grant = try core.access.authenticate(context.requestMetadata)
+    let name = try TripName(parsing: request.name)
+    try core.access.authorize(grant, tripID: name.tripID)
+    var options = RenderOptions(request)
+    var sequence: UInt64 = 0
+    var lastSent: FleetEngine.Trip? = nil
+    var lastRendered: Double? = nil
+    let feedInterval = core.options.feedInterval
+    while true {
+      guard let record = core.store.record(named: name.description) else {
+        throw FleetEngineError.tripNotFound(name.description)
+      }
+      let now = SimulationClock.now()
+      let simulatedNow = core.clock.simulatedTime(at: now, createdAt: record.createdAt)
+      // Catch up phase by phase: when a phase ended since the last update, report the next
+      // one as it began before reporting the present.
+      var time = max(simulatedNow, 0)
+      if let lastRendered {
+        let phaseEnd = record.state(atSimulatedTime: lastRendered).phaseEnd
+        if phaseEnd < time { time = phaseEnd }
+      }
+      let wall = core.clock.wallTime(at: time, createdAt: record.createdAt)
+      let trip = core.renderer.render(record, at: wall, simulatedTime: time, options: options)
+      let comparable = Self.withoutVolatileFields(trip)
+      if comparable != lastSent {
+        sequence += 1
+        var update = FleetFeed.TripUpdate()
+        update.trip = trip
+        update.sequence = sequence
+        update.updateTime = GoogleProtobuf.Timestamp(nanosecondsSince1970: wall)
+        try await writer.write(update)
+        lastSent = comparable
+        options.hold(versionsOf: trip)
+      }
+      lastRendered = time
+      let state = record.state(atSimulatedTime: time)
+      if state.phase.isTerminal { return }
+      if time < simulatedNow { continue }
+      let phaseEndWall = core.clock.wallTime(at: state.phaseEnd, createdAt: record.createdAt)
+      // A millisecond past the boundary, so the clock has certainly reached the next phase.
+      let untilPhaseEnd = Duration.nanoseconds(max(phaseEndWall - now, 0)) + .milliseconds(1)
+      try await Task.sleep(for: min(untilPhaseEnd, feedInterval))
+    }
+  }
+
+  /// `trip` without the fields that differ on every look though nothing happened.
+  static func withoutVolatileFields(_ trip: FleetEngine.Trip) -> FleetEngine.Trip {
+    var trip = trip
+    trip.remainingTimeToFirstWaypoint = nil
+    trip.lastLocation?.updateTime = nil
+    trip.lastLocation?.serverTime = nil
+    for index in trip.remainingWaypoints.indices {
+      trip.remainingWaypoints[index].duration = nil
+    }
+    return trip
+  }
+}

@@ -1,0 +1,62 @@
+internal import GRPCWire
+
+/// A trip's resource name, `providers/{provider_id}/trips/{trip_id}`, checked.
+///
+/// Trip IDs follow Fleet Engine's rules: 1 to 64 characters, none of `/ : ? , #`. Provider
+/// IDs must be non-empty and free of `/`. Anything else is INVALID_ARGUMENT naming the field.
+struct TripName: Hashable, Sendable, CustomStringConvertible {
+  let providerID: String
+  let tripID: String
+
+  /// The full name.
+  var description: String { "providers/\(providerID)/trips/\(tripID)" }
+
+  init(providerID: String, tripID: String) {
+    self.providerID = providerID
+    self.tripID = tripID
+  }
+
+  /// The name `name` of request field `field`.
+  init(parsing name: String, field: String = "name") throws(RPCError) {
+    let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+    guard parts.count == 4, parts[0] == "providers", parts[2] == "trips", !parts[1].isEmpty
+    else {
+      throw FleetEngineError.invalidArgument(
+        field: field,
+        "'\(name)' is not a trip name: it must be providers/{provider_id}/trips/{trip_id}")
+    }
+    try Self.checkTripID(String(parts[3]), field: field)
+    self.init(providerID: String(parts[1]), tripID: String(parts[3]))
+  }
+
+  /// The name of trip `tripID` under `parent` (`providers/{provider_id}`).
+  init(parent: String, tripID: String) throws(RPCError) {
+    let providerID = try Self.providerID(parsingParent: parent)
+    try Self.checkTripID(tripID, field: "trip_id")
+    self.init(providerID: providerID, tripID: tripID)
+  }
+
+  /// The provider ID of `parent`, which must be `providers/{provider_id}`.
+  static func providerID(parsingParent parent: String) throws(RPCError) -> String {
+    let parts = parent.split(separator: "/", omittingEmptySubsequences: false)
+    guard parts.count == 2, parts[0] == "providers", !parts[1].isEmpty else {
+      throw FleetEngineError.invalidArgument(
+        field: "parent", "'\(parent)' is not a parent: it must be providers/{provider_id}")
+    }
+    return String(parts[1])
+  }
+
+  private static func checkTripID(_ tripID: String, field: String) throws(RPCError) {
+    guard !tripID.isEmpty else {
+      throw FleetEngineError.invalidArgument(field: field, "the trip ID is empty")
+    }
+    guard tripID.count <= 64 else {
+      throw FleetEngineError.invalidArgument(
+        field: field, "the trip ID '\(tripID)' is longer than 64 characters")
+    }
+    if let bad = tripID.first(where: { "/:?,#".contains($0) }) {
+      throw FleetEngineError.invalidArgument(
+        field: field, "the trip ID '\(tripID)' contains '\(bad)', which is not allowed")
+    }
+  }
+}

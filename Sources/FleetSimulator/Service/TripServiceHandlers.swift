@@ -1,0 +1,190 @@
+internal import FleetProtos
+internal import Foundation  // trimmingCharacters
+internal import GRPCWire
+
+/// `maps.fleetengine.v1.TripService` on a ``GRPCServer``: CreateTrip, GetTrip, UpdateTrip,
+/// SearchTrips and DeleteTrip; ReportBillableTrip answers UNIMPLEMENTED.
+///
+/// Every call first passes the fault injector, then the token check, then the request's own
+/// checks — the order in which Fleet Engine answers: UNAUTHENTICATED before INVALID_ARGUMENT,
+/// PERMISSION_DENIED before NOT_FOUND.
+struct TripServiceHandlers: Sendable {
+  let core: SimulatorCore
+
+  /// The UpdateTrip mask paths the simulator can apply.
+  static let updatablePaths = ["number_of_passengers", "attributes", "vehicle_id", "trip_status"]
+  /// The largest SearchTrips page, and the size of a page when the request names none.
+  static let maximumPageSize = 500
+  static let defaultPageSize = 50
+
+  func register(on server: GRPCServer) {
+    typealias Service = FleetEngine.TripService
+    server.register(unary: Service.createTrip) { request, context in
+      try await createTrip(request, context)
+    }
+    server.register(unary: Service.getTrip) { request, context in
+      try await getTrip(request, context)
+    }
+    server.register(unary: Service.updateTrip) { request, context in
+      try await updateTrip(request, context)
+    }
+    server.register(unary: Service.searchTrips) { request, context in
+      try await searchTrips(request, context)
+    }
+    server.register(unary: Service.deleteTrip) { request, context in
+      try await deleteTrip(request, context)
+    }
+    server.register(unary: Service.reportBillableTrip) { _, _ in
+      throw RPCError(
+        code: .unimplemented, message: "the simulator does not bill trips (ReportBillableTrip)")
+    }
+  }
+
+  func createTrip(_ request: FleetEngine.CreateTripRequest, _ context: ServerContext) async throws
+    -> FleetEngine.Trip
+  {
+    try await core.faults.beforeCall("CreateTrip")
+    let grant = try core.access.authenticate(context.requestMetadata)
+    let name = try TripName(parent: request.parent, tripID: request.tripID)
+    try core.access.authorize(grant, tripID: name.tripID)
+    let now = SimulationClock.now()
+    let record = try core.makeRecord(name, request.trip ?? FleetEngine.Trip(), now: now)
+    let inserted = try core.store.insert([record])[0]
+    return core.renderer.render(inserted, at: now, options: .provider)
+  }
+
+  func getTrip(_ request: FleetEngine.GetTripRequest, _ context: ServerContext) async throws
+    -> FleetEngine.Trip
+  {
+    try await core.faults.beforeCall("GetTrip")
+    let grant = try core.access.authenticate(context.requestMetadata)
+    let name = try TripName(parsing: request.name)
+    try core.access.authorize(grant, tripID: name.tripID)
+    return try core.render(name.description, now: SimulationClock.now(), options: RenderOptions(request))
+  }
+
+  func updateTrip(_ request: FleetEngine.UpdateTripRequest, _ context: ServerContext) async throws
+    -> FleetEngine.Trip
+  {
+    try await core.faults.beforeCall("UpdateTrip")
+    let grant = try core.access.authenticate(context.requestMetadata)
+    let name = try TripName(parsing: request.name)
+    try core.access.authorize(grant, tripID: name.tripID)
+    let paths = (request.updateMask?.paths ?? []).flatMap { $0.split(separator: ",") }
+      .map { Self.snakeCase($0.trimmingCharacters(in: .whitespaces)) }
+    guard !paths.isEmpty else {
+      throw FleetEngineError.invalidArgument(
+        field: "update_mask", "the update mask is empty: name the fields to update")
+    }
+    for path in paths where !Self.updatablePaths.contains(path) {
+      throw FleetEngineError.invalidArgument(
+        field: "update_mask",
+        "the simulator cannot update '\(path)'; it updates "
+          + Self.updatablePaths.joined(separator: ", "))
+    }
+    let update = request.trip ?? FleetEngine.Trip()
+    if paths.contains("trip_status") && update.tripStatus != .canceled {
+      throw FleetEngineError.invalidArgument(
+        field: "trip.trip_status",
+        "the simulator drives trips itself; the only status a provider may set is CANCELED, "
+          + "not \(update.tripStatus)")
+    }
+    if paths.contains("number_of_passengers") && update.numberOfPassengers < 0 {
+      throw FleetEngineError.invalidArgument(
+        field: "trip.number_of_passengers", "the number of passengers must not be negative")
+    }
+    let now = SimulationClock.now()
+    let clock = core.clock
+    let record = try core.store.modify(named: name.description) { record throws(RPCError) in
+      if paths.contains("trip_status") {
+        let state = record.state(at: now, clock: clock)
+        guard !state.phase.isTerminal else {
+          throw FleetEngineError.make(
+            .failedPrecondition,
+            "trip \(record.name) has already ended (\(TripRenderer.status(of: state.phase, record.plan)))",
+            reason: "TRIP_ALREADY_ENDED", metadata: ["trip": record.name])
+        }
+        record.canceledAt = state.time
+      }
+      if paths.contains("number_of_passengers") {
+        record.numberOfPassengers = update.numberOfPassengers
+      }
+      if paths.contains("attributes") { record.attributes = update.attributes }
+      if paths.contains("vehicle_id") { record.vehicleID = update.vehicleID }
+    }
+    return core.renderer.render(record, at: now, options: .provider)
+  }
+
+  func searchTrips(_ request: FleetEngine.SearchTripsRequest, _ context: ServerContext)
+    async throws -> FleetEngine.SearchTripsResponse
+  {
+    try await core.faults.beforeCall("SearchTrips")
+    let grant = try core.access.authenticate(context.requestMetadata)
+    let providerID = try TripName.providerID(parsingParent: request.parent)
+    guard !request.vehicleID.isEmpty else {
+      throw FleetEngineError.invalidArgument(
+        field: "vehicle_id", "SearchTrips needs the vehicle whose trips to list")
+    }
+    try core.access.authorize(grant, tripID: nil)
+    guard request.pageSize >= 0 else {
+      throw FleetEngineError.invalidArgument(field: "page_size", "the page size is negative")
+    }
+    let offset: Int
+    if request.pageToken.isEmpty {
+      offset = 0
+    } else if let parsed = Int(request.pageToken), parsed >= 0 {
+      offset = parsed
+    } else {
+      throw FleetEngineError.invalidArgument(
+        field: "page_token", "'\(request.pageToken)' is not a page token this server gave out")
+    }
+    let pageSize =
+      request.pageSize == 0
+      ? Self.defaultPageSize : min(Int(request.pageSize), Self.maximumPageSize)
+    let now = SimulationClock.now()
+    let prefix = "providers/\(providerID)/trips/"
+    let matching = core.store.records(vehicleID: request.vehicleID).filter { record in
+      record.name.hasPrefix(prefix)
+        && !(request.activeTripsOnly && record.state(at: now, clock: core.clock).phase.isTerminal)
+    }
+    var response = FleetEngine.SearchTripsResponse()
+    let page = matching.dropFirst(offset).prefix(pageSize)
+    response.trips = page.map { core.renderer.render($0, at: now, options: .full) }
+    if offset + page.count < matching.count { response.nextPageToken = "\(offset + page.count)" }
+    return response
+  }
+
+  func deleteTrip(_ request: FleetEngine.DeleteTripRequest, _ context: ServerContext)
+    async throws -> GoogleProtobuf.Empty
+  {
+    try await core.faults.beforeCall("DeleteTrip")
+    let grant = try core.access.authenticate(context.requestMetadata)
+    let name = try TripName(parsing: request.name)
+    try core.access.authorize(grant, tripID: name.tripID)
+    let now = SimulationClock.now()
+    let clock = core.clock
+    try core.store.remove(named: name.description) { record in
+      guard record.state(at: now, clock: clock).phase.isTerminal else {
+        return FleetEngineError.make(
+          .failedPrecondition,
+          "trip \(record.name) is active and assigned to a vehicle; cancel it first",
+          reason: "TRIP_ACTIVE", metadata: ["trip": record.name])
+      }
+      return nil
+    }
+    return GoogleProtobuf.Empty()
+  }
+
+  /// `numberOfPassengers` → `number_of_passengers`; snake case stays as it is.
+  static func snakeCase(_ path: String) -> String {
+    var result = ""
+    for character in path {
+      if character.isUppercase {
+        result += "_" + character.lowercased()
+      } else {
+        result.append(character)
+      }
+    }
+    return result
+  }
+}

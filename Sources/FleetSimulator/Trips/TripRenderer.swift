@@ -1,0 +1,222 @@
+internal import FleetProtos
+
+/// Turns a stored trip and a moment into the `maps.fleetengine.v1.Trip` a caller sees, as
+/// Fleet Engine answers a consumer.
+///
+/// Versions are wall-clock timestamps of when each part last changed: the route
+/// (`current_route_segment_version`) when the vehicle passed a route point or a leg began;
+/// the traffic when the route or the traffic period changed; the remaining waypoints at each
+/// stop; their paths and traffic with the traffic. A part is left out when the caller
+/// already holds its current version; the versions themselves are always sent.
+struct TripRenderer: Sendable {
+  let clock: SimulationClock
+  /// The traffic period in simulated seconds.
+  let trafficPeriod: Double
+
+  /// Versions, in wall nanoseconds, of the versioned parts at one moment.
+  struct Versions: Equatable {
+    var route: Int64
+    var traffic: Int64
+    var waypoints: Int64
+    var waypointsRoute: Int64
+  }
+
+  /// Trip `record` at wall time `wall`, or at simulated time `time` with `wall` its wall time.
+  func render(
+    _ record: TripRecord, at wall: Int64, simulatedTime time: Double? = nil,
+    options: RenderOptions
+  ) -> FleetEngine.Trip {
+    let state = record.state(
+      atSimulatedTime: time ?? clock.simulatedTime(at: wall, createdAt: record.createdAt))
+    let plan = record.plan
+    let timestamp = { (time: Double) in
+      GoogleProtobuf.Timestamp(
+        nanosecondsSince1970: clock.wallTime(at: time, createdAt: record.createdAt))
+    }
+    let versions = self.versions(of: state, record)
+    let tripID = String(record.tripID)
+
+    var trip = FleetEngine.Trip()
+    trip.name = record.name
+    trip.vehicleID = record.vehicleID
+    trip.tripStatus = Self.status(of: state.phase, plan)
+    trip.tripType = record.tripType
+    trip.numberOfPassengers = record.numberOfPassengers
+    trip.attributes = record.attributes
+    trip.view = options.view == .unspecified ? .sdk : options.view
+    trip.pickupPoint = Self.terminal(plan.location(ofStop: 1))
+    trip.dropoffPoint = Self.terminal(plan.location(ofStop: plan.stopCount - 1))
+    trip.intermediateDestinations = (2..<(plan.stopCount - 1)).map {
+      Self.terminal(plan.location(ofStop: $0))
+    }
+    trip.intermediateDestinationsVersion = GoogleProtobuf.Timestamp(
+      nanosecondsSince1970: record.createdAt)
+    trip.intermediateDestinationIndex = Self.intermediateIndex(of: state.phase, plan)
+    // Planned until reached, actual afterwards; absent when the trip was canceled first.
+    let pickupArrival = plan.arrival(atStop: 1)
+    let dropoffArrival = plan.completion
+    if record.canceledAt.map({ $0 >= pickupArrival }) ?? true {
+      trip.pickupTime = timestamp(pickupArrival)
+    }
+    if record.canceledAt.map({ $0 >= dropoffArrival }) ?? true {
+      trip.dropoffTime = timestamp(dropoffArrival)
+    }
+
+    trip.currentRouteSegmentVersion = .init(nanosecondsSince1970: versions.route)
+    trip.currentRouteSegmentTrafficVersion = .init(nanosecondsSince1970: versions.traffic)
+    trip.remainingWaypointsVersion = .init(nanosecondsSince1970: versions.waypoints)
+    trip.remainingWaypointsRouteVersion = .init(nanosecondsSince1970: versions.waypointsRoute)
+    let sendRoute = !Self.holds(options.heldRouteVersion, versions.route)
+    let sendTraffic = !Self.holds(options.heldTrafficVersion, versions.traffic)
+    let sendWaypointPaths = !Self.holds(options.heldWaypointsRouteVersion, versions.waypointsRoute)
+    let renderWall = clock.wallTime(at: state.time, createdAt: record.createdAt)
+
+    if let leg = state.currentLeg, let nextStop = state.nextStop {
+      let end = plan.routeIndex(ofStop: leg + 1)
+      let points = (state.routeStart...end).map { plan.route.point($0) }
+      let encoded = PolylineEncoding.encode(points)
+      let traffic = self.traffic(plan, from: state.routeStart, to: end, state, encoded)
+      if sendRoute {
+        switch options.routeFormat {
+        case .encodedPolylineType: trip.currentRouteSegment = encoded
+        case .latLngListType, .unknownFormatType, .unrecognized: trip.route = points.map(\.latLng)
+        }
+      }
+      if sendTraffic { trip.currentRouteSegmentTraffic = traffic }
+      trip.currentRouteSegmentEndPoint = waypoint(stop: leg + 1, tripID, plan)
+      trip.remainingDistanceMeters = Int32(state.remainingMeters.rounded())
+      let arrival = plan.arrival(atStop: nextStop)
+      trip.etaToFirstWaypoint = timestamp(arrival)
+      trip.remainingTimeToFirstWaypoint = GoogleProtobuf.Duration(
+        .nanoseconds(max(0, clock.wallTime(at: arrival, createdAt: record.createdAt) - renderWall)))
+      trip.lastLocationSnappable = true
+      for stop in nextStop..<plan.stopCount {
+        var waypoint = waypoint(stop: stop, tripID, plan)
+        let isFirst = stop == nextStop
+        waypoint.distanceMeters = Int32(
+          (isFirst ? state.remainingMeters : plan.length(ofLeg: stop - 1)).rounded())
+        waypoint.eta = timestamp(plan.arrival(atStop: stop))
+        let travel = isFirst ? plan.arrival(atStop: stop) - state.time : plan.duration(ofLeg: stop - 1)
+        waypoint.duration = GoogleProtobuf.Duration(.nanoseconds(Int64((max(0, travel) / clock.timeScale * 1e9).rounded())))
+        if sendWaypointPaths {
+          if isFirst {
+            waypoint.pathToWaypoint = trip.route.isEmpty ? points.map(\.latLng) : trip.route
+            waypoint.encodedPathToWaypoint = encoded
+            waypoint.trafficToWaypoint = traffic
+          } else {
+            let from = plan.routeIndex(ofStop: stop - 1)
+            let to = plan.routeIndex(ofStop: stop)
+            let legPoints = (from...to).map { plan.route.point($0) }
+            let legEncoded = PolylineEncoding.encode(legPoints)
+            waypoint.pathToWaypoint = legPoints.map(\.latLng)
+            waypoint.encodedPathToWaypoint = legEncoded
+            waypoint.trafficToWaypoint = self.traffic(plan, from: from, to: to, state, legEncoded)
+          }
+        }
+        trip.remainingWaypoints.append(waypoint)
+      }
+      if options.includeVehicleWaypoints {
+        trip.vehicleWaypoints = trip.remainingWaypoints.map {
+          var waypoint = $0
+          waypoint.pathToWaypoint = []
+          waypoint.encodedPathToWaypoint = ""
+          waypoint.trafficToWaypoint = nil
+          return waypoint
+        }
+      }
+    }
+
+    var location = FleetEngine.VehicleLocation()
+    location.location = state.position.latLng
+    location.heading = Int32(state.heading.rounded()) % 360
+    location.speed = state.isMoving ? Double(plan.speed) : 0
+    location.latlngAccuracy = 5
+    location.headingAccuracy = 10
+    location.isRoadSnapped = true
+    location.locationSensor = .gps
+    location.updateTime = .init(nanosecondsSince1970: renderWall)
+    location.serverTime = .init(nanosecondsSince1970: renderWall)
+    trip.lastLocation = location
+    return trip
+  }
+
+  /// The versions of the versioned parts in `state`.
+  func versions(of state: TripState, _ record: TripRecord) -> Versions {
+    let wall = { (time: Double) in self.clock.wallTime(at: time, createdAt: record.createdAt) }
+    let route = wall(state.routeVersion)
+    // Traffic is drawn afresh each period, and its indices count from the route's start, so
+    // it changes with either; an ended trip has neither.
+    let traffic =
+      state.phase.isTerminal
+      ? route : max(route, wall(Double(trafficPeriodNumber(state)) * trafficPeriod))
+    return Versions(
+      route: route, traffic: traffic, waypoints: wall(state.waypointsVersion),
+      waypointsRoute: traffic)
+  }
+
+  private func trafficPeriodNumber(_ state: TripState) -> Int {
+    Int((state.time / trafficPeriod).rounded(.down))
+  }
+
+  private func traffic(
+    _ plan: TripPlan, from start: Int, to end: Int, _ state: TripState, _ encoded: String
+  ) -> FleetEngine.ConsumableTrafficPolyline {
+    var traffic = FleetEngine.ConsumableTrafficPolyline()
+    traffic.speedReadingInterval = TrafficModel.intervals(
+      seed: plan.trafficSeed, from: start, to: end, period: trafficPeriodNumber(state))
+    traffic.encodedPathToWaypoint = encoded
+    return traffic
+  }
+
+  /// Whether a caller holding `held` already has the part at `current`.
+  private static func holds(_ held: Int64?, _ current: Int64) -> Bool {
+    guard let held else { return false }
+    return held >= current
+  }
+
+  private func waypoint(stop: Int, _ tripID: String, _ plan: TripPlan) -> FleetEngine.TripWaypoint {
+    var waypoint = FleetEngine.TripWaypoint()
+    waypoint.location = Self.terminal(plan.location(ofStop: stop))
+    waypoint.tripID = tripID
+    waypoint.waypointType =
+      switch stop {
+      case 1: .pickupWaypointType
+      case plan.stopCount - 1: .dropOffWaypointType
+      default: .intermediateDestinationWaypointType
+      }
+    return waypoint
+  }
+
+  private static func terminal(_ point: GeoPoint) -> FleetEngine.TerminalLocation {
+    var location = FleetEngine.TerminalLocation()
+    location.point = point.latLng
+    return location
+  }
+
+  /// The Fleet Engine status of `phase`.
+  static func status(of phase: TripPhase, _ plan: TripPlan) -> FleetEngine.TripStatus {
+    switch phase {
+    case .new: .new
+    case .enroute(let leg) where leg == 0: .enrouteToPickup
+    case .enroute(let leg) where leg == plan.legCount - 1: .enrouteToDropoff
+    case .enroute: .enrouteToIntermediateDestination
+    case .arrived(let stop) where stop == 1: .arrivedAtPickup
+    case .arrived: .arrivedAtIntermediateDestination
+    case .complete: .complete
+    case .canceled: .canceled
+    }
+  }
+
+  /// The intermediate destination the vehicle is heading to or waiting at; the last one once
+  /// past them all; 0 before them or when there are none.
+  private static func intermediateIndex(of phase: TripPhase, _ plan: TripPlan) -> Int32 {
+    let count = plan.intermediateCount
+    guard count > 0 else { return 0 }
+    switch phase {
+    case .new, .canceled: return 0
+    case .enroute(let leg): return Int32(min(max(leg - 1, 0), count - 1))
+    case .arrived(let stop): return Int32(max(stop - 2, 0))
+    case .complete: return Int32(count - 1)
+    }
+  }
+}

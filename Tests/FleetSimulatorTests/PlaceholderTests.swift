@@ -1,5 +1,0 @@
-import Testing
-
-@Suite struct PlaceholderTests {
-  @Test("the target builds") func builds() {}
-}
