@@ -15,7 +15,9 @@ public struct FaultOptions: Sendable, Hashable {
   public var latency: Duration = .zero
   /// When set, the server is restarted this often: every connection gets GOAWAY, calls in
   /// flight may finish for ``goAwayGracePeriod`` and are then cancelled, the connections
-  /// close, and the server listens again on the same port at once. Trips are unaffected.
+  /// close, and the server listens again on the same port at once. Trips are unaffected. A
+  /// connection attempt in the instant between the old socket closing and the new one
+  /// listening (about a millisecond) is refused, as during a real server restart.
   public var goAwayInterval: Duration? = nil
   /// How long calls in flight may finish after a GOAWAY; zero ends them at once (UNAVAILABLE)
   /// and drops their connections.

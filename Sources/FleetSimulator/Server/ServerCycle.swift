@@ -54,14 +54,15 @@ final class ServerCycle: Sendable {
       let drain = Task { await old.shutdown(gracePeriod: gracePeriod) }
       state.withLock { $0.draining.append(drain) }
       // The old server closes its listening socket on its loop right away; until then the
-      // port is taken, so retry for a moment.
+      // port is taken, so retry at once and often: a client reconnecting in between is
+      // refused.
       var listening = false
-      for _ in 0..<400 where !Task.isCancelled {
+      for _ in 0..<4_000 where !Task.isCancelled {
         if (try? await next.start(host: host, port: port)) != nil {
           listening = true
           break
         }
-        try? await Task.sleep(for: .milliseconds(5))
+        try? await Task.sleep(for: .microseconds(500))
       }
       state.withLock { $0.goAways += 1 }
       guard listening else { return }

@@ -15,10 +15,11 @@ struct SimulatorHarness {
   /// Runs `body` with a simulator started with `options`, then shuts both down.
   static func with<T>(
     _ options: SimulatorOptions = SimulatorOptions(),
+    channelOptions: ChannelOptions = ChannelOptions(),
     _ body: (SimulatorHarness) async throws -> T
   ) async throws -> T {
     let simulator = try await FleetSimulator.start(options: options)
-    let channel = GRPCChannel(host: "127.0.0.1", port: simulator.port)
+    let channel = GRPCChannel(host: "127.0.0.1", port: simulator.port, options: channelOptions)
     let harness = SimulatorHarness(simulator: simulator, channel: channel)
     do {
       let result = try await body(harness)
@@ -37,7 +38,8 @@ struct SimulatorHarness {
     -> CallOptions
   {
     var metadata = Metadata()
-    if let token { metadata.add("authorization", "Bearer \(token)") }
+    // An empty token is sent as a bare "Bearer": gRPC metadata values may not end in a space.
+    if let token { metadata.add("authorization", token.isEmpty ? "Bearer" : "Bearer \(token)") }
     return CallOptions(timeout: timeout, metadata: metadata)
   }
 
