@@ -35,7 +35,7 @@ struct InteropServerCommand: AsyncParsableCommand {
     print("LISTENING \(bound)")
     // Whoever started us reads this line from a pipe: do not leave it in stdout's buffer.
     fflush(nil)  // nil flushes every stream; naming `stdout` is not concurrency-safe in Swift 6
-    await SignalWaiter.wait()
+    await SignalWaiter.waitForSignalOrOrphaning()
     await server.shutdown(gracePeriod: .seconds(1))
   }
 }

@@ -49,11 +49,20 @@ extension CBridgedMessage {
       to: ProtobufCMessage.self)
     let size = protobuf_c_message_get_packed_size(message)
     guard size > 0 else { return }
-    let start = buffer.count
-    buffer.append(contentsOf: repeatElement(0, count: size))
-    let written = buffer.withUnsafeMutableBufferPointer { out in
-      protobuf_c_message_pack(message, out.baseAddress! + start)
+    if buffer.isEmpty {
+      // The common case (serializedBytes()): pack straight into the new array's storage.
+      buffer = [UInt8](unsafeUninitializedCapacity: size) { out, count in
+        count = protobuf_c_message_pack(message, out.baseAddress!)
+      }
+      precondition(buffer.count == size, "protobuf-c packed \(buffer.count) of \(size) bytes")
+      return
     }
-    precondition(written == size, "protobuf-c packed \(written) bytes of the \(size) it promised")
+    // Arrays cannot grow uninitialised, and zero-filling through a generic append crawls
+    // byte by byte in debug builds: pack into scratch memory and append it (one memcpy).
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: size) { scratch in
+      let written = protobuf_c_message_pack(message, scratch.baseAddress!)
+      precondition(written == size, "protobuf-c packed \(written) of \(size) bytes")
+      buffer.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<written]))
+    }
   }
 }

@@ -153,6 +153,8 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     var fields = [
       HeaderField(name: ":status", value: "\(httpStatus)"),
       HeaderField(name: "content-type", value: "application/grpc"),
+      // compression.md: an UNIMPLEMENTED for an unknown grpc-encoding says what we accept.
+      HeaderField(name: "grpc-accept-encoding", value: "identity,gzip"),
     ]
     fields += status.headerFields().map { HeaderField(name: $0.name, value: $0.value) }
     _ = HeaderBlock.withNameValues(fields) { nva, count in
@@ -252,7 +254,14 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
 
   /// Ends every call and the connection (final GOAWAY, then close).
   func close(cancelling error: RPCError) {
-    for stream in streams.values { stream.abort(error) }
+    for stream in streams.values {
+      stream.abort(error)
+      // Tell the client too, before the GOAWAY (after it nghttp2 would drop the reset).
+      if let session {
+        nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, HTTP2ErrorCode.cancel)
+      }
+    }
+    flush()
     if let session {
       nghttp2_session_terminate_session(session, HTTP2ErrorCode.noError)
       flush()
