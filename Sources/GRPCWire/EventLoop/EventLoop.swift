@@ -157,6 +157,12 @@ public final class EventLoop: @unchecked Sendable {
         for handler in due { handler.tickEnded() }
       }
     }
+    // Stopped: let go of everything registered. Timer bodies and handlers hold connections
+    // that hold this loop; keeping them would leak the whole graph.
+    handlers.removeAll()
+    timers.removeAll()
+    tickEnd.removeAll()
+    pending.withLock { $0.work.removeAll() }
   }
 
   private static let readableEvents = UInt32(

@@ -33,29 +33,36 @@ struct TimerID: Hashable, Sendable {
   fileprivate var value: UInt64
 }
 
-/// The loop's timers: a binary min-heap by deadline. Cancelling marks the entry and the heap
-/// drops it when it reaches the top, so cancel is O(1) and the common case — a deadline that
-/// never fires because the call finished — costs no heap surgery.
+/// The loop's timers: a binary min-heap of deadlines, with each timer's body kept apart so that
+/// cancelling drops the body — and whatever it captured — at once. The heap entry itself is
+/// skipped when it reaches the top, so cancel is O(1) and the common case, a deadline that
+/// never fires because the call finished, costs no heap surgery.
 struct TimerHeap {
   private struct Entry {
     var deadline: MonotonicInstant
     var id: UInt64
-    var body: () -> Void
   }
 
   private var heap: [Entry] = []
-  private var cancelled: Set<UInt64> = []
+  private var bodies: [UInt64: () -> Void] = [:]
   private var nextID: UInt64 = 0
 
   mutating func insert(_ deadline: MonotonicInstant, _ body: @escaping () -> Void) -> TimerID {
     nextID += 1
-    heap.append(Entry(deadline: deadline, id: nextID, body: body))
+    heap.append(Entry(deadline: deadline, id: nextID))
+    bodies[nextID] = body
     siftUp(heap.count - 1)
     return TimerID(value: nextID)
   }
 
   mutating func cancel(_ id: TimerID) {
-    cancelled.insert(id.value)
+    bodies[id.value] = nil
+  }
+
+  /// Forgets every timer (the loop is stopping).
+  mutating func removeAll() {
+    heap.removeAll()
+    bodies.removeAll()
   }
 
   /// The epoll_wait timeout: -1 with no timers, else milliseconds until the next one,
@@ -74,12 +81,11 @@ struct TimerHeap {
     dropCancelledTop()
     guard let first = heap.first, first.deadline <= now else { return nil }
     removeTop()
-    return first.body
+    return bodies.removeValue(forKey: first.id)
   }
 
   private mutating func dropCancelledTop() {
-    while let first = heap.first, cancelled.contains(first.id) {
-      cancelled.remove(first.id)
+    while let first = heap.first, bodies[first.id] == nil {
       removeTop()
     }
   }

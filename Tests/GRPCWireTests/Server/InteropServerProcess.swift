@@ -48,7 +48,7 @@ final class InteropServerProcess: Sendable {
   let port: Int
   let pid: pid_t
   // Kept so that Foundation keeps watching the child; never touched after `start`.
-  nonisolated(unsafe) private let process: Process
+  private let process: Process
   private let state: PosixMutex<State>
   private let stderrURL: URL
 
