@@ -23,6 +23,7 @@ public struct FaultOptions: Sendable, Hashable {
   /// and drops their connections.
   public var goAwayGracePeriod: Duration = .seconds(1)
 
+  /// No faults.
   public init() {}
 
   /// Whether any fault is configured.

@@ -7,6 +7,7 @@ public enum SimulatorError: Error, Sendable, Hashable, CustomStringConvertible {
   /// A trip could not be created: a bad provider or trip ID, or a name already taken.
   case invalidTrip(String)
 
+  /// The reason, for a person.
   public var description: String {
     switch self {
     case .invalidOptions(let why): "invalid simulator options: \(why)"

@@ -15,7 +15,9 @@ public enum SimulatorToken {
   public static func jwt(tripID: String?, expiresAt: Date? = nil) -> String {
     let header = #"{"alg":"none","typ":"JWT"}"#
     var claims = #"{"authorization":{"tripid":\#(jsonString(tripID ?? "*"))}"#
-    if let expiresAt { claims += #","exp":\#(Int64(expiresAt.timeIntervalSince1970.rounded(.down)))"# }
+    if let expiresAt {
+      claims += #","exp":\#(Int64(expiresAt.timeIntervalSince1970.rounded(.down)))"#
+    }
     claims += "}"
     return "\(base64URL(header)).\(base64URL(claims)).unsigned"
   }
@@ -34,7 +36,8 @@ public enum SimulatorToken {
       case "\"": result += "\\\""
       case "\\": result += "\\\\"
       case _ where scalar.value < 0x20:
-        result += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+        result +=
+          "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
           + String(scalar.value, radix: 16)
       default: result.unicodeScalars.append(scalar)
       }

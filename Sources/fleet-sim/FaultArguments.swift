@@ -30,13 +30,16 @@ struct FaultArguments: ParsableArguments {
   var goawayGraceMs = 1_000
 
   func validate() throws {
-    guard (0...1).contains(failRate) else { throw ValidationError("--fail-rate must be within 0...1") }
+    guard (0...1).contains(failRate) else {
+      throw ValidationError("--fail-rate must be within 0...1")
+    }
     guard let code = StatusCode(name: failCode.uppercased()), code != .ok else {
       throw ValidationError(
         "--fail-code must name a gRPC status other than OK (e.g. UNAVAILABLE), not '\(failCode)'")
     }
     guard latencyMs >= 0, goawayGraceMs >= 0, (retryDelayMs ?? 0) >= 0 else {
-      throw ValidationError("--latency-ms, --retry-delay-ms and --goaway-grace-ms must not be negative")
+      throw ValidationError(
+        "--latency-ms, --retry-delay-ms and --goaway-grace-ms must not be negative")
     }
     if let goawayEvery, !(goawayEvery > 0) {
       throw ValidationError("--goaway-every must be a positive number of seconds")

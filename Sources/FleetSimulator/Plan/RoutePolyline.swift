@@ -70,7 +70,9 @@ struct RoutePolyline: Sendable {
     -> ContiguousArray<Element>
   {
     ContiguousArray(unsafeUninitializedCapacity: source.count) { buffer, initialized in
-      for (index, element) in source.enumerated() { buffer.initializeElement(at: index, to: element) }
+      for (index, element) in source.enumerated() {
+        buffer.initializeElement(at: index, to: element)
+      }
       initialized = source.count
     }
   }

@@ -56,7 +56,8 @@ struct AccessCheck: Sendable {
     }
     let token = parts[1].trimmingCharacters(in: .whitespaces)
     guard !token.isEmpty else {
-      throw FleetEngineError.unauthenticated("the bearer token is empty", reason: "CREDENTIALS_MISSING")
+      throw FleetEngineError.unauthenticated(
+        "the bearer token is empty", reason: "CREDENTIALS_MISSING")
     }
     return token
   }

@@ -60,7 +60,8 @@ struct TripServiceHandlers: Sendable {
     let grant = try core.access.authenticate(context.requestMetadata)
     let name = try TripName(parsing: request.name)
     try core.access.authorize(grant, tripID: name.tripID)
-    return try core.render(name.description, now: SimulationClock.now(), options: RenderOptions(request))
+    return try core.render(
+      name.description, now: SimulationClock.now(), options: RenderOptions(request))
   }
 
   func updateTrip(_ request: FleetEngine.UpdateTripRequest, _ context: ServerContext) async throws

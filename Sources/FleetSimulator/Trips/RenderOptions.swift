@@ -21,7 +21,8 @@ struct RenderOptions: Sendable, Equatable {
   static let full = RenderOptions()
 
   init(
-    view: FleetEngine.TripView = .sdk, routeFormat: FleetEngine.PolylineFormatType = .latLngListType,
+    view: FleetEngine.TripView = .sdk,
+    routeFormat: FleetEngine.PolylineFormatType = .latLngListType,
     includeVehicleWaypoints: Bool = false
   ) {
     self.view = view

@@ -96,8 +96,10 @@ struct TripRenderer: Sendable {
         waypoint.distanceMeters = Int32(
           (isFirst ? state.remainingMeters : plan.length(ofLeg: stop - 1)).rounded())
         waypoint.eta = timestamp(plan.arrival(atStop: stop))
-        let travel = isFirst ? plan.arrival(atStop: stop) - state.time : plan.duration(ofLeg: stop - 1)
-        waypoint.duration = GoogleProtobuf.Duration(.nanoseconds(Int64((max(0, travel) / clock.timeScale * 1e9).rounded())))
+        let travel =
+          isFirst ? plan.arrival(atStop: stop) - state.time : plan.duration(ofLeg: stop - 1)
+        waypoint.duration = GoogleProtobuf.Duration(
+          .nanoseconds(Int64((max(0, travel) / clock.timeScale * 1e9).rounded())))
         if sendWaypointPaths {
           if isFirst {
             waypoint.pathToWaypoint = trip.route.isEmpty ? points.map(\.latLng) : trip.route

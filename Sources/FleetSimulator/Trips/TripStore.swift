@@ -22,7 +22,8 @@ final class TripStore: Sendable {
   func insert(_ records: [TripRecord]) throws(RPCError) -> [TripRecord] {
     let result = state.withLock { state -> Result<[TripRecord], RPCError> in
       var seen = Set<String>()
-      for record in records where state.trips[record.name] != nil || !seen.insert(record.name).inserted {
+      for record in records
+      where state.trips[record.name] != nil || !seen.insert(record.name).inserted {
         return .failure(
           FleetEngineError.make(
             .alreadyExists, "trip \(record.name) already exists", reason: "TRIP_ALREADY_EXISTS",

@@ -105,7 +105,8 @@ struct TripPlanTests {
     let first = plan.routeIndex(ofStop: leg)
     let speed = Double(plan.speed)
     let passing = { (index: Int) in
-      plan.departure(onLeg: leg) + (plan.route.distance(at: index) - plan.route.distance(at: first)) / speed
+      plan.departure(onLeg: leg) + (plan.route.distance(at: index) - plan.route.distance(at: first))
+        / speed
     }
     let index = first + 2
     let justAfter = render(record, at: passing(index) + 0.01)
@@ -134,7 +135,10 @@ struct TripPlanTests {
     #expect(partial.route.isEmpty && partial.currentRouteSegment.isEmpty)
     #expect(partial.currentRouteSegmentTraffic == nil)
     #expect(partial.remainingWaypoints.count == full.remainingWaypoints.count)
-    #expect(partial.remainingWaypoints.allSatisfy { $0.pathToWaypoint.isEmpty && $0.trafficToWaypoint == nil })
+    #expect(
+      partial.remainingWaypoints.allSatisfy {
+        $0.pathToWaypoint.isEmpty && $0.trafficToWaypoint == nil
+      })
     #expect(partial.currentRouteSegmentVersion == full.currentRouteSegmentVersion)
     #expect(partial.currentRouteSegmentTrafficVersion == full.currentRouteSegmentTrafficVersion)
     #expect(partial.remainingWaypointsRouteVersion == full.remainingWaypointsRouteVersion)
@@ -147,7 +151,8 @@ struct TripPlanTests {
     let record = try record()
     let time = record.plan.departure(onLeg: 0) + 20
     let list = render(record, at: time)
-    let encoded = render(record, at: time, options: RenderOptions(routeFormat: .encodedPolylineType))
+    let encoded = render(
+      record, at: time, options: RenderOptions(routeFormat: .encodedPolylineType))
     #expect(encoded.route.isEmpty && list.currentRouteSegment.isEmpty)
     let decoded = try #require(PolylineEncoding.decode(encoded.currentRouteSegment))
     #expect(decoded.count == list.route.count)
@@ -183,7 +188,10 @@ struct TripPlanTests {
     #expect(a.tripStatus == .arrivedAtPickup)
     #expect(a.currentRouteSegmentVersion == b.currentRouteSegmentVersion)
     #expect(a.remainingWaypointsVersion == b.remainingWaypointsVersion)
-    #expect(a.remainingWaypoints.map(\.waypointType) == [.intermediateDestinationWaypointType, .dropOffWaypointType])
+    #expect(
+      a.remainingWaypoints.map(\.waypointType) == [
+        .intermediateDestinationWaypointType, .dropOffWaypointType,
+      ])
     // Within one traffic period the traffic version holds; the next period brings a new one.
     let periodStart = (arrival / period).rounded(.down) * period
     if arrival + 2 < periodStart + period {

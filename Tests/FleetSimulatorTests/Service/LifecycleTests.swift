@@ -25,13 +25,17 @@ struct LifecycleTests {
       #expect(statuses == fullLifecycle, "\(polls.count) polls")
 
       // Within each drive the vehicle moves on and what is left shrinks.
-      for status in [FleetEngine.TripStatus.enrouteToPickup, .enrouteToIntermediateDestination, .enrouteToDropoff] {
+      for status in [
+        FleetEngine.TripStatus.enrouteToPickup, .enrouteToIntermediateDestination,
+        .enrouteToDropoff,
+      ] {
         let drive = polls.filter { $0.tripStatus == status }
         #expect(drive.count >= 3, "\(status): \(drive.count) polls")
         guard let first = drive.first, let last = drive.last else { continue }
         #expect(last.remainingDistanceMeters! < first.remainingDistanceMeters!)
         #expect(
-          last.remainingTimeToFirstWaypoint!.duration < first.remainingTimeToFirstWaypoint!.duration)
+          last.remainingTimeToFirstWaypoint!.duration < first.remainingTimeToFirstWaypoint!.duration
+        )
         #expect(last.lastLocation?.location != first.lastLocation?.location)
         for (a, b) in zip(drive, drive.dropFirst()) {
           #expect(b.remainingDistanceMeters! <= a.remainingDistanceMeters!)
@@ -51,13 +55,16 @@ struct LifecycleTests {
     var options = fastOptions(timeScale: 1)
     options.newDuration = .zero
     try await SimulatorHarness.with(options) { sim in
-      let created = try await sim.createTrip("fields-\(SimulatorHarness.uniqueTripID())", fastTrip())
+      let created = try await sim.createTrip(
+        "fields-\(SimulatorHarness.uniqueTripID())", fastTrip())
       let trip = try await sim.getTrip(created.name)
       #expect(trip.name == created.name && trip.vehicleID == created.vehicleID)
       #expect(trip.tripStatus == .enrouteToPickup && trip.tripType == .exclusive)
       #expect(trip.view == .journeySharingV1s && trip.numberOfPassengers == 2)
-      #expect(trip.pickupPoint?.point?.latitude == 52.52 && trip.dropoffPoint?.point?.latitude == 52.527)
-      #expect(trip.intermediateDestinations.count == 1 && trip.intermediateDestinationsVersion != nil)
+      #expect(
+        trip.pickupPoint?.point?.latitude == 52.52 && trip.dropoffPoint?.point?.latitude == 52.527)
+      #expect(
+        trip.intermediateDestinations.count == 1 && trip.intermediateDestinationsVersion != nil)
       let pickup = try #require(trip.pickupTime?.date)
       let dropoff = try #require(trip.dropoffTime?.date)
       #expect(pickup < dropoff && pickup.timeIntervalSinceNow > 60, "real time at scale 1")
@@ -71,7 +78,10 @@ struct LifecycleTests {
         trip.remainingWaypoints.map(\.waypointType) == [
           .pickupWaypointType, .intermediateDestinationWaypointType, .dropOffWaypointType,
         ])
-      #expect(trip.remainingWaypoints.allSatisfy { $0.tripID == created.name.split(separator: "/").last.map(String.init) })
+      #expect(
+        trip.remainingWaypoints.allSatisfy {
+          $0.tripID == created.name.split(separator: "/").last.map(String.init)
+        })
       #expect(trip.remainingWaypoints[0].distanceMeters == trip.remainingDistanceMeters)
       #expect(trip.remainingWaypoints[0].pathToWaypoint == trip.route)
       #expect(trip.remainingWaypoints[1].eta!.date < trip.remainingWaypoints[2].eta!.date)
@@ -87,7 +97,9 @@ struct LifecycleTests {
       #expect(location.speed.map { abs($0 - 30 / 3.6) < 0.01 } == true)
       #expect(trip.vehicleWaypoints.isEmpty, "GetTrip never shows the vehicle's waypoints")
 
-      var encodedTrip = try await sim.getTrip(created.name) { $0.routeFormatType = .encodedPolylineType }
+      var encodedTrip = try await sim.getTrip(created.name) {
+        $0.routeFormatType = .encodedPolylineType
+      }
       #expect(encodedTrip.route.isEmpty && !encodedTrip.currentRouteSegment.isEmpty)
       encodedTrip = try await sim.getTrip(created.name) { $0.view = .unspecified }
       #expect(encodedTrip.view == .sdk)

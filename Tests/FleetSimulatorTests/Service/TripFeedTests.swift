@@ -76,7 +76,8 @@ struct TripFeedTests {
       // Nothing changes while the trip stays NEW: one update in 300 ms, without the route.
       let watched = try await watchFirst(sim, created.name, full)
       #expect(watched.sequence == 1)
-      #expect(watched.trip?.route.isEmpty == true && watched.trip?.currentRouteSegmentTraffic == nil)
+      #expect(
+        watched.trip?.route.isEmpty == true && watched.trip?.currentRouteSegmentTraffic == nil)
       #expect(watched.trip?.currentRouteSegmentVersion == full.currentRouteSegmentVersion)
     }
   }
@@ -128,7 +129,9 @@ struct TripFeedTests {
         ("providers/p/trips/missing", "t", .notFound),
         ("providers/p/trips/missing", nil, .unauthenticated),
       ] as [(String, String?, StatusCode)] {
-        let error = await #expect(throws: RPCError.self) { try await watch(sim, name, token: token) }
+        let error = await #expect(throws: RPCError.self) {
+          try await watch(sim, name, token: token)
+        }
         #expect(error?.code == code)
         #expect(error?.errorInfo?.domain == "fleetengine.googleapis.com")
       }
@@ -146,7 +149,8 @@ struct TripFeedTests {
         return all
       }
       #expect(results.count == 50)
-      #expect(results.allSatisfy { $0.last?.trip?.tripStatus == .complete && $0.first?.sequence == 1 })
+      #expect(
+        results.allSatisfy { $0.last?.trip?.tripStatus == .complete && $0.first?.sequence == 1 })
     }
   }
 }

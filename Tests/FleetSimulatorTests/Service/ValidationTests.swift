@@ -52,7 +52,9 @@ struct ValidationTests {
       var negative = FleetEngine.Trip()
       negative.numberOfPassengers = -1
       for trip in [far, invalidPoint, shared, negative] {
-        let error = await #expect(throws: RPCError.self) { try await sim.createTrip(SimulatorHarness.uniqueTripID(), trip) }
+        let error = await #expect(throws: RPCError.self) {
+          try await sim.createTrip(SimulatorHarness.uniqueTripID(), trip)
+        }
         #expect(error?.code == .invalidArgument)
         #expect(error?.badRequest != nil)
       }
@@ -69,13 +71,17 @@ struct ValidationTests {
       try await SimulatorHarness.with(options) { sim in
         let name = try sim.simulator.createDemoTrip(providerID: SimulatorHarness.provider)
         for token: String? in [nil, ""] {
-          let error = await #expect(throws: RPCError.self) { try await sim.getTrip(name, token: token) }
+          let error = await #expect(throws: RPCError.self) {
+            try await sim.getTrip(name, token: token)
+          }
           #expect(error?.code == .unauthenticated)
           #expect(error?.errorInfo?.reason == "CREDENTIALS_MISSING")
           #expect(error?.errorInfo?.domain == Self.domain)
         }
         // UNAUTHENTICATED comes before the name is even looked at.
-        let first = await #expect(throws: RPCError.self) { try await sim.getTrip("bad", token: nil) }
+        let first = await #expect(throws: RPCError.self) {
+          try await sim.getTrip("bad", token: nil)
+        }
         #expect(first?.code == .unauthenticated)
       }
     }
@@ -91,7 +97,8 @@ struct ValidationTests {
     }
   }
 
-  @Test("per-trip tokens: another trip's is PERMISSION_DENIED, a bad or expired one UNAUTHENTICATED")
+  @Test(
+    "per-trip tokens: another trip's is PERMISSION_DENIED, a bad or expired one UNAUTHENTICATED")
   func perTripTokens() async throws {
     var options = fastOptions(timeScale: 1)
     options.tokenPolicy = .perTrip
@@ -110,9 +117,14 @@ struct ValidationTests {
       for (token, target) in [
         (SimulatorToken.simple(tripID: "yours"), name),
         (SimulatorToken.jwt(tripID: "yours"), name),
-        (SimulatorToken.simple(tripID: "yours"), "providers/\(SimulatorHarness.provider)/trips/ghost"),
+        (
+          SimulatorToken.simple(tripID: "yours"),
+          "providers/\(SimulatorHarness.provider)/trips/ghost"
+        ),
       ] {
-        let error = await #expect(throws: RPCError.self) { try await sim.getTrip(target, token: token) }
+        let error = await #expect(throws: RPCError.self) {
+          try await sim.getTrip(target, token: token)
+        }
         #expect(error?.code == .permissionDenied)
         #expect(error?.errorInfo?.reason == "TOKEN_TRIP_MISMATCH")
         #expect(error?.errorInfo?.domain == Self.domain)
@@ -120,11 +132,16 @@ struct ValidationTests {
       }
       // Expired or unreadable tokens: UNAUTHENTICATED.
       for (token, reason) in [
-        (SimulatorToken.jwt(tripID: "mine", expiresAt: Date().addingTimeInterval(-5)), "ACCESS_TOKEN_EXPIRED"),
+        (
+          SimulatorToken.jwt(tripID: "mine", expiresAt: Date().addingTimeInterval(-5)),
+          "ACCESS_TOKEN_EXPIRED"
+        ),
         ("garbage", "ACCESS_TOKEN_INVALID"), ("a.b.c", "ACCESS_TOKEN_INVALID"),
         ("sim:", "ACCESS_TOKEN_INVALID"),
       ] {
-        let error = await #expect(throws: RPCError.self) { try await sim.getTrip(name, token: token) }
+        let error = await #expect(throws: RPCError.self) {
+          try await sim.getTrip(name, token: token)
+        }
         #expect(error?.code == .unauthenticated, "\(token)")
         #expect(error?.errorInfo?.reason == reason)
       }

@@ -42,10 +42,15 @@ struct VersionTests {
       }
       #expect(partial.route.isEmpty && partial.currentRouteSegmentTraffic == nil)
       #expect(partial.remainingWaypoints.count == full.remainingWaypoints.count)
-      #expect(partial.remainingWaypoints.allSatisfy { $0.pathToWaypoint.isEmpty && $0.trafficToWaypoint == nil })
+      #expect(
+        partial.remainingWaypoints.allSatisfy {
+          $0.pathToWaypoint.isEmpty && $0.trafficToWaypoint == nil
+        })
       #expect(partial.currentRouteSegmentVersion == full.currentRouteSegmentVersion)
       #expect(partial.remainingDistanceMeters == full.remainingDistanceMeters)
-      #expect(partial.tripStatus == full.tripStatus && partial.lastLocation?.location == full.lastLocation?.location)
+      #expect(
+        partial.tripStatus == full.tripStatus
+          && partial.lastLocation?.location == full.lastLocation?.location)
 
       // Only the part whose version is held is left out; an older version gets it again.
       var older = try #require(full.currentRouteSegmentVersion)
@@ -70,12 +75,15 @@ struct VersionTests {
       for _ in 0..<40 {
         try await Task.sleep(for: .milliseconds(25))
         let trip = try await sim.getTrip(created.name)
-        let sameStart = trip.route.first == previous.route.first && trip.route.count == previous.route.count
-        #expect(sameStart == (trip.currentRouteSegmentVersion == previous.currentRouteSegmentVersion))
+        let sameStart =
+          trip.route.first == previous.route.first && trip.route.count == previous.route.count
+        #expect(
+          sameStart == (trip.currentRouteSegmentVersion == previous.currentRouteSegmentVersion))
         if !sameStart {
           changes += 1
           #expect(trip.currentRouteSegmentVersion!.date > previous.currentRouteSegmentVersion!.date)
-          #expect(trip.currentRouteSegmentTrafficVersion != previous.currentRouteSegmentTrafficVersion)
+          #expect(
+            trip.currentRouteSegmentTrafficVersion != previous.currentRouteSegmentTrafficVersion)
         }
         previous = trip
       }

@@ -1,0 +1,120 @@
+import Foundation
+import GRPCWire
+import PeerSupport
+import Testing
+
+@testable import FleetSimulator
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `fleet-sim` as a black box: its output contract, its flags, and clients other than ours.
+@Suite("fleet-sim executable")
+struct FleetSimExecutableTests {
+  func getTrip(port: Int, _ name: String, token: String = "t") async throws -> FleetEngine.Trip {
+    let channel = GRPCChannel(host: "127.0.0.1", port: port)
+    defer { channel.close() }
+    var request = FleetEngine.GetTripRequest()
+    request.name = name
+    return try await channel.unary(
+      FleetEngine.TripService.getTrip, request, options: SimulatorHarness.call(token: token)
+    ).message
+  }
+
+  @Test("the first line is `listening on HOST:PORT`; --trips N names them; SIGTERM exits 0")
+  func contract() async throws {
+    let sim = try await FleetSimProcess.start(["--port", "0", "--trips", "12", "--time-scale", "1"])
+    let port = try #require(sim.port, "\(sim.lines)")
+    #expect(sim.lines.first == "listening on 127.0.0.1:\(port)")
+    let names = try await eventually("the trips line") { sim.lines.count >= 2 ? sim.lines : nil }
+    #expect(
+      names[1]
+        == "created 12 trips: providers/sim-provider/trips/trip-01 ... providers/sim-provider/trips/trip-12"
+    )
+    let trip = try await getTrip(port: port, "providers/sim-provider/trips/trip-07")
+    #expect(trip.tripStatus == .new && trip.vehicleID == "sim-vehicle-7")
+    #expect(try await sim.stop(SIGTERM) == 0, "stderr: \(sim.stderr)")
+  }
+
+  @Test("SIGINT also shuts it down gracefully")
+  func interrupt() async throws {
+    let sim = try await FleetSimProcess.start([])
+    #expect(sim.port != nil)
+    #expect(try await sim.stop(SIGINT) == 0, "stderr: \(sim.stderr)")
+  }
+
+  @Test("Google's Python client library creates, gets, updates and searches trips on fleet-sim")
+  func googleClientLibrary() async throws {
+    let sim = try await FleetSimProcess.start(["--time-scale", "1"])
+    let port = try #require(sim.port)
+    let output = try await PythonPeer.run(
+      "sim_google_client.py", ["--target", "127.0.0.1:\(port)"], timeout: .seconds(60))
+    output.attach(as: "sim_google_client")
+    #expect(output.status == 0, "\(output.transcript)")
+    #expect(output.stdoutText.contains("RESULT ok"), "\(output.transcript)")
+    let checks = output.stdoutText.split(separator: "\n").filter { $0.hasPrefix("CHECK ") }
+    #expect(checks.count >= 30, "\(checks.count) checks passed")
+    #expect(try await sim.stop() == 0)
+  }
+
+  @Test("fault and token flags reach the server")
+  func flags() async throws {
+    let failing = try await FleetSimProcess.start([
+      "--trips", "1", "--fail-rate", "1", "--fail-code", "aborted", "--latency-ms", "100",
+    ])
+    let failingPort = try #require(failing.port)
+    let started = ContinuousClock.now
+    let error = await #expect(throws: RPCError.self) {
+      try await getTrip(port: failingPort, "providers/sim-provider/trips/trip-1")
+    }
+    #expect(error?.code == .aborted && error?.errorInfo?.reason == "SIMULATED_FAULT")
+    #expect(ContinuousClock.now - started >= .milliseconds(100))
+    #expect(try await failing.stop() == 0)
+
+    let strict = try await FleetSimProcess.start(["--trips", "2", "--strict-tokens"])
+    let strictPort = try #require(strict.port)
+    let denied = await #expect(throws: RPCError.self) {
+      try await getTrip(
+        port: strictPort, "providers/sim-provider/trips/trip-1", token: "sim:trip-2")
+    }
+    #expect(denied?.code == .permissionDenied)
+    let allowed = try await getTrip(
+      port: strictPort, "providers/sim-provider/trips/trip-1", token: "sim:trip-1")
+    #expect(allowed.name.hasSuffix("trip-1"))
+    #expect(try await strict.stop() == 0)
+  }
+
+  @Test("TLS flags are refused with a clear message, and --help says so")
+  func tlsRefused() async throws {
+    let result = try await FleetSimProcess.run(["--tls-cert", "cert.pem", "--tls-key", "key.pem"])
+    #expect(result.status != 0)
+    #expect(result.stderr.contains("TLS serving is not supported yet"), "\(result.stderr)")
+    #expect(!result.stdout.contains("listening"))
+    let help = try await FleetSimProcess.run(["--help"])
+    #expect(help.status == 0)
+    #expect(help.stdout.contains("TLS serving is not supported yet"))
+  }
+
+  @Test(
+    "bad flags are refused before listening",
+    arguments: [
+      ["--fail-code", "OK"], ["--fail-rate", "2"], ["--time-scale", "0"], ["--port", "70000"],
+      ["--goaway-every", "-1"],
+    ])
+  func badFlags(_ arguments: [String]) async throws {
+    let result = try await FleetSimProcess.run(arguments)
+    #expect(result.status == 64, "\(result.stderr)")
+    #expect(!result.stdout.contains("listening"))
+  }
+
+  @Test("a port in use is reported and exits non-zero")
+  func portInUse() async throws {
+    let first = try await FleetSimProcess.start([])
+    let port = try #require(first.port)
+    let second = try await FleetSimProcess.run(["--port", "\(port)"])
+    #expect(second.status == 1)
+    #expect(second.stderr.contains("cannot listen on 127.0.0.1:\(port)"), "\(second.stderr)")
+    #expect(try await first.stop() == 0)
+  }
+}
