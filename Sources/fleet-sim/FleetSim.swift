@@ -70,6 +70,9 @@ struct FleetSim: AsyncParsableCommand {
     }
     guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
     guard trips >= 0 else { throw ValidationError("--trips must not be negative") }
+    guard !provider.isEmpty, !provider.contains("/") else {
+      throw ValidationError("--provider must be a non-empty ID without '/'")
+    }
     guard timeScale > 0, timeScale.isFinite else {
       throw ValidationError("--time-scale must be a positive number")
     }
@@ -86,10 +89,12 @@ struct FleetSim: AsyncParsableCommand {
     options.faults = faults.options
     options.seed = seed
     let simulator = try await FleetSimulator.start(host: host, port: port, options: options)
+    // The trips exist before the first line goes out, so a client that waits for it finds
+    // them.
+    let names = trips > 0 ? try simulator.createTrips(count: trips, providerID: provider) : []
     print("listening on \(simulator.endpoint)")
-    if trips > 0 {
-      let names = try simulator.createTrips(count: trips, providerID: provider)
-      print("created \(names.count) trips: \(names[0]) ... \(names[names.count - 1])")
+    if let first = names.first, let last = names.last {
+      print("created \(names.count) trips: \(first) ... \(last)")
     }
     // Whoever started us reads these lines from a pipe: do not leave them in stdout's buffer.
     fflush(nil)  // nil flushes every stream; naming `stdout` is not concurrency-safe in Swift 6

@@ -100,7 +100,7 @@ struct FleetSimExecutableTests {
     "bad flags are refused before listening",
     arguments: [
       ["--fail-code", "OK"], ["--fail-rate", "2"], ["--time-scale", "0"], ["--port", "70000"],
-      ["--goaway-every", "-1"],
+      ["--goaway-every", "-1"], ["--provider", "a/b"],
     ])
   func badFlags(_ arguments: [String]) async throws {
     let result = try await FleetSimProcess.run(arguments)
