@@ -34,8 +34,6 @@ struct TripRenderer: Sendable {
         nanosecondsSince1970: clock.wallTime(at: time, createdAt: record.createdAt))
     }
     let versions = self.versions(of: state, record)
-    let tripID = String(record.tripID)
-
     var trip = FleetEngine.Trip()
     trip.name = record.name
     trip.vehicleID = record.vehicleID
@@ -83,40 +81,16 @@ struct TripRenderer: Sendable {
         }
       }
       if sendTraffic { trip.currentRouteSegmentTraffic = traffic }
-      trip.currentRouteSegmentEndPoint = waypoint(stop: leg + 1, tripID, plan)
+      trip.currentRouteSegmentEndPoint = waypoint(stop: leg + 1, String(record.tripID), plan)
       trip.remainingDistanceMeters = Int32(state.remainingMeters.rounded())
       let arrival = plan.arrival(atStop: nextStop)
       trip.etaToFirstWaypoint = timestamp(arrival)
       trip.remainingTimeToFirstWaypoint = GoogleProtobuf.Duration(
         .nanoseconds(max(0, clock.wallTime(at: arrival, createdAt: record.createdAt) - renderWall)))
       trip.lastLocationSnappable = true
-      for stop in nextStop..<plan.stopCount {
-        var waypoint = waypoint(stop: stop, tripID, plan)
-        let isFirst = stop == nextStop
-        waypoint.distanceMeters = Int32(
-          (isFirst ? state.remainingMeters : plan.length(ofLeg: stop - 1)).rounded())
-        waypoint.eta = timestamp(plan.arrival(atStop: stop))
-        let travel =
-          isFirst ? plan.arrival(atStop: stop) - state.time : plan.duration(ofLeg: stop - 1)
-        waypoint.duration = GoogleProtobuf.Duration(
-          .nanoseconds(Int64((max(0, travel) / clock.timeScale * 1e9).rounded())))
-        if sendWaypointPaths {
-          if isFirst {
-            waypoint.pathToWaypoint = trip.route.isEmpty ? points.map(\.latLng) : trip.route
-            waypoint.encodedPathToWaypoint = encoded
-            waypoint.trafficToWaypoint = traffic
-          } else {
-            let from = plan.routeIndex(ofStop: stop - 1)
-            let to = plan.routeIndex(ofStop: stop)
-            let legPoints = (from...to).map { plan.route.point($0) }
-            let legEncoded = PolylineEncoding.encode(legPoints)
-            waypoint.pathToWaypoint = legPoints.map(\.latLng)
-            waypoint.encodedPathToWaypoint = legEncoded
-            waypoint.trafficToWaypoint = self.traffic(plan, from: from, to: to, state, legEncoded)
-          }
-        }
-        trip.remainingWaypoints.append(waypoint)
-      }
+      trip.remainingWaypoints = remainingWaypoints(
+        record, state, from: nextStop, currentPath: (points, encoded, traffic),
+        withPaths: sendWaypointPaths)
       if options.includeVehicleWaypoints {
         trip.vehicleWaypoints = trip.remainingWaypoints.map {
           var waypoint = $0
@@ -128,6 +102,56 @@ struct TripRenderer: Sendable {
       }
     }
 
+    trip.lastLocation = vehicleLocation(state, plan, at: renderWall)
+    return trip
+  }
+
+  /// The stops from `first` to the drop-off with their distances, ETAs and travel times, and
+  /// (`withPaths`) their paths and traffic; the first one's path is the current route.
+  private func remainingWaypoints(
+    _ record: TripRecord, _ state: TripState, from first: Int,
+    currentPath: (
+      points: [GeoPoint], encoded: String, traffic: FleetEngine.ConsumableTrafficPolyline
+    ),
+    withPaths: Bool
+  ) -> [FleetEngine.TripWaypoint] {
+    let plan = record.plan
+    let tripID = String(record.tripID)
+    return (first..<plan.stopCount).map { stop in
+      var waypoint = waypoint(stop: stop, tripID, plan)
+      let isFirst = stop == first
+      waypoint.distanceMeters = Int32(
+        (isFirst ? state.remainingMeters : plan.length(ofLeg: stop - 1)).rounded())
+      waypoint.eta = GoogleProtobuf.Timestamp(
+        nanosecondsSince1970: clock.wallTime(
+          at: plan.arrival(atStop: stop), createdAt: record.createdAt))
+      // Travel from the previous stop (from here, for the first), in real time like the ETAs.
+      let travel =
+        isFirst ? plan.arrival(atStop: stop) - state.time : plan.duration(ofLeg: stop - 1)
+      waypoint.duration = GoogleProtobuf.Duration(
+        .nanoseconds(Int64((max(0, travel) / clock.timeScale * 1e9).rounded())))
+      guard withPaths else { return waypoint }
+      if isFirst {
+        waypoint.pathToWaypoint = currentPath.points.map(\.latLng)
+        waypoint.encodedPathToWaypoint = currentPath.encoded
+        waypoint.trafficToWaypoint = currentPath.traffic
+      } else {
+        let from = plan.routeIndex(ofStop: stop - 1)
+        let to = plan.routeIndex(ofStop: stop)
+        let points = (from...to).map { plan.route.point($0) }
+        let encoded = PolylineEncoding.encode(points)
+        waypoint.pathToWaypoint = points.map(\.latLng)
+        waypoint.encodedPathToWaypoint = encoded
+        waypoint.trafficToWaypoint = traffic(plan, from: from, to: to, state, encoded)
+      }
+      return waypoint
+    }
+  }
+
+  /// The vehicle as its driver app would last have reported it, at wall time `wall`.
+  private func vehicleLocation(_ state: TripState, _ plan: TripPlan, at wall: Int64)
+    -> FleetEngine.VehicleLocation
+  {
     var location = FleetEngine.VehicleLocation()
     location.location = state.position.latLng
     location.heading = Int32(state.heading.rounded()) % 360
@@ -136,10 +160,9 @@ struct TripRenderer: Sendable {
     location.headingAccuracy = 10
     location.isRoadSnapped = true
     location.locationSensor = .gps
-    location.updateTime = .init(nanosecondsSince1970: renderWall)
-    location.serverTime = .init(nanosecondsSince1970: renderWall)
-    trip.lastLocation = location
-    return trip
+    location.updateTime = .init(nanosecondsSince1970: wall)
+    location.serverTime = .init(nanosecondsSince1970: wall)
+    return location
   }
 
   /// The versions of the versioned parts in `state`.
