@@ -17,6 +17,8 @@ final class ServiceCore: Sendable {
   /// `x-goog-request-params`, Fleet Engine's routing header, the same for every call.
   let routingHeader: String
   private let models = PosixMutex<[String: WeakModel]>([:])
+  /// Set once the server answered the trip feed with UNIMPLEMENTED.
+  private let feedUnimplemented = PosixMutex(false)
 
   // A class, not a struct: Swift 6.3 at -Onone miscompiles an Optional of a struct that
   // holds a weak reference next to an ObjectIdentifier (reading `dict[key]?.model` crashes).
@@ -81,6 +83,16 @@ final class ServiceCore: Sendable {
       return fresh
     }
     return chosen
+  }
+
+  /// Whether models should try the streaming trip feed.
+  var feedAvailable: Bool {
+    options.followsTripFeed && !feedUnimplemented.withLock { $0 }
+  }
+
+  /// The server has no trip feed: every model polls from now on.
+  func markFeedUnimplemented() {
+    feedUnimplemented.withLock { $0 = true }
   }
 
   /// Every live model.

@@ -44,19 +44,26 @@ extension TripModel {
   private func follow(generation: UInt64, after previous: Task<Void, Never>?) async {
     await previous?.value
     while true {
+      let feedAvailable = core.feedAvailable
       let (due, stopped) = protected.withLock { state in
         guard state.pruneSubscribers() else {
           // Every subscriber was deallocated: stop as if the last one had unregistered.
           return (TripFollower.OnPollDue.exit, stopLoop(&state))
         }
-        return (state.follower.pollDue(generation: generation), nil)
+        return (state.follower.pollDue(generation: generation, feedAvailable: feedAvailable), nil)
       }
       stopped?.cancel()
-      guard case .poll(let versions) = due else { return }
       let wait: Duration?
-      switch await poll(sending: versions) {
-      case .success(let trip): wait = received(trip, generation: generation)
-      case .failure(let failure): wait = failed(failure, generation: generation)
+      switch due {
+      case .exit:
+        return
+      case .poll(let versions):
+        switch await poll(sending: versions) {
+        case .success(let trip): wait = received(trip, generation: generation)
+        case .failure(let failure): wait = failed(failure, generation: generation)
+        }
+      case .watch(let versions):
+        wait = await watch(sending: versions, generation: generation)
       }
       guard let wait else { return }
       if wait > .zero { try? await Task.sleep(for: wait) }
@@ -121,13 +128,10 @@ extension TripModel {
     } catch {
       return .failure(PollFailure(error: error, token: nil))
     }
-    var metadata = Metadata()
-    metadata.add("authorization", "Bearer \(token.token)")
-    metadata.add("x-goog-request-params", core.routingHeader)
     do {
       let response = try await core.channel.unary(
         FleetEngine.TripService.getTrip, request(sending: versions),
-        options: CallOptions(timeout: core.options.callTimeout, metadata: metadata))
+        options: CallOptions(timeout: core.options.callTimeout, metadata: metadata(token)))
       return .success(response.message)
     } catch let error as RPCError {
       return .failure(PollFailure(error: error, token: token))
@@ -135,6 +139,58 @@ extension TripModel {
       let wrapped = RPCError(code: .unknown, message: "GetTrip failed: \(error)", cause: error)
       return .failure(PollFailure(error: wrapped, token: token))
     }
+  }
+
+  /// One `WatchTrip` stream of the trip feed: each update is handled as a poll's response
+  /// would be, while the stream stays open. Returns how long to wait before the next call,
+  /// or nil to exit (a terminal status, or a stopped loop).
+  private func watch(sending versions: TripFollower.HeldVersions, generation: UInt64) async
+    -> Duration?
+  {
+    let token: AccessToken
+    do {
+      token = try await core.tokens.token(for: AuthorizationContext(tripName: tripName))
+    } catch {
+      return failed(PollFailure(error: error, token: nil), generation: generation)
+    }
+    var request = FleetFeed.WatchTripRequest()
+    request.name = tripName.description
+    request.view = core.options.tripView
+    request.routeFormatType = .latLngListType
+    request.currentRouteSegmentVersion = versions.currentRouteSegment
+    request.remainingWaypointsVersion = versions.remainingWaypoints
+    request.currentRouteSegmentTrafficVersion = versions.currentRouteSegmentTraffic
+    request.remainingWaypointsRouteVersion = versions.remainingWaypointsRoute
+    do {
+      // No deadline: the stream lasts as long as the trip; cancelling the loop resets it.
+      let keepGoing = try await core.channel.serverStreaming(
+        FleetFeed.TripFeed.watchTrip, request, options: CallOptions(metadata: metadata(token))
+      ) { updates in
+        for try await update in updates {
+          guard let trip = update.trip else { continue }
+          if received(trip, generation: generation) == nil { return false }
+        }
+        return true
+      }
+      guard keepGoing else { return nil }
+      return protected.withLock { $0.follower.watchEnded(generation: generation) }
+    } catch let error as RPCError where error.code == .unimplemented {
+      core.markFeedUnimplemented()
+      return protected.withLock { $0.follower.feedUnimplemented(generation: generation) }
+    } catch let error as RPCError {
+      return failed(PollFailure(error: error, token: token), generation: generation)
+    } catch {
+      let wrapped = RPCError(code: .unknown, message: "WatchTrip failed: \(error)", cause: error)
+      return failed(PollFailure(error: wrapped, token: token), generation: generation)
+    }
+  }
+
+  /// The metadata of every call: the token and Fleet Engine's routing header.
+  private func metadata(_ token: AccessToken) -> Metadata {
+    var metadata = Metadata()
+    metadata.add("authorization", "Bearer \(token.token)")
+    metadata.add("x-goog-request-params", core.routingHeader)
+    return metadata
   }
 
   /// The `GetTrip` request: header, name, view, the point-list route format, held versions.

@@ -116,6 +116,12 @@ extension TripService {
     public var tripView = FleetEngine.TripView.journeySharingV1s
     /// Where subscriber callbacks run. Default: a serial queue the service owns.
     public var callbackExecutor = CallbackExecutor.serviceQueue
+    /// Follow through FleetConsumer's streaming trip feed (`fleetconsumer.v1.TripFeed/
+    /// WatchTrip`) where the server offers it, such as the embedded simulator: changes then
+    /// arrive as they happen instead of once per poll. When the server answers
+    /// UNIMPLEMENTED (real Fleet Engine has no feed), the service polls `GetTrip` from then
+    /// on, without reporting an error. Off by default.
+    public var followsTripFeed = false
     /// Send bearer tokens over plaintext to a host that is not loopback. Off by default: a
     /// token on an unencrypted network is a leaked token.
     public var allowsTokensOverPlaintext = false

@@ -3,8 +3,10 @@
 
 A grpcio (asyncio) server implementing `maps.fleetengine.v1.TripService/GetTrip` with
 Google's own message classes from `google-maps-fleetengine` (the raw protobuf classes behind
-`fleetengine_v1.GetTripRequest` and `fleetengine_v1.Trip`). Every other TripService method is
-left unregistered, so grpcio answers it UNIMPLEMENTED.
+`fleetengine_v1.GetTripRequest` and `fleetengine_v1.Trip`), and FleetConsumer's own streaming
+feed `fleetconsumer.v1.TripFeed/WatchTrip` (its two small messages encoded by hand here, the
+Trip inside by Google's class). Every other TripService method is left unregistered, so
+grpcio answers it UNIMPLEMENTED.
 
 Usage (the venv's interpreter; see Tests/PeerSupport/PeerServer.swift):
 
@@ -20,7 +22,7 @@ A script is a JSON object `{"trips": {NAME: TRIP_SCRIPT, ...}, "templates": [TEM
 whenever a request names a trip no script knows yet, every `*.json` file of DIR not read
 before is loaded, so a test writes its script file and then starts following.
 
-    TRIP_SCRIPT = {"steps": [STEP, ...], "requireToken": TOKEN?}
+    TRIP_SCRIPT = {"steps": [STEP, ...], "feed": [STEP, ...]?, "requireToken": TOKEN?}
     TEMPLATE    = {"prefix": "providers/p/trips/load-", "steps": [STEP, ...]}
     STEP        = {"trip": TRIP_JSON}                    answer with this Trip
                 | {"error": {"code": "UNAVAILABLE",      end the call with this status;
@@ -34,7 +36,10 @@ trip matching a template's prefix (and with no script of its own) runs the templ
 with a cursor of its own. `TRIP_JSON` is a Trip in protobuf's JSON mapping, parsed by
 `google.protobuf.json_format` into Google's class (field names in camelCase or snake_case,
 enums by name, timestamps as RFC 3339 strings); its `name` defaults to
-the request's. `requireToken`, on a trip or a step: a call whose `authorization` is not
+the request's. `feed` scripts WatchTrip the same way, one step per streamed update: an
+error step ends the stream with its status, and after the last step the stream ends with OK
+(the next stream repeats it). A trip without `feed` answers WatchTrip UNIMPLEMENTED, as a
+server without the feed would. `requireToken`, on a trip or a step: a call whose `authorization` is not
 `Bearer TOKEN` is answered UNAUTHENTICATED ("the access token is not valid for this trip")
 without using up the step. A trip no script knows is answered NOT_FOUND.
 
@@ -49,6 +54,10 @@ EVENT lines (peer_common.emit)
       every GetTrip, after it was answered. Versions are `<seconds>.<nanos>` or `-` when
       the request left them unset; `headers` is the request metadata as received, including
       `authorization` and `x-goog-request-params`.
+  EVENT watchTrip /fleetconsumer.v1.TripFeed/WatchTrip trip=<name> view=<n> format=<n>
+        crsv=<version> rwv=<version> trafficv=<version> rwrv=<version> peer=<peer>
+        sent=<updates> answer=<OK or code name> headers=[[name, value], ...]
+      every WatchTrip, once it has ended.
   EVENT summary - requests=<n> connections=<n>
       once, when the server stops.
 With `--quiet` the getTrip lines are left out (the load test makes thousands of calls).
@@ -80,6 +89,8 @@ Trip = fe.Trip.pb()
 GetTripRequest = fe.GetTripRequest.pb()
 SERVICE = "maps.fleetengine.v1.TripService"
 GET_TRIP = f"/{SERVICE}/GetTrip"
+FEED_SERVICE = "fleetconsumer.v1.TripFeed"
+WATCH_TRIP = f"/{FEED_SERVICE}/WatchTrip"
 
 
 def enum_name(enum_type, value: int) -> str:
@@ -142,6 +153,7 @@ class Script:
         self.directory = directory
         self.read_files: set[str] = set()
         self.cursors: dict[str, Cursor] = {}
+        self.feeds: dict[str, Cursor] = {}
         self.templates: list[tuple[str, list[dict]]] = []
 
     def load(self, path: Path) -> None:
@@ -152,6 +164,9 @@ class Script:
         for name, spec in document.get("trips", {}).items():
             self.cursors[name] = Cursor(spec.get("steps", []), spec.get("requireToken"),
                                         f"{path.name} trip {name}")
+            if "feed" in spec:
+                self.feeds[name] = Cursor(spec["feed"], spec.get("requireToken"),
+                                          f"{path.name} feed of {name}")
         for template in document.get("templates", []):
             prefix = template["prefix"]
             Cursor(template.get("steps", []), None, f"{path.name} template {prefix}")
@@ -172,6 +187,81 @@ class Script:
                     self.cursors[name] = Cursor(steps, None, f"template {prefix}")
                     break
         return self.cursors.get(name)
+
+
+# ---------------------------------------------------------------------------------------------
+# The trip feed's messages, by hand: WatchTripRequest and TripUpdate are FleetConsumer's own,
+# not in Google's packages.
+
+
+def read_varint(data: bytes, position: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        byte = data[position]
+        position += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, position
+        shift += 7
+
+
+def parse_fields(data: bytes) -> dict[int, list]:
+    """Field number -> values (ints for varints, bytes otherwise), in order."""
+    fields: dict[int, list] = {}
+    position = 0
+    while position < len(data):
+        key, position = read_varint(data, position)
+        number, wire_type = key >> 3, key & 7
+        if wire_type == 0:
+            value, position = read_varint(data, position)
+        elif wire_type == 2:
+            length, position = read_varint(data, position)
+            value, position = data[position:position + length], position + length
+        elif wire_type == 1:
+            value, position = data[position:position + 8], position + 8
+        elif wire_type == 5:
+            value, position = data[position:position + 4], position + 4
+        else:
+            raise ValueError(f"wire type {wire_type}")
+        fields.setdefault(number, []).append(value)
+    return fields
+
+
+def encode_varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+class WatchTripRequest:
+    """fleetconsumer.v1.WatchTripRequest: name 1, view 2, route_format_type 3, versions 4-7."""
+
+    VERSIONS = {4: "crsv", 5: "rwv", 6: "trafficv", 7: "rwrv"}
+
+    def __init__(self, data: bytes):
+        fields = parse_fields(data)
+        self.name = fields.get(1, [b""])[-1].decode()
+        self.view = fields.get(2, [0])[-1]
+        self.route_format_type = fields.get(3, [0])[-1]
+        self.versions = {}
+        for number, key in self.VERSIONS.items():
+            if number in fields:
+                stamp = parse_fields(fields[number][-1])
+                self.versions[key] = f"{stamp.get(1, [0])[-1]}.{stamp.get(2, [0])[-1]:09d}"
+            else:
+                self.versions[key] = "-"
+
+
+def trip_update(trip_bytes: bytes, sequence: int) -> bytes:
+    """fleetconsumer.v1.TripUpdate with trip (1) and sequence (2)."""
+    return (b"\x0a" + encode_varint(len(trip_bytes)) + trip_bytes
+            + b"\x10" + encode_varint(sequence))
 
 
 class FakeTripService:
@@ -220,6 +310,60 @@ class FakeTripService:
             trip.name = request.name
         return trip
 
+    async def watch_trip(self, request: WatchTripRequest, context):
+        self.requests += 1
+        peer = context.peer()
+        if peer not in self.peers:
+            self.peers.add(peer)
+            pc.emit("connection", None, peer=peer)
+        metadata = [(key, value if isinstance(value, str) else f"<{len(value)} bytes>")
+                    for key, value in context.invocation_metadata()]
+        authorization = next((v for k, v in metadata if k == "authorization"), None)
+        self.script.cursor(request.name)  # loads new script files
+        feed = self.script.feeds.get(request.name)
+        sent = 0
+        answer = "OK"
+
+        recorded = False
+
+        def record() -> None:
+            nonlocal recorded
+            if recorded or self.quiet:
+                return
+            recorded = True
+            pc.emit("watchTrip", WATCH_TRIP, headers=metadata, trip=request.name,
+                    view=enum_name(fe.TripView, request.view),
+                    format=enum_name(fe.PolylineFormatType, request.route_format_type),
+                    peer=peer, sent=sent, answer=answer, **request.versions)
+
+        # Recorded once, however the stream ends: a status of ours, the end of the script, or
+        # the client going away (CancelledError, or GeneratorExit while suspended at a yield).
+        try:
+            if feed is None:
+                answer = "UNIMPLEMENTED"
+                await context.abort(grpc.StatusCode.UNIMPLEMENTED,
+                                    "this server has no trip feed for this trip")
+            while True:
+                last = feed.next >= len(feed.steps) - 1
+                index, step = feed.take(authorization)
+                if step.get("delayMs"):
+                    await asyncio.sleep(step["delayMs"] / 1000)
+                if "error" in step:
+                    answer = step["error"]["code"]
+                    await self.abort(context, step["error"])
+                trip = json_format.ParseDict(step["trip"], Trip())
+                if not trip.name:
+                    trip.name = request.name
+                sent += 1
+                yield trip_update(trip.SerializeToString(), sent)
+                if last:
+                    break
+        except (asyncio.CancelledError, GeneratorExit):
+            answer = "CANCELLED"
+            raise
+        finally:
+            record()
+
     @staticmethod
     async def abort(context, error: dict) -> None:
         code = getattr(grpc.StatusCode, error["code"])
@@ -244,7 +388,12 @@ async def serve(args, script: Script) -> None:
             request_deserializer=GetTripRequest.FromString,
             response_serializer=Trip.SerializeToString),
     })
-    server.add_generic_rpc_handlers((handler,))
+    feed = grpc.method_handlers_generic_handler(FEED_SERVICE, {
+        "WatchTrip": grpc.unary_stream_rpc_method_handler(
+            service.watch_trip, request_deserializer=WatchTripRequest,
+            response_serializer=lambda data: data),
+    })
+    server.add_generic_rpc_handlers((handler, feed))
     host = f"[{args.host}]" if ":" in args.host else args.host
     port = server.add_insecure_port(f"{host}:{args.port}")
     if port == 0:

@@ -3,17 +3,17 @@ internal import FleetProtos
 /// The follow loop of one trip model, as a value: when to poll, how to fold a response into
 /// the known trip, what to tell subscribers, how long to wait, and when to stop.
 ///
-/// States: `inactive` (not following) → `following` (one loop task, either polling or
-/// waiting for its next poll) → `finished` once a terminal status (COMPLETE, CANCELED) has
-/// been merged; `stop()` goes back to `inactive`, and `start()` from there begins a new loop
-/// generation. The owner (``TripModel``) keeps it inside its lock, feeds it events and does
+/// States: `inactive` (not following) → `following` (one loop task, with a call in flight —
+/// a `GetTrip` poll or a `WatchTrip` stream of the trip feed — or waiting for the next one)
+/// → `finished` once a terminal status (COMPLETE, CANCELED) has been merged; `stop()` goes
+/// back to `inactive`, and `start()` from there begins a new loop generation. The owner (``TripModel``) keeps it inside its lock, feeds it events and does
 /// what they return, outside the lock.
 ///
 /// Unexpected events: a response, failure or poll-due from another generation than the
-/// current one is a documented no-op (a stopped loop may still be finishing its last call;
-/// its result is dropped, and a call it would start is not). `pollDue` while a poll of the
-/// same generation is in flight is our bug (polls never overlap): it asserts in debug builds
-/// and ends that loop.
+/// current one, or a result when no call is in flight, is a documented no-op (a stopped loop
+/// may still be finishing its last call; its result is dropped, and a call it would start is
+/// not). `pollDue` while a call of the same generation is in flight is our bug (calls never
+/// overlap): it asserts in debug builds and ends that loop.
 struct TripFollower {
   enum State {
     case inactive
@@ -24,8 +24,10 @@ struct TripFollower {
   struct Following {
     /// Which loop task this is; results of older ones are ignored.
     var generation: UInt64
-    /// Whether a `GetTrip` call of this loop is in flight.
+    /// Whether a call of this loop (a poll or a feed stream) is in flight.
     var polling = false
+    /// Whether that call is a feed stream, whose updates keep it in flight.
+    var watching = false
     /// Failures since the last successful update; picks the backoff step.
     var consecutiveFailures = 0
     /// Whether the immediate retry after UNAUTHENTICATED was used since the last success.
@@ -108,12 +110,15 @@ struct TripFollower {
   enum OnPollDue: Equatable {
     /// Call `GetTrip` sending these versions.
     case poll(HeldVersions)
+    /// Open a `WatchTrip` stream of the trip feed sending these versions.
+    case watch(HeldVersions)
     /// The loop is over: stopped, finished, or superseded.
     case exit
   }
 
-  /// Loop `generation` is ready for its next poll.
-  mutating func pollDue(generation: UInt64) -> OnPollDue {
+  /// Loop `generation` is ready for its next call; `feedAvailable` says whether to try the
+  /// streaming trip feed rather than a poll.
+  mutating func pollDue(generation: UInt64, feedAvailable: Bool = false) -> OnPollDue {
     switch state {
     case .following(var following) where following.generation == generation:
       guard !following.polling else {
@@ -121,13 +126,14 @@ struct TripFollower {
         return .exit
       }
       following.polling = true
+      following.watching = feedAvailable
       state = .following(following)
-      return .poll(
-        HeldVersions(
+      let versions = HeldVersions(
           currentRouteSegment: trip?.currentRouteSegmentVersion,
           remainingWaypoints: trip?.remainingWaypointsVersion,
           currentRouteSegmentTraffic: trip?.currentRouteSegmentTrafficVersion,
-          remainingWaypointsRoute: trip?.remainingWaypointsRouteVersion))
+          remainingWaypointsRoute: trip?.remainingWaypointsRouteVersion)
+      return feedAvailable ? .watch(versions) : .poll(versions)
     case .following, .inactive, .finished:
       return .exit
     }
@@ -143,7 +149,8 @@ struct TripFollower {
     case ignore
   }
 
-  /// Loop `generation`'s call answered `response`.
+  /// Loop `generation`'s call answered `response` (a poll's answer, or one update of a feed
+  /// stream, which stays in flight; `nextPollIn` is then meaningless).
   mutating func received(_ response: FleetEngine.Trip, generation: UInt64) -> OnResponse {
     switch state {
     case .following(var following) where following.generation == generation && following.polling:
@@ -155,7 +162,7 @@ struct TripFollower {
         state = .finished
         return .finish(changes.events + [.stateChanged(.inactive)])
       }
-      following.polling = false
+      following.polling = following.watching
       following.consecutiveFailures = 0
       following.retriedUnauthenticated = false
       state = .following(following)
@@ -182,6 +189,7 @@ struct TripFollower {
     switch state {
     case .following(var following) where following.generation == generation && following.polling:
       following.polling = false
+      following.watching = false
       following.consecutiveFailures += 1
       var delay = retryPolicy.delay(
         after: error, consecutiveFailures: following.consecutiveFailures, random: random)
@@ -197,6 +205,36 @@ struct TripFollower {
       return .report(error, dropToken: unauthenticated, retryIn: delay)
     case .following, .inactive, .finished:
       return .ignore
+    }
+  }
+
+  /// Loop `generation`'s feed stream ended with OK before a terminal status (the server
+  /// closed it): reconnect after the poll interval. Nil for a stale generation.
+  mutating func watchEnded(generation: UInt64) -> Duration? {
+    switch state {
+    case .following(var following)
+    where following.generation == generation && following.polling && following.watching:
+      following.polling = false
+      following.watching = false
+      state = .following(following)
+      return pollInterval
+    case .following, .inactive, .finished:
+      return nil
+    }
+  }
+
+  /// Loop `generation`'s feed stream was answered UNIMPLEMENTED: the server has no feed, so
+  /// poll instead, at once and without reporting an error. Nil for a stale generation.
+  mutating func feedUnimplemented(generation: UInt64) -> Duration? {
+    switch state {
+    case .following(var following)
+    where following.generation == generation && following.polling && following.watching:
+      following.polling = false
+      following.watching = false
+      state = .following(following)
+      return .zero
+    case .following, .inactive, .finished:
+      return nil
     }
   }
 }

@@ -153,4 +153,27 @@ struct TripFollowerTests {
     // The same status again: nothing to report.
     #expect(follower.received(trip(.enrouteToPickup), generation: 2) == .deliver([], nextPollIn: .seconds(5)))
   }
+
+  @Test("a feed stream stays in flight across updates and ends into a reconnect or polling")
+  func feedStream() {
+    var follower = machine(.waiting)
+    #expect(follower.pollDue(generation: 1, feedAvailable: true) == .watch(TripFollower.HeldVersions()))
+    _ = follower.received(trip(.new), generation: 1)
+    // Still in flight: a second update is taken, and no new call may start.
+    guard case .deliver(let events, _) = follower.received(trip(.enrouteToPickup), generation: 1)
+    else {
+      Issue.record("expected .deliver")
+      return
+    }
+    #expect(events.contains(.tripStatus(.enrouteToPickup)))
+    #expect(follower.watchEnded(generation: 1) == .seconds(5))
+    #expect(follower.watchEnded(generation: 1) == nil)
+
+    _ = follower.pollDue(generation: 1, feedAvailable: true)
+    #expect(follower.feedUnimplemented(generation: 1) == .zero)
+    #expect(follower.pollDue(generation: 1, feedAvailable: false) != .exit)
+    // A poll is not a stream: its answer ends the call.
+    _ = follower.received(trip(.enrouteToPickup), generation: 1)
+    #expect(follower.watchEnded(generation: 1) == nil)
+  }
 }

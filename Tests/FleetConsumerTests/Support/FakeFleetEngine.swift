@@ -37,12 +37,18 @@ final class FakeFleetEngine: Sendable {
 
   var endpoint: TripService.Endpoint { TripService.Endpoint(host: "127.0.0.1", port: server.port) }
 
-  /// Adds trips: each name with its steps (see `FakeScript`), optionally requiring a token.
-  func add(_ trips: [String: [FakeScript.Step]], requireToken: String? = nil) throws {
+  /// Adds trips: each name with its `GetTrip` steps (see `FakeScript`) and, in `feeds`, its
+  /// `WatchTrip` steps (a trip without them answers the feed UNIMPLEMENTED), optionally
+  /// requiring a token.
+  func add(
+    _ trips: [String: [FakeScript.Step]], feeds: [String: [FakeScript.Step]] = [:],
+    requireToken: String? = nil
+  ) throws {
     var document: [String: Any] = [:]
     var scripts: [String: Any] = [:]
     for (name, steps) in trips {
       var script: [String: Any] = ["steps": steps.map(\.json)]
+      if let feed = feeds[name] { script["feed"] = feed.map(\.json) }
       if let requireToken { script["requireToken"] = requireToken }
       scripts[name] = script
     }
@@ -77,25 +83,46 @@ final class FakeFleetEngine: Sendable {
       .map(GetTripRecord.init)
   }
 
+  /// Every `WatchTrip` stream for `trip` that has ended so far, in order (its `sent` and
+  /// `answer` say how it went).
+  func streams(for trip: String) -> [GetTripRecord] {
+    server.events.filter { $0.kind == "watchTrip" && $0["trip"] == trip }.map(GetTripRecord.init)
+  }
+
   /// Waits until at least `count` requests for `trip` were recorded; returns them all.
   @discardableResult
   func waitForRequests(
     _ count: Int, for trip: String, timeout: Duration = .seconds(10)
   ) async throws -> [GetTripRecord] {
+    try await waitFor(count, "getTrip", of: trip, timeout: timeout)
+  }
+
+  /// Waits until at least `count` `WatchTrip` streams of `trip` have ended; returns them all.
+  @discardableResult
+  func waitForStreams(
+    _ count: Int, for trip: String, timeout: Duration = .seconds(10)
+  ) async throws -> [GetTripRecord] {
+    try await waitFor(count, "watchTrip", of: trip, timeout: timeout)
+  }
+
+  private func waitFor(_ count: Int, _ kind: String, of trip: String, timeout: Duration)
+    async throws -> [GetTripRecord]
+  {
     let deadline = ContinuousClock.now + timeout
     while true {
+      // One snapshot for both the count and where to wait from, so no line slips between.
       let lines = server.lines
-      let found = Self.requests(for: trip, in: lines)
+      let found = lines.compactMap(PeerEvent.init)
+        .filter { $0.kind == kind && $0["trip"] == trip }.map(GetTripRecord.init)
       if found.count >= count { return found }
       let remaining = deadline - ContinuousClock.now
       guard remaining > .zero else {
         throw FakeEngineTimeout(
-          what: "\(count) GetTrip requests for \(trip); got \(found.count)", lines: lines)
+          what: "\(count) \(kind) events for \(trip); got \(found.count)", lines: lines)
       }
-      _ = try await server.waitForLine(
-        from: lines.count, timeout: remaining, "a GetTrip for \(trip)"
-      ) { line in
-        line.hasPrefix("EVENT getTrip ") && line.contains(" trip=\(trip) ")
+      // The predicate runs under the server's lock: it must only look at its line.
+      _ = try await server.waitForLine(from: lines.count, timeout: remaining, "\(kind) \(trip)") {
+        line in line.hasPrefix("EVENT \(kind) ") && line.contains(" trip=\(trip) ")
       }
     }
   }
@@ -106,7 +133,7 @@ final class FakeFleetEngine: Sendable {
   }
 }
 
-/// One `GetTrip` as the fake server recorded it.
+/// One `GetTrip` (or `WatchTrip`) as the fake server recorded it.
 struct GetTripRecord: Sendable, CustomStringConvertible {
   var event: PeerEvent
 
@@ -125,6 +152,8 @@ struct GetTripRecord: Sendable, CustomStringConvertible {
   var sdkType: String? { event["sdk"] }
   /// `OK` or the status code name the server answered with.
   var answer: String? { event["answer"] }
+  /// For a `WatchTrip`: how many updates the server sent.
+  var sent: Int? { event["sent"].flatMap { Int($0) } }
   var authorization: String? { event.header("authorization") }
   var requestParams: String? { event.header("x-goog-request-params") }
 
