@@ -88,7 +88,7 @@ public final class FleetSimulator: Sendable {
   /// Creates a trip for a demo and returns its name: `providers/<providerID>/trips/<tripID>`
   /// (`demo-<n>` unless `tripID` is given), with a generated pickup and drop-off and
   /// `intermediateDestinations` generated stops between them. With the default options it
-  /// completes about 12 real seconds later.
+  /// completes about 15 real seconds later (a second more per intermediate destination).
   ///
   /// Throws ``SimulatorError/invalidTrip(_:)`` for a bad provider or trip ID, or when the
   /// name is taken.

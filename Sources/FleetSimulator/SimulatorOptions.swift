@@ -5,7 +5,9 @@ public import FleetProtos
 ///
 /// Durations of the trip timeline (``newDuration``, ``pickupWait``, …) are simulated time;
 /// ``feedInterval`` and everything in ``faults`` are real time. With the defaults a trip
-/// takes about 12 simulated minutes, 12 real seconds at ``timeScale`` 60.
+/// takes about 15 simulated minutes — 15 real seconds at ``timeScale`` 60, of which it is NEW
+/// for the first 2 and waits at the pickup for 2, long enough for a follower polling every
+/// second to see every status.
 public struct SimulatorOptions: Sendable {
   /// How much faster than real time the simulation runs: at 60 a simulated minute passes in
   /// one real second. Timestamps in responses (ETAs, versions, location times) are real
@@ -15,16 +17,16 @@ public struct SimulatorOptions: Sendable {
   /// The vehicles' driving speed in km/h (simulated).
   public var speedKilometersPerHour: Double = 30
   /// How long a trip stays NEW before its vehicle sets off (simulated).
-  public var newDuration: Duration = .seconds(10)
+  public var newDuration: Duration = .seconds(120)
   /// How long the vehicle waits at the pickup (simulated).
-  public var pickupWait: Duration = .seconds(30)
+  public var pickupWait: Duration = .seconds(120)
   /// How long the vehicle waits at each intermediate destination (simulated).
-  public var intermediateWait: Duration = .seconds(20)
+  public var intermediateWait: Duration = .seconds(60)
   /// How far, in metres as the crow flies, a trip's vehicle starts from the pickup.
   public var vehicleStartDistance: ClosedRange<Double> = 1_000...2_000
   /// How far, in metres as the crow flies, a generated drop-off is from the pickup (used when
   /// CreateTrip gives no drop-off).
-  public var dropoffDistance: ClosedRange<Double> = 2_500...4_500
+  public var dropoffDistance: ClosedRange<Double> = 2_000...3_500
   /// Where generated pickups are placed, within ``cityRadius`` metres (default: Berlin).
   public var cityCenter: GoogleType.LatLng = {
     var center = GoogleType.LatLng()

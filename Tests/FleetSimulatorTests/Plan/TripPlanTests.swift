@@ -224,4 +224,20 @@ struct TripPlanTests {
     #expect(after.route.isEmpty && after.remainingWaypoints.isEmpty)
     #expect(after.pickupTime == nil && after.dropoffTime == nil)
   }
+
+  @Test("with the default options generated trips take 10–30 real seconds, NEW and pickup 2 s")
+  func defaultDurations() throws {
+    let core = SimulatorCore(options: SimulatorOptions())
+    var seconds: [Double] = []
+    for index in 0..<200 {
+      let name = try TripName(parsing: "providers/p/trips/demo-\(index)")
+      let plan = try core.makeRecord(name, FleetEngine.Trip(), now: 0).plan
+      seconds.append(plan.completion / core.options.timeScale)
+      #expect(plan.phase(at: 0).end / core.options.timeScale == 2)
+      #expect(plan.wait(atStop: 1) / core.options.timeScale == 2)
+    }
+    let mean = seconds.reduce(0, +) / Double(seconds.count)
+    print("[demo] trip durations at 60x: \(seconds.min()!)...\(seconds.max()!) s, mean \(mean) s")
+    #expect(seconds.allSatisfy { (10...30).contains($0) })
+  }
 }

@@ -187,7 +187,7 @@ struct LifecycleTests {
     }
   }
 
-  @Test("the demo trip completes within 20 s at the default time scale")
+  @Test("the demo trip completes within half a minute at the default time scale")
   func demoTrip() async throws {
     try await SimulatorHarness.with { sim in
       let name = try sim.simulator.createDemoTrip(intermediateDestinations: 1)
@@ -195,7 +195,7 @@ struct LifecycleTests {
       #expect(name == "providers/demo-provider/trips/demo-1")
       #expect(trip.intermediateDestinations.count == 1)
       let total = try #require(trip.dropoffTime).date.timeIntervalSinceNow
-      #expect(total > 5 && total < 20, "the demo takes \(total) s")
+      #expect(total > 8 && total < 30, "the demo takes \(total) s")
       #expect(throws: SimulatorError.self) { try sim.simulator.createDemoTrip(tripID: "demo-1") }
       #expect(throws: SimulatorError.self) { try sim.simulator.createDemoTrip(providerID: "a/b") }
     }
