@@ -17,3 +17,21 @@ static inline void fleet_ssl_ctx_set_write_modes(SSL_CTX *ctx) {
 static inline int fleet_ssl_set_sni(SSL *ssl, const char *name) {
   return (int)SSL_set_tlsext_host_name(ssl, name);
 }
+
+// A server selects HTTP/2 through ALPN, or refuses the handshake.
+static int fleet_alpn_select_h2(
+    SSL *ssl, const unsigned char **out, unsigned char *outlen, const unsigned char *in,
+    unsigned int inlen, void *arg) {
+  (void)ssl;
+  (void)arg;
+  static const unsigned char h2[] = {2, 'h', '2'};
+  if (SSL_select_next_proto((unsigned char **)out, outlen, h2, sizeof h2, in, inlen) ==
+      OPENSSL_NPN_NEGOTIATED) {
+    return SSL_TLSEXT_ERR_OK;
+  }
+  return SSL_TLSEXT_ERR_ALERT_FATAL;
+}
+
+static inline void fleet_ssl_ctx_select_h2(SSL_CTX *ctx) {
+  SSL_CTX_set_alpn_select_cb(ctx, fleet_alpn_select_h2, NULL);
+}

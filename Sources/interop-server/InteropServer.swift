@@ -22,13 +22,25 @@ struct InteropServerCommand: AsyncParsableCommand {
   @Option(name: .customLong("host"), help: "The address to listen on.")
   var host = "127.0.0.1"
 
+  @Option(name: .customLong("tls-cert"), help: "Serve TLS with this PEM certificate chain.")
+  var tlsCertificate: String?
+
+  @Option(name: .customLong("tls-key"), help: "The PEM private key of --tls-cert.")
+  var tlsKey: String?
+
   func validate() throws {
     guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+    guard (tlsCertificate == nil) == (tlsKey == nil) else {
+      throw ValidationError("--tls-cert and --tls-key go together")
+    }
   }
 
   func run() async throws {
     var options = ServerOptions()
     options.maxReceiveMessageSize = 32 << 20
+    if let tlsCertificate, let tlsKey {
+      options.tls = (certificateChainFile: tlsCertificate, privateKeyFile: tlsKey)
+    }
     let server = GRPCServer(options: options)
     TestServiceHandlers.register(on: server)
     let bound = try await server.start(host: host, port: port)

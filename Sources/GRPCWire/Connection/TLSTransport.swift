@@ -8,6 +8,19 @@ final class TLSTransport: ByteTransport {
   private let ssl: OpaquePointer
   /// `host:port`, for messages.
   private let target: String
+  private let isServer: Bool
+
+  /// TLS for an accepted connection; the handshake starts with the first `handshake()`.
+  init(acceptedFD fd: Int32, context: TLSContext, peer: String) throws(RPCError) {
+    guard let ssl = SSL_new(context.context) else {
+      throw RPCError(code: .unavailable, message: "cannot start TLS with \(peer): \(TLSContext.lastError())")
+    }
+    self.fd = fd
+    self.ssl = ssl
+    self.target = peer
+    self.isServer = true
+    SSL_set_fd(ssl, fd)
+  }
 
   /// Prepares TLS on connected socket `fd`; the handshake starts with the first `handshake()`.
   init(fd: Int32, context: TLSContext, verifyName: String, target: String) throws(RPCError) {
@@ -17,6 +30,7 @@ final class TLSTransport: ByteTransport {
     self.fd = fd
     self.ssl = ssl
     self.target = target
+    self.isServer = false
     SSL_set_fd(ssl, fd)
     let isAddress = SocketAddress(numericHost: verifyName, port: 0) != nil
     if isAddress {
@@ -34,7 +48,7 @@ final class TLSTransport: ByteTransport {
 
   func handshake() -> TransportProgress {
     ERR_clear_error()
-    let result = SSL_connect(ssl)
+    let result = isServer ? SSL_accept(ssl) : SSL_connect(ssl)
     if result == 1 {
       var selected: UnsafePointer<UInt8>? = nil
       var length: UInt32 = 0
@@ -150,6 +164,26 @@ final class TLSContext: @unchecked Sendable {
       else {
         throw RPCError(code: .unavailable, message: "cannot use the client key \(key): \(Self.lastError())")
       }
+    }
+  }
+
+  /// A server context: this certificate chain and key, TLS 1.2+, ALPN selecting h2.
+  init(serverCertificateChainFile chain: String, privateKeyFile key: String) throws(RPCError) {
+    ERR_clear_error()
+    guard let context = SSL_CTX_new(TLS_server_method()) else {
+      throw RPCError(code: .unavailable, message: "cannot create a TLS context: \(Self.lastError())")
+    }
+    self.context = context
+    _ = fleet_ssl_ctx_set_min_tls12(context)
+    fleet_ssl_ctx_set_write_modes(context)
+    fleet_ssl_ctx_select_h2(context)
+    guard SSL_CTX_use_certificate_chain_file(context, chain) == 1 else {
+      throw RPCError(code: .unavailable, message: "cannot load the certificate \(chain): \(Self.lastError())")
+    }
+    guard SSL_CTX_use_PrivateKey_file(context, key, SSL_FILETYPE_PEM) == 1,
+      SSL_CTX_check_private_key(context) == 1
+    else {
+      throw RPCError(code: .unavailable, message: "cannot use the private key \(key): \(Self.lastError())")
     }
   }
 

@@ -9,6 +9,9 @@ public struct ServerOptions: Sendable {
   public var maxReceiveMessageSize = 4 << 20
   /// SETTINGS_MAX_CONCURRENT_STREAMS announced to each client.
   public var maxConcurrentStreams = 1_000
+  /// Serve TLS (1.2+, ALPN h2) with this certificate chain and private key (PEM files);
+  /// nil: plaintext.
+  public var tls: (certificateChainFile: String, privateKeyFile: String)?
 
   public init() {}
 }
@@ -163,6 +166,7 @@ final class ServerCore: EventHandler, @unchecked Sendable {
   private var listenFD: Int32 = -1
   private var connections: [ObjectIdentifier: ServerConnection] = [:]
   private var shutdownWaiters: [CheckedContinuation<Void, Never>]? = nil
+  private var tlsContext: TLSContext?
 
   init(loop: EventLoop, options: ServerOptions) {
     self.loop = loop
@@ -176,6 +180,10 @@ final class ServerCore: EventHandler, @unchecked Sendable {
   func listen(host: String, port: Int, handlers: [String: ServerHandler]) throws(RPCError) -> Int {
     loop.assertInLoop()
     self.handlers = handlers
+    if let tls = options.tls {
+      tlsContext = try TLSContext(
+        serverCertificateChainFile: tls.certificateChainFile, privateKeyFile: tls.privateKeyFile)
+    }
     let name = host == "localhost" ? "127.0.0.1" : host
     guard let address = SocketAddress(numericHost: name, port: port) else {
       throw RPCError(code: .unavailable, message: "cannot listen on '\(host)': give an IP address")
@@ -216,7 +224,13 @@ final class ServerCore: EventHandler, @unchecked Sendable {
       guard fd >= 0 else { return }  // EAGAIN, or a transient accept error: try next time
       _ = fleet_set_tcp_nodelay(fd)
       let peer = Self.describe(storage)
-      let connection = ServerConnection(loop: loop, fd: fd, peer: peer, server: self)
+      let connection: ServerConnection
+      do {
+        connection = try ServerConnection(loop: loop, fd: fd, peer: peer, server: self, tls: tlsContext)
+      } catch {
+        Glibc.close(fd)
+        continue
+      }
       connections[ObjectIdentifier(connection)] = connection
       connection.start(maxConcurrentStreams: options.maxConcurrentStreams)
     }

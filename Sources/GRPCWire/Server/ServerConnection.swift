@@ -23,12 +23,21 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   private var draining = false
   private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
 
-  init(loop: EventLoop, fd: Int32, peer: String, server: ServerCore) {
+  private var handshaking = false
+  private var maxConcurrentStreams = 1_000
+
+  /// `tls`: the server's TLS context, when it serves TLS (the handshake comes first).
+  init(loop: EventLoop, fd: Int32, peer: String, server: ServerCore, tls: TLSContext?) throws(RPCError) {
     self.loop = loop
     self.fd = fd
     self.peer = peer
     self.server = server
-    self.transport = PlainTransport(fd: fd)
+    if let tls {
+      self.transport = try TLSTransport(acceptedFD: fd, context: tls, peer: peer)
+      handshaking = true
+    } else {
+      self.transport = PlainTransport(fd: fd)
+    }
   }
 
   deinit {
@@ -38,9 +47,31 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
 
   var openCallCount: Int { streams.count }
 
-  /// Starts the HTTP/2 session: our SETTINGS go out at once.
+  /// Starts serving: the TLS handshake if there is one, then the HTTP/2 session.
   func start(maxConcurrentStreams: Int) {
     loop.assertInLoop()
+    self.maxConcurrentStreams = maxConcurrentStreams
+    if handshaking {
+      continueHandshake()
+    } else {
+      startSession()
+    }
+  }
+
+  private func continueHandshake() {
+    guard let transport else { return }
+    switch transport.handshake() {
+    case .done:
+      handshaking = false
+      startSession()
+    case .wantRead: setInterest(.read)
+    case .wantWrite: setInterest(.write)
+    case .failed: closeSocket()
+    }
+  }
+
+  /// Our SETTINGS go out at once.
+  private func startSession() {
     session = makeServerSession(userData: Unmanaged.passUnretained(self).toOpaque())
     let entries = [
       nghttp2_settings_entry(
@@ -272,6 +303,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   // MARK: I/O
 
   func readable() {
+    if handshaking { return continueHandshake() }
     guard let transport, let session else { return }
     for _ in 0..<16 {
       switch transport.read(into: readBuffer) {
@@ -295,7 +327,10 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     scheduleFlush()
   }
 
-  func writable() { flush() }
+  func writable() {
+    if handshaking { return continueHandshake() }
+    flush()
+  }
 
   func loopClosing() { closeSocket() }
 
@@ -358,6 +393,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
 
   private func closeSocket() {
     guard let transport else { return }
+    handshaking = false
     setInterest([])
     self.transport = nil
     transport.close()

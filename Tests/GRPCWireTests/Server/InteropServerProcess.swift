@@ -67,7 +67,9 @@ final class InteropServerProcess: Sendable {
 
   /// Starts `interop-server --port 0` and waits (up to `timeout`) for `LISTENING <port>`.
   /// Throws ``InteropServerError`` when the executable is missing, exits, or stays silent.
-  static func start(timeout: Duration = .seconds(30)) async throws -> InteropServerProcess {
+  static func start(
+    arguments extra: [String] = [], timeout: Duration = .seconds(30)
+  ) async throws -> InteropServerProcess {
     guard FileManager.default.isExecutableFile(atPath: executable.path) else {
       throw InteropServerError(
         what: "no interop-server at \(executable.path); `swift build --build-tests` builds it",
@@ -81,7 +83,7 @@ final class InteropServerProcess: Sendable {
     let output = Pipe()
     let process = Process()
     process.executableURL = executable
-    process.arguments = ["--port", "0", "--host", "127.0.0.1"]
+    process.arguments = ["--port", "0", "--host", "127.0.0.1"] + extra
     process.standardInput = FileHandle.nullDevice
     process.standardOutput = output
     process.standardError = errors
