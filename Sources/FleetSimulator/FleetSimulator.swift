@@ -55,8 +55,10 @@ public final class FleetSimulator: Sendable {
       throw SimulatorError.invalidOptions("the port must be within 0...65535, not \(port)")
     }
     let core = SimulatorCore(options: options)
-    let makeServer: @Sendable () -> GRPCServer = {
-      let server = GRPCServer()
+    var serverOptions = ServerOptions()
+    serverOptions.tls = options.tls
+    let makeServer: @Sendable () -> GRPCServer = { [serverOptions] in
+      let server = GRPCServer(options: serverOptions)
       TripServiceHandlers(core: core).register(on: server)
       TripFeedHandler(core: core).register(on: server)
       return server

@@ -48,6 +48,8 @@ public struct SimulatorOptions: Sendable {
   /// Seeds generated trips and injected faults: the same seed and trip names give the same
   /// routes and traffic.
   public var seed: UInt64 = 1
+  /// Serve TLS with this PEM certificate chain and private key; nil: plaintext.
+  public var tls: (certificateChainFile: String, privateKeyFile: String)?
 
   /// The defaults: 60× real time, 30 km/h, any bearer token, no faults.
   public init() {}

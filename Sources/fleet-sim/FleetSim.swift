@@ -17,7 +17,7 @@ struct FleetSim: AsyncParsableCommand {
     abstract: "Serve a simulated Fleet Engine (TripService and the TripFeed stream) over gRPC.",
     discussion: """
       Serves maps.fleetengine.v1.TripService (CreateTrip, GetTrip, UpdateTrip, SearchTrips, \
-      DeleteTrip) and fleetconsumer.v1.TripFeed/WatchTrip in plaintext HTTP/2. Every trip gets \
+      DeleteTrip) and fleetconsumer.v1.TripFeed/WatchTrip over HTTP/2, plaintext or TLS. Every trip gets \
       a simulated vehicle (sim-vehicle-<n>) that drives to the pickup, waits, and drives to \
       the drop-off. The first line on stdout is `listening on HOST:PORT`.
 
@@ -26,7 +26,7 @@ struct FleetSim: AsyncParsableCommand {
       `sim:*`), or a JWT whose payload has {"authorization": {"tripid": "<trip_id>"}} and \
       optionally "exp"; another trip's token is PERMISSION_DENIED.
 
-      TLS serving is not supported yet: --tls-cert/--tls-key are accepted but refused.
+      TLS: with --tls-cert and --tls-key it serves TLS 1.2+ with ALPN h2 only.
       """)
 
   @Option(help: "The address to listen on.")
@@ -35,10 +35,10 @@ struct FleetSim: AsyncParsableCommand {
   @Option(help: "The port to listen on (0: one the OS picks; see the first line of output).")
   var port = 0
 
-  @Option(help: "Certificate (PEM) for TLS. Not supported yet: fleet-sim refuses to start.")
+  @Option(help: "Serve TLS with this certificate chain (PEM); needs --tls-key.")
   var tlsCert: String?
 
-  @Option(help: "Private key (PEM) for TLS. Not supported yet: fleet-sim refuses to start.")
+  @Option(help: "The private key (PEM) of --tls-cert.")
   var tlsKey: String?
 
   @Option(help: "Create this many trips at start (providers/<provider>/trips/trip-<n>).")
@@ -63,10 +63,8 @@ struct FleetSim: AsyncParsableCommand {
   var faults: FaultArguments
 
   func validate() throws {
-    if tlsCert != nil || tlsKey != nil {
-      throw ValidationError(
-        "TLS serving is not supported yet: GRPCWire's server has no TLS listener. "
-          + "Run without --tls-cert/--tls-key to serve plaintext.")
+    guard (tlsCert == nil) == (tlsKey == nil) else {
+      throw ValidationError("--tls-cert and --tls-key go together")
     }
     guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
     guard trips >= 0 else { throw ValidationError("--trips must not be negative") }
@@ -88,6 +86,7 @@ struct FleetSim: AsyncParsableCommand {
     options.tokenPolicy = strictTokens ? .perTrip : .anyBearerToken
     options.faults = faults.options
     options.seed = seed
+    if let tlsCert, let tlsKey { options.tls = (certificateChainFile: tlsCert, privateKeyFile: tlsKey) }
     let simulator = try await FleetSimulator.start(host: host, port: port, options: options)
     // The trips exist before the first line goes out, so a client that waits for it finds
     // them.

@@ -85,15 +85,30 @@ struct FleetSimExecutableTests {
     #expect(try await strict.stop() == 0)
   }
 
-  @Test("TLS flags are refused with a clear message, and --help says so")
-  func tlsRefused() async throws {
-    let result = try await FleetSimProcess.run(["--tls-cert", "cert.pem", "--tls-key", "key.pem"])
-    #expect(result.status != 0)
-    #expect(result.stderr.contains("TLS serving is not supported yet"), "\(result.stderr)")
-    #expect(!result.stdout.contains("listening"))
-    let help = try await FleetSimProcess.run(["--help"])
-    #expect(help.status == 0)
-    #expect(help.stdout.contains("TLS serving is not supported yet"))
+  @Test("with --tls-cert/--tls-key it serves TLS (ALPN h2) to a client that trusts the CA")
+  func servesTLS() async throws {
+    let fixtures = try await TLSFixtures.shared
+    let sim = try await FleetSimProcess.start([
+      "--trips", "1", "--tls-cert", fixtures.certificate(.server), "--tls-key",
+      fixtures.key(.server),
+    ])
+    let port = try #require(sim.port, "\(sim.lines)")
+    var options = ChannelOptions()
+    options.transportSecurity = .tls(
+      TLSConfiguration(
+        trustRoots: .pemFile(fixtures.caCertificate), serverHostnameOverride: TLSFixtures.serverName))
+    let channel = GRPCChannel(host: "127.0.0.1", port: port, options: options)
+    defer { channel.close() }
+    var request = FleetEngine.GetTripRequest()
+    request.name = "providers/sim-provider/trips/trip-1"
+    let trip = try await channel.unary(
+      FleetEngine.TripService.getTrip, request, options: SimulatorHarness.call(token: "t")
+    ).message
+    #expect(trip.name == request.name)
+    #expect(try await sim.stop() == 0)
+    let unpaired = try await FleetSimProcess.run(["--tls-cert", fixtures.certificate(.server)])
+    #expect(unpaired.status == 64)
+    #expect(unpaired.stderr.contains("--tls-key"), "\(unpaired.stderr)")
   }
 
   @Test(
