@@ -143,6 +143,13 @@ public final class GRPCServer: Sendable {
     }
   }
 
+  /// Sends GOAWAY on every open connection while the server keeps listening: calls in flight
+  /// finish, new ones come on new connections. For fault injection and load shedding.
+  public func goAway() {
+    let core = self.core
+    core.loop.execute { core.goAwayAll() }
+  }
+
   /// Stops accepting, sends GOAWAY, lets calls finish for up to `gracePeriod`, then cancels the
   /// rest and closes every connection (and the server's own loop thread).
   public func shutdown(gracePeriod: Duration = .seconds(5)) async {
@@ -258,6 +265,17 @@ final class ServerCore: EventHandler, @unchecked Sendable {
   }
 
   // MARK: Connections and shutdown
+
+  func goAwayAll() {
+    for connection in Array(connections.values) {
+      if connection.openCallCount == 0 {
+        connection.beginDraining()
+        connection.closeIfDrained()
+      } else {
+        connection.beginDraining()
+      }
+    }
+  }
 
   func callEnded(on connection: ServerConnection) {
     guard shutdownWaiters != nil, connection.openCallCount == 0 else { return }

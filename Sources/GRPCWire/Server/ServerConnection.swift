@@ -137,10 +137,15 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
       return respondEarly(stream, Status(code: .unimplemented, message: "unknown method \(path)"))
     }
     stream.deframer = MessageDeframer(maxMessageSize: server.maxReceiveMessageSize)
+    let loop = self.loop
     let context = ServerContext(
       path: path,
       requestMetadata: Metadata(receivedHeaders: fields.lazy.map { (name: $0.name, value: $0.value) }),
-      timeout: timeout, peer: peer)
+      timeout: timeout, peer: peer,
+      dropConnection: { [weak self] in
+        guard let connection = self else { return }
+        loop.execute { connection.drop() }
+      })
     stream.context = context
     if let timeout {
       stream.deadlineTimer = loop.scheduleTimer(at: .now.advanced(by: timeout)) { [weak stream] in
@@ -170,6 +175,10 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     // Closed before the handler finished: the client reset it (or the connection ended).
     stream.abort(RPCError(code: .cancelled, message: "the client cancelled the call"))
     server?.callEnded(on: self)
+    if draining && streams.isEmpty {
+      // Inside nghttp2's callback: close once it has returned.
+      loop.execute { [weak self] in self?.closeIfDrained() }
+    }
   }
 
   /// A request broke the rules: answer with `error`'s status and stop the handler.
@@ -275,12 +284,38 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
 
   // MARK: Shutdown (loop)
 
-  /// GOAWAY: no new streams; the ones in flight may finish.
+  /// GOAWAY: no new streams; the ones in flight may finish, then the connection closes.
+  ///
+  /// As RFC 9113 §6.8 suggests, first a notice (last stream ID 2^31-1), then, a moment later
+  /// so that streams already on their way are counted, the real GOAWAY naming the last
+  /// stream we took. Clients retry anything above it on a new connection.
   func beginDraining() {
     guard let session, !draining else { return }
     draining = true
     nghttp2_submit_shutdown_notice(session)
     scheduleFlush()
+    _ = loop.scheduleTimer(at: .now.advanced(by: .milliseconds(100))) { [weak self] in
+      guard let self, let session = self.session else { return }
+      nghttp2_submit_goaway(
+        session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
+        nghttp2_session_get_last_proc_stream_id(session), HTTP2ErrorCode.noError, nil, 0)
+      self.scheduleFlush()
+      self.closeIfDrained()
+    }
+  }
+
+  /// A draining connection closes once its last call is done.
+  func closeIfDrained() {
+    guard draining, streams.isEmpty, transport != nil else { return }
+    flush()
+    closeSocket()
+  }
+
+  /// Closes the socket at once, without GOAWAY: calls in flight see the connection drop
+  /// (fault injection).
+  func drop() {
+    loop.assertInLoop()
+    closeSocket()
   }
 
   /// Ends every call and the connection (final GOAWAY, then close).

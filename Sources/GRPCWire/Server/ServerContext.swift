@@ -16,6 +16,7 @@ public final class ServerContext: Sendable {
   public let peer: String
 
   private let state = PosixMutex(MutableState())
+  private let dropConnectionAction: @Sendable () -> Void
 
   private struct MutableState {
     var initialMetadata = Metadata()
@@ -24,11 +25,21 @@ public final class ServerContext: Sendable {
     var lastRequestCompressed = false
   }
 
-  init(path: String, requestMetadata: Metadata, timeout: Duration?, peer: String) {
+  init(
+    path: String, requestMetadata: Metadata, timeout: Duration?, peer: String,
+    dropConnection: @escaping @Sendable () -> Void = {}
+  ) {
     self.path = path
     self.requestMetadata = requestMetadata
     self.timeout = timeout
     self.peer = peer
+    self.dropConnectionAction = dropConnection
+  }
+
+  /// Closes this call's TCP connection at once, without GOAWAY: every call on it (this one
+  /// included) sees the connection drop. For fault injection.
+  public func dropConnection() {
+    dropConnectionAction()
   }
 
   /// Metadata for the response headers (sent with the first message, or with the status).

@@ -1,0 +1,78 @@
+import FleetProtos
+import Testing
+
+@testable import GRPCWire
+
+/// The server's fault hooks: GOAWAY on live connections, and dropping a call's connection.
+@Suite("Server GOAWAY and dropped connections", .timeLimit(.minutes(1)))
+struct ServerHooksTests {
+  typealias Service = GRPCTesting.TestService
+
+  /// A server whose StreamingOutputCall sends one response per parameter, `interval_us` apart,
+  /// and whose UnaryCall drops its connection when asked for a response of size 7.
+  func makeServer() -> GRPCServer {
+    let server = GRPCServer()
+    server.register(serverStreaming: Service.streamingOutputCall) { request, writer, _ in
+      for parameters in request.responseParameters {
+        try await Task.sleep(for: .microseconds(Int(parameters.intervalUs)))
+        var response = GRPCTesting.StreamingOutputCallResponse()
+        var payload = GRPCTesting.Payload()
+        payload.body = [UInt8](repeating: 0, count: Int(parameters.size))
+        response.payload = payload
+        try await writer.write(response)
+      }
+    }
+    server.register(unary: Service.unaryCall) { request, context in
+      if request.responseSize == 7 { context.dropConnection() }
+      try await Task.sleep(for: .milliseconds(100))
+      return GRPCTesting.SimpleResponse()
+    }
+    server.register(unary: Service.emptyCall) { _, _ in GRPCTesting.Empty() }
+    return server
+  }
+
+  @Test("goAway: calls in flight finish, new calls come on a new connection")
+  func goAway() async throws {
+    let server = makeServer()
+    let port = try await server.start()
+    let channel = GRPCChannel(host: "127.0.0.1", port: port)
+    defer { channel.close() }
+    var request = GRPCTesting.StreamingOutputCallRequest()
+    var parameters = GRPCTesting.ResponseParameters()
+    parameters.size = 10
+    parameters.intervalUs = 50_000
+    request.responseParameters = Array(repeating: parameters, count: 8)
+    let received = try await channel.serverStreaming(Service.streamingOutputCall, request) {
+      responses in
+      var count = 0
+      for try await _ in responses {
+        count += 1
+        if count == 2 { server.goAway() }
+      }
+      return count
+    }
+    #expect(received == 8, "the in-flight stream was cut after \(received) responses")
+    _ = try await channel.unary(Service.emptyCall, GRPCTesting.Empty())
+    let opened = await withCheckedContinuation { done in
+      channel.loop.execute { done.resume(returning: channel.pool.openedConnectionCount) }
+    }
+    #expect(opened == 2, "the call after GOAWAY should use a second connection")
+    await server.shutdown(gracePeriod: .seconds(1))
+  }
+
+  @Test("dropConnection: the call sees an interrupted UNAVAILABLE; the next call reconnects")
+  func dropConnection() async throws {
+    let server = makeServer()
+    let port = try await server.start()
+    let channel = GRPCChannel(host: "127.0.0.1", port: port)
+    defer { channel.close() }
+    var request = GRPCTesting.SimpleRequest()
+    request.responseSize = 7
+    let error = try await #require(throws: RPCError.self) {
+      _ = try await channel.unary(Service.unaryCall, request)
+    }
+    #expect(error.code == .unavailable && error.isInterrupted, "\(error)")
+    _ = try await channel.unary(Service.emptyCall, GRPCTesting.Empty())
+    await server.shutdown(gracePeriod: .seconds(1))
+  }
+}
