@@ -30,9 +30,11 @@ public struct CallbackExecutor: Sendable {
   }
 
   /// A function that runs a job on this executor; `serviceQueue` becomes `queue`.
-  func scheduler(serviceQueue queue: DispatchQueue) -> @Sendable (
-    @escaping @Sendable () -> Void
-  ) -> Void {
+  func scheduler(serviceQueue queue: DispatchQueue)
+    -> @Sendable (
+      @escaping @Sendable () -> Void
+    ) -> Void
+  {
     switch kind {
     case .serviceQueue:
       return { job in queue.async(execute: job) }

@@ -64,8 +64,7 @@ extension TripModelSubscriber {
     updatedPropertyFields: TripModelUpdatedPropertyFields
   ) {}
   public func tripModel(_ model: TripModel, didUpdateTripStatus status: FleetEngine.TripStatus) {}
-  public func tripModel(_ model: TripModel, didUpdateActiveRouteRemainingDistance meters: Int32?)
-  {}
+  public func tripModel(_ model: TripModel, didUpdateActiveRouteRemainingDistance meters: Int32?) {}
   public func tripModel(_ model: TripModel, didUpdateActiveRoute points: [GoogleType.LatLng]) {}
   public func tripModel(
     _ model: TripModel, didUpdateVehicleLocation location: FleetEngine.VehicleLocation?

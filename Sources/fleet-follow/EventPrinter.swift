@@ -112,67 +112,69 @@ struct EventPrinter {
   }
 
   // Computed: a table of closures is not Sendable, and building it costs nothing next to I/O.
-  private static var properties: [Property] {[
-    Property(
-      name: "tripStatus", label: "status", baseline: nil,
-      value: { $0.tripStatus == .unknownTripStatus ? nil : $0.tripStatus },
-      json: { trip, line in line.add("status", trip.tripStatus.description) },
-      text: { $0.tripStatus.description }),
-    Property(
-      name: "remainingDistance", label: "distance left", baseline: nil,
-      value: { $0.remainingDistanceMeters },
-      json: { trip, line in line.add("meters", Int(trip.remainingDistanceMeters ?? 0)) },
-      text: { "\($0.remainingDistanceMeters ?? 0) m" }),
-    Property(
-      name: "activeRoute", label: "route", baseline: [GoogleType.LatLng](),
-      value: { $0.route },
-      json: { trip, line in line.add("points", trip.route.count) },
-      text: { "\($0.route.count) points" }),
-    Property(
-      name: "vehicleLocation", label: "vehicle at", baseline: nil,
-      value: { $0.lastLocation?.location },
-      json: { trip, line in latLng(trip.lastLocation?.location, into: &line) },
-      text: { describe($0.lastLocation?.location) }),
-    Property(
-      name: "pickupLocation", label: "pickup at", baseline: nil,
-      value: { $0.pickupPoint?.point },
-      json: { trip, line in latLng(trip.pickupPoint?.point, into: &line) },
-      text: { describe($0.pickupPoint?.point) }),
-    Property(
-      name: "dropoffLocation", label: "drop-off at", baseline: nil,
-      value: { $0.dropoffPoint?.point },
-      json: { trip, line in latLng(trip.dropoffPoint?.point, into: &line) },
-      text: { describe($0.dropoffPoint?.point) }),
-    Property(
-      name: "pickupETA", label: "pickup ETA", baseline: nil,
-      value: { $0.pickupTime?.seconds },
-      json: { trip, line in line.add("seconds", trip.pickupTime?.seconds ?? 0) },
-      text: { describe($0.pickupTime) }),
-    Property(
-      name: "dropoffETA", label: "drop-off ETA", baseline: nil,
-      value: { $0.dropoffTime?.seconds },
-      json: { trip, line in line.add("seconds", trip.dropoffTime?.seconds ?? 0) },
-      text: { describe($0.dropoffTime) }),
-    Property(
-      name: "remainingWaypoints", label: "waypoints left", baseline: [FleetEngine.TripWaypoint](),
-      value: { $0.remainingWaypoints },
-      json: { trip, line in line.add("count", trip.remainingWaypoints.count) },
-      text: { "\($0.remainingWaypoints.count)" }),
-    Property(
-      name: "intermediateDestinations", label: "intermediate destinations",
-      baseline: [FleetEngine.TerminalLocation](),
-      value: { $0.intermediateDestinations },
-      json: { trip, line in line.add("count", trip.intermediateDestinations.count) },
-      text: { "\($0.intermediateDestinations.count)" }),
-    Property(
-      name: "activeRouteTraffic", label: "traffic segments",
-      baseline: [FleetEngine.SpeedReadingInterval](),
-      value: { $0.currentRouteSegmentTraffic?.speedReadingInterval ?? [] },
-      json: { trip, line in
-        line.add("segments", trip.currentRouteSegmentTraffic?.speedReadingInterval.count ?? 0)
-      },
-      text: { "\($0.currentRouteSegmentTraffic?.speedReadingInterval.count ?? 0)" }),
-  ]}
+  private static var properties: [Property] {
+    [
+      Property(
+        name: "tripStatus", label: "status", baseline: nil,
+        value: { $0.tripStatus == .unknownTripStatus ? nil : $0.tripStatus },
+        json: { trip, line in line.add("status", trip.tripStatus.description) },
+        text: { $0.tripStatus.description }),
+      Property(
+        name: "remainingDistance", label: "distance left", baseline: nil,
+        value: { $0.remainingDistanceMeters },
+        json: { trip, line in line.add("meters", Int(trip.remainingDistanceMeters ?? 0)) },
+        text: { "\($0.remainingDistanceMeters ?? 0) m" }),
+      Property(
+        name: "activeRoute", label: "route", baseline: [GoogleType.LatLng](),
+        value: { $0.route },
+        json: { trip, line in line.add("points", trip.route.count) },
+        text: { "\($0.route.count) points" }),
+      Property(
+        name: "vehicleLocation", label: "vehicle at", baseline: nil,
+        value: { $0.lastLocation?.location },
+        json: { trip, line in latLng(trip.lastLocation?.location, into: &line) },
+        text: { describe($0.lastLocation?.location) }),
+      Property(
+        name: "pickupLocation", label: "pickup at", baseline: nil,
+        value: { $0.pickupPoint?.point },
+        json: { trip, line in latLng(trip.pickupPoint?.point, into: &line) },
+        text: { describe($0.pickupPoint?.point) }),
+      Property(
+        name: "dropoffLocation", label: "drop-off at", baseline: nil,
+        value: { $0.dropoffPoint?.point },
+        json: { trip, line in latLng(trip.dropoffPoint?.point, into: &line) },
+        text: { describe($0.dropoffPoint?.point) }),
+      Property(
+        name: "pickupETA", label: "pickup ETA", baseline: nil,
+        value: { $0.pickupTime?.seconds },
+        json: { trip, line in line.add("seconds", trip.pickupTime?.seconds ?? 0) },
+        text: { describe($0.pickupTime) }),
+      Property(
+        name: "dropoffETA", label: "drop-off ETA", baseline: nil,
+        value: { $0.dropoffTime?.seconds },
+        json: { trip, line in line.add("seconds", trip.dropoffTime?.seconds ?? 0) },
+        text: { describe($0.dropoffTime) }),
+      Property(
+        name: "remainingWaypoints", label: "waypoints left", baseline: [FleetEngine.TripWaypoint](),
+        value: { $0.remainingWaypoints },
+        json: { trip, line in line.add("count", trip.remainingWaypoints.count) },
+        text: { "\($0.remainingWaypoints.count)" }),
+      Property(
+        name: "intermediateDestinations", label: "intermediate destinations",
+        baseline: [FleetEngine.TerminalLocation](),
+        value: { $0.intermediateDestinations },
+        json: { trip, line in line.add("count", trip.intermediateDestinations.count) },
+        text: { "\($0.intermediateDestinations.count)" }),
+      Property(
+        name: "activeRouteTraffic", label: "traffic segments",
+        baseline: [FleetEngine.SpeedReadingInterval](),
+        value: { $0.currentRouteSegmentTraffic?.speedReadingInterval ?? [] },
+        json: { trip, line in
+          line.add("segments", trip.currentRouteSegmentTraffic?.speedReadingInterval.count ?? 0)
+        },
+        text: { "\($0.currentRouteSegmentTraffic?.speedReadingInterval.count ?? 0)" }),
+    ]
+  }
 
   private static func latLng(_ point: GoogleType.LatLng?, into line: inout JSONLine) {
     line.add("lat", point?.latitude ?? 0)

@@ -36,7 +36,8 @@ struct FleetFollow: AsyncParsableCommand {
         + "tokens then travel unencrypted."))
   var plaintext = false
 
-  @Option(help: ArgumentHelp("The provider (Google Cloud project) ID; with --trip.", valueName: "id"))
+  @Option(
+    help: ArgumentHelp("The provider (Google Cloud project) ID; with --trip.", valueName: "id"))
   var provider: String?
 
   @Option(help: ArgumentHelp("The trip ID; with --provider.", valueName: "trip-id"))

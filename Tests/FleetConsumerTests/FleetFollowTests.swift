@@ -26,13 +26,15 @@ struct FleetFollowTests {
     let s = Lifecycle.start
     #expect(
       result.lines == [
-        #"{"event":"trip","fields":["tripStatus","pickupLocation","dropoffLocation","pickupETA","dropoffETA"]}"#,
+        #"{"event":"trip","fields":["tripStatus","pickupLocation","dropoffLocation","#
+          + #""pickupETA","dropoffETA"]}"#,
         #"{"event":"tripStatus","status":"NEW"}"#,
         #"{"event":"pickupLocation","lat":52.5,"lng":13.4}"#,
         #"{"event":"dropoffLocation","lat":52.52,"lng":13.45}"#,
         #"{"event":"pickupETA","seconds":\#(s + 600)}"#,
         #"{"event":"dropoffETA","seconds":\#(s + 1800)}"#,
-        #"{"event":"trip","fields":["tripStatus","remainingDistance","activeRoute","vehicleLocation","pickupETA","remainingWaypoints"]}"#,
+        #"{"event":"trip","fields":["tripStatus","remainingDistance","activeRoute","#
+          + #""vehicleLocation","pickupETA","remainingWaypoints"]}"#,
         #"{"event":"tripStatus","status":"ENROUTE_TO_PICKUP"}"#,
         #"{"event":"remainingDistance","meters":2000}"#,
         #"{"event":"activeRoute","points":3}"#,
@@ -47,7 +49,8 @@ struct FleetFollowTests {
         #"{"event":"tripStatus","status":"ARRIVED_AT_PICKUP"}"#,
         #"{"event":"remainingDistance","meters":0}"#,
         #"{"event":"vehicleLocation","lat":52.5,"lng":13.4}"#,
-        #"{"event":"trip","fields":["tripStatus","remainingDistance","activeRoute","vehicleLocation","dropoffETA","remainingWaypoints"]}"#,
+        #"{"event":"trip","fields":["tripStatus","remainingDistance","activeRoute","#
+          + #""vehicleLocation","dropoffETA","remainingWaypoints"]}"#,
         #"{"event":"tripStatus","status":"ENROUTE_TO_DROPOFF"}"#,
         #"{"event":"remainingDistance","meters":3000}"#,
         #"{"event":"activeRoute","points":4}"#,
@@ -59,10 +62,11 @@ struct FleetFollowTests {
         #"{"event":"vehicleLocation","lat":52.52,"lng":13.45}"#,
         #"{"event":"remainingWaypoints","count":0}"#,
       ])
-    let requests = engine.requests(for: name)
+    let requests = try await engine.waitForRequests(6, for: name)
     #expect(requests.count == 6, "no GetTrip after COMPLETE")
     #expect(requests.allSatisfy { $0.authorization == "Bearer test-token" })
-    #expect(requests.allSatisfy { $0.requestParams == "provider_id=providers/\(FleetTest.provider)" })
+    #expect(
+      requests.allSatisfy { $0.requestParams == "provider_id=providers/\(FleetTest.provider)" })
     #expect(requests[2].currentRouteSegmentVersion == "\(s + 10).000000000")
   }
 
@@ -83,8 +87,10 @@ struct FleetFollowTests {
     #expect(
       result.lines == [
         #"{"event":"trip","fields":["tripStatus"]}"#, #"{"event":"tripStatus","status":"NEW"}"#,
-        #"{"event":"error","domain":"io.grpc","code":14,"status":"UNAVAILABLE","category":"serverOrNetwork","message":"the backend is restarting"}"#,
-        #"{"event":"error","domain":"io.grpc","code":4,"status":"DEADLINE_EXCEEDED","category":"serverOrNetwork","message":"too slow, \"really\""}"#,
+        #"{"event":"error","domain":"io.grpc","code":14,"status":"UNAVAILABLE","#
+          + #""category":"serverOrNetwork","message":"the backend is restarting"}"#,
+        #"{"event":"error","domain":"io.grpc","code":4,"status":"DEADLINE_EXCEEDED","#
+          + #""category":"serverOrNetwork","message":"too slow, \"really\""}"#,
         #"{"event":"trip","fields":["tripStatus"]}"#,
         #"{"event":"tripStatus","status":"ENROUTE_TO_PICKUP"}"#,
         #"{"event":"trip","fields":["tripStatus"]}"#,
@@ -122,7 +128,7 @@ struct FleetFollowTests {
     let trips = try String(contentsOf: directory.appendingPathComponent("trips"), encoding: .utf8)
     #expect(trips == "\(tripID)\n\(tripID)\n")
     #expect(
-      engine.requests(for: name).map(\.authorization) == [
+      try await engine.waitForRequests(3, for: name).map(\.authorization) == [
         "Bearer stale", "Bearer fresh", "Bearer fresh",
       ])
     #expect(!result.stderr.contains("fresh") && !result.stderr.contains("stale"))
@@ -142,7 +148,7 @@ struct FleetFollowTests {
       let event = try await tokens.waitForEvent("token")
       #expect(event.path == "/token/\(tripID)")
     }
-    #expect(engine.requests(for: name).map(\.authorization) == ["Bearer tok-\(tripID)"])
+    #expect(try await engine.waitForRequests(1, for: name).map(\.authorization) == ["Bearer tok-\(tripID)"])
   }
 
   @Test("PERMISSION_DENIED for a while: an error line per call, polling goes on, then success")
@@ -178,7 +184,7 @@ struct FleetFollowTests {
       #expect(object["message"] as? String == "trip \(name) not found")
     }
     // One line per failed call; a call still in flight at the time limit prints nothing.
-    let sent = engine.requests(for: name).count
+    let sent = try await engine.waitForRequests(objects.count, for: name).count
     #expect(sent == objects.count || sent == objects.count + 1)
   }
 
@@ -190,7 +196,7 @@ struct FleetFollowTests {
     let result = try await follow(engine, name)
     #expect(result.status == 0, "\(result)")
     #expect(result.lines.last == #"{"event":"tripStatus","status":"CANCELED"}"#)
-    #expect(engine.requests(for: name).count == 2)
+    #expect(try await engine.waitForRequests(2, for: name).count == 2)
   }
 
   @Test("repeated identical responses print nothing twice")
@@ -211,7 +217,7 @@ struct FleetFollowTests {
         #"{"event":"trip","fields":["tripStatus"]}"#,
         #"{"event":"tripStatus","status":"COMPLETE"}"#,
       ])
-    #expect(engine.requests(for: name).count == 4)
+    #expect(try await engine.waitForRequests(4, for: name).count == 4)
   }
 
   @Test("versions go back; a part the server left out keeps its value and prints nothing")
@@ -222,13 +228,17 @@ struct FleetFollowTests {
     try engine.add([
       name: [
         .trip([
-          "tripStatus": "ENROUTE_TO_PICKUP", "route": [FakeScript.point(1, 1), FakeScript.point(1, 2)],
+          "tripStatus": "ENROUTE_TO_PICKUP",
+          "route": [FakeScript.point(1, 1), FakeScript.point(1, 2)],
           "currentRouteSegmentVersion": version, "remainingDistanceMeters": 700,
           "currentRouteSegmentTraffic": ["speedReadingInterval": [["speed": "SLOW"]]],
           "currentRouteSegmentTrafficVersion": version,
         ]),
         // Route and traffic left out (same versions); status and distance left out too.
-        .trip(["lastLocation": ["location": FakeScript.point(1, 1.5)], "currentRouteSegmentVersion": version]),
+        .trip([
+          "lastLocation": ["location": FakeScript.point(1, 1.5)],
+          "currentRouteSegmentVersion": version,
+        ]),
         // A new route with the same number of points: its content changed, so it prints.
         .trip([
           "route": [FakeScript.point(1, 1.5), FakeScript.point(1, 2.5)],
@@ -242,7 +252,8 @@ struct FleetFollowTests {
     try checkContract(result)
     #expect(
       result.lines == [
-        #"{"event":"trip","fields":["tripStatus","remainingDistance","activeRoute","activeRouteTraffic"]}"#,
+        #"{"event":"trip","fields":["tripStatus","remainingDistance","activeRoute","#
+          + #""activeRouteTraffic"]}"#,
         #"{"event":"tripStatus","status":"ENROUTE_TO_PICKUP"}"#,
         #"{"event":"remainingDistance","meters":700}"#,
         #"{"event":"activeRoute","points":2}"#,
@@ -254,7 +265,7 @@ struct FleetFollowTests {
         #"{"event":"trip","fields":["tripStatus"]}"#,
         #"{"event":"tripStatus","status":"COMPLETE"}"#,
       ])
-    let requests = engine.requests(for: name)
+    let requests = try await engine.waitForRequests(4, for: name)
     #expect(requests[1].currentRouteSegmentVersion == "1900000000.000000005")
     #expect(requests[1].trafficVersion == "1900000000.000000005")
     #expect(requests[3].currentRouteSegmentVersion == "1900000100.000000000")
@@ -289,19 +300,31 @@ struct FleetFollowTests {
       ["--endpoint", "nope", "--trip-name", "providers/p/trips/t", "--token", "x"],
       ["--endpoint", "127.0.0.1:0", "--trip-name", "providers/p/trips/t", "--token", "x"],
       ["--endpoint", "127.0.0.1:1", "--trip-name", "providers/p/trips/t"],  // no token
-      ["--endpoint", "127.0.0.1:1", "--trip-name", "providers/p/trips/t", "--token", "x",
-       "--token-url", "http://127.0.0.1:1/"],
-      ["--endpoint", "127.0.0.1:1", "--trip-name", "providers/p/trips/t", "--provider", "p",
-       "--trip", "t", "--token", "x"],
+      [
+        "--endpoint", "127.0.0.1:1", "--trip-name", "providers/p/trips/t", "--token", "x",
+        "--token-url", "http://127.0.0.1:1/",
+      ],
+      [
+        "--endpoint", "127.0.0.1:1", "--trip-name", "providers/p/trips/t", "--provider", "p",
+        "--trip", "t", "--token", "x",
+      ],
       ["--endpoint", "127.0.0.1:1", "--provider", "p", "--token", "x"],
-      ["--endpoint", "127.0.0.1:1", "--trip-name", "providers/p/trips/t", "--token", "x",
-       "--poll-interval", "0.05"],
-      ["--endpoint", "127.0.0.1:1", "--trip-name", "providers/p/trips/t", "--token", "x",
-       "--max-seconds", "0"],
-      ["--endpoint", "127.0.0.1:1", "--trip-name", "providers/p/trips/t", "--token", "x",
-       "--poll-interval", "soon"],
-      ["--endpoint", "127.0.0.1:1", "--trip-name", "providers/p/trips/t", "--token", "x",
-       "--no-such-flag"],
+      [
+        "--endpoint", "127.0.0.1:1", "--trip-name", "providers/p/trips/t", "--token", "x",
+        "--poll-interval", "0.05",
+      ],
+      [
+        "--endpoint", "127.0.0.1:1", "--trip-name", "providers/p/trips/t", "--token", "x",
+        "--max-seconds", "0",
+      ],
+      [
+        "--endpoint", "127.0.0.1:1", "--trip-name", "providers/p/trips/t", "--token", "x",
+        "--poll-interval", "soon",
+      ],
+      [
+        "--endpoint", "127.0.0.1:1", "--trip-name", "providers/p/trips/t", "--token", "x",
+        "--no-such-flag",
+      ],
     ])
   func badFlags(_ arguments: [String]) async throws {
     let result = try await FleetFollowProcess.run(arguments)

@@ -1,7 +1,8 @@
-@testable import FleetConsumer
 import FleetSync
 import Foundation
 import Testing
+
+@testable import FleetConsumer
 
 #if canImport(Glibc)
   import Glibc
@@ -66,11 +67,13 @@ struct ThousandTripsTests {
   static func residentBytes() -> Int {
     let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
     let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
-    let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "0") ?? 0
+    let kilobytes =
+      Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "0") ?? 0
     return kilobytes * 1024
   }
 
-  @Test("each of 1,000 trips reaches COMPLETE over a handful of connections", .timeLimit(.minutes(2)))
+  @Test(
+    "each of 1,000 trips reaches COMPLETE over a handful of connections", .timeLimit(.minutes(2)))
   func thousandTrips() async throws {
     let engine = try await FakeFleetEngine.start(quiet: true)
     let prefix = "providers/\(FleetTest.provider)/trips/load-"

@@ -67,7 +67,7 @@ struct TripFeedTests {
     let events = try await subscriber.wait("COMPLETE") { $0.contains(.stateChanged(.inactive)) }
     #expect(events.map(\.summary) == Lifecycle.expectedSummaries)
     #expect(try await engine.waitForStreams(1, for: first).map(\.answer) == ["UNIMPLEMENTED"])
-    #expect(engine.requests(for: first).count == 6)
+    #expect(try await engine.waitForRequests(6, for: first).count == 6)
 
     // The service remembers: the next model polls without trying the feed.
     let other = try service.tripModel(forTripName: second)

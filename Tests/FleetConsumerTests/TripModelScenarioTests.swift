@@ -21,7 +21,9 @@ struct TripModelScenarioTests {
     model.register(subscriber)
     #expect(model.state == .active)
 
-    let events = try await subscriber.wait("the trip to end") { $0.contains(.stateChanged(.inactive)) }
+    let events = try await subscriber.wait("the trip to end") {
+      $0.contains(.stateChanged(.inactive))
+    }
     #expect(events.map(\.summary) == Lifecycle.expectedSummaries)
     #expect(subscriber.overlaps == 0)
     #expect(model.state == .inactive)
@@ -31,7 +33,7 @@ struct TripModelScenarioTests {
     #expect(model.currentTrip?.remainingDistanceMeters == 3000)
 
     await model.loopEnded()
-    let requests = engine.requests(for: name)
+    let requests = try await engine.waitForRequests(6, for: name)
     #expect(requests.count == 6, "no GetTrip after COMPLETE: \(requests)")
     for request in requests {
       #expect(request.authorization == "Bearer test-token")
@@ -60,7 +62,7 @@ struct TripModelScenarioTests {
     // Iterated again after the end: it ends at once, and nothing is sent.
     for await event in model.updates { Issue.record("unexpected \(event.summary)") }
     await model.loopEnded()
-    #expect(engine.requests(for: name).count == 6)
+    #expect(try await engine.waitForRequests(6, for: name).count == 6)
   }
 
   @Test("UNAVAILABLE, DEADLINE_EXCEEDED (sent and local) are reported, then it recovers")
@@ -102,7 +104,12 @@ struct TripModelScenarioTests {
     let engine = try SharedFakeEngine.engine()
     let name = FakeScript.tripName()
     try engine.add(
-      [name: [.trip(["tripStatus": "NEW"]), .trip(["tripStatus": "NEW"]), .trip(["tripStatus": "COMPLETE"])]],
+      [
+        name: [
+          .trip(["tripStatus": "NEW"]), .trip(["tripStatus": "NEW"]),
+          .trip(["tripStatus": "COMPLETE"]),
+        ]
+      ],
       requireToken: "fresh")
     let tokens = CountingTokenProvider("stale", "fresh")
     let service = try FleetTest.service(engine, tokens: tokens)
@@ -114,8 +121,11 @@ struct TripModelScenarioTests {
     #expect(events.compactMap(\.error).map(\.code) == [.unauthenticated])
     #expect(events.compactMap(\.error).first?.category == .client)
     #expect(tokens.callCount == 2, "one fetch, one refetch after UNAUTHENTICATED, then reuse")
-    let requests = engine.requests(for: name)
-    #expect(requests.map(\.authorization) == ["Bearer stale", "Bearer fresh", "Bearer fresh", "Bearer fresh"])
+    let requests = try await engine.waitForRequests(4, for: name)
+    #expect(
+      requests.map(\.authorization) == [
+        "Bearer stale", "Bearer fresh", "Bearer fresh", "Bearer fresh",
+      ])
     #expect(requests.map(\.answer) == ["UNAUTHENTICATED", "OK", "OK", "OK"])
   }
 
@@ -124,7 +134,11 @@ struct TripModelScenarioTests {
     let engine = try SharedFakeEngine.engine()
     let name = FakeScript.tripName()
     let denied = FakeScript.Step.error("PERMISSION_DENIED", "the token is for another trip")
-    try engine.add([name: [denied, denied, denied, .trip(["tripStatus": "NEW"]), .trip(["tripStatus": "COMPLETE"])]])
+    try engine.add([
+      name: [
+        denied, denied, denied, .trip(["tripStatus": "NEW"]), .trip(["tripStatus": "COMPLETE"]),
+      ]
+    ])
     let service = try FleetTest.service(engine)
     let model = try service.tripModel(forTripName: name)
     let subscriber = RecordingSubscriber()
@@ -136,7 +150,10 @@ struct TripModelScenarioTests {
     #expect(errors.allSatisfy { $0.code == .permissionDenied && $0.category == .client })
     #expect(errors.allSatisfy { $0.message == "the token is for another trip" })
     #expect(events.map(\.summary).contains("tripStatus(NEW)"))
-    #expect(engine.requests(for: name).map(\.answer).prefix(4) == ["PERMISSION_DENIED", "PERMISSION_DENIED", "PERMISSION_DENIED", "OK"])
+    #expect(
+      try await engine.waitForRequests(4, for: name).map(\.answer).prefix(4) == [
+        "PERMISSION_DENIED", "PERMISSION_DENIED", "PERMISSION_DENIED", "OK",
+      ])
   }
 
   @Test("NOT_FOUND is reported on every poll and polling goes on until unsubscribed")
@@ -159,7 +176,7 @@ struct TripModelScenarioTests {
     model.unregisterSubscriber(subscriber)
     #expect(model.state == .inactive)
     await model.loopEnded()
-    let sent = engine.requests(for: name).count
+    let sent = try await engine.waitForRequests(3, for: name).count
     #expect(sent >= 3)
   }
 
@@ -168,16 +185,22 @@ struct TripModelScenarioTests {
     let engine = try SharedFakeEngine.engine()
     let name = FakeScript.tripName()
     try engine.add([
-      name: [.trip(["tripStatus": "NEW"]), .trip(["tripStatus": "ENROUTE_TO_PICKUP"]), .trip(["tripStatus": "CANCELED"])]
+      name: [
+        .trip(["tripStatus": "NEW"]), .trip(["tripStatus": "ENROUTE_TO_PICKUP"]),
+        .trip(["tripStatus": "CANCELED"]),
+      ]
     ])
     let service = try FleetTest.service(engine)
     let model = try service.tripModel(forTripName: name)
     let subscriber = RecordingSubscriber()
     model.register(subscriber)
     let events = try await subscriber.wait("CANCELED") { $0.contains(.stateChanged(.inactive)) }
-    #expect(events.map(\.summary).suffix(3) == ["tripUpdated[tripStatus]", "tripStatus(CANCELED)", "state(inactive)"])
+    #expect(
+      events.map(\.summary).suffix(3) == [
+        "tripUpdated[tripStatus]", "tripStatus(CANCELED)", "state(inactive)",
+      ])
     await model.loopEnded()
-    #expect(engine.requests(for: name).count == 3)
+    #expect(try await engine.waitForRequests(3, for: name).count == 3)
   }
 
   @Test(
@@ -221,7 +244,7 @@ struct TripModelScenarioTests {
         "vehicleLocation(1.0,2.0)",
         "tripUpdated[tripStatus]", "tripStatus(COMPLETE)", "state(inactive)",
       ])
-    #expect(engine.requests(for: name).count == 5)
+    #expect(try await engine.waitForRequests(5, for: name).count == 5)
   }
 
   @Test("versions are sent back and partial responses merged into the known trip")
@@ -244,7 +267,9 @@ struct TripModelScenarioTests {
     ]
     let full: [String: Any] = [
       "tripStatus": "ENROUTE_TO_PICKUP", "lastLocation": ["location": FakeScript.point(52.4, 13.3)],
-      "route": [FakeScript.point(52.4, 13.3), FakeScript.point(52.45, 13.35), FakeScript.point(52.5, 13.4)],
+      "route": [
+        FakeScript.point(52.4, 13.3), FakeScript.point(52.45, 13.35), FakeScript.point(52.5, 13.4),
+      ],
       "currentRouteSegmentVersion": routeVersion,
       "currentRouteSegmentTraffic": traffic, "currentRouteSegmentTrafficVersion": trafficVersion,
       "remainingWaypoints": [pickup], "remainingWaypointsVersion": waypointsVersion,
@@ -254,19 +279,23 @@ struct TripModelScenarioTests {
     ]
     // What Fleet Engine sends when the versions match: the versions, none of the parts.
     let partial: [String: Any] = [
-      "tripStatus": "ENROUTE_TO_PICKUP", "lastLocation": ["location": FakeScript.point(52.45, 13.35)],
-      "currentRouteSegmentVersion": routeVersion, "currentRouteSegmentTrafficVersion": trafficVersion,
+      "tripStatus": "ENROUTE_TO_PICKUP",
+      "lastLocation": ["location": FakeScript.point(52.45, 13.35)],
+      "currentRouteSegmentVersion": routeVersion,
+      "currentRouteSegmentTrafficVersion": trafficVersion,
       "remainingWaypoints": [bare], "remainingWaypointsVersion": waypointsVersion,
       "remainingWaypointsRouteVersion": waypointsRouteVersion,
     ]
-    try engine.add([name: [.trip(full), .trip(partial), .trip(partial), .trip(["tripStatus": "COMPLETE"])]])
+    try engine.add([
+      name: [.trip(full), .trip(partial), .trip(partial), .trip(["tripStatus": "COMPLETE"])]
+    ])
     let service = try FleetTest.service(engine)
     let model = try service.tripModel(forTripName: name)
     let subscriber = RecordingSubscriber()
     model.register(subscriber)
     let events = try await subscriber.wait("COMPLETE") { $0.contains(.stateChanged(.inactive)) }
 
-    let requests = engine.requests(for: name)
+    let requests = try await engine.waitForRequests(4, for: name)
     #expect(requests.count == 4)
     #expect(requests[0].currentRouteSegmentVersion == nil)
     #expect(requests[0].trafficVersion == nil)
@@ -279,7 +308,8 @@ struct TripModelScenarioTests {
     // The partial answer changed the vehicle's position only; the identical one nothing.
     let summaries = events.map(\.summary)
     let firstUpdate = try #require(summaries.firstIndex { $0.hasPrefix("tripUpdated") })
-    let secondUpdate = try #require(summaries[(firstUpdate + 1)...].firstIndex { $0.hasPrefix("tripUpdated") })
+    let secondUpdate = try #require(
+      summaries[(firstUpdate + 1)...].firstIndex { $0.hasPrefix("tripUpdated") })
     #expect(
       Array(summaries[firstUpdate..<secondUpdate]) == [
         "tripUpdated[tripStatus, activeRoute, vehicleLocation, remainingWaypoints, "
@@ -338,7 +368,7 @@ struct TripModelScenarioTests {
     try await subscriber.wait("ENROUTE_TO_PICKUP") { $0.contains(.tripStatus(.enrouteToPickup)) }
     await model.loopEnded()
     #expect(model.state == .inactive)
-    #expect(engine.requests(for: name).count == 2)
+    #expect(try await engine.waitForRequests(2, for: name).count == 2)
     #expect(subscriber.events.last == .tripStatus(.enrouteToPickup))
   }
 

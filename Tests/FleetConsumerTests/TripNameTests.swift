@@ -43,7 +43,8 @@ struct TripNameTests {
     #expect(bridged.code == 3)
   }
 
-  @Test("IDs are checked one by one too", arguments: [("p/q", "t"), ("p", "t/u"), ("", "t"), ("p", "")])
+  @Test(
+    "IDs are checked one by one too", arguments: [("p/q", "t"), ("p", "t/u"), ("", "t"), ("p", "")])
   func invalidIDs(provider: String, trip: String) throws {
     #expect(throws: RPCError.self) { try TripName(providerID: provider, tripID: trip) }
   }

@@ -136,7 +136,10 @@ private final class CommandRun: Sendable {
       else { return nil }
       state.continuation = nil
       guard stdout.count <= Self.maximumOutput else {
-        return (continuation, .failure(AccessTokenProviderError("the token command printed more than 1 MiB")))
+        return (
+          continuation,
+          .failure(AccessTokenProviderError("the token command printed more than 1 MiB"))
+        )
       }
       let tail = String(decoding: stderr.suffix(500), as: UTF8.self)
         .trimmingCharacters(in: .whitespacesAndNewlines)

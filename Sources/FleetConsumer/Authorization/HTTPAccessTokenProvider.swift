@@ -69,7 +69,8 @@ public struct HTTPAccessTokenProvider: AccessTokenProvider {
     do {
       (data, response) = try await Self.session.data(for: request)
     } catch {
-      throw AccessTokenProviderError("\(source) could not be reached: \(error.localizedDescription)")
+      throw AccessTokenProviderError(
+        "\(source) could not be reached: \(error.localizedDescription)")
     }
     if let http = response as? HTTPURLResponse, !(200..<300).contains(http.statusCode) {
       throw AccessTokenProviderError("\(source) answered HTTP \(http.statusCode)")

@@ -77,8 +77,7 @@ extension FleetEngine.Trip {
     keep(\.remainingWaypointsVersion, from: self, into: &trip)
     keep(\.remainingWaypointsRouteVersion, from: self, into: &trip)
     if response.remainingWaypoints.isEmpty {
-      if !Self.versionChanged(response.remainingWaypointsVersion, from: remainingWaypointsVersion)
-      {
+      if !Self.versionChanged(response.remainingWaypointsVersion, from: remainingWaypointsVersion) {
         trip.remainingWaypoints = remainingWaypoints
       }
       return

@@ -6,8 +6,9 @@ internal import FleetProtos
 /// States: `inactive` (not following) → `following` (one loop task, with a call in flight —
 /// a `GetTrip` poll or a `WatchTrip` stream of the trip feed — or waiting for the next one)
 /// → `finished` once a terminal status (COMPLETE, CANCELED) has been merged; `stop()` goes
-/// back to `inactive`, and `start()` from there begins a new loop generation. The owner (``TripModel``) keeps it inside its lock, feeds it events and does
-/// what they return, outside the lock.
+/// back to `inactive`, and `start()` from there begins a new loop generation. The owner
+/// (``TripModel``) keeps it inside its lock, feeds it events and does what they return,
+/// outside the lock.
 ///
 /// Unexpected events: a response, failure or poll-due from another generation than the
 /// current one, or a result when no call is in flight, is a documented no-op (a stopped loop
@@ -129,10 +130,10 @@ struct TripFollower {
       following.watching = feedAvailable
       state = .following(following)
       let versions = HeldVersions(
-          currentRouteSegment: trip?.currentRouteSegmentVersion,
-          remainingWaypoints: trip?.remainingWaypointsVersion,
-          currentRouteSegmentTraffic: trip?.currentRouteSegmentTrafficVersion,
-          remainingWaypointsRoute: trip?.remainingWaypointsRouteVersion)
+        currentRouteSegment: trip?.currentRouteSegmentVersion,
+        remainingWaypoints: trip?.remainingWaypointsVersion,
+        currentRouteSegmentTraffic: trip?.currentRouteSegmentTrafficVersion,
+        remainingWaypointsRoute: trip?.remainingWaypointsRouteVersion)
       return feedAvailable ? .watch(versions) : .poll(versions)
     case .following, .inactive, .finished:
       return .exit

@@ -1,7 +1,8 @@
-@testable import FleetConsumer
 import FleetSync
 import Foundation
 import Testing
+
+@testable import FleetConsumer
 
 @Suite("Token cache")
 struct TokenCacheTests {

@@ -10,7 +10,8 @@ struct TokenProviderTests {
   @Test("the command runs under /bin/sh with FLEET_TRIP_ID and its JSON becomes the token")
   func command() async throws {
     let provider = CommandAccessTokenProvider(
-      command: #"printf '{"token": "jwt-%s-%s", "expiresAt": 1900000000}' "$FLEET_TRIP_ID" "$FLEET_PROVIDER_ID""#)
+      command: #"printf '{"token": "jwt-%s-%s", "expiresAt": 1900000000}' "#
+        + #""$FLEET_TRIP_ID" "$FLEET_PROVIDER_ID""#)
     let token = try await provider.accessToken(for: context)
     #expect(token.token == "jwt-trip-7-p")
     #expect(token.expiresAt == Date(timeIntervalSince1970: 1_900_000_000))
@@ -25,8 +26,14 @@ struct TokenProviderTests {
   @Test(
     "a failing or misbehaving command is an error that never quotes its stdout",
     arguments: [
-      ("echo secret-token; echo 'it broke' >&2; exit 3", "exited with status 3; its stderr ends: it broke"),
-      ("echo '{\"token\": \"secret-token\", \"expiresAt\": \"tomorrow\"}'", "\"expiresAt\" that is not a number"),
+      (
+        "echo secret-token; echo 'it broke' >&2; exit 3",
+        "exited with status 3; its stderr ends: it broke"
+      ),
+      (
+        "echo '{\"token\": \"secret-token\", \"expiresAt\": \"tomorrow\"}'",
+        "\"expiresAt\" that is not a number"
+      ),
       ("echo secret-token", "did not return JSON"),
       ("echo '{\"jwt\": \"secret-token\"}'", "no non-empty string under \"token\""),
       ("echo '[\"secret-token\"]'", "not an object"),
@@ -69,7 +76,8 @@ struct TokenProviderTests {
   func http() async throws {
     try await withPeerServer("fake_token_server.py") { server in
       let provider = HTTPAccessTokenProvider(
-        url: "http://127.0.0.1:\(server.port)/token/consumer/{tripID}", headers: ["X-Api-Key": "k1"])
+        url: "http://127.0.0.1:\(server.port)/token/consumer/{tripID}", headers: ["X-Api-Key": "k1"]
+      )
       let token = try await provider.accessToken(for: context)
       #expect(token.token == "tok-trip-7")
       let expiry = try #require(token.expiresAt)

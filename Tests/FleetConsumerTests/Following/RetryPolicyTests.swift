@@ -29,14 +29,18 @@ struct RetryPolicyTests {
   @Test("jitter spreads a delay by ±20 %")
   func jitter() {
     let low = seconds(policy.delay(after: error(.aborted), consecutiveFailures: 1, random: 0))
-    let high = seconds(policy.delay(after: error(.aborted), consecutiveFailures: 1, random: 0.999_999))
+    let high = seconds(
+      policy.delay(after: error(.aborted), consecutiveFailures: 1, random: 0.999_999))
     #expect(abs(low - 0.8) < 1e-9)
     #expect(abs(high - 1.2) < 1e-5)
   }
 
   @Test(
     "client errors wait four times longer, capped at the maximum",
-    arguments: [StatusCode.invalidArgument, .notFound, .permissionDenied, .resourceExhausted, .unauthenticated])
+    arguments: [
+      StatusCode.invalidArgument, .notFound, .permissionDenied, .resourceExhausted,
+      .unauthenticated,
+    ])
   func client(code: StatusCode) {
     #expect(seconds(policy.delay(after: error(code), consecutiveFailures: 1, random: 0.5)) == 4)
     #expect(seconds(policy.delay(after: error(code), consecutiveFailures: 20, random: 0.5)) == 60)
@@ -44,7 +48,10 @@ struct RetryPolicyTests {
 
   @Test(
     "other errors wait the longest backoff from the first",
-    arguments: [StatusCode.unknown, .internalError, .unimplemented, .dataLoss, .failedPrecondition, .outOfRange, .alreadyExists])
+    arguments: [
+      StatusCode.unknown, .internalError, .unimplemented, .dataLoss, .failedPrecondition,
+      .outOfRange, .alreadyExists,
+    ])
   func other(code: StatusCode) {
     #expect(seconds(policy.delay(after: error(code), consecutiveFailures: 1, random: 0)) == 60)
     #expect(seconds(policy.delay(after: error(code), consecutiveFailures: 1, random: 0.5)) == 54)

@@ -1,6 +1,7 @@
-@testable import FleetConsumer
 import Foundation
 import Testing
+
+@testable import FleetConsumer
 
 @Suite("Changed properties of an update")
 struct TripChangesTests {
@@ -39,10 +40,13 @@ struct TripChangesTests {
     trip.currentRouteSegmentTraffic = FleetEngine.ConsumableTrafficPolyline()
     trip.etaToFirstWaypoint = GoogleProtobuf.Timestamp(date: Date(timeIntervalSince1970: 50))
     let changes = TripChanges(from: FleetEngine.Trip(), to: trip)
-    #expect(changes.fields == TripModelUpdatedPropertyFields(TripModelUpdatedPropertyFields.allFields.map(\.field)))
+    #expect(
+      changes.fields
+        == TripModelUpdatedPropertyFields(TripModelUpdatedPropertyFields.allFields.map(\.field)))
     #expect(changes.events.first == .tripUpdated(trip, changes.fields))
     let expected: [TripModelEvent] = [
-      .tripStatus(.enrouteToDropoff), .activeRouteRemainingDistance(10), .activeRoute([point(1, 1)]),
+      .tripStatus(.enrouteToDropoff), .activeRouteRemainingDistance(10),
+      .activeRoute([point(1, 1)]),
       .vehicleLocation(vehicle), .pickupLocation(pickup), .dropoffLocation(pickup),
       .pickupETA(Date(timeIntervalSince1970: 100)), .dropoffETA(Date(timeIntervalSince1970: 200)),
       .remainingWaypoints([FleetEngine.TripWaypoint()]), .intermediateDestinations([pickup]),

@@ -1,5 +1,6 @@
-@testable import FleetConsumer
 import Testing
+
+@testable import FleetConsumer
 
 /// The follow machine alone: each test walks it to a state through legal events, sends one
 /// event, and checks the action.
@@ -61,7 +62,9 @@ struct TripFollowerTests {
     _ = follower.received(response, generation: 1)
     #expect(
       follower.pollDue(generation: 1)
-        == .poll(TripFollower.HeldVersions(currentRouteSegment: version, remainingWaypointsRoute: version)))
+        == .poll(
+          TripFollower.HeldVersions(currentRouteSegment: version, remainingWaypointsRoute: version))
+    )
   }
 
   @Test("a response delivers its changes and schedules the next poll after the interval")
@@ -135,7 +138,8 @@ struct TripFollowerTests {
     var follower = machine(.polling)
     #expect(follower.stop() == .stopLoop(generation: 1))
     #expect(follower.received(trip(.new), generation: 1) == .ignore)
-    #expect(follower.failed(RPCError(code: .cancelled, message: ""), generation: 1, random: 0) == .ignore)
+    #expect(
+      follower.failed(RPCError(code: .cancelled, message: ""), generation: 1, random: 0) == .ignore)
     #expect(follower.trip == nil)
     #expect(follower.start() == .startLoop(generation: 2, events: [.stateChanged(.active)]))
     #expect(follower.pollDue(generation: 1) == .exit)
@@ -151,13 +155,16 @@ struct TripFollowerTests {
     #expect(follower.trip?.tripStatus == .enrouteToPickup)
     _ = follower.pollDue(generation: 2)
     // The same status again: nothing to report.
-    #expect(follower.received(trip(.enrouteToPickup), generation: 2) == .deliver([], nextPollIn: .seconds(5)))
+    #expect(
+      follower.received(trip(.enrouteToPickup), generation: 2)
+        == .deliver([], nextPollIn: .seconds(5)))
   }
 
   @Test("a feed stream stays in flight across updates and ends into a reconnect or polling")
   func feedStream() {
     var follower = machine(.waiting)
-    #expect(follower.pollDue(generation: 1, feedAvailable: true) == .watch(TripFollower.HeldVersions()))
+    #expect(
+      follower.pollDue(generation: 1, feedAvailable: true) == .watch(TripFollower.HeldVersions()))
     _ = follower.received(trip(.new), generation: 1)
     // Still in flight: a second update is taken, and no new call may start.
     guard case .deliver(let events, _) = follower.received(trip(.enrouteToPickup), generation: 1)

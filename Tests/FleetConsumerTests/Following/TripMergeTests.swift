@@ -1,5 +1,6 @@
-@testable import FleetConsumer
 import Testing
+
+@testable import FleetConsumer
 
 @Suite("Merging partial GetTrip responses")
 struct TripMergeTests {

@@ -73,7 +73,9 @@ final class FakeFleetEngine: Sendable {
 
   // MARK: What reached the server
 
-  /// Every `GetTrip` for `trip` so far, in order.
+  /// Every `GetTrip` for `trip` read so far, in order. The server prints each request's
+  /// line before answering it, but our reader may not have read it yet when the client has
+  /// its answer: to count requests, use ``waitForRequests(_:for:timeout:)``.
   func requests(for trip: String) -> [GetTripRecord] {
     Self.requests(for: trip, in: server.lines)
   }

@@ -51,8 +51,7 @@ enum FakeScript {
   }
 
   /// A fresh trip name of provider `provider`, unique to the calling test.
-  static func tripName(provider: String = FleetTest.provider, _ label: String = "trip") -> String
-  {
+  static func tripName(provider: String = FleetTest.provider, _ label: String = "trip") -> String {
     "providers/\(provider)/trips/\(label)-\(UUID().uuidString.prefix(8).lowercased())"
   }
 }

@@ -1,5 +1,6 @@
-@testable import FleetConsumer
 import Foundation
+
+@testable import FleetConsumer
 
 /// Settings shared by the tests that follow trips on the fake Fleet Engine.
 enum FleetTest {
@@ -11,7 +12,8 @@ enum FleetTest {
 
   /// A service on `engine` that polls every 100 ms.
   static func service(
-    _ engine: FakeFleetEngine, tokens: any AccessTokenProvider = FixedAccessTokenProvider(
+    _ engine: FakeFleetEngine,
+    tokens: any AccessTokenProvider = FixedAccessTokenProvider(
       AccessToken("test-token")),
     pollInterval: Duration = .milliseconds(100), retry: RetryPolicy = fastRetry,
     configure: (inout TripService.Options) -> Void = { _ in }

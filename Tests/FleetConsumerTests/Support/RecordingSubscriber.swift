@@ -69,7 +69,8 @@ final class RecordingSubscriber: TripModelSubscriber {
   }
 
   private func record(_ model: TripModel, _ event: TripModelEvent) {
-    let ready = state.withLock { state -> [(CheckedContinuation<[TripModelEvent], any Error>, [TripModelEvent])] in
+    let ready = state.withLock {
+      state -> [(CheckedContinuation<[TripModelEvent], any Error>, [TripModelEvent])] in
       if state.inCallback { state.overlaps += 1 }
       state.inCallback = true
       state.events.append(event)
@@ -150,18 +151,25 @@ extension TripModelEvent {
     switch self {
     case .tripUpdated(_, let fields): "tripUpdated\(fields)"
     case .tripStatus(let status): "tripStatus(\(status))"
-    case .activeRouteRemainingDistance(let meters): "remainingDistance(\(meters.map(String.init) ?? "nil"))"
+    case .activeRouteRemainingDistance(let meters):
+      "remainingDistance(\(meters.map(String.init) ?? "nil"))"
     case .activeRoute(let points): "activeRoute(\(points.count) points)"
     case .vehicleLocation(let location):
       "vehicleLocation(\(location?.location.map { "\($0.latitude),\($0.longitude)" } ?? "nil"))"
-    case .pickupLocation(let location): "pickupLocation(\(location?.point.map { "\($0.latitude),\($0.longitude)" } ?? "nil"))"
-    case .dropoffLocation(let location): "dropoffLocation(\(location?.point.map { "\($0.latitude),\($0.longitude)" } ?? "nil"))"
-    case .pickupETA(let date): "pickupETA(\(date.map { Int($0.timeIntervalSince1970) }.map(String.init) ?? "nil"))"
-    case .dropoffETA(let date): "dropoffETA(\(date.map { Int($0.timeIntervalSince1970) }.map(String.init) ?? "nil"))"
+    case .pickupLocation(let location):
+      "pickupLocation(\(location?.point.map { "\($0.latitude),\($0.longitude)" } ?? "nil"))"
+    case .dropoffLocation(let location):
+      "dropoffLocation(\(location?.point.map { "\($0.latitude),\($0.longitude)" } ?? "nil"))"
+    case .pickupETA(let date):
+      "pickupETA(\(date.map { Int($0.timeIntervalSince1970) }.map(String.init) ?? "nil"))"
+    case .dropoffETA(let date):
+      "dropoffETA(\(date.map { Int($0.timeIntervalSince1970) }.map(String.init) ?? "nil"))"
     case .remainingWaypoints(let waypoints): "remainingWaypoints(\(waypoints.count))"
     case .intermediateDestinations(let list): "intermediateDestinations(\(list.count))"
-    case .activeRouteTraffic(let traffic): "activeRouteTraffic(\(traffic?.speedReadingInterval.count ?? 0))"
-    case .etaToNextWaypoint(let date): "etaToNextWaypoint(\(date.map { Int($0.timeIntervalSince1970) }.map(String.init) ?? "nil"))"
+    case .activeRouteTraffic(let traffic):
+      "activeRouteTraffic(\(traffic?.speedReadingInterval.count ?? 0))"
+    case .etaToNextWaypoint(let date):
+      "etaToNextWaypoint(\(date.map { Int($0.timeIntervalSince1970) }.map(String.init) ?? "nil"))"
     case .stateChanged(let state): "state(\(state))"
     case .updateFailed(let error): "failed(\(error.code.name))"
     }
