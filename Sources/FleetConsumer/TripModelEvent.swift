@@ -1,13 +1,14 @@
 public import FoundationEssentials
 
+// indirect: a Trip is about 1.6 KB inline, so each event would be too, and an update's
+// events are queued per model; boxed, an event is one pointer.
+
 /// One thing a ``TripModel`` tells its subscribers: each case is one callback of
 /// ``TripModelSubscriber``, and ``TripModel/updates`` yields them as values.
 ///
 /// An update that changed anything produces `tripUpdated` first, then one case per changed
 /// property in the order of ``TripModelUpdatedPropertyFields/allFields``. A property the
 /// server left out of a response keeps its last value and produces nothing.
-// indirect: a Trip is about 1.6 KB inline, so each event would be too, and an update's
-// events are queued per model; boxed, an event is one pointer.
 public indirect enum TripModelEvent: Sendable, Hashable {
   /// The merged trip after an update, with the properties that changed.
   case tripUpdated(FleetEngine.Trip, TripModelUpdatedPropertyFields)

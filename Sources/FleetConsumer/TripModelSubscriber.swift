@@ -58,38 +58,54 @@ public protocol TripModelSubscriber: AnyObject, Sendable {
   func tripModel(_ model: TripModel, didFailUpdateTripWithError error: RPCError)
 }
 
+// Every callback is optional: these defaults do nothing.
 extension TripModelSubscriber {
+  /// Does nothing.
   public func tripModel(
     _ model: TripModel, didUpdate trip: FleetEngine.Trip,
     updatedPropertyFields: TripModelUpdatedPropertyFields
   ) {}
+  /// Does nothing.
   public func tripModel(_ model: TripModel, didUpdateTripStatus status: FleetEngine.TripStatus) {}
+  /// Does nothing.
   public func tripModel(_ model: TripModel, didUpdateActiveRouteRemainingDistance meters: Int32?) {}
+  /// Does nothing.
   public func tripModel(_ model: TripModel, didUpdateActiveRoute points: [GoogleType.LatLng]) {}
+  /// Does nothing.
   public func tripModel(
     _ model: TripModel, didUpdateVehicleLocation location: FleetEngine.VehicleLocation?
   ) {}
+  /// Does nothing.
   public func tripModel(
     _ model: TripModel, didUpdatePickupLocation location: FleetEngine.TerminalLocation?
   ) {}
+  /// Does nothing.
   public func tripModel(
     _ model: TripModel, didUpdateDropoffLocation location: FleetEngine.TerminalLocation?
   ) {}
+  /// Does nothing.
   public func tripModel(_ model: TripModel, didUpdatePickupETA eta: Date?) {}
+  /// Does nothing.
   public func tripModel(_ model: TripModel, didUpdateDropoffETA eta: Date?) {}
+  /// Does nothing.
   public func tripModel(
     _ model: TripModel, didUpdateRemainingWaypoints waypoints: [FleetEngine.TripWaypoint]
   ) {}
+  /// Does nothing.
   public func tripModel(
     _ model: TripModel,
     didUpdateIntermediateDestinations destinations: [FleetEngine.TerminalLocation]
   ) {}
+  /// Does nothing.
   public func tripModel(
     _ model: TripModel,
     didUpdateActiveRouteTraffic traffic: FleetEngine.ConsumableTrafficPolyline?
   ) {}
+  /// Does nothing.
   public func tripModel(_ model: TripModel, didUpdateETAToNextWaypoint eta: Date?) {}
+  /// Does nothing.
   public func tripModel(_ model: TripModel, didChangeState state: TripModelState) {}
+  /// Does nothing.
   public func tripModel(_ model: TripModel, didFailUpdateTripWithError error: RPCError) {}
 }
 

@@ -7,8 +7,10 @@
 public struct TripModelUpdatedPropertyFields: OptionSet, Sendable, Hashable,
   CustomStringConvertible
 {
+  /// One bit per field.
   public let rawValue: UInt32
 
+  /// The fields whose bits are set in `rawValue`.
   public init(rawValue: UInt32) {
     self.rawValue = rawValue
   }

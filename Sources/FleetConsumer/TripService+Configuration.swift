@@ -13,6 +13,7 @@ extension TripService {
     /// Polling, retries, deadlines, request header, callbacks.
     public var options: Options
 
+    /// A configuration; TLS with the system's trust roots unless told otherwise.
     public init(
       endpoint: Endpoint, transportSecurity: TransportSecurity = .tls(TLS()), providerID: String,
       accessTokenProvider: any AccessTokenProvider, options: Options = Options()
@@ -29,8 +30,10 @@ extension TripService {
   public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
     /// A DNS name, an IPv4 address, or an IPv6 address without brackets.
     public var host: String
+    /// The TCP port, 1-65535.
     public var port: Int
 
+    /// `host` (no brackets around an IPv6 address) and `port`.
     public init(host: String, port: Int) {
       self.host = host
       self.port = port
@@ -88,6 +91,7 @@ extension TripService {
     /// The name the server's certificate must carry when it is not the endpoint's host.
     public var serverHostnameOverride: String?
 
+    /// TLS trusting `trustedCertificatesFile` (nil: the system's roots).
     public init(trustedCertificatesFile: String? = nil, serverHostnameOverride: String? = nil) {
       self.trustedCertificatesFile = trustedCertificatesFile
       self.serverHostnameOverride = serverHostnameOverride
@@ -126,17 +130,21 @@ extension TripService {
     /// token on an unencrypted network is a leaked token.
     public var allowsTokensOverPlaintext = false
 
+    /// The defaults above.
     public init() {}
   }
 
   /// A configuration that cannot work; the message says what to change.
   public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What to change.
     public var message: String
 
+    /// An error saying `message`.
     public init(_ message: String) {
       self.message = message
     }
 
+    /// The message.
     public var description: String { message }
   }
 }

@@ -11,6 +11,7 @@ public struct AccessToken: Sendable, Hashable, CustomStringConvertible {
   /// UNAUTHENTICATED).
   public var expiresAt: Date?
 
+  /// `token`, valid until `expiresAt` (nil: unknown).
   public init(_ token: String, expiresAt: Date? = nil) {
     self.token = token
     self.expiresAt = expiresAt

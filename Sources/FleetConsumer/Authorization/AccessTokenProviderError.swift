@@ -5,9 +5,11 @@ public struct AccessTokenProviderError: Error, Sendable, Hashable, CustomStringC
   /// What went wrong, for a person.
   public var message: String
 
+  /// An error saying `message`.
   public init(_ message: String) {
     self.message = message
   }
 
+  /// The message.
   public var description: String { message }
 }

@@ -7,6 +7,7 @@ public struct AuthorizationContext: Sendable, Hashable {
   /// The trip's full resource name.
   public let tripName: TripName
 
+  /// The context of a token for trip `tripName`.
   public init(tripName: TripName) {
     self.tripName = tripName
   }

@@ -20,6 +20,7 @@ public struct CommandAccessTokenProvider: AccessTokenProvider {
   // together must not fork a thousand shells.
   private static let limit = CommandLimit(16)
 
+  /// Runs `command` for each token, killing it after `timeout`.
   public init(command: String, timeout: Duration = .seconds(30)) {
     self.command = command
     self.timeout = timeout
@@ -64,6 +65,8 @@ private final class CommandRun: Sendable {
     var exit: (status: Int32, signalled: Bool)?
     /// Set until the caller has been resumed, exactly once.
     var continuation: CheckedContinuation<Result, any Error>?
+    /// The timer that kills the command when it runs too long.
+    var timeout: DispatchWorkItem?
   }
 
   private static let maximumOutput = 1 << 20
@@ -101,13 +104,21 @@ private final class CommandRun: Sendable {
       run.collect(stderr.fileHandleForReading) { state, data in state.stderr = data }
       let (seconds, attoseconds) = timeout.components
       let deadline = DispatchTime.now() + Double(seconds) + Double(attoseconds) / 1e18
-      DispatchQueue.global().asyncAfter(deadline: deadline) {
+      let killer = DispatchWorkItem {
         guard process.isRunning else { return }
         // SIGKILL: Foundation starts children with SIGTERM blocked.
         kill(process.processIdentifier, SIGKILL)
         run.fail(
           AccessTokenProviderError("the token command was still running after \(timeout)"))
       }
+      // Cancelled once the command is over, so the pending timer keeps nothing alive; not
+      // armed at all when the command was quicker than this line.
+      let stillRunning = run.state.withLock { state in
+        guard state.continuation != nil else { return false }
+        state.timeout = killer
+        return true
+      }
+      if stillRunning { DispatchQueue.global().asyncAfter(deadline: deadline, execute: killer) }
     }
   }
 
@@ -135,6 +146,8 @@ private final class CommandRun: Sendable {
         let continuation = state.continuation
       else { return nil }
       state.continuation = nil
+      state.timeout?.cancel()
+      state.timeout = nil
       guard stdout.count <= Self.maximumOutput else {
         return (
           continuation,

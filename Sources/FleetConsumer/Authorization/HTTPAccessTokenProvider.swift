@@ -35,6 +35,7 @@ public struct HTTPAccessTokenProvider: AccessTokenProvider {
   /// How long a request may take.
   public var timeout: Duration
 
+  /// GETs tokens from `url` and reads them as the other parameters say.
   public init(
     url: String, tokenKey: String = "token", expirationKey: String = "expiresAt",
     expirationUnit: ExpirationUnit = .unixSeconds, headers: [String: String] = [:],

@@ -28,6 +28,7 @@ public struct RetryPolicy: Sendable, Hashable {
   /// How many times longer a client error waits than a server-or-network error. Default 4.
   public var clientErrorSlowdown: Double
 
+  /// A policy; the defaults are the ones above.
   public init(
     initialBackoff: Duration = .seconds(1), maximumBackoff: Duration = .seconds(60),
     multiplier: Double = 1.6, jitter: Double = 0.2, clientErrorSlowdown: Double = 4
