@@ -83,14 +83,14 @@ let package = Package(
     .executableTarget(
       name: "fleet-sim",
       dependencies: [
-        "FleetSimulator", "GRPCWire",
+        "FleetSimulator", "GRPCWire", "FleetSync",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     // grpc.testing.TestService on our server role, for other implementations' clients.
     .executableTarget(
       name: "interop-server",
       dependencies: [
-        "GRPCWire", "FleetProtos",
+        "GRPCWire", "FleetProtos", "FleetSync",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     // The standard gRPC interop client (interop-test-descriptions.md flags and cases).

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FleetSync
 import FleetSimulator
 
 #if canImport(Glibc)
@@ -87,6 +88,8 @@ struct FleetSim: AsyncParsableCommand {
     options.faults = faults.options
     options.seed = seed
     if let tlsCert, let tlsKey { options.tls = (certificateChainFile: tlsCert, privateKeyFile: tlsKey) }
+    // Catch SIGTERM/SIGINT before announcing the port: a signal right after it must not kill us.
+    let shutdown = ShutdownSignals()
     let simulator = try await FleetSimulator.start(host: host, port: port, options: options)
     // The trips exist before the first line goes out, so a client that waits for it finds
     // them.
@@ -97,7 +100,7 @@ struct FleetSim: AsyncParsableCommand {
     }
     // Whoever started us reads these lines from a pipe: do not leave them in stdout's buffer.
     fflush(nil)  // nil flushes every stream; naming `stdout` is not concurrency-safe in Swift 6
-    await SignalWaiter.wait()
+    await shutdown.wait()
     await simulator.shutdown(gracePeriod: .seconds(1))
   }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FleetProtos
+import FleetSync
 import GRPCWire
 
 #if canImport(Glibc)
@@ -43,11 +44,13 @@ struct InteropServerCommand: AsyncParsableCommand {
     }
     let server = GRPCServer(options: options)
     TestServiceHandlers.register(on: server)
+    // Catch SIGTERM/SIGINT before announcing the port: a signal right after it must not kill us.
+    let shutdown = ShutdownSignals()
     let bound = try await server.start(host: host, port: port)
     print("LISTENING \(bound)")
     // Whoever started us reads this line from a pipe: do not leave it in stdout's buffer.
     fflush(nil)  // nil flushes every stream; naming `stdout` is not concurrency-safe in Swift 6
-    await SignalWaiter.waitForSignalOrOrphaning()
+    await shutdown.wait(orParentExit: true)
     await server.shutdown(gracePeriod: .seconds(1))
   }
 }
