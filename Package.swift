@@ -76,7 +76,7 @@ let package = Package(
     .executableTarget(
       name: "fleet-follow",
       dependencies: [
-        "FleetConsumer",
+        "FleetConsumer", "FleetSimulator",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     // The simulator as a server (`listening on HOST:PORT` first), for any gRPC client.

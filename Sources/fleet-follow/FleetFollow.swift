@@ -1,5 +1,6 @@
 import ArgumentParser
 import FleetConsumer
+import FleetSimulator
 import Foundation
 
 /// `fleet-follow`: follows one trip and prints what a subscriber sees.
@@ -19,16 +20,24 @@ struct FleetFollow: AsyncParsableCommand {
       stderr; without it, a readable live view. Exits 0 once COMPLETE or CANCELED has been \
       printed, or after --max-seconds.
 
-      --endpoint is required for now: following a trip on the embedded simulator when it is \
-      left out arrives with the simulator, which does not exist yet.
+      Without --endpoint it runs the demo: it starts the Fleet Engine simulator in this \
+      process on a free loopback port, creates a demo trip there and follows it to COMPLETE \
+      over real HTTP/2 (polling every second unless --poll-interval says otherwise); the \
+      trip and token flags are then not used.
+
+      --stream follows through the streaming trip feed (fleetconsumer.v1.TripFeed) where the \
+      server offers it, falling back to polling where it does not.
 
       Retries: server and network errors are retried after the poll interval, growing 1.6x \
       per failure up to 12 poll intervals (at most 60 s, at least 1 s); client errors \
       (NOT_FOUND, PERMISSION_DENIED, ...) 4x as slowly; other errors after that maximum.
       """)
 
-  @Option(help: ArgumentHelp("Fleet Engine's address.", valueName: "host:port"))
-  var endpoint: String
+  @Option(
+    help: ArgumentHelp(
+      "Fleet Engine's address; leave it out to follow a demo trip on the embedded simulator.",
+      valueName: "host:port"))
+  var endpoint: String?
 
   @Flag(
     help: ArgumentHelp(
@@ -69,8 +78,15 @@ struct FleetFollow: AsyncParsableCommand {
 
   @Option(
     name: .customLong("poll-interval"),
-    help: ArgumentHelp("Seconds between polls, at least 0.1.", valueName: "seconds"))
-  var pollInterval: Double = 5
+    help: ArgumentHelp(
+      "Seconds between polls, at least 0.1 (default 5; 1 for the demo).", valueName: "seconds"))
+  var pollIntervalOption: Double?
+
+  @Flag(help: "Follow through the streaming trip feed where the server offers it.")
+  var stream = false
+
+  /// The poll interval in force: the flag, else 5 s (1 s against the embedded simulator).
+  private var pollInterval: Double { pollIntervalOption ?? (endpoint == nil ? 1 : 5) }
 
   @Flag(help: "Print one JSON object per line on stdout, and nothing else there.")
   var json = false
@@ -81,6 +97,18 @@ struct FleetFollow: AsyncParsableCommand {
   var maxSeconds: Double?
 
   func validate() throws {
+    guard let endpoint else {
+      // The demo brings its own trip and token.
+      guard tripName == nil, provider == nil, trip == nil, token == nil, tokenCommand == nil,
+        tokenURL == nil, !plaintext
+      else {
+        throw ValidationError(
+          "without --endpoint fleet-follow follows its own demo trip: give --endpoint to use "
+            + "--trip-name, --provider/--trip, --plaintext or a token")
+      }
+      try validateIntervals()
+      return
+    }
     do {
       _ = try TripService.Endpoint(endpoint)
     } catch {
@@ -91,6 +119,10 @@ struct FleetFollow: AsyncParsableCommand {
     guard sources == 1 else {
       throw ValidationError("give exactly one of --token, --token-command, --token-url")
     }
+    try validateIntervals()
+  }
+
+  private func validateIntervals() throws {
     if let token, token.isEmpty { throw ValidationError("--token is empty") }
     guard pollInterval.isFinite, pollInterval >= 0.1 else {
       throw ValidationError("--poll-interval must be at least 0.1 seconds")
@@ -119,9 +151,35 @@ struct FleetFollow: AsyncParsableCommand {
   }
 
   func run() async throws {
+    guard let endpointText = self.endpoint else { return try await runDemo() }
     let name = try resolvedTripName()
-    let endpoint = try TripService.Endpoint(self.endpoint)
+    let endpoint = try TripService.Endpoint(endpointText)
+    try await follow(
+      name, at: endpoint, plaintext: plaintext, tokenProvider: tokenProvider())
+  }
+
+  /// The demo: the simulator in this process, one demo trip, followed to the end.
+  private func runDemo() async throws {
+    let simulator = try await FleetSimulator.start(host: "127.0.0.1", port: 0)
+    let name = try TripName(try simulator.createDemoTrip(providerID: "demo-provider"))
+    log("demo: the Fleet Engine simulator listens on \(simulator.endpoint); following \(name)")
+    do {
+      try await follow(
+        name, at: try TripService.Endpoint(simulator.endpoint), plaintext: true,
+        tokenProvider: FixedAccessTokenProvider(AccessToken("demo-token")))
+    } catch {
+      await simulator.shutdown(gracePeriod: .seconds(1))
+      throw error
+    }
+    await simulator.shutdown(gracePeriod: .seconds(1))
+  }
+
+  private func follow(
+    _ name: TripName, at endpoint: TripService.Endpoint, plaintext: Bool,
+    tokenProvider: any AccessTokenProvider
+  ) async throws {
     var options = TripService.Options()
+    options.followsTripFeed = stream
     options.pollInterval = .seconds(pollInterval)
     // The contract has no retry flags: scale the backoff with the poll interval.
     options.retryPolicy = RetryPolicy(
@@ -139,7 +197,7 @@ struct FleetFollow: AsyncParsableCommand {
       service = try TripService(
         configuration: .init(
           endpoint: endpoint, transportSecurity: plaintext ? .plaintext : .tls(.init()),
-          providerID: name.providerID, accessTokenProvider: tokenProvider(), options: options))
+          providerID: name.providerID, accessTokenProvider: tokenProvider, options: options))
     } catch {
       log("error: \(error.message)")
       throw ExitCode.failure

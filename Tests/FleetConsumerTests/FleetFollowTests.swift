@@ -333,11 +333,12 @@ struct FleetFollowTests {
     #expect(result.stderr.contains("Usage") || result.stderr.contains("Error"))
   }
 
-  @Test("--help exits 0 and says --endpoint is required until the simulator exists")
+  @Test("--help exits 0 and says what happens without --endpoint (the demo)")
   func help() async throws {
     let result = try await FleetFollowProcess.run(["--help"])
     #expect(result.status == 0)
-    #expect(result.stdout.contains("--endpoint is required for now"))
+    #expect(result.stdout.contains("Without --endpoint it runs the demo"))
+    #expect(result.stdout.contains("--stream"))
     #expect(result.stdout.contains("--token-command"))
   }
 
