@@ -13,6 +13,9 @@ public struct FaultOptions: Sendable, Hashable {
   public var retryDelay: Duration? = nil
   /// Added before every call is answered.
   public var latency: Duration = .zero
+  /// The share of calls (0...1) whose TCP connection is closed at once, without GOAWAY:
+  /// every call on that connection sees it drop.
+  public var dropConnectionRate: Double = 0
   /// When set, the server is restarted this often: every connection gets GOAWAY, calls in
   /// flight may finish for ``goAwayGracePeriod`` and are then cancelled, the connections
   /// close, and the server listens again on the same port at once. Trips are unaffected. A
@@ -28,12 +31,13 @@ public struct FaultOptions: Sendable, Hashable {
 
   /// Whether any fault is configured.
   public var isEnabled: Bool {
-    failureRate > 0 || latency > .zero || goAwayInterval != nil
+    failureRate > 0 || latency > .zero || goAwayInterval != nil || dropConnectionRate > 0
   }
 
   /// Why these options cannot be used, or nil when they can.
   public var problem: String? {
     if !(0...1).contains(failureRate) { return "the failure rate must be within 0...1" }
+    if !(0...1).contains(dropConnectionRate) { return "the drop rate must be within 0...1" }
     if failureCode == .ok { return "the failure code must not be OK" }
     if latency < .zero { return "the latency must not be negative" }
     if let retryDelay, retryDelay < .zero { return "the retry delay must not be negative" }

@@ -17,12 +17,15 @@ struct FaultArguments: ParsableArguments {
   var latencyMs = 0
 
   @Option(
+    help: "The share of calls (0...1) whose connection is closed at once, without GOAWAY.")
+  var dropRate = 0.0
+
+  @Option(
     help: ArgumentHelp(
       "Every this many seconds, send GOAWAY to every connection and listen again.",
       discussion: """
         The server restarts: calls in flight may finish for --goaway-grace-ms, then the \
-        connections close. Trips are unaffected. (GRPCWire's server cannot yet send GOAWAY \
-        on one connection or drop one without it; this is the closest fault it allows.)
+        connections close. Trips are unaffected.
         """))
   var goawayEvery: Double?
 
@@ -32,6 +35,9 @@ struct FaultArguments: ParsableArguments {
   func validate() throws {
     guard (0...1).contains(failRate) else {
       throw ValidationError("--fail-rate must be within 0...1")
+    }
+    guard (0...1).contains(dropRate) else {
+      throw ValidationError("--drop-rate must be within 0...1")
     }
     guard let code = StatusCode(name: failCode.uppercased()), code != .ok else {
       throw ValidationError(
@@ -53,6 +59,7 @@ struct FaultArguments: ParsableArguments {
     faults.failureCode = StatusCode(name: failCode.uppercased()) ?? .unavailable
     faults.retryDelay = retryDelayMs.map { .milliseconds($0) }
     faults.latency = .milliseconds(latencyMs)
+    faults.dropConnectionRate = dropRate
     faults.goAwayInterval = goawayEvery.map { .milliseconds(Int64(($0 * 1000).rounded())) }
     faults.goAwayGracePeriod = .milliseconds(goawayGraceMs)
     return faults

@@ -11,6 +11,7 @@ final class FaultInjector: Sendable {
     var random: SplitMix64
     var calls = 0
     var injectedFailures = 0
+    var droppedConnections = 0
   }
 
   private let state: PosixMutex<State>
@@ -25,18 +26,29 @@ final class FaultInjector: Sendable {
     state.withLock { ($0.calls, $0.injectedFailures) }
   }
 
-  /// Runs before a call of `method` is served: sleeps the latency (cancellation ends it) and
-  /// throws the injected failure when this call is one to fail.
-  func beforeCall(_ method: String) async throws {
+  /// How many connections were dropped on purpose.
+  var droppedConnections: Int { state.withLock { $0.droppedConnections } }
+
+  /// Runs before a call of `method` is served: sleeps the latency (cancellation ends it),
+  /// drops the call's connection or throws the injected failure when this call is one to
+  /// fault.
+  func beforeCall(_ method: String, _ context: ServerContext) async throws {
     let rate = options.failureRate
-    let fail = state.withLock { state -> Bool in
+    let dropRate = options.dropConnectionRate
+    let (fail, drop) = state.withLock { state -> (Bool, Bool) in
       state.calls += 1
-      // A rate of 1 fails every call without drawing, so it does not depend on the generator.
-      let fail = rate >= 1 || (rate > 0 && state.random.unit() < rate)
+      // A rate of 1 faults every call without drawing, so it does not depend on the generator.
+      let drop = dropRate >= 1 || (dropRate > 0 && state.random.unit() < dropRate)
+      let fail = !drop && (rate >= 1 || (rate > 0 && state.random.unit() < rate))
       if fail { state.injectedFailures += 1 }
-      return fail
+      if drop { state.droppedConnections += 1 }
+      return (fail, drop)
     }
     if options.latency > .zero { try await Task.sleep(for: options.latency) }
+    if drop {
+      context.dropConnection()
+      throw RPCError(code: .unavailable, message: "injected fault: the connection was dropped")
+    }
     guard fail else { return }
     var more: [ErrorDetail] = []
     if let delay = options.retryDelay {

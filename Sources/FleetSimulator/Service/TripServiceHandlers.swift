@@ -43,7 +43,7 @@ struct TripServiceHandlers: Sendable {
   func createTrip(_ request: FleetEngine.CreateTripRequest, _ context: ServerContext) async throws
     -> FleetEngine.Trip
   {
-    try await core.faults.beforeCall("CreateTrip")
+    try await core.faults.beforeCall("CreateTrip", context)
     let grant = try core.access.authenticate(context.requestMetadata)
     let name = try TripName(parent: request.parent, tripID: request.tripID)
     try core.access.authorize(grant, tripID: name.tripID)
@@ -56,7 +56,7 @@ struct TripServiceHandlers: Sendable {
   func getTrip(_ request: FleetEngine.GetTripRequest, _ context: ServerContext) async throws
     -> FleetEngine.Trip
   {
-    try await core.faults.beforeCall("GetTrip")
+    try await core.faults.beforeCall("GetTrip", context)
     let grant = try core.access.authenticate(context.requestMetadata)
     let name = try TripName(parsing: request.name)
     try core.access.authorize(grant, tripID: name.tripID)
@@ -67,7 +67,7 @@ struct TripServiceHandlers: Sendable {
   func updateTrip(_ request: FleetEngine.UpdateTripRequest, _ context: ServerContext) async throws
     -> FleetEngine.Trip
   {
-    try await core.faults.beforeCall("UpdateTrip")
+    try await core.faults.beforeCall("UpdateTrip", context)
     let grant = try core.access.authenticate(context.requestMetadata)
     let name = try TripName(parsing: request.name)
     try core.access.authorize(grant, tripID: name.tripID)
@@ -119,7 +119,7 @@ struct TripServiceHandlers: Sendable {
   func searchTrips(_ request: FleetEngine.SearchTripsRequest, _ context: ServerContext)
     async throws -> FleetEngine.SearchTripsResponse
   {
-    try await core.faults.beforeCall("SearchTrips")
+    try await core.faults.beforeCall("SearchTrips", context)
     let grant = try core.access.authenticate(context.requestMetadata)
     let providerID = try TripName.providerID(parsingParent: request.parent)
     guard !request.vehicleID.isEmpty else {
@@ -158,7 +158,7 @@ struct TripServiceHandlers: Sendable {
   func deleteTrip(_ request: FleetEngine.DeleteTripRequest, _ context: ServerContext)
     async throws -> GoogleProtobuf.Empty
   {
-    try await core.faults.beforeCall("DeleteTrip")
+    try await core.faults.beforeCall("DeleteTrip", context)
     let grant = try core.access.authenticate(context.requestMetadata)
     let name = try TripName(parsing: request.name)
     try core.access.authorize(grant, tripID: name.tripID)

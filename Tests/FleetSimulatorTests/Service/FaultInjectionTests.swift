@@ -32,6 +32,21 @@ struct FaultInjectionTests {
     }
   }
 
+  @Test("a drop rate of 1 closes the connection of every call: interrupted UNAVAILABLE")
+  func dropConnections() async throws {
+    var options = fastOptions(timeScale: 1)
+    options.faults.dropConnectionRate = 1
+    try await SimulatorHarness.with(options) { sim in
+      let name = try sim.simulator.createDemoTrip()
+      for _ in 0..<3 {
+        let error = await #expect(throws: RPCError.self) { try await sim.getTrip(name) }
+        #expect(error?.code == .unavailable, "\(String(describing: error))")
+        #expect(error?.isInterrupted == true, "\(String(describing: error))")
+      }
+      #expect(sim.simulator.core.faults.droppedConnections == 3)
+    }
+  }
+
   @Test("a failure rate of 0.3 fails about 30% of calls")
   func someFail() async throws {
     var options = fastOptions(timeScale: 1)
