@@ -130,7 +130,7 @@ public final class FleetSimulator: Sendable {
   private func createTrips(
     _ ids: [(providerID: String, tripID: String)], intermediateDestinations: Int
   ) throws -> [String] {
-    let now = SimulationClock.now()
+    let now = core.clock.now()
     do throws(RPCError) {
       var records: [TripRecord] = []
       records.reserveCapacity(ids.count)
@@ -150,7 +150,7 @@ public final class FleetSimulator: Sendable {
   /// no such trip.
   public func trip(named name: String) -> FleetEngine.Trip? {
     guard let record = core.store.record(named: name) else { return nil }
-    return core.renderer.render(record, at: SimulationClock.now(), options: .full)
+    return core.renderer.render(record, at: core.clock.now(), options: .full)
   }
 
   /// The number of trips held.

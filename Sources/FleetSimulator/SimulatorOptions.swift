@@ -48,6 +48,10 @@ public struct SimulatorOptions: Sendable {
   /// Seeds generated trips and injected faults: the same seed and trip names give the same
   /// routes and traffic.
   public var seed: UInt64 = 1
+  /// When set (real time), the simulated world moves in steps of this length and holds still
+  /// in between, so two observers that each look more often than once a step — a poller and
+  /// a stream, say — see exactly the same sequence of states. nil: continuous time.
+  public var clockStep: Duration? = nil
   /// Serve TLS with this PEM certificate chain and private key; nil: plaintext.
   public var tls: (certificateChainFile: String, privateKeyFile: String)?
 
@@ -68,6 +72,7 @@ public struct SimulatorOptions: Sendable {
     }
     if trafficPeriod <= .zero { return "the traffic period must be positive" }
     if feedInterval <= .zero { return "the feed interval must be positive" }
+    if let clockStep, clockStep <= .zero { return "the clock step must be positive" }
     if vehicleStartDistance.lowerBound < 0 || dropoffDistance.lowerBound < 0 || cityRadius < 0 {
       return "distances must not be negative"
     }

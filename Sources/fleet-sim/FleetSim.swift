@@ -54,6 +54,12 @@ struct FleetSim: AsyncParsableCommand {
   @Option(help: "The vehicles' speed in km/h (simulated).")
   var speedKmh = 30.0
 
+  @Option(
+    help: ArgumentHelp(
+      "Move the simulated world in steps of this many (real) seconds, still in between, so "
+        + "observers that look more often see the same states."))
+  var clockStep: Double?
+
   @Flag(help: "Check tokens per trip (sim:<trip_id>, sim:*, or a JWT with authorization.tripid).")
   var strictTokens = false
 
@@ -75,6 +81,9 @@ struct FleetSim: AsyncParsableCommand {
     guard timeScale > 0, timeScale.isFinite else {
       throw ValidationError("--time-scale must be a positive number")
     }
+    if let clockStep, !(clockStep > 0 && clockStep.isFinite) {
+      throw ValidationError("--clock-step must be a positive number of seconds")
+    }
     guard speedKmh > 0, speedKmh.isFinite else {
       throw ValidationError("--speed-kmh must be a positive number")
     }
@@ -87,6 +96,7 @@ struct FleetSim: AsyncParsableCommand {
     options.tokenPolicy = strictTokens ? .perTrip : .anyBearerToken
     options.faults = faults.options
     options.seed = seed
+    options.clockStep = clockStep.map { .milliseconds(Int64(($0 * 1000).rounded())) }
     if let tlsCert, let tlsKey { options.tls = (certificateChainFile: tlsCert, privateKeyFile: tlsKey) }
     // Catch SIGTERM/SIGINT before announcing the port: a signal right after it must not kill us.
     let shutdown = ShutdownSignals()

@@ -22,6 +22,30 @@ struct SimulatorTests {
     #expect(try result.eventNames().contains("vehicleLocation"))
   }
 
+  @Test("following by polling and by stream prints identical event sequences (stepped clock)")
+  func pollingAndStreamAgree() async throws {
+    // The simulator's world moves in 1 s steps: a poller (every 0.2 s) and the stream (every
+    // 0.5 s at most) both look more often than that, so both must see exactly the same states.
+    let simulator = try await SimulatorProcess.start(["--trips", "1", "--clock-step", "1"])
+    defer { simulator.stop() }
+    let common = [
+      "--endpoint", "127.0.0.1:\(simulator.port)", "--plaintext",
+      "--trip-name", "providers/sim-provider/trips/trip-1", "--token", "t",
+      "--poll-interval", "0.2", "--json", "--max-seconds", "60",
+    ]
+    async let polled = FleetFollowProcess.run(common, timeout: .seconds(90))
+    async let streamed = FleetFollowProcess.run(common + ["--stream"], timeout: .seconds(90))
+    let (polling, stream) = try await (polled, streamed)
+    #expect(polling.status == 0 && stream.status == 0, "\(polling)\n\(stream)")
+    let statuses = try polling.objects().filter { $0["event"] as? String == "tripStatus" }
+      .compactMap { $0["status"] as? String }
+    #expect(
+      statuses == ["NEW", "ENROUTE_TO_PICKUP", "ARRIVED_AT_PICKUP", "ENROUTE_TO_DROPOFF", "COMPLETE"],
+      "\(polling)")
+    #expect(polling.lines.count > 20)
+    #expect(polling.lines == stream.lines, "polling:\n\(polling.stdout)\nstream:\n\(stream.stdout)")
+  }
+
   @Test("a model follows a simulated trip through the streaming feed, with no error")
   func feed() async throws {
     let simulator = try await SimulatorProcess.start(["--trips", "1", "--time-scale", "600"])

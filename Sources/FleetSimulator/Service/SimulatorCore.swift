@@ -19,7 +19,11 @@ final class SimulatorCore: Sendable {
 
   init(options: SimulatorOptions) {
     self.options = options
-    clock = SimulationClock(timeScale: options.timeScale)
+    clock = SimulationClock(
+      timeScale: options.timeScale,
+      step: options.clockStep.map {
+        $0.components.seconds * 1_000_000_000 + $0.components.attoseconds / 1_000_000_000
+      })
     planner = TripPlanner(options: options)
     renderer = TripRenderer(clock: clock, trafficPeriod: options.trafficPeriod.seconds)
     access = AccessCheck(policy: options.tokenPolicy)

@@ -35,18 +35,22 @@ struct TripFeedHandler: Sendable {
       guard let record = core.store.record(named: name.description) else {
         throw FleetEngineError.tripNotFound(name.description)
       }
-      let now = SimulationClock.now()
+      let now = core.clock.now()
       let simulatedNow = core.clock.simulatedTime(at: now, createdAt: record.createdAt)
       // Catch up phase by phase: when a phase ended since the last update, report the next
       // one as it began before reporting the present.
       var time = max(simulatedNow, 0)
-      if let lastRendered {
+      // With a stepped clock the world holds still between steps, and a boundary between two
+      // steps is what a poller sees too: report the present only, so both see the same states.
+      if let lastRendered, core.clock.step == nil {
         let phaseEnd = record.state(atSimulatedTime: lastRendered).phaseEnd
         if phaseEnd < time { time = phaseEnd }
       }
       let wall = core.clock.wallTime(at: time, createdAt: record.createdAt)
       let trip = core.renderer.render(record, at: wall, simulatedTime: time, options: options)
-      let comparable = Self.withoutVolatileFields(trip)
+      // With a stepped clock nothing changes between steps, so nothing is noise: send every
+      // state a poller could see, including changed durations and timestamps.
+      let comparable = core.clock.step == nil ? Self.withoutVolatileFields(trip) : trip
       if comparable != lastSent {
         sequence += 1
         var update = FleetFeed.TripUpdate()

@@ -47,7 +47,7 @@ struct TripServiceHandlers: Sendable {
     let grant = try core.access.authenticate(context.requestMetadata)
     let name = try TripName(parent: request.parent, tripID: request.tripID)
     try core.access.authorize(grant, tripID: name.tripID)
-    let now = SimulationClock.now()
+    let now = core.clock.now()
     let record = try core.makeRecord(name, request.trip ?? FleetEngine.Trip(), now: now)
     let inserted = try core.store.insert([record])[0]
     return core.renderer.render(inserted, at: now, options: .provider)
@@ -61,7 +61,7 @@ struct TripServiceHandlers: Sendable {
     let name = try TripName(parsing: request.name)
     try core.access.authorize(grant, tripID: name.tripID)
     return try core.render(
-      name.description, now: SimulationClock.now(), options: RenderOptions(request))
+      name.description, now: core.clock.now(), options: RenderOptions(request))
   }
 
   func updateTrip(_ request: FleetEngine.UpdateTripRequest, _ context: ServerContext) async throws
@@ -94,7 +94,7 @@ struct TripServiceHandlers: Sendable {
       throw FleetEngineError.invalidArgument(
         field: "trip.number_of_passengers", "the number of passengers must not be negative")
     }
-    let now = SimulationClock.now()
+    let now = core.clock.now()
     let clock = core.clock
     let record = try core.store.modify(named: name.description) { record throws(RPCError) in
       if paths.contains("trip_status") {
@@ -142,7 +142,7 @@ struct TripServiceHandlers: Sendable {
     let pageSize =
       request.pageSize == 0
       ? Self.defaultPageSize : min(Int(request.pageSize), Self.maximumPageSize)
-    let now = SimulationClock.now()
+    let now = core.clock.now()
     let prefix = "providers/\(providerID)/trips/"
     let matching = core.store.records(vehicleID: request.vehicleID).filter { record in
       record.name.hasPrefix(prefix)
@@ -162,7 +162,7 @@ struct TripServiceHandlers: Sendable {
     let grant = try core.access.authenticate(context.requestMetadata)
     let name = try TripName(parsing: request.name)
     try core.access.authorize(grant, tripID: name.tripID)
-    let now = SimulationClock.now()
+    let now = core.clock.now()
     let clock = core.clock
     try core.store.remove(named: name.description) { record in
       guard record.state(at: now, clock: clock).phase.isTerminal else {

@@ -7,10 +7,21 @@ internal import FoundationEssentials
 /// plan is the same timestamp to the nanosecond.
 struct SimulationClock: Sendable {
   let timeScale: Double
+  /// When set, the clock moves in whole steps of this many (real) nanoseconds: every trip
+  /// holds still between steps, so any observer that looks more often than once a step sees
+  /// exactly the same sequence of states (see SimulatorOptions.clockStep).
+  var step: Int64? = nil
 
   /// The current wall-clock time in nanoseconds since 1970.
-  static func now() -> Int64 {
+  static func realNow() -> Int64 {
     Int64((Date().timeIntervalSince1970 * 1e9).rounded())
+  }
+
+  /// The simulation's "now": the wall-clock time, rounded down to the last step if stepping.
+  func now() -> Int64 {
+    let wall = Self.realNow()
+    guard let step, step > 0 else { return wall }
+    return wall - wall % step
   }
 
   /// The simulated time of a trip created at `createdAt`, at wall time `wall`.
