@@ -86,6 +86,13 @@ let package = Package(
         "FleetSimulator", "GRPCWire", "FleetSync",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
+    // A ghz-like load generator: rate, latency percentiles, status codes, CPU per RPC.
+    .executableTarget(
+      name: "fleet-load",
+      dependencies: [
+        "GRPCWire", "FleetProtos", "FleetSimulator",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]),
     // grpc.testing.TestService on our server role, for other implementations' clients.
     .executableTarget(
       name: "interop-server",
@@ -114,6 +121,7 @@ let package = Package(
       name: "FleetConsumerTests", dependencies: ["FleetConsumer", "PeerSupport", "FleetSync"]),
     .testTarget(
       name: "FleetSimulatorTests", dependencies: ["FleetSimulator", "GRPCWire", "PeerSupport"]),
+    .testTarget(name: "FleetLoadTests"),
     .testTarget(name: "CModulesTests", dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CProtobufC"]),
   ],
   swiftLanguageModes: [.v6]

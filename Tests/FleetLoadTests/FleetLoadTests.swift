@@ -1,0 +1,40 @@
+import Foundation
+import Testing
+
+/// `fleet-load` as a black box: the built executable against its embedded simulator.
+@Suite("fleet-load")
+struct FleetLoadTests {
+  @Test("-n 500 -c 10 --format json on the embedded simulator: one JSON report, 500 OK calls")
+  func jsonReportOfACountedRun() async throws {
+    let result = try await FleetLoadProcess.run([
+      "-n", "500", "-c", "10", "--format", "json", "--warmup", "0.2",
+    ])
+    #expect(result.status == 0, "\(result)")
+    let object = try #require(
+      try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+      "\(result)")
+    #expect(object["count"] as? Int == 500)
+    #expect(object["statusCodes"] as? [String: Int] == ["OK": 500])
+    #expect((object["errors"] as? [Any])?.isEmpty == true)
+    #expect(object["call"] as? String == "GetTrip")
+    let latency = try #require(object["latencyMicroseconds"] as? [String: Double])
+    let p50 = try #require(latency["p50"])
+    let p99 = try #require(latency["p99"])
+    let fastest = try #require(latency["fastest"])
+    let slowest = try #require(latency["slowest"])
+    #expect(fastest > 0 && fastest <= p50 && p50 <= p99 && p99 <= slowest)
+    #expect((object["rate"] as? Double ?? 0) > 0)
+    let cpu = try #require(object["cpu"] as? [String: Any])
+    #expect(cpu["scope"] as? String == "process")
+    #expect((object["peakRSSBytes"] as? Int ?? 0) > 0)
+    #expect((object["command"] as? String)?.hasPrefix("fleet-load -n 500") == true)
+  }
+
+  @Test("--call with an unsupported workload fails and names what is supported")
+  func unsupportedCallIsRefused() async throws {
+    let result = try await FleetLoadProcess.run(["--call", "Nope"])
+    #expect(result.status != 0, "\(result)")
+    #expect(result.stderr.contains("--call Nope is not supported yet"), "\(result)")
+    #expect(result.stderr.contains("supported: GetTrip"), "\(result)")
+  }
+}
