@@ -121,7 +121,7 @@ let package = Package(
       name: "FleetConsumerTests", dependencies: ["FleetConsumer", "PeerSupport", "FleetSync"]),
     .testTarget(
       name: "FleetSimulatorTests", dependencies: ["FleetSimulator", "GRPCWire", "PeerSupport"]),
-    .testTarget(name: "FleetLoadTests"),
+    .testTarget(name: "FleetLoadTests", dependencies: ["PeerSupport"]),
     .testTarget(name: "CModulesTests", dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CProtobufC"]),
   ],
   swiftLanguageModes: [.v6]

@@ -1,95 +1,18 @@
-import Foundation
-
-#if canImport(Glibc)
-  import Glibc
-#endif
+import PeerSupport
 
 /// Runs the `fleet-follow` executable built beside the test bundle, as a black box.
 enum FleetFollowProcess {
-  struct Result: CustomStringConvertible {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-
-    /// Standard output's lines.
-    var lines: [String] { stdout.split(separator: "\n").map(String.init) }
-
-    /// Each stdout line parsed as a JSON object (fails the decode if one is not).
-    func objects() throws -> [[String: Any]] {
-      try lines.map { line in
-        guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-        else { throw NotAnObject(line: line) }
-        return object
-      }
-    }
-
-    /// The `event` of every line.
-    func eventNames() throws -> [String] {
-      try objects().map { $0["event"] as? String ?? "?" }
-    }
-
-    var description: String {
-      "exit status \(status)\n--- stdout ---\n\(stdout)--- stderr ---\n\(stderr)"
-    }
-  }
-
-  struct NotAnObject: Error, CustomStringConvertible {
-    var line: String
-    var description: String { "not a JSON object: \(line)" }
-  }
-
-  struct Missing: Error, CustomStringConvertible {
-    var path: String
-    var description: String { "no fleet-follow at \(path); `swift build` builds it" }
-  }
-
-  struct TimedOut: Error, CustomStringConvertible {
-    var arguments: [String]
-    var description: String { "fleet-follow \(arguments) still ran after its time limit" }
-  }
-
-  static var executable: URL {
-    URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-      .appendingPathComponent("fleet-follow")
-  }
+  typealias Result = ToolProcess.Result
 
   /// Runs `fleet-follow <arguments>` to its end (killed after `timeout`).
   static func run(_ arguments: [String], timeout: Duration = .seconds(30)) async throws -> Result {
-    guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-      throw Missing(path: executable.path)
-    }
-    let directory = FileManager.default.temporaryDirectory
-      .appendingPathComponent("fleet-follow-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let stdoutURL = directory.appendingPathComponent("stdout")
-    let stderrURL = directory.appendingPathComponent("stderr")
-    _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
-    _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
-    let stdout = try FileHandle(forWritingTo: stdoutURL)
-    let stderr = try FileHandle(forWritingTo: stderrURL)
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = stdout
-    process.standardError = stderr
-    try process.run()
-    let deadline = ContinuousClock.now + timeout
-    // Polled, not slept on: the process usually ends within a second.
-    while process.isRunning {
-      if ContinuousClock.now > deadline {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        throw TimedOut(arguments: arguments)
-      }
-      try await Task.sleep(for: .milliseconds(10))
-    }
-    try stdout.close()
-    try stderr.close()
-    return Result(
-      status: process.terminationStatus,
-      stdout: String(decoding: try Data(contentsOf: stdoutURL), as: UTF8.self),
-      stderr: String(decoding: try Data(contentsOf: stderrURL), as: UTF8.self))
+    try await ToolProcess.run("fleet-follow", arguments, timeout: timeout)
+  }
+}
+
+extension ToolProcess.Result {
+  /// The `event` of every JSON line fleet-follow printed.
+  func eventNames() throws -> [String] {
+    try objects().map { $0["event"] as? String ?? "?" }
   }
 }
