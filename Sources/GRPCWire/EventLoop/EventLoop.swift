@@ -7,13 +7,10 @@ internal import FleetSync
 /// Work from other threads arrives through ``execute(_:)``: a queue plus an eventfd wake-up.
 /// Everything registered with the loop (file descriptors, timers, end-of-tick hooks) is only
 /// touched on the loop thread; debug builds check that at every loop-only entry point. The
-/// loop runs until ``shutdown()``; `shared` lives for the whole process.
+/// loop runs until ``shutdown()``.
 public final class EventLoop: @unchecked Sendable {
   // @unchecked Sendable: `pending` is behind a Mutex; every other stored property is only
   // read or written on the loop thread (asserted by `assertInLoop`).
-
-  /// The process-wide loop used by channels that are not given one.
-  public static let shared = EventLoop(name: "fleet-grpc-loop")
 
   private let epollFD: Int32
   private let wakeFD: Int32

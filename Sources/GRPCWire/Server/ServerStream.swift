@@ -124,8 +124,6 @@ final class ServerStream: @unchecked Sendable {
     if schedule { loop.execute { self.connection?.finishResponse(of: self) } }
   }
 
-  var isAborted: Bool { shared.withLock { $0.aborted != nil } }
-
   // MARK: Loop side
 
   /// Request bytes arrived for this stream.
