@@ -399,8 +399,7 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
       return .interrupted("the connection to \(target) failed: \(reason)")
     }
     if tls != nil {
-      let detail = reason.hasPrefix("TLS: ") ? String(reason.dropFirst(5)) : reason
-      return RPCError(code: .unavailable, message: "TLS handshake with \(target) failed: \(detail)")
+      return RPCError(code: .unavailable, message: "TLS handshake with \(target) failed: \(reason)")
     }
     return RPCError(
       code: .unavailable,

@@ -108,10 +108,10 @@ final class TLSTransport: ByteTransport {
     case SSL_ERROR_ZERO_RETURN: return .closed
     case SSL_ERROR_SYSCALL:
       let queued = TLSContext.lastError()
-      if !queued.isEmpty { return .failed("TLS: \(queued)") }
+      if !queued.isEmpty { return .failed(queued) }
       return savedErrno == 0 ? .closed : .failed(errnoDescription(savedErrno))
     default:
-      return .failed("TLS: \(TLSContext.lastError())")
+      return .failed(TLSContext.lastError())
     }
   }
 
