@@ -39,8 +39,7 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   private var session: OpaquePointer?
   private var streams: [Int32: ClientStream] = [:]
   private var waiting: [ClientStream] = []
-  private var output: [UInt8] = []
-  private var outputOffset = 0
+  private var output = SessionOutput()
   private var flushScheduled = false
   private var interest: EventLoop.Interest = []
   private var connectTimer: TimerID?
@@ -449,38 +448,21 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     case .awaitingSettings, .ready: break
     case .idle, .connecting, .handshaking, .closed: return
     }
-    while true {
-      if outputOffset == output.count {
-        output.removeAll(keepingCapacity: output.capacity <= 4 << 20)
-        outputOffset = 0
-        while output.count < 1 << 20 {
-          var chunk: UnsafePointer<UInt8>? = nil
-          let length = nghttp2_session_mem_send(session, &chunk)
-          if length < 0 {
-            close(with: .interrupted("the connection to \(target) failed: \(nghttp2Error(Int32(length)))"))
-            return
-          }
-          if length == 0 { break }
-          output.append(contentsOf: UnsafeBufferPointer(start: chunk, count: length))
-        }
-        if output.isEmpty { break }
-      }
-      let result = output.withUnsafeBytes { raw in
-        transport.write(UnsafeRawBufferPointer(rebasing: raw[outputOffset...]))
-      }
-      switch result {
-      case .bytes(let written):
-        outputOffset += written
-      case .wouldBlock(let wantWrite):
-        setInterest(wantWrite ? [.read, .write] : .read)
-        return
-      case .closed:
-        close(with: .interrupted("the server at \(target) closed the connection"))
-        return
-      case .failed(let reason):
-        close(with: .interrupted("the connection to \(target) failed while writing: \(reason)"))
-        return
-      }
+    switch output.flush(session, through: transport) {
+    case .drained:
+      break
+    case .wouldBlock(let wantWrite):
+      setInterest(wantWrite ? [.read, .write] : .read)
+      return
+    case .closed:
+      close(with: .interrupted("the server at \(target) closed the connection"))
+      return
+    case .writeFailed(let reason):
+      close(with: .interrupted("the connection to \(target) failed while writing: \(reason)"))
+      return
+    case .sessionFailed(let code):
+      close(with: .interrupted("the connection to \(target) failed: \(nghttp2Error(code))"))
+      return
     }
     setInterest(.read)
     if goingAway && streams.isEmpty {

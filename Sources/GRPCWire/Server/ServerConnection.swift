@@ -16,8 +16,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   private let fd: Int32
   private var session: OpaquePointer?
   private var streams: [Int32: ServerStream] = [:]
-  private var output: [UInt8] = []
-  private var outputOffset = 0
+  private var output = SessionOutput()
   private var flushScheduled = false
   private var interest: EventLoop.Interest = []
   private var draining = false
@@ -382,31 +381,15 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
 
   private func flush() {
     guard let session, let transport else { return }
-    while true {
-      if outputOffset == output.count {
-        output.removeAll(keepingCapacity: output.capacity <= 4 << 20)
-        outputOffset = 0
-        while output.count < 1 << 20 {
-          var chunk: UnsafePointer<UInt8>? = nil
-          let length = nghttp2_session_mem_send(session, &chunk)
-          if length <= 0 { break }
-          output.append(contentsOf: UnsafeBufferPointer(start: chunk, count: length))
-        }
-        if output.isEmpty { break }
-      }
-      let result = output.withUnsafeBytes { raw in
-        transport.write(UnsafeRawBufferPointer(rebasing: raw[outputOffset...]))
-      }
-      switch result {
-      case .bytes(let written):
-        outputOffset += written
-      case .wouldBlock(let wantWrite):
-        setInterest(wantWrite ? [.read, .write] : .read)
-        return
-      case .closed, .failed:
-        closeSocket()
-        return
-      }
+    switch output.flush(session, through: transport) {
+    case .drained:
+      break
+    case .wouldBlock(let wantWrite):
+      setInterest(wantWrite ? [.read, .write] : .read)
+      return
+    case .closed, .writeFailed, .sessionFailed:
+      closeSocket()
+      return
     }
     setInterest(.read)
     if nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 {

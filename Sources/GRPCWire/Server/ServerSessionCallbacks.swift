@@ -40,9 +40,7 @@ private func onServerHeader(
 ) -> Int32 {
   guard let stream = serverConnection(userData).stream(frame!.pointee.hd.stream_id) else { return 0 }
   stream.headerBlock.append(
-    HeaderField(
-      name: String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self),
-      value: String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)))
+    HeaderField(name: name, nameLength: nameLength, value: value, valueLength: valueLength))
   return 0
 }
 

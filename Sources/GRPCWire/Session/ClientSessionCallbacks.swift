@@ -73,9 +73,7 @@ private func onHeader(
 ) -> Int32 {
   guard let stream = connection(userData).stream(frame!.pointee.hd.stream_id) else { return 0 }
   stream.headerBlock.append(
-    HeaderField(
-      name: String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self),
-      value: String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)))
+    HeaderField(name: name, nameLength: nameLength, value: value, valueLength: valueLength))
   return 0
 }
 

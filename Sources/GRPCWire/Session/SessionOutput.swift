@@ -1,0 +1,63 @@
+internal import CNGHTTP2
+
+/// What nghttp2 wants to send, on its way to the socket: both roles' connections drain the
+/// session into this buffer and write it through their transport, many frames per write.
+///
+/// Loop-only, owned by one connection.
+struct SessionOutput {
+  /// How a flush ended.
+  enum Outcome {
+    /// Everything nghttp2 had is written.
+    case drained
+    /// The socket is full: wait for the readiness said.
+    case wouldBlock(wantWrite: Bool)
+    /// The peer closed the connection.
+    case closed
+    /// Writing failed; the reason names why.
+    case writeFailed(String)
+    /// nghttp2 failed to produce frames (an nghttp2 error code).
+    case sessionFailed(Int32)
+  }
+
+  private var bytes: [UInt8] = []
+  private var offset = 0
+
+  /// Moves what `session` wants to send into the buffer (up to 1 MiB at a time) and writes it
+  /// through `transport`, until nghttp2 has nothing more or the socket is full.
+  mutating func flush(_ session: OpaquePointer, through transport: any ByteTransport) -> Outcome {
+    while true {
+      if offset == bytes.count {
+        bytes.removeAll(keepingCapacity: bytes.capacity <= 4 << 20)
+        offset = 0
+        while bytes.count < 1 << 20 {
+          var chunk: UnsafePointer<UInt8>? = nil
+          let length = nghttp2_session_mem_send(session, &chunk)
+          if length < 0 { return .sessionFailed(Int32(length)) }
+          if length == 0 { break }
+          bytes.append(contentsOf: UnsafeBufferPointer(start: chunk, count: length))
+        }
+        if bytes.isEmpty { return .drained }
+      }
+      let result = bytes.withUnsafeBytes { raw in
+        transport.write(UnsafeRawBufferPointer(rebasing: raw[offset...]))
+      }
+      switch result {
+      case .bytes(let written): offset += written
+      case .wouldBlock(let wantWrite): return .wouldBlock(wantWrite: wantWrite)
+      case .closed: return .closed
+      case .failed(let reason): return .writeFailed(reason)
+      }
+    }
+  }
+}
+
+extension HeaderField {
+  /// A header field from the bytes nghttp2 hands a header callback (valid only during it).
+  init(
+    name: UnsafePointer<UInt8>?, nameLength: Int, value: UnsafePointer<UInt8>?, valueLength: Int
+  ) {
+    self.init(
+      name: String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self),
+      value: String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self))
+  }
+}
