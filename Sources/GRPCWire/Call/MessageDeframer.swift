@@ -31,23 +31,30 @@ struct MessageDeframer {
   var bufferedByteCount: Int { buffer.count - readIndex }
 
   /// Adds `bytes` and returns the messages they complete, in order.
+  ///
+  /// With nothing buffered (the common case: DATA frames hold whole messages) messages are
+  /// copied straight out of `bytes`, once; only an unfinished tail is buffered.
   mutating func append(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> [Frame] {
-    buffer.append(contentsOf: bytes)
     var frames: [Frame] = []
-    while buffer.count - readIndex >= 5 {
-      let flag = buffer[readIndex]
-      guard flag <= 1 else { throw .badFlag(flag) }
-      let length =
-        Int(buffer[readIndex + 1]) << 24 | Int(buffer[readIndex + 2]) << 16
-        | Int(buffer[readIndex + 3]) << 8 | Int(buffer[readIndex + 4])
-      guard length <= maxMessageSize else {
-        throw .tooLarge(announced: length, limit: maxMessageSize)
+    if readIndex == buffer.count {
+      buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
+      readIndex = 0
+      let consumed = try parse(bytes, into: &frames)
+      if consumed < bytes.count {
+        buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[consumed...]))
       }
-      guard buffer.count - readIndex - 5 >= length else { break }
-      let start = readIndex + 5
-      frames.append(Frame(compressed: flag == 1, payload: Array(buffer[start..<start + length])))
-      readIndex = start + length
+      return frames
     }
+    buffer.append(contentsOf: bytes)
+    let start = readIndex
+    // withUnsafeBytes cannot forward a typed throw: the outcome travels out as a value.
+    let parsed = buffer.withUnsafeBytes { raw -> Result<Int, Failure> in
+      Result { () throws(Failure) in
+        try parse(UnsafeRawBufferPointer(rebasing: raw[start...]), into: &frames)
+      }
+    }
+    let consumed = try parsed.get()
+    readIndex += consumed
     // Compact once the consumed prefix dominates, so the buffer never grows without bound.
     if readIndex == buffer.count {
       buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
@@ -57,5 +64,28 @@ struct MessageDeframer {
       readIndex = 0
     }
     return frames
+  }
+
+  /// Takes the complete messages at the start of `raw`; returns how many bytes they used.
+  private func parse(_ raw: UnsafeRawBufferPointer, into frames: inout [Frame]) throws(Failure)
+    -> Int
+  {
+    var position = 0
+    while raw.count - position >= 5 {
+      let flag = raw[position]
+      guard flag <= 1 else { throw .badFlag(flag) }
+      let length =
+        Int(raw[position + 1]) << 24 | Int(raw[position + 2]) << 16
+        | Int(raw[position + 3]) << 8 | Int(raw[position + 4])
+      guard length <= maxMessageSize else {
+        throw .tooLarge(announced: length, limit: maxMessageSize)
+      }
+      guard raw.count - position - 5 >= length else { break }
+      let start = position + 5
+      frames.append(
+        Frame(compressed: flag == 1, payload: Array(raw[start..<start + length])))
+      position = start + length
+    }
+    return position
   }
 }
