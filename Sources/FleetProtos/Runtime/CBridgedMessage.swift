@@ -49,8 +49,9 @@ extension CBridgedMessage {
       to: ProtobufCMessage.self)
     let size = protobuf_c_message_get_packed_size(message)
     guard size > 0 else { return }
-    if buffer.isEmpty {
-      // The common case (serializedBytes()): pack straight into the new array's storage.
+    if buffer.isEmpty && buffer.capacity < size {
+      // serializedBytes(): pack straight into a new array's storage. (A caller's empty buffer
+      // with room to spare is kept, so reusing a buffer costs no allocation.)
       buffer = [UInt8](unsafeUninitializedCapacity: size) { out, count in
         count = protobuf_c_message_pack(message, out.baseAddress!)
       }
@@ -58,11 +59,26 @@ extension CBridgedMessage {
       return
     }
     // Arrays cannot grow uninitialised, and zero-filling through a generic append crawls
-    // byte by byte in debug builds: pack into scratch memory and append it (one memcpy).
-    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: size) { scratch in
-      let written = protobuf_c_message_pack(message, scratch.baseAddress!)
-      precondition(written == size, "protobuf-c packed \(written) of \(size) bytes")
-      buffer.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<written]))
+    // byte by byte in debug builds: grow by memcpy from a page of zeros, then pack in place.
+    let start = buffer.count
+    buffer.reserveCapacity(start + size)
+    var remaining = size
+    while remaining > 0 {
+      let count = min(remaining, zeroPage.count)
+      buffer.append(contentsOf: UnsafeBufferPointer(rebasing: zeroPage[..<count]))
+      remaining -= count
     }
+    let written = buffer.withUnsafeMutableBufferPointer { out in
+      protobuf_c_message_pack(message, out.baseAddress! + start)
+    }
+    precondition(written == size, "protobuf-c packed \(written) of \(size) bytes")
   }
 }
+
+/// 64 KiB of zeros, written once and only ever read: the source encodeThroughC grows buffers
+/// from.
+nonisolated(unsafe) private let zeroPage: UnsafeBufferPointer<UInt8> = {
+  let page = UnsafeMutablePointer<UInt8>.allocate(capacity: 64 << 10)
+  page.initialize(repeating: 0, count: 64 << 10)
+  return UnsafeBufferPointer(start: page, count: 64 << 10)
+}()
