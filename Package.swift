@@ -14,7 +14,9 @@ let package = Package(
     .library(name: "FleetSimulator", targets: ["FleetSimulator"]),
   ],
   dependencies: [
-    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    // fleet-load's latency percentiles (HdrHistogram, as ghz and wrk2 use).
+    .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
   ],
   targets: [
     // MARK: C libraries from Debian's -dev packages
@@ -60,7 +62,11 @@ let package = Package(
 
     // An embedded Fleet Engine trip server on GRPCWire's server role: simulated vehicles,
     // versioned routes and traffic, token checks and fault injection.
-    .target(name: "FleetSimulator", dependencies: ["GRPCWire", "FleetProtos", "FleetSync"]),
+    .target(
+      name: "FleetSimulator",
+      dependencies: ["GRPCWire", "FleetProtos", "FleetSync", "GRPCTestingServices"]),
+    // grpc.testing.TestService and BenchmarkService handlers, for interop-server and fleet-sim.
+    .target(name: "GRPCTestingServices", dependencies: ["GRPCWire", "FleetProtos"]),
 
     // MARK: Tools
 
@@ -90,14 +96,15 @@ let package = Package(
     .executableTarget(
       name: "fleet-load",
       dependencies: [
-        "GRPCWire", "FleetProtos", "FleetSimulator",
+        "GRPCWire", "FleetProtos", "FleetSimulator", "FleetConsumer", "FleetSync",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Histogram", package: "hdrhistogram-swift"),
       ]),
     // grpc.testing.TestService on our server role, for other implementations' clients.
     .executableTarget(
       name: "interop-server",
       dependencies: [
-        "GRPCWire", "FleetProtos", "FleetSync",
+        "GRPCWire", "FleetProtos", "FleetSync", "GRPCTestingServices",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     // The standard gRPC interop client (interop-test-descriptions.md flags and cases).

@@ -1,5 +1,6 @@
 public import FleetProtos
 internal import FleetSync
+internal import GRPCTestingServices
 internal import GRPCWire
 
 /// An embedded Fleet Engine: `maps.fleetengine.v1.TripService` and the streaming
@@ -61,6 +62,7 @@ public final class FleetSimulator: Sendable {
       let server = GRPCServer(options: serverOptions)
       TripServiceHandlers(core: core).register(on: server)
       TripFeedHandler(core: core).register(on: server)
+      GRPCTestingServices.register(on: server)
       return server
     }
     let servers: ServerCycle

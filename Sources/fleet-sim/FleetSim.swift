@@ -22,6 +22,14 @@ struct FleetSim: AsyncParsableCommand {
       a simulated vehicle (sim-vehicle-<n>) that drives to the pickup, waits, and drives to \
       the drop-off. The first line on stdout is `listening on HOST:PORT`.
 
+      Load targets: beside Fleet Engine it always serves gRPC's own test services, \
+      grpc.testing.BenchmarkService (UnaryCall, StreamingCall, StreamingFromClient, \
+      StreamingFromServer, StreamingBothWays; responses of the request's response_size) and \
+      grpc.testing.TestService (EmptyCall, UnaryCall, StreamingOutputCall and the rest, with \
+      the interop metadata echo), so fleet-load and other gRPC clients can load it with \
+      standard workloads. They need no token, and the per-call faults (--fail-rate, \
+      --latency-ms, --drop-rate) leave them alone.
+
       Tokens: by default any `authorization: Bearer <token>` is accepted and a call without \
       one is UNAUTHENTICATED. With --strict-tokens a token must be `sim:<trip_id>` (or \
       `sim:*`), or a JWT whose payload has {"authorization": {"tripid": "<trip_id>"}} and \

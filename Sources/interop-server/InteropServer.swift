@@ -1,4 +1,5 @@
 import ArgumentParser
+import GRPCTestingServices
 import FleetProtos
 import FleetSync
 import GRPCWire

@@ -1,11 +1,17 @@
-import FleetProtos
-import GRPCWire
+public import FleetProtos
+public import GRPCWire
 
 typealias Service = GRPCTesting.TestService
 
-/// The TestService behaviours of interop-test-descriptions.md ("Server" section).
-enum TestServiceHandlers {
-  static func register(on server: GRPCServer) {
+/// `grpc.testing.TestService` as interop-test-descriptions.md ("Server" section) prescribes:
+/// every method, metadata echo (`x-grpc-test-echo-initial`, `x-grpc-test-echo-trailing-bin`),
+/// requested statuses, compression checks.
+///
+/// Served by `interop-server` and, beside Fleet Engine, by `fleet-sim`; the handlers keep no
+/// state between calls.
+public enum TestServiceHandlers {
+  /// Registers every TestService method on `server` (before it starts).
+  public static func register(on server: GRPCServer) {
     server.register(unary: Service.emptyCall) { _, context in
       echoMetadata(context)
       return GRPCTesting.Empty()

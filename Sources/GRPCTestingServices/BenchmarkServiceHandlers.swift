@@ -1,0 +1,86 @@
+public import GRPCWire
+internal import FleetProtos
+
+/// `grpc.testing.BenchmarkService` (gRPC's benchmark_service.proto), the load target of
+/// `fleet-load` and of other gRPC benchmark clients.
+///
+/// Every method answers a `SimpleRequest` with a `SimpleResponse` whose payload is
+/// `response_size` zero bytes:
+/// - `UnaryCall`: one response per call.
+/// - `StreamingCall`: ping-pong, one response per request, until the client finishes.
+/// - `StreamingFromClient`: reads every request, then answers once (the last request's size).
+/// - `StreamingFromServer`: answers the one request with responses sent continuously until
+///   the client cancels; the response is encoded once and only copied per message, and each
+///   write waits while the client's flow-control window is shut.
+/// - `StreamingBothWays`: responses sent continuously, as StreamingFromServer, sized by the
+///   first request, while the client's requests are read and dropped.
+public enum BenchmarkServiceHandlers {
+  typealias Methods = GRPCTesting.BenchmarkService
+
+  /// Registers every BenchmarkService method on `server` (before it starts).
+  public static func register(on server: GRPCServer) {
+    server.register(unary: Methods.unaryCall) { request, _ in
+      response(size: request.responseSize)
+    }
+    server.register(bidirectional: Methods.streamingCall) { requests, writer, _ in
+      for try await request in requests {
+        try await writer.write(response(size: request.responseSize), compress: false)
+      }
+    }
+    server.register(clientStreaming: Methods.streamingFromClient) { requests, _ in
+      var size: Int32 = 0
+      for try await request in requests { size = request.responseSize }
+      return response(size: size)
+    }
+    server.register(serverStreaming: encoded(Methods.streamingFromServer)) {
+      request, writer, _ in
+      try await writeForever(EncodedMessage(response(size: request.responseSize)), writer)
+    }
+    server.register(bidirectional: encoded(Methods.streamingBothWays)) { requests, writer, _ in
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        var writing = false
+        for try await request in requests where !writing {
+          let message = EncodedMessage(response(size: request.responseSize))
+          group.addTask { try await writeForever(message, writer) }
+          writing = true
+        }
+        // The client finishing its requests does not end the responses; its cancel does.
+        try await group.waitForAll()
+      }
+    }
+  }
+
+  /// `method` answering with pre-encoded responses.
+  private static func encoded<Request>(_ method: ProtoMethod<Request, GRPCTesting.SimpleResponse>)
+    -> ProtoMethod<Request, EncodedMessage>
+  {
+    // Kind is nested in the generic type: each specialisation has its own.
+    let kind: ProtoMethod<Request, EncodedMessage>.Kind
+    switch method.kind {
+    case .unary: kind = .unary
+    case .serverStreaming: kind = .serverStreaming
+    case .clientStreaming: kind = .clientStreaming
+    case .bidirectionalStreaming: kind = .bidirectionalStreaming
+    }
+    return ProtoMethod(path: method.path, kind: kind)
+  }
+
+  /// Writes `message` until the client goes away (the write then throws CANCELLED).
+  private static func writeForever(
+    _ message: EncodedMessage, _ writer: ResponseWriter<EncodedMessage>
+  ) async throws {
+    while !Task.isCancelled {
+      try await writer.write(message, compress: false)
+    }
+  }
+
+  static func response(size: Int32) -> GRPCTesting.SimpleResponse {
+    var response = GRPCTesting.SimpleResponse()
+    if size > 0 {
+      var payload = GRPCTesting.Payload()
+      payload.body = [UInt8](repeating: 0, count: Int(size))
+      response.payload = payload
+    }
+    return response
+  }
+}
