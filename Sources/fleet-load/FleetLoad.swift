@@ -1,28 +1,49 @@
 import ArgumentParser
+import FleetConsumer
 import FleetProtos
 import FleetSimulator
+import FleetSync
 import Foundation
 import GRPCWire
 
-/// `fleet-load`: a gRPC load generator for Fleet Engine's TripService, modelled on ghz.
+/// `fleet-load`: a gRPC load generator modelled on ghz, for Fleet Engine's TripService, our
+/// trip feed, gRPC's benchmark services, and trips followed through `TripService`.
 ///
-/// Exit status: 0 after printing the report (whatever the calls' statuses); non-zero for bad
-/// flags, or when the embedded simulator cannot start. It always stops by itself: after the
-/// count (`-n`) or the duration (`-z`) of the measured phase.
+/// Exit status: 0 after printing the report (whatever the calls' statuses); 130 after a
+/// partial report when SIGINT or SIGTERM cut the run short; 64 for bad flags; 1 when the
+/// embedded simulator cannot start or the target lacks the trips. It always stops by
+/// itself: after the count (`-n`) or the duration (`-z`) of the measured phase.
 @main
 struct FleetLoad: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "fleet-load",
-    abstract: "Load a gRPC server with GetTrip calls and report rate, latency and cost.",
+    abstract: "Load a gRPC server and report rate, latency percentiles, status codes and cost.",
     discussion: """
-      Closed loop: -c calls are in flight; each worker starts its next call when the last \
-      ends. After --warmup seconds (not measured) it measures -n calls or -z seconds, then \
-      prints count, duration, rate, latency percentiles, status codes, errors, CPU per RPC, \
-      peak RSS and this command line (--format json: one JSON object with the same fields).
+      Workloads (--call; unit in brackets): GetTrip [rpc], WatchTrip [message], \
+      grpc.testing.BenchmarkService/UnaryCall [rpc], .../StreamingCall [rpc: one ping-pong \
+      round trip on a stream each worker keeps open], .../StreamingFromServer [message: each \
+      worker opens one stream and counts what the server sends until the run stops], \
+      grpc.testing.TestService/StreamingOutputCall [message: calls of --stream-messages \
+      responses]. fleet-sim serves all of them. For messages the latency is the time since \
+      the previous message of the stream (the first: since the call started).
 
-      Without --target it starts the Fleet Engine simulator in this process, creates \
-      --trips-to-create trips and loads it over loopback HTTP/2; the CPU figure then covers \
-      client and server together. Every call carries `authorization: Bearer load-test`.
+      Load: -c calls in flight over --connections connections; closed loop (each worker \
+      starts its next call when the last ends) or --rps (open loop, paced by a fixed clock, \
+      latency from the scheduled time). After --warmup seconds (counted as warmupCount \
+      only) it measures -n units or -z seconds, then prints count, duration, rate, a \
+      latency histogram and percentiles (HdrHistogram), status codes, errors, CPU per unit, \
+      peak RSS and this command line (--format json: one JSON object with the same figures).
+
+      --trips N follows N trips through TripService/TripModel instead (see --trips).
+
+      Target: without --target it starts the Fleet Engine simulator in this process (plaintext \
+      loopback), creates --trips-to-create trips and loads it; the CPU figure then covers \
+      client and server together. With --target it connects with TLS unless --plaintext. \
+      Every call carries `authorization: Bearer load-test` unless -m gives another.
+
+      Stopping: Ctrl-C or SIGTERM stops issuing calls, lets calls in flight finish for 1 s \
+      (streams are cancelled at once), prints the report marked partial and exits 130. A \
+      progress bar is drawn on stderr only when it is a terminal.
       """)
 
   /// The report's shape.
@@ -32,80 +53,226 @@ struct FleetLoad: AsyncParsableCommand {
   }
 
   @OptionGroup(title: "Target") var target: TargetOptions
+  @OptionGroup(title: "Workload") var workload: WorkloadOptions
   @OptionGroup(title: "Load") var load: LoadOptions
 
   @Option(help: "The report: text or json.")
   var format = Format.text
 
+  @Option(
+    name: .customLong("histogram-svg"),
+    help: ArgumentHelp("Also write the latency histogram as an SVG picture.", valueName: "file"))
+  var histogramSVG: String?
+
+  func validate() throws {
+    let call = workload.workload
+    if load.rps != nil, call.unit != .rpc {
+      throw ValidationError(
+        "--rps paces calls of the rpc workloads (GetTrip, UnaryCall, StreamingCall); "
+          + "\(call.rawValue) counts messages the server sends at its own pace")
+    }
+    guard workload.trips != nil else { return }
+    let conflicts = [
+      ("--call", workload.callName != Workload.getTrip.rawValue),
+      ("--rps", load.rps != nil),
+      ("--connections", load.connections != 1),
+      ("--cert/--key", target.cert != nil),
+      ("--request-size/--response-size", workload.requestSize != 0 || workload.responseSize != 0),
+    ].filter(\.1).map(\.0)
+    guard conflicts.isEmpty else {
+      throw ValidationError(
+        "--trips follows trips through TripService, which makes its own calls and "
+          + "connections: \(conflicts.joined(separator: ", ")) cannot go with it")
+    }
+    for pair in load.metadataPairs where !pair.lowercased().hasPrefix("authorization=bearer ") {
+      throw ValidationError(
+        "with --trips only -m authorization=Bearer <token> applies (TripService sends its own "
+          + "metadata), not \"\(pair)\"")
+    }
+  }
+
   func run() async throws {
+    // Catch SIGINT/SIGTERM from the start: the run then ends with a partial report.
+    let interruption = Interruption()
+    let signals = ShutdownSignals()
+    let watcher = Task {
+      await signals.wait()
+      interruption.signal()
+    }
+    defer { watcher.cancel() }
+
     let simulator: FleetSimulator?
     let host: String
     let port: Int
     let tripNames: [String]
+    let tripCount = workload.trips ?? workload.tripsToCreate
+    let needsTrips = workload.trips != nil || workload.workload.callsTrips
     if let address = target.hostAndPort {
       simulator = nil
       (host, port) = address
-      tripNames = Self.tripNames(count: load.tripsToCreate, providerID: target.provider)
+      tripNames = Self.tripNames(count: tripCount, providerID: target.provider)
+      if target.plaintext, !TripService.Endpoint(host: host, port: port).isLoopback {
+        log("warning: --plaintext to \(host): the authorization metadata is sent unencrypted")
+      }
     } else {
       let started = try await FleetSimulator.start(host: "127.0.0.1", port: 0)
       simulator = started
       (host, port) = (started.host, started.port)
-      tripNames = try started.createTrips(count: load.tripsToCreate, providerID: target.provider)
+      tripNames =
+        needsTrips
+        ? try started.createTrips(count: tripCount, providerID: target.provider) : []
     }
-    let channel = GRPCChannel(host: host, port: port)
-    var metadata = Metadata()
-    metadata.add("authorization", "Bearer load-test")
-    let runner = LoadRunner(
-      channel: channel, tripNames: tripNames, concurrency: load.concurrency,
-      options: CallOptions(metadata: metadata))
+    let targetDescription =
+      simulator.map { "embedded simulator at \($0.endpoint)" }
+      ?? "\(host):\(port)" + (target.usesTLS ? " (TLS)" : " (plaintext)")
 
-    if simulator == nil { try await Self.probe(runner, tripNames) }
-
-    let clock = ContinuousClock()
-    if load.warmup > 0 {
-      _ = await runner.run(
-        count: nil, until: clock.now + .milliseconds(Int64(load.warmup * 1000)))
+    let report: LoadReport
+    let histogram: LatencyRecorder.Tally
+    if let trips = workload.trips {
+      (report, histogram) = try await followTrips(
+        trips, names: tripNames, host: host, port: port, embedded: simulator != nil,
+        interruption: interruption, targetDescription: targetDescription)
+    } else {
+      (report, histogram) = try await loadCalls(
+        host: host, port: port, tripNames: tripNames, embedded: simulator != nil,
+        interruption: interruption, targetDescription: targetDescription)
     }
-    let before = ProcessUsage.now()
-    let start = clock.now
-    let samples: LoadRunner.Samples
-    switch load.stop {
-    case .count(let count): samples = await runner.run(count: count, until: nil)
-    case .duration(let duration): samples = await runner.run(count: nil, until: start + duration)
-    }
-    let elapsed = clock.now - start
-    let after = ProcessUsage.now()
-
-    let report = LoadReport(
-      command: Self.commandLine(),
-      target: simulator.map { "embedded simulator at \($0.endpoint)" }
-        ?? "\(host):\(port)",
-      call: load.call.rawValue, concurrency: load.concurrency, samples: samples,
-      elapsed: elapsed, before: before, after: after, embedded: simulator != nil)
-    await channel.close(gracePeriod: .seconds(1))
     await simulator?.shutdown(gracePeriod: .seconds(1))
-    print(format == .json ? report.json : report.text)
+
+    print(format == .json ? report.json : report.text(histogram: histogram.histogram))
+    fflush(nil)  // nil flushes every stream; naming `stdout` is not concurrency-safe in Swift 6
+    if let histogramSVG {
+      let title = "fleet-load \(report.call): \(report.count) \(report.unit)s, latency"
+      let svg = HistogramSVG.render(histogram.histogram, title: title)
+      do {
+        try Data(svg.utf8).write(to: URL(fileURLWithPath: histogramSVG))
+      } catch {
+        log("error: cannot write --histogram-svg \(histogramSVG): \(error.localizedDescription)")
+        throw ExitCode.failure
+      }
+    }
+    if report.partial { throw ExitCode(130) }
+  }
+
+  // MARK: Raw calls
+
+  private func loadCalls(
+    host: String, port: Int, tripNames: [String], embedded: Bool, interruption: Interruption,
+    targetDescription: String
+  ) async throws -> (LoadReport, LatencyRecorder.Tally) {
+    var channelOptions = ChannelOptions()
+    channelOptions.transportSecurity = target.transportSecurity
+    // Exactly one connection per channel, so --connections is what the server sees.
+    channelOptions.maxConnections = 1
+    if target.plaintext { channelOptions.allowInsecureCredentials = true }
+    let loop = EventLoop(name: "fleet-load")
+    let channels = (0..<load.connections).map { _ in
+      GRPCChannel(host: host, port: port, options: channelOptions, eventLoop: loop)
+    }
+    defer { loop.shutdown() }
+    let call = workload.workload
+    let workers = LoadWorkers(
+      channels: channels, options: CallOptions(metadata: load.metadata), tripNames: tripNames,
+      concurrency: load.concurrency, requestSize: workload.requestSize,
+      responseSize: workload.responseSize, streamMessages: workload.streamMessages)
+    do {
+      if call.callsTrips, !embedded { try await Self.probe(channels[0], workers.options, tripNames) }
+    } catch {
+      for channel in channels { channel.close() }
+      throw error
+    }
+    let runner = LoadRunner(
+      workload: call, workers: workers, concurrency: load.concurrency,
+      interruption: interruption, progress: ProgressBar.ifTerminal(unit: "\(call.unit.rawValue)s"))
+
+    var warmupCount = 0
+    if load.warmup > 0 {
+      let start = ContinuousClock.now
+      let phase = LoadPhase(
+        start: start, deadline: start + .milliseconds(Int64(load.warmup * 1000)), limit: nil,
+        rate: load.rps)
+      warmupCount = Int(await runner.run(phase, label: "warm-up").tally.histogram.totalCount)
+    }
+    var measured = LoadPhase.nothingMeasured(warmupCount: warmupCount)
+    if !interruption.happened {
+      let phase = LoadPhase(load.stop, rate: load.rps)
+      measured.before = ProcessUsage.now()
+      let outcome = await runner.run(phase, label: "measuring")
+      measured.after = ProcessUsage.now()
+      measured.tally = outcome.tally
+      measured.elapsed = outcome.elapsed
+      measured.partial = interruption.happened
+    }
+    for channel in channels { await channel.close(gracePeriod: .seconds(1)) }
+    let report = LoadReport(
+      command: Self.commandLine(), target: targetDescription, call: call.rawValue,
+      unit: call.unit, concurrency: load.concurrency, connections: load.connections,
+      rps: load.rps, embedded: embedded, measured: measured)
+    return (report, measured.tally)
   }
 
   /// One GetTrip of the first and the last trip, so that a target without those trips fails
   /// at once with advice rather than reporting a run of NOT_FOUND.
-  private static func probe(_ runner: LoadRunner, _ tripNames: [String]) async throws {
-    for name in [tripNames[0], tripNames[tripNames.count - 1]] {
+  private static func probe(_ channel: GRPCChannel, _ options: CallOptions, _ names: [String])
+    async throws
+  {
+    for name in [names[0], names[names.count - 1]] {
       var request = FleetEngine.GetTripRequest()
       request.name = name
       do {
-        _ = try await runner.channel.unary(
-          FleetEngine.TripService.getTrip, request, options: runner.options)
+        _ = try await channel.unary(FleetEngine.TripService.getTrip, request, options: options)
       } catch let error as RPCError where error.code == .notFound {
-        FileHandle.standardError.write(
-          Data(
-            ("fleet-load: \(name) does not exist on the target: start it with "
-              + "`fleet-sim --trips N` and give --trips-to-create N (and --provider if not "
-              + "sim-provider)\n").utf8))
+        log(
+          "\(name) does not exist on the target: start it with `fleet-sim --trips N` and give "
+            + "--trips-to-create N (--trips N for --trips; and --provider if not sim-provider)")
         throw ExitCode.failure
       }
     }
   }
+
+  // MARK: Following trips
+
+  private func followTrips(
+    _ count: Int, names: [String], host: String, port: Int, embedded: Bool,
+    interruption: Interruption, targetDescription: String
+  ) async throws -> (LoadReport, LatencyRecorder.Tally) {
+    var options = TripService.Options()
+    options.pollInterval = .milliseconds(Int64((workload.pollInterval * 1000).rounded()))
+    options.followsTripFeed = workload.stream
+    options.allowsTokensOverPlaintext = embedded || target.plaintext
+    let security: TripService.TransportSecurity =
+      target.usesTLS
+      ? .tls(.init(trustedCertificatesFile: target.cacert, serverHostnameOverride: target.serverName))
+      : .plaintext
+    var token = "load-test"
+    for pair in load.metadataPairs {
+      token = String(pair.dropFirst("authorization=Bearer ".count))
+    }
+    let configuration = TripService.Configuration(
+      endpoint: TripService.Endpoint(host: host, port: port), transportSecurity: security,
+      providerID: target.provider, accessTokenProvider: FixedAccessTokenProvider(AccessToken(token)),
+      options: options)
+    let stop: LoadOptions.Stop = load.total == nil && load.duration == nil ? .duration(.seconds(10)) : load.stop
+    let run = TripLoad(
+      configuration: configuration, names: names, warmup: load.warmup, stop: stop,
+      interruption: interruption, progress: ProgressBar.ifTerminal(unit: "updates"))
+    let result: TripLoad.Result
+    do {
+      result = try await run.run()
+    } catch {
+      Self.log("error: cannot follow the trips: \(error)")
+      throw ExitCode.failure
+    }
+    var report = LoadReport(
+      command: Self.commandLine(), target: targetDescription,
+      call: workload.stream ? Workload.watchTrip.rawValue : Workload.getTrip.rawValue,
+      unit: .update, concurrency: count, connections: 1, rps: nil, embedded: embedded,
+      measured: result.measured)
+    report.trips = result.trips
+    return (report, result.measured.tally)
+  }
+
+  // MARK: Pieces
 
   /// The names `FleetSimulator.createTrips(count:providerID:)` gives, for a remote target.
   private static func tripNames(count: Int, providerID: String) -> [String] {
@@ -125,4 +292,10 @@ struct FleetLoad: AsyncParsableCommand {
       return "'" + argument.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }.joined(separator: " ")
   }
+
+  private static func log(_ message: String) {
+    FileHandle.standardError.write(Data("fleet-load: \(message)\n".utf8))
+  }
+
+  private func log(_ message: String) { Self.log(message) }
 }

@@ -1,26 +1,25 @@
 import ArgumentParser
+import GRPCWire
 
-/// What to call, how hard and for how long: the load-shape flags, shared through
-/// `@OptionGroup` and checked in ``validate()``.
+/// How hard and for how long: the load-shape flags, shared through `@OptionGroup` and checked
+/// in ``validate()``.
 struct LoadOptions: ParsableArguments {
-  /// The workloads this build can run; `--call` refuses anything else.
-  enum Call: String, CaseIterable {
-    case getTrip = "GetTrip"
-  }
-
-  @Option(
-    name: .customLong("call"),
-    help: ArgumentHelp("The workload (supported yet: GetTrip).", valueName: "name"))
-  var callName = "GetTrip"
-
   @Option(
     name: [.customShort("c"), .customLong("concurrency")],
-    help: "Calls in flight at once (closed loop).")
+    help: "Calls in flight at once (workers; with --rps, the cap on calls in flight).")
   var concurrency = 50
 
   @Option(
+    help: ArgumentHelp(
+      "Connections to spread the workers over (round-robin, as ghz); at most -c.",
+      valueName: "count"))
+  var connections = 1
+
+  @Option(
     name: [.customShort("n"), .customLong("total")],
-    help: ArgumentHelp("Calls to measure (default 10000); not with -z.", valueName: "count"))
+    help: ArgumentHelp(
+      "Units to measure (calls, round trips or messages; default 10000); not with -z.",
+      valueName: "count"))
   var total: Int?
 
   @Option(
@@ -30,23 +29,31 @@ struct LoadOptions: ParsableArguments {
 
   @Option(
     help: ArgumentHelp(
-      "Seconds of calls before measuring; excluded from every figure.", valueName: "seconds"))
+      "Seconds of load before measuring; excluded from every figure but warmupCount.",
+      valueName: "seconds"))
   var warmup = 1.0
 
-  @Option(help: ArgumentHelp("Open-loop rate (not yet supported).", valueName: "per-second"))
+  @Option(
+    help: ArgumentHelp(
+      "Open loop: send this many calls per second on a fixed schedule (rpc workloads).",
+      discussion: """
+        Call k is due at start + k/R. Its latency counts from that moment, not from when it \
+        went out, so a server that stalls shows in the percentiles (no coordinated omission). \
+        At most -c calls are in flight: when all are busy, due calls wait, late, and the wait \
+        is part of their latency.
+        """,
+      valueName: "per-second"))
   var rps: Double?
 
   @Option(
-    name: .customLong("trips-to-create"),
+    name: [.customShort("m"), .customLong("metadata")],
     help: ArgumentHelp(
-      "Trips created on the embedded simulator; calls go round-robin over them.",
-      valueName: "count"))
-  var tripsToCreate = 100
+      "Metadata sent on every call, key=value; repeatable. Default: authorization=Bearer "
+        + "load-test (replaced by an authorization given here).",
+      valueName: "key=value"))
+  var metadataPairs: [String] = []
 
-  /// The workload, once ``validate()`` has accepted `--call`.
-  var call: Call { Call(rawValue: callName) ?? .getTrip }
-
-  /// When the measured phase ends: after a count of calls, or after a time.
+  /// When the measured phase ends: after a count of units, or after a time.
   enum Stop {
     case count(Int)
     case duration(Duration)
@@ -58,14 +65,27 @@ struct LoadOptions: ParsableArguments {
     return .count(total ?? 10_000)
   }
 
-  func validate() throws {
-    guard Call(rawValue: callName) != nil else {
-      let supported = Call.allCases.map(\.rawValue).joined(separator: ", ")
-      throw ValidationError(
-        "--call \(callName) is not supported yet; supported: \(supported) "
-          + "(streaming and grpc.testing workloads come later)")
+  /// The metadata of every call: `-m` pairs, plus the default token unless one is given.
+  var metadata: Metadata {
+    var metadata = Metadata()
+    var hasAuthorization = false
+    for pair in metadataPairs {
+      guard let (key, value) = Self.split(pair) else { continue }
+      metadata.add(key, value)
+      if key.lowercased() == "authorization" { hasAuthorization = true }
     }
+    if !hasAuthorization { metadata.add("authorization", "Bearer load-test") }
+    return metadata
+  }
+
+  func validate() throws {
     guard concurrency >= 1 else { throw ValidationError("-c/--concurrency must be at least 1") }
+    guard connections >= 1 else { throw ValidationError("--connections must be at least 1") }
+    guard connections <= concurrency else {
+      throw ValidationError(
+        "--connections \(connections) is more than -c \(concurrency): a connection without a "
+          + "worker would stay idle")
+    }
     if let total, total < 1 { throw ValidationError("-n/--total must be at least 1") }
     if let duration, !(duration.isFinite && duration > 0) {
       throw ValidationError("-z/--duration must be a positive number of seconds")
@@ -76,10 +96,31 @@ struct LoadOptions: ParsableArguments {
     guard warmup.isFinite, warmup >= 0 else {
       throw ValidationError("--warmup must be zero or a positive number of seconds")
     }
-    if rps != nil {
-      throw ValidationError(
-        "--rps (open-loop pacing) is not supported yet; the load is closed-loop")
+    if let rps, !(rps.isFinite && rps > 0 && rps <= 10_000_000) {
+      throw ValidationError("--rps must be a positive number of calls per second")
     }
-    guard tripsToCreate >= 1 else { throw ValidationError("--trips-to-create must be at least 1") }
+    for pair in metadataPairs {
+      guard let (key, _) = Self.split(pair) else {
+        throw ValidationError("-m/--metadata takes key=value, not \"\(pair)\"")
+      }
+      var check = Metadata()
+      check.add(key, "")
+      do {
+        try check.validate()
+      } catch {
+        throw ValidationError("-m/--metadata \(pair): \(error)")
+      }
+    }
+    do {
+      try metadata.validate()
+    } catch {
+      throw ValidationError("-m/--metadata: \(error)")
+    }
+  }
+
+  /// `key=value` split at the first `=`; nil without one or with an empty key.
+  private static func split(_ pair: String) -> (String, String)? {
+    guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else { return nil }
+    return (String(pair[..<equals]), String(pair[pair.index(after: equals)...]))
   }
 }

@@ -1,25 +1,40 @@
 import Foundation
+import Histogram
 
-/// The summary of one measured run, printed as text or as one JSON object (`--format json`,
-/// the same fields).
+/// The summary of one measured run, printed as text (ghz's layout) or as one JSON object
+/// (`--format json`, the same figures).
 ///
-/// Percentiles are nearest-rank over every latency, sorted (exact; HdrHistogram is not used
-/// yet). Latencies are in microseconds.
+/// Latencies are in microseconds, from an HdrHistogram of nanoseconds (three significant
+/// digits). `count` and `rate` count ``unit``s: calls or round trips (`rpc`), stream messages
+/// (`message`), or trip updates (`update`, `--trips`).
 struct LoadReport: Encodable {
   var command: String
   var target: String
   var call: String
+  var unit: String
   var concurrency: Int
+  var connections: Int
+  /// The paced rate (`--rps`), nil for a closed loop.
+  var rps: Double?
   var count: Int
   var durationSeconds: Double
   var rate: Double
   var latencyMicroseconds: Latency
+  /// Calls per status code name; for message workloads one per stream (a stream still
+  /// healthy when the run stopped counts as OK); for --trips, OK per update and a code per
+  /// failed update.
   var statusCodes: [String: Int]
   var errors: [ErrorCount]
   var cpu: CPU
   var peakRSSBytes: Int
+  /// Units completed during the warm-up (not in any other figure).
+  var warmupCount: Int
+  /// True when Ctrl-C or SIGTERM cut the run short.
+  var partial: Bool
+  /// The figures of `--trips`.
+  var trips: Trips?
 
-  /// Fastest, slowest, mean and percentiles of the measured calls.
+  /// Fastest, slowest, mean and percentiles of the measured units.
   struct Latency: Encodable {
     var fastest: Double
     var slowest: Double
@@ -44,44 +59,87 @@ struct LoadReport: Encodable {
     var scope: String
     var userSeconds: Double
     var systemSeconds: Double
+    /// CPU per call (streams count once each, however many messages they carried).
     var microsecondsPerRPC: Double
+    /// CPU per ``LoadReport/unit``.
+    var microsecondsPerUnit: Double
+  }
+
+  /// What `--trips` adds.
+  struct Trips: Encodable {
+    var followed: Int
+    /// `poll` or `stream`.
+    var mode: String
+    var pollIntervalSeconds: Double?
+    var updatesPerSecond: Double
+    /// Subscriber callback latency: server time of the vehicle location → didUpdate callback.
+    var callbackLatencyMicroseconds: Latency
+    /// didFailUpdateTripWithError callbacks.
+    var errors: Int
+    /// Trips that reached COMPLETE or CANCELED (they stop being followed).
+    var completedTrips: Int
+    /// Client CPU over the measured phase divided by its duration (1.0 = one core).
+    var cpuCores: Double
+    /// Resident memory before the TripService existed.
+    var baselineRSSBytes: Int
+    /// (peak RSS − baseline) / followed trips.
+    var peakRSSBytesPerTrip: Double
+  }
+
+  /// The run as measured, before it is summarised.
+  struct Measured {
+    var tally: LatencyRecorder.Tally
+    /// Units completed; nil: as many as latencies recorded.
+    var units: Int? = nil
+    var elapsed: Duration
+    var before: ProcessUsage
+    var after: ProcessUsage
+    var warmupCount: Int
+    var partial: Bool
   }
 
   init(
-    command: String, target: String, call: String, concurrency: Int,
-    samples: LoadRunner.Samples, elapsed: Duration, before: ProcessUsage, after: ProcessUsage,
-    embedded: Bool
+    command: String, target: String, call: String, unit: Workload.Unit, concurrency: Int,
+    connections: Int, rps: Double?, embedded: Bool, measured: Measured
   ) {
     self.command = command
     self.target = target
     self.call = call
+    self.unit = unit.rawValue
     self.concurrency = concurrency
-    count = samples.latencies.count
-    durationSeconds =
-      Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    self.connections = connections
+    self.rps = rps
+    let histogram = measured.tally.histogram
+    count = measured.units ?? Int(histogram.totalCount)
+    durationSeconds = ProgressBar.seconds(measured.elapsed)
     rate = durationSeconds > 0 ? Double(count) / durationSeconds : 0
-    let sorted = samples.latencies.sorted()
-    func micros(_ nanoseconds: Int64) -> Double { Double(nanoseconds) / 1000 }
-    func percentile(_ p: Double) -> Double {
-      guard !sorted.isEmpty else { return 0 }
-      let rank = Int((p / 100 * Double(sorted.count)).rounded(.up))
-      return micros(sorted[min(max(rank, 1), sorted.count) - 1])
-    }
-    let total = sorted.reduce(0, +)
-    latencyMicroseconds = Latency(
-      fastest: micros(sorted.first ?? 0), slowest: micros(sorted.last ?? 0),
-      mean: sorted.isEmpty ? 0 : micros(total) / Double(sorted.count),
-      p50: percentile(50), p75: percentile(75), p90: percentile(90), p95: percentile(95),
-      p99: percentile(99), p999: percentile(99.9))
-    statusCodes = samples.codes
-    errors = samples.errors.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(10)
+    latencyMicroseconds = Self.latency(histogram)
+    statusCodes = measured.tally.codes
+    errors = measured.tally.errors.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(10)
       .map { ErrorCount(message: $0.key, count: $0.value) }
-    let user = after.userSeconds - before.userSeconds
-    let system = after.systemSeconds - before.systemSeconds
+    let user = measured.after.userSeconds - measured.before.userSeconds
+    let system = measured.after.systemSeconds - measured.before.systemSeconds
+    let calls = statusCodes.values.reduce(0, +)
     cpu = CPU(
       scope: embedded ? "process" : "client", userSeconds: user, systemSeconds: system,
-      microsecondsPerRPC: count > 0 ? (user + system) * 1e6 / Double(count) : 0)
-    peakRSSBytes = after.peakRSSBytes
+      microsecondsPerRPC: calls > 0 ? (user + system) * 1e6 / Double(calls) : 0,
+      microsecondsPerUnit: count > 0 ? (user + system) * 1e6 / Double(count) : 0)
+    peakRSSBytes = measured.after.peakRSSBytes
+    warmupCount = measured.warmupCount
+    partial = measured.partial
+  }
+
+  static func latency(_ histogram: Histogram<UInt64>) -> Latency {
+    guard histogram.totalCount > 0 else {
+      return Latency(fastest: 0, slowest: 0, mean: 0, p50: 0, p75: 0, p90: 0, p95: 0, p99: 0, p999: 0)
+    }
+    func micros(_ percentile: Double) -> Double {
+      Double(histogram.valueAtPercentile(percentile)) / 1000
+    }
+    return Latency(
+      fastest: Double(histogram.min) / 1000, slowest: Double(histogram.max) / 1000,
+      mean: histogram.mean / 1000, p50: micros(50), p75: micros(75), p90: micros(90),
+      p95: micros(95), p99: micros(99), p999: micros(99.9))
   }
 
   /// The report as one line of JSON, keys sorted.
@@ -91,54 +149,4 @@ struct LoadReport: Encodable {
     let data = (try? encoder.encode(self)) ?? Data("{}".utf8)
     return String(decoding: data, as: UTF8.self)
   }
-
-  /// The report for people, in ghz's layout.
-  var text: String {
-    let l = latencyMicroseconds
-    var lines = [
-      "Summary:",
-      "  Target:       \(target)",
-      "  Call:         \(call), \(concurrency) in flight (closed loop)",
-      "  Count:        \(count)",
-      "  Total:        \(format(durationSeconds * 1000)) ms",
-      "  Slowest:      \(format(l.slowest / 1000)) ms",
-      "  Fastest:      \(format(l.fastest / 1000)) ms",
-      "  Average:      \(format(l.mean / 1000)) ms",
-      "  Rate:         \(format(rate)) RPC/s",
-      "",
-      "Latency distribution:",
-    ]
-    let percentiles = [
-      ("50", l.p50), ("75", l.p75), ("90", l.p90), ("95", l.p95), ("99", l.p99), ("99.9", l.p999),
-    ]
-    for (name, value) in percentiles {
-      let label = name.padding(toLength: 4, withPad: " ", startingAt: 0)
-      lines.append("  \(label) % in \(format(value / 1000)) ms")
-    }
-    lines += ["", "Status code distribution:"]
-    for (code, calls) in statusCodes.sorted(by: { ($0.value, $1.key) > ($1.value, $0.key) }) {
-      lines.append("  [\(code)]  \(calls) responses")
-    }
-    if !errors.isEmpty {
-      lines += ["", "Error distribution:"]
-      for error in errors { lines.append("  [\(error.count)]  \(error.message)") }
-    }
-    lines += ["", "Resources (measured phase):"]
-    let cost =
-      "\(format(cpu.microsecondsPerRPC)) µs per RPC (user \(format(cpu.userSeconds)) s"
-      + " + sys \(format(cpu.systemSeconds)) s)"
-    if cpu.scope == "process" {
-      lines.append("  Process CPU:  \(cost)")
-      lines.append(
-        "                client AND embedded simulator: the server runs in this process; give "
-          + "--target for the client's CPU alone")
-    } else {
-      lines.append("  Client CPU:   \(cost)")
-    }
-    lines.append("  Peak RSS:     \(format(Double(peakRSSBytes) / 1_048_576)) MiB")
-    lines += ["", "Command: \(command)"]
-    return lines.joined(separator: "\n")
-  }
-
-  private func format(_ value: Double) -> String { String(format: "%.2f", value) }
 }

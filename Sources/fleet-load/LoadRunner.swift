@@ -1,81 +1,110 @@
-import FleetProtos
-import GRPCWire
+import Foundation
 import Synchronization
 
-/// Runs closed-loop GetTrip calls: `concurrency` workers, each starting its next call as soon
-/// as the last one ends, until the stop condition is met.
+/// Runs one phase: `concurrency` workers and a controller that ends the phase at its deadline
+/// or on an interruption, then winds the workers down.
 ///
-/// Each worker keeps its own samples and they are merged at the end, so the only state the
-/// workers share on the hot path is one atomic ticket counter.
+/// Winding down: message workloads are cancelled at once (messages after the stop do not
+/// count); calls of rpc workloads in flight may finish for `grace`, then are cancelled.
 struct LoadRunner: Sendable {
-  let channel: GRPCChannel
-  let tripNames: [String]
+  let workload: Workload
+  let workers: LoadWorkers
   let concurrency: Int
-  let options: CallOptions
+  let interruption: Interruption
+  let progress: ProgressBar?
+  /// How long calls in flight may finish once the phase is over.
+  var grace: Duration = .seconds(1)
 
-  /// What one phase measured: per-call latencies and outcomes.
-  struct Samples: Sendable {
-    /// Latency of each call, in nanoseconds, in no particular order.
-    var latencies: [Int64] = []
-    /// Calls per gRPC status code name (`OK`, `UNAVAILABLE`, ...).
-    var codes: [String: Int] = [:]
-    /// Failed calls per error message.
-    var errors: [String: Int] = [:]
-
-    mutating func merge(_ other: Samples) {
-      latencies += other.latencies
-      codes.merge(other.codes, uniquingKeysWith: +)
-      errors.merge(other.errors, uniquingKeysWith: +)
-    }
+  /// What one phase measured.
+  struct Outcome {
+    var tally: LatencyRecorder.Tally
+    var elapsed: Duration
   }
 
-  /// Hands out call numbers to the workers; a number past the limit means "stop".
-  private final class Tickets: Sendable {
-    let next = Atomic<Int>(0)
+  private enum Event {
+    case workerDone, stopped, graceOver
   }
 
-  /// Runs calls until `count` have been started, or until `deadline` if it comes first.
-  func run(count: Int?, until deadline: ContinuousClock.Instant?) async -> Samples {
-    let tickets = Tickets()
-    return await withTaskGroup(of: Samples.self) { group in
-      for _ in 0..<concurrency {
+  func run(_ phase: LoadPhase, label: String) async -> Outcome {
+    let recorder = LatencyRecorder(workers: concurrency)
+    await withTaskGroup(of: Event.self) { group in
+      for worker in 0..<concurrency {
         group.addTask {
-          var samples = Samples()
-          let clock = ContinuousClock()
-          while true {
-            let ticket = tickets.next.wrappingAdd(1, ordering: .relaxed).oldValue
-            if let count, ticket >= count { break }
-            if let deadline, clock.now >= deadline { break }
-            await call(tripNames[ticket % tripNames.count], into: &samples, clock: clock)
-          }
-          return samples
+          var log = recorder.log(for: worker)
+          await workers.run(workload, worker: worker, phase: phase, log: &log)
+          log.flush()
+          return .workerDone
         }
       }
-      var all = Samples()
-      all.latencies.reserveCapacity(count ?? 0)
-      for await samples in group { all.merge(samples) }
-      return all
+      group.addTask {
+        await control(phase, label: label)
+        return .stopped
+      }
+      var working = concurrency
+      while let event = await group.next() {
+        switch event {
+        case .workerDone:
+          working -= 1
+          if working == 0 {
+            phase.stop()
+            group.cancelAll()
+          }
+        case .stopped:
+          if workload.unit == .message {
+            group.cancelAll()
+          } else {
+            group.addTask {
+              try? await Task.sleep(for: grace)
+              return .graceOver
+            }
+          }
+        case .graceOver:
+          group.cancelAll()
+        }
+      }
     }
+    progress?.clear()
+    return Outcome(tally: recorder.tally(), elapsed: .now - phase.start)
   }
 
-  private func call(_ name: String, into samples: inout Samples, clock: ContinuousClock) async {
-    var request = FleetEngine.GetTripRequest()
-    request.name = name
-    let start = clock.now
-    let code: String
-    do {
-      _ = try await channel.unary(FleetEngine.TripService.getTrip, request, options: options)
-      code = "OK"
-    } catch let error as RPCError {
-      code = error.code.name
-      samples.errors[error.message, default: 0] += 1
-    } catch {
-      code = StatusCode.unknown.name
-      samples.errors["\(error)", default: 0] += 1
-    }
-    let elapsed = clock.now - start
-    samples.latencies.append(
-      elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
-    samples.codes[code, default: 0] += 1
+  private func control(_ phase: LoadPhase, label: String) async {
+    await PhaseWatch.untilOver(phase, interruption: interruption, progress: progress, label: label)
   }
+}
+
+/// Watches a phase from a thread of its own and returns once it is over: stopped by a
+/// worker, past its deadline, or interrupted (which it then stops). It also draws the
+/// progress bar.
+///
+/// Not a task: workers reading buffered stream messages need not suspend, and can keep both
+/// threads of the cooperative pool busy until the phase's flag tells them to stop.
+enum PhaseWatch {
+  static func untilOver(
+    _ phase: LoadPhase, interruption: Interruption, progress: ProgressBar?, label: String
+  ) async {
+    await withCheckedContinuation { (over: CheckedContinuation<Void, Never>) in
+      let thread = Thread {
+        while true {
+          if interruption.happened { phase.stop() }
+          if let deadline = phase.deadline, ContinuousClock.now >= deadline { phase.stop() }
+          if phase.isStopped { break }
+          progress?.show(label, phase)
+          var tick = Duration.milliseconds(20)
+          if let deadline = phase.deadline { tick = min(tick, deadline - .now) }
+          let micros = max(tick.components.attoseconds / 1_000_000_000_000, 100)
+          usleep(UInt32(tick.components.seconds > 0 ? 20_000 : micros))
+        }
+        over.resume()
+      }
+      thread.name = "fleet-load-watch"
+      thread.start()
+    }
+  }
+}
+
+/// Set once SIGINT or SIGTERM arrived: the run stops issuing calls and reports what it has.
+final class Interruption: Sendable {
+  private let flag = Atomic<Bool>(false)
+  var happened: Bool { flag.load(ordering: .relaxed) }
+  func signal() { flag.store(true, ordering: .relaxed) }
 }

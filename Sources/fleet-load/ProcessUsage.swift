@@ -22,6 +22,16 @@ struct ProcessUsage {
       peakRSSBytes: Int(usage.ru_maxrss) * 1024)
   }
 
+  /// The resident set now, in bytes (from /proc/self/statm; 0 where that is missing).
+  static func currentRSSBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else {
+      return 0
+    }
+    let fields = text.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+  }
+
   private static func seconds(_ time: timeval) -> Double {
     Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000
   }
