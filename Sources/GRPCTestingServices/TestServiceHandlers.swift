@@ -1,4 +1,4 @@
-public import FleetProtos
+internal import FleetProtos
 public import GRPCWire
 
 typealias Service = GRPCTesting.TestService

@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Pacing, metadata and connections, observed from outside the load tool.
+@Suite("fleet-load load shape")
+struct LoadShapeTests {
+  @Test("--rps 200 -z 1 sends about 200 calls (±10%), paced by a fixed clock")
+  func pacing() async throws {
+    let result = try await FleetLoadProcess.run([
+      "--rps", "200", "-z", "1", "-c", "10", "--warmup", "0", "--format", "json",
+    ])
+    let report = try FleetLoadProcess.report(result)
+    let count = try #require(report["count"] as? Int)
+    #expect((180...220).contains(count), "\(result)")
+    #expect(report["rps"] as? Double == 200)
+  }
+
+  @Test("-m metadata reaches the server: the strict simulator accepts only the token given")
+  func metadataReachesTheServer() async throws {
+    let sim = try await SimulatorServer.start(["--trips", "2", "--strict-tokens"])
+    let common = [
+      "--target", sim.target, "--plaintext", "--trips-to-create", "2", "-n", "20", "-c", "2",
+      "--warmup", "0", "--format", "json",
+    ]
+    let given = try await FleetLoadProcess.run(common + ["-m", "authorization=Bearer sim:*"])
+    let defaulted = try await FleetLoadProcess.run(common)
+    try await sim.stop()
+    #expect(try FleetLoadProcess.report(given)["statusCodes"] as? [String: Int] == ["OK": 20])
+    // The default token, `load-test`, is no trip's token.
+    let codes = try FleetLoadProcess.report(defaulted)["statusCodes"] as? [String: Int]
+    #expect(codes?["OK"] == nil && codes?.values.reduce(0, +) == 20, "\(defaulted)")
+  }
+
+  @Test("--connections 3 opens exactly three connections to the server")
+  func connections() async throws {
+    let sim = try await SimulatorServer.start()
+    let load = try RunningTool(
+      "fleet-load",
+      [
+        "--target", sim.target, "--plaintext", "--call",
+        "grpc.testing.BenchmarkService/UnaryCall", "-c", "6", "--connections", "3", "-z", "3",
+        "--warmup", "0", "--format", "json",
+      ])
+    var most = 0
+    while load.process.isRunning {
+      most = max(most, Self.establishedConnections(toLocalPort: sim.port))
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    try await sim.stop()
+    #expect(load.process.terminationStatus == 0, "\(load.stderr)")
+    #expect(most == 3)
+    let report = try JSONSerialization.jsonObject(with: Data(load.stdout.utf8)) as? [String: Any]
+    #expect(report?["connections"] as? Int == 3)
+  }
+
+  /// ESTABLISHED TCP sockets whose local port is `port` (the server's side of each
+  /// connection), from /proc/net/tcp and tcp6.
+  static func establishedConnections(toLocalPort port: Int) -> Int {
+    let hexPort = String(format: ":%04X", port)
+    return ["/proc/net/tcp", "/proc/net/tcp6"].reduce(0) { total, path in
+      let table = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+      return total
+        + table.split(separator: "\n").dropFirst().filter { line in
+          let fields = line.split(separator: " ")
+          return fields.count > 3 && fields[1].hasSuffix(hexPort) && fields[3] == "01"
+        }.count
+    }
+  }
+}

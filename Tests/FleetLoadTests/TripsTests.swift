@@ -1,0 +1,27 @@
+import Foundation
+import Testing
+
+/// `--trips N`: trips followed through TripService/TripModel, by polling and by the feed.
+@Suite("fleet-load --trips")
+struct TripsTests {
+  @Test("--trips 5 follows five trips and reports updates, callback latency and memory", arguments: [false, true])
+  func followsTrips(stream: Bool) async throws {
+    let result = try await FleetLoadProcess.run(
+      ["--trips", "5", "--poll-interval", "0.2", "-z", "1.5", "--warmup", "0.3", "--format", "json"]
+        + (stream ? ["--stream"] : []))
+    #expect(result.status == 0, "\(result)")
+    let report = try FleetLoadProcess.report(result)
+    #expect(report["unit"] as? String == "update")
+    #expect(report["call"] as? String == (stream ? "WatchTrip" : "GetTrip"))
+    #expect((report["count"] as? Int ?? 0) > 0, "\(result)")
+    #expect(report["errors"] as? [Any] != nil)
+    let trips = try #require(report["trips"] as? [String: Any])
+    #expect(trips["followed"] as? Int == 5)
+    #expect(trips["mode"] as? String == (stream ? "stream" : "poll"))
+    #expect(trips["errors"] as? Int == 0, "\(result)")
+    #expect((trips["updatesPerSecond"] as? Double ?? 0) > 0)
+    #expect((trips["peakRSSBytesPerTrip"] as? Double ?? 0) > 0)
+    let latency = try #require(trips["callbackLatencyMicroseconds"] as? [String: Double])
+    #expect((latency["p50"] ?? 0) > 0)
+  }
+}
