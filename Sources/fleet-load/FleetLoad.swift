@@ -105,7 +105,7 @@ struct FleetLoad: AsyncParsableCommand {
     let host: String
     let port: Int
     let tripNames: [String]
-    let tripCount = workload.trips ?? workload.tripsToCreate
+    let tripCount = workload.tripsToCreate
     let needsTrips = workload.trips != nil || workload.workload.callsTrips
     if let address = target.hostAndPort {
       simulator = nil
@@ -130,7 +130,7 @@ struct FleetLoad: AsyncParsableCommand {
     let histogram: LatencyRecorder.Tally
     if let trips = workload.trips {
       (report, histogram) = try await followTrips(
-        trips, names: tripNames, host: host, port: port, embedded: simulator != nil,
+        trips, names: Array(tripNames.prefix(trips)), host: host, port: port, embedded: simulator != nil,
         interruption: interruption, targetDescription: targetDescription)
     } else {
       (report, histogram) = try await loadCalls(

@@ -29,10 +29,14 @@ struct WorkloadOptions: ParsableArguments {
   @Option(
     name: .customLong("trips-to-create"),
     help: ArgumentHelp(
-      "Trips created on the embedded simulator (GetTrip, WatchTrip go round-robin over them); "
-        + "with --target, the count `fleet-sim --trips N` created.",
+      "Trips created on the embedded simulator (GetTrip, WatchTrip go round-robin over them; "
+        + "--trips follows the first N); with --target, the count `fleet-sim --trips N` "
+        + "created. Default: --trips if given, else 100.",
       valueName: "count"))
-  var tripsToCreate = 100
+  var tripsToCreateOption: Int?
+
+  /// The trips there are: `--trips-to-create`, else `--trips`, else 100.
+  var tripsToCreate: Int { tripsToCreateOption ?? trips ?? 100 }
 
   @Option(
     help: ArgumentHelp(
@@ -72,6 +76,10 @@ struct WorkloadOptions: ParsableArguments {
     }
     guard tripsToCreate >= 1 else { throw ValidationError("--trips-to-create must be at least 1") }
     if let trips, trips < 1 { throw ValidationError("--trips must be at least 1") }
+    if let trips, trips > tripsToCreate {
+      throw ValidationError(
+        "--trips \(trips) is more than the \(tripsToCreate) trips of --trips-to-create")
+    }
     guard pollInterval.isFinite, pollInterval >= 0.1 else {
       throw ValidationError("--poll-interval must be at least 0.1 seconds")
     }

@@ -41,14 +41,7 @@ struct ReportTests {
     let load = try RunningTool(
       "fleet-load", ["-z", "60", "-c", "4", "--warmup", "0", "--format", "json"])
     // Running: the embedded server listens, the client connected, the server accepted.
-    try await load.waitUntil("three sockets") {
-      let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(load.pid)/fd")) ?? []
-      return fds.filter { fd in
-        let target = try? FileManager.default.destinationOfSymbolicLink(
-          atPath: "/proc/\(load.pid)/fd/\(fd)")
-        return target?.hasPrefix("socket:") == true
-      }.count >= 3
-    }
+    try await load.waitUntil("three sockets") { load.socketCount >= 3 }
     let status = try await load.stop(SIGINT)
     #expect(status == 130, "\(load.stderr)")
     let report = try #require(

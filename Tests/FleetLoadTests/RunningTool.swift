@@ -42,6 +42,16 @@ final class RunningTool: @unchecked Sendable {
   var stderr: String { read("err") }
   var pid: Int32 { process.processIdentifier }
 
+  /// The sockets the process holds now (its /proc/PID/fd entries that are sockets).
+  var socketCount: Int {
+    let folder = "/proc/\(pid)/fd"
+    let fds = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+    return fds.filter { fd in
+      let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\(fd)")
+      return target?.hasPrefix("socket:") == true
+    }.count
+  }
+
   private func read(_ file: String) -> String {
     (try? String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)) ?? ""
   }
