@@ -84,11 +84,14 @@ enum PhaseWatch {
   ) async {
     await withCheckedContinuation { (over: CheckedContinuation<Void, Never>) in
       let thread = Thread {
+        var ticks = 0
         while true {
           if interruption.happened { phase.stop() }
           if let deadline = phase.deadline, ContinuousClock.now >= deadline { phase.stop() }
           if phase.isStopped { break }
-          progress?.show(label, phase)
+          // Redrawn ten times a second.
+          if ticks % 5 == 0 { progress?.show(label, phase) }
+          ticks += 1
           var tick = Duration.milliseconds(20)
           if let deadline = phase.deadline { tick = min(tick, deadline - .now) }
           let micros = max(tick.components.attoseconds / 1_000_000_000_000, 100)
