@@ -71,6 +71,11 @@ struct FleetLoad: AsyncParsableCommand {
         "--rps paces calls of the rpc workloads (GetTrip, UnaryCall, StreamingCall); "
           + "\(call.rawValue) counts messages the server sends at its own pace")
     }
+    if !call.hasPayloads, workload.requestSize != 0 || workload.responseSize != 0 {
+      throw ValidationError(
+        "--request-size and --response-size set the grpc.testing payloads; \(call.rawValue) "
+          + "sends and gets trips")
+    }
     guard workload.trips != nil else { return }
     let conflicts = [
       ("--call", workload.callName != Workload.getTrip.rawValue),

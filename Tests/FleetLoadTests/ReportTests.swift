@@ -81,6 +81,7 @@ struct ReportTests {
       (["--target", "127.0.0.1:1", "--cert", "/etc/hostname"], "--cert and --key go together"),
       (["--target", "127.0.0.1:1", "--cacert", "/no/such/file"], "no such readable file"),
       (["--stream"], "--stream goes with --trips"),
+      (["--call", "GetTrip", "--response-size", "10"], "set the grpc.testing payloads"),
       (["--trips", "5", "--rps", "10"], "cannot go with it"),
       (["-m", "novalue"], "key=value"),
       (["-m", "Bad Key=1"], "-m/--metadata"),

@@ -15,11 +15,13 @@ struct WorkloadTests {
     ])
   func workload(call: String, unit: String) async throws {
     let sim = try await SimulatorServer.start(["--trips", "4"])
-    let result = try await FleetLoadProcess.run([
-      "--target", sim.target, "--plaintext", "--trips-to-create", "4", "--call", call,
-      "-c", "2", "-z", "0.5", "--warmup", "0.1", "--response-size", "64",
-      "--request-size", "16", "--stream-messages", "5", "--format", "json",
-    ])
+    let sizes =
+      call.hasPrefix("grpc.testing.") ? ["--response-size", "64", "--request-size", "16"] : []
+    let result = try await FleetLoadProcess.run(
+      [
+        "--target", sim.target, "--plaintext", "--trips-to-create", "4", "--call", call,
+        "-c", "2", "-z", "0.5", "--warmup", "0.1", "--stream-messages", "5", "--format", "json",
+      ] + sizes)
     try await sim.stop()
     #expect(result.status == 0, "\(result)")
     let report = try FleetLoadProcess.report(result)
