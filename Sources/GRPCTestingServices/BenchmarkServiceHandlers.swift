@@ -1,5 +1,5 @@
-public import GRPCWire
 internal import FleetProtos
+public import GRPCWire
 
 /// `grpc.testing.BenchmarkService` (gRPC's benchmark_service.proto), the load target of
 /// `fleet-load` and of other gRPC benchmark clients.

@@ -135,7 +135,8 @@ struct FleetLoad: AsyncParsableCommand {
     let histogram: LatencyRecorder.Tally
     if let trips = workload.trips {
       (report, histogram) = try await followTrips(
-        trips, names: Array(tripNames.prefix(trips)), host: host, port: port, embedded: simulator != nil,
+        trips, names: Array(tripNames.prefix(trips)), host: host, port: port,
+        embedded: simulator != nil,
         interruption: interruption, targetDescription: targetDescription)
     } else {
       (report, histogram) = try await loadCalls(
@@ -181,7 +182,9 @@ struct FleetLoad: AsyncParsableCommand {
       concurrency: load.concurrency, requestSize: workload.requestSize,
       responseSize: workload.responseSize, streamMessages: workload.streamMessages)
     do {
-      if call.callsTrips, !embedded { try await Self.probe(channels[0], workers.options, tripNames) }
+      if call.callsTrips, !embedded {
+        try await Self.probe(channels[0], workers.options, tripNames)
+      }
     } catch {
       for channel in channels { channel.close() }
       throw error
@@ -251,7 +254,8 @@ struct FleetLoad: AsyncParsableCommand {
     options.allowsTokensOverPlaintext = embedded || target.plaintext
     let security: TripService.TransportSecurity =
       target.usesTLS
-      ? .tls(.init(trustedCertificatesFile: target.cacert, serverHostnameOverride: target.serverName))
+      ? .tls(
+        .init(trustedCertificatesFile: target.cacert, serverHostnameOverride: target.serverName))
       : .plaintext
     var token = "load-test"
     for pair in load.metadataPairs {
@@ -259,9 +263,11 @@ struct FleetLoad: AsyncParsableCommand {
     }
     let configuration = TripService.Configuration(
       endpoint: TripService.Endpoint(host: host, port: port), transportSecurity: security,
-      providerID: target.provider, accessTokenProvider: FixedAccessTokenProvider(AccessToken(token)),
+      providerID: target.provider,
+      accessTokenProvider: FixedAccessTokenProvider(AccessToken(token)),
       options: options)
-    let stop: LoadOptions.Stop = load.total == nil && load.duration == nil ? .duration(.seconds(10)) : load.stop
+    let stop: LoadOptions.Stop =
+      load.total == nil && load.duration == nil ? .duration(.seconds(10)) : load.stop
     let run = TripLoad(
       configuration: configuration, names: names, warmup: load.warmup, stop: stop,
       interruption: interruption, progress: ProgressBar.ifTerminal(unit: "updates"))

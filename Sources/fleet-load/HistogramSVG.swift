@@ -49,7 +49,8 @@ enum HistogramSVG {
       "<line x1=\"\(f(left))\" y1=\"\(f(axisY))\" x2=\"\(f(left + plotWidth))\" y2=\"\(f(axisY))\" "
         + "stroke=\"black\"/>")
     svg.append(
-      "<line x1=\"\(f(left))\" y1=\"\(f(top))\" x2=\"\(f(left))\" y2=\"\(f(axisY))\" stroke=\"black\"/>")
+      "<line x1=\"\(f(left))\" y1=\"\(f(top))\" x2=\"\(f(left))\" y2=\"\(f(axisY))\" stroke=\"black\"/>"
+    )
     for fraction in [0.0, 0.5, 1.0] {
       let value = Double(low) + fraction * Double(cut - low)
       svg.append(
@@ -59,7 +60,8 @@ enum HistogramSVG {
     svg.append(
       "<text x=\"\(f(left + plotWidth / 2))\" y=\"\(f(height - 12))\" text-anchor=\"middle\">"
         + "latency (ms); the last bar holds everything slower than p99.9</text>")
-    svg.append("<text x=\"\(f(left - 8))\" y=\"\(f(top + 4))\" text-anchor=\"end\">\(Int(largest))</text>")
+    svg.append(
+      "<text x=\"\(f(left - 8))\" y=\"\(f(top + 4))\" text-anchor=\"end\">\(Int(largest))</text>")
     svg.append("<text x=\"\(f(left - 8))\" y=\"\(f(axisY))\" text-anchor=\"end\">0</text>")
     for (name, percentile) in [("p50", 50.0), ("p99", 99.0)] {
       let value = Double(histogram.valueAtPercentile(percentile))

@@ -19,7 +19,9 @@ final class LoadPhase: Sendable {
   private let failures = Atomic<Int>(0)
   private let stopped = Atomic<Bool>(false)
 
-  init(start: ContinuousClock.Instant, deadline: ContinuousClock.Instant?, limit: Int?, rate: Double?) {
+  init(
+    start: ContinuousClock.Instant, deadline: ContinuousClock.Instant?, limit: Int?, rate: Double?
+  ) {
     self.start = start
     self.deadline = deadline
     self.limit = limit

@@ -131,7 +131,8 @@ struct LoadReport: Encodable {
 
   static func latency(_ histogram: Histogram<UInt64>) -> Latency {
     guard histogram.totalCount > 0 else {
-      return Latency(fastest: 0, slowest: 0, mean: 0, p50: 0, p75: 0, p90: 0, p95: 0, p99: 0, p999: 0)
+      return Latency(
+        fastest: 0, slowest: 0, mean: 0, p50: 0, p75: 0, p90: 0, p95: 0, p99: 0, p999: 0)
     }
     func micros(_ percentile: Double) -> Double {
       Double(histogram.valueAtPercentile(percentile)) / 1000

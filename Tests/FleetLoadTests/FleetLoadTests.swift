@@ -35,6 +35,7 @@ struct FleetLoadTests {
     let result = try await FleetLoadProcess.run(["--call", "Nope"])
     #expect(result.status != 0, "\(result)")
     #expect(result.stderr.contains("--call Nope is not a workload"), "\(result)")
-    #expect(result.stderr.contains("grpc.testing.BenchmarkService/StreamingFromServer"), "\(result)")
+    #expect(
+      result.stderr.contains("grpc.testing.BenchmarkService/StreamingFromServer"), "\(result)")
   }
 }

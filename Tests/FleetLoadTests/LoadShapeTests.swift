@@ -35,7 +35,9 @@ struct LoadShapeTests {
     #expect(codes?["OK"] == nil && codes?.values.reduce(0, +) == 20, "\(defaulted)")
   }
 
-  @Test("--connections 3 opens exactly three connections to the server (its sockets, less those it had idle)")
+  @Test(
+    "--connections 3 opens exactly three connections to the server (its sockets, less those it had idle)"
+  )
   func connections() async throws {
     let sim = try await SimulatorServer.start()
     // The listener, and whatever the process inherited from the test runner.

@@ -12,7 +12,9 @@ import Testing
 /// What fleet-load prints and writes, and how it ends: TLS, Ctrl-C, the SVG, bad flags.
 @Suite("fleet-load reports and flags")
 struct ReportTests {
-  @Test("--target is TLS by default: with --cacert it loads fleet-sim --tls-cert; without, it fails verification")
+  @Test(
+    "--target is TLS by default: with --cacert it loads fleet-sim --tls-cert; without, it fails verification"
+  )
   func tls() async throws {
     let fixtures = try await TLSFixtures.shared
     let sim = try await SimulatorServer.start([
@@ -74,10 +76,16 @@ struct ReportTests {
     "bad flag combinations are refused with a clear message",
     arguments: [
       (["-n", "5", "-z", "1"], "not both"),
-      (["--rps", "10", "--call", "grpc.testing.BenchmarkService/StreamingFromServer"], "--rps paces"),
+      (
+        ["--rps", "10", "--call", "grpc.testing.BenchmarkService/StreamingFromServer"],
+        "--rps paces"
+      ),
       (["-c", "2", "--connections", "3"], "more than -c"),
       (["--cacert", "/etc/hostname"], "need --target"),
-      (["--target", "127.0.0.1:1", "--plaintext", "--cacert", "/etc/hostname"], "cannot go with --plaintext"),
+      (
+        ["--target", "127.0.0.1:1", "--plaintext", "--cacert", "/etc/hostname"],
+        "cannot go with --plaintext"
+      ),
       (["--target", "127.0.0.1:1", "--cert", "/etc/hostname"], "--cert and --key go together"),
       (["--target", "127.0.0.1:1", "--cacert", "/no/such/file"], "no such readable file"),
       (["--stream"], "--stream goes with --trips"),

@@ -4,10 +4,15 @@ import Testing
 /// `--trips N`: trips followed through TripService/TripModel, by polling and by the feed.
 @Suite("fleet-load --trips")
 struct TripsTests {
-  @Test("--trips 5 follows five trips and reports updates, callback latency and memory", arguments: [false, true])
+  @Test(
+    "--trips 5 follows five trips and reports updates, callback latency and memory",
+    arguments: [false, true])
   func followsTrips(stream: Bool) async throws {
     let result = try await FleetLoadProcess.run(
-      ["--trips", "5", "--poll-interval", "0.2", "-z", "1.5", "--warmup", "0.3", "--format", "json"]
+      [
+        "--trips", "5", "--poll-interval", "0.2", "-z", "1.5", "--warmup", "0.3", "--format",
+        "json",
+      ]
         + (stream ? ["--stream"] : []))
     #expect(result.status == 0, "\(result)")
     let report = try FleetLoadProcess.report(result)

@@ -74,7 +74,9 @@ struct GRPCTestingServicesTests {
     try await SimulatorHarness.with { harness in
       let response = try await harness.channel.clientStreaming(Benchmark.streamingFromClient) {
         writer in
-        for size in [5, 6, 9] as [Int32] { try await writer.write(Self.request(responseSize: size)) }
+        for size in [5, 6, 9] as [Int32] {
+          try await writer.write(Self.request(responseSize: size))
+        }
       }
       #expect(response.message.payload?.body.count == 9)
     }

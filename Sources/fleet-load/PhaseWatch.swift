@@ -1,0 +1,38 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Watches a phase from a thread of its own and returns once it is over: stopped by a
+/// worker, past its deadline, or interrupted (which it then stops). It also draws the
+/// progress bar.
+///
+/// Not a task: workers reading buffered stream messages need not suspend, and can keep both
+/// threads of the cooperative pool busy until the phase's flag tells them to stop.
+enum PhaseWatch {
+  static func untilOver(
+    _ phase: LoadPhase, interruption: Interruption, progress: ProgressBar?, label: String
+  ) async {
+    await withCheckedContinuation { (over: CheckedContinuation<Void, Never>) in
+      let thread = Thread {
+        var ticks = 0
+        while true {
+          if interruption.happened { phase.stop() }
+          if let deadline = phase.deadline, ContinuousClock.now >= deadline { phase.stop() }
+          if phase.isStopped { break }
+          // Redrawn ten times a second.
+          if ticks % 5 == 0 { progress?.show(label, phase) }
+          ticks += 1
+          var tick = Duration.milliseconds(20)
+          if let deadline = phase.deadline { tick = min(tick, deadline - .now) }
+          let micros = max(tick.components.attoseconds / 1_000_000_000_000, 100)
+          usleep(UInt32(tick.components.seconds > 0 ? 20_000 : micros))
+        }
+        over.resume()
+      }
+      thread.name = "fleet-load-watch"
+      thread.start()
+    }
+  }
+}

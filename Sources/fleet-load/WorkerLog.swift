@@ -1,0 +1,56 @@
+import FleetSync
+
+/// One worker's samples not yet handed to its shard.
+struct WorkerLog {
+  let shard: PosixMutex<LatencyRecorder.Tally>
+  private var latencies: [UInt64] = []
+  /// OK outcomes, counted apart: most calls are OK, and a counter costs no string hashing.
+  private var ok = 0
+  private var codes: [String: Int] = [:]
+  private var errors: [String: Int] = [:]
+
+  init(shard: PosixMutex<LatencyRecorder.Tally>) {
+    self.shard = shard
+    latencies.reserveCapacity(256)
+  }
+
+  /// One unit's latency.
+  mutating func record(_ latency: Duration) {
+    let (seconds, attoseconds) = latency.components
+    let nanoseconds = max(seconds * 1_000_000_000 + attoseconds / 1_000_000_000, 0)
+    latencies.append(min(UInt64(nanoseconds), LatencyRecorder.highestTrackable))
+    if latencies.count >= 256 { flush() }
+  }
+
+  /// One call's outcome: `error` nil for OK.
+  mutating func outcome(_ error: RPCErrorSummary?) {
+    guard let error else {
+      ok += 1
+      return
+    }
+    codes[error.code, default: 0] += 1
+    errors[error.message, default: 0] += 1
+  }
+
+  /// Hands everything to the shard.
+  mutating func flush() {
+    var codes = self.codes
+    if ok > 0 { codes["OK", default: 0] += ok }
+    let (latencies, errors) = (self.latencies, self.errors)
+    shard.withLock { tally in
+      for latency in latencies { _ = tally.histogram.record(latency) }
+      tally.codes.merge(codes, uniquingKeysWith: +)
+      tally.errors.merge(errors, uniquingKeysWith: +)
+    }
+    self.latencies.removeAll(keepingCapacity: true)
+    ok = 0
+    self.codes.removeAll()
+    self.errors.removeAll()
+  }
+}
+
+/// A failed call as the report counts it: its status code name and message.
+struct RPCErrorSummary {
+  var code: String
+  var message: String
+}
