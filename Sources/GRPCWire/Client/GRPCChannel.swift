@@ -23,6 +23,13 @@ public final class GRPCChannel: Sendable {
   private let loopStopped = Atomic<Bool>(false)
   private let baseHeaders: [HeaderField]
 
+  /// The event loop that owns the channel's connections. Tasks that make many calls should
+  /// prefer it (`Task(executorPreference: channel.eventLoop) { … }`,
+  /// `group.addTask(executorPreference: channel.eventLoop)`): their calls then start and
+  /// complete on the loop thread with no thread hop, which is most of a small call's cost.
+  /// Their code must not block.
+  public var eventLoop: EventLoop { loop }
+
   /// The version sent in `user-agent`.
   public static let version = "0.1.0"
 

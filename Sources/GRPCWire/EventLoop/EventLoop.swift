@@ -8,9 +8,17 @@ internal import FleetSync
 /// Everything registered with the loop (file descriptors, timers, end-of-tick hooks) is only
 /// touched on the loop thread; debug builds check that at every loop-only entry point. The
 /// loop runs until ``shutdown()``.
-public final class EventLoop: @unchecked Sendable {
+///
+/// The loop is also a Swift `TaskExecutor`. A task that prefers it
+/// (`Task(executorPreference: loop)`, `withTaskExecutorPreference(loop)`,
+/// `group.addTask(executorPreference: loop)`) runs on the loop thread, so a gRPC call it makes
+/// on a channel or server of this loop starts and completes with no thread hop and no
+/// wake-up: the call is handed to the connection and the task resumed within the same loop
+/// tick. Such code must not block; it shares the thread with every socket of the loop.
+public final class EventLoop: TaskExecutor, @unchecked Sendable {
   // @unchecked Sendable: `pending` is behind a Mutex; every other stored property is only
-  // read or written on the loop thread (asserted by `assertInLoop`).
+  // read or written on the loop thread (asserted by `assertInLoop`), except `thread`, written
+  // once before the loop is shared.
 
   private let epollFD: Int32
   private let wakeFD: Int32
@@ -20,10 +28,23 @@ public final class EventLoop: @unchecked Sendable {
   private var timers = TimerHeap()
   private var tickEnd: [any TickEndHandler] = []
   private var running = true
+  /// Work and jobs queued from the loop thread itself: no lock, no wake-up (the loop drains it
+  /// before it waits again).
+  @exclusivity(unchecked) private var local: [Item] = []
+  /// `local`'s twin: the batch being run while new items go to `local`.
+  @exclusivity(unchecked) private var runningBatch: [Item] = []
+  /// Whether the thread has been detached (stopped from its own thread; nobody joins it).
+  private var detached = false
+
+  /// One thing to run on the loop: a closure, or a job of a task that prefers this loop.
+  private enum Item {
+    case work(@Sendable () -> Void)
+    case job(UnownedJob)
+  }
 
   private struct Pending {
-    var work: [@Sendable () -> Void] = []
-    /// Whether the loop has been woken since it last drained `work`: saves eventfd writes
+    var items: [Item] = []
+    /// Whether the loop has been woken since it last drained `items`: saves eventfd writes
     /// when many tasks arrive in one tick.
     var wakeSent = false
   }
@@ -41,10 +62,24 @@ public final class EventLoop: @unchecked Sendable {
   /// Whether the caller is on this loop's thread.
   public var inEventLoop: Bool { pthread_equal(pthread_self(), thread) != 0 }
 
-  /// Runs `work` on the loop thread, soon; callable from any thread, including the loop's.
+  /// Runs `work` on the loop thread, soon; callable from any thread, including the loop's
+  /// (then it runs later in the same tick, never inside the caller).
   public func execute(_ work: @escaping @Sendable () -> Void) {
+    enqueue(.work(work))
+  }
+
+  /// Runs a job of a task that prefers this loop (`TaskExecutor`).
+  public func enqueue(_ job: consuming ExecutorJob) {
+    enqueue(.job(UnownedJob(job)))
+  }
+
+  private func enqueue(_ item: Item) {
+    if inEventLoop {
+      local.append(item)
+      return
+    }
     let mustWake = pending.withLock { p in
-      p.work.append(work)
+      p.items.append(item)
       defer { p.wakeSent = true }
       return !p.wakeSent
     }
@@ -56,8 +91,17 @@ public final class EventLoop: @unchecked Sendable {
 
   /// Stops the loop after the work queued so far and waits for its thread to end. Handlers
   /// still registered are closed first. Not callable on the loop itself.
+  ///
+  /// Called on the loop itself (by a task that prefers the loop), it cannot wait for its own
+  /// thread: the loop stops once the current tick is done and its thread ends by itself.
   public func shutdown() {
-    precondition(!inEventLoop, "EventLoop.shutdown() called on its own thread")
+    if inEventLoop {
+      running = false
+      detached = true
+      pthread_detach(thread)
+      for handler in handlers.values { handler.loopClosing() }
+      return
+    }
     execute { [self] in
       running = false
       for handler in handlers.values { handler.loopClosing() }
@@ -126,7 +170,8 @@ public final class EventLoop: @unchecked Sendable {
     let events = UnsafeMutablePointer<fleet_epoll_ready>.allocate(capacity: capacity)
     defer { events.deallocate() }
     while running {
-      let timeout = timers.millisecondsUntilNext(now: .now)
+      // Work queued on the loop itself is not announced by the eventfd: do not sleep on it.
+      let timeout = local.isEmpty ? timers.millisecondsUntilNext(now: .now) : 0
       let count = fleet_epoll_wait(epollFD, events, Int32(capacity), timeout)
       if count < 0 {
         precondition(errno == EINTR, "epoll_wait failed: errno \(errno)")
@@ -152,6 +197,9 @@ public final class EventLoop: @unchecked Sendable {
         let due = tickEnd
         tickEnd.removeAll(keepingCapacity: true)
         for handler in due { handler.tickEnded() }
+        // What the flush resumed (callers waiting on the loop) runs in this tick, and what
+        // they send goes out in the next flush of this same tick.
+        runPendingWork()
       }
     }
     // Stopped: let go of everything registered. Timer bodies and handlers hold connections
@@ -159,19 +207,50 @@ public final class EventLoop: @unchecked Sendable {
     handlers.removeAll()
     timers.removeAll()
     tickEnd.removeAll()
-    pending.withLock { $0.work.removeAll() }
+    local.removeAll()
+    runningBatch.removeAll()
+    pending.withLock { $0.items.removeAll() }
+    if detached {
+      close(epollFD)
+      close(wakeFD)
+    }
   }
 
   private static let readableEvents = UInt32(
     FLEET_EPOLL_IN | FLEET_EPOLL_RDHUP | FLEET_EPOLL_HUP
       | FLEET_EPOLL_ERR)
 
+  /// Runs what was queued, and what that queues, for a few rounds: work that keeps queueing
+  /// more (a task that only yields) cannot starve the sockets; the rest waits for the next
+  /// tick, which then polls without sleeping.
   private func runPendingWork() {
-    let work = pending.withLock { p in
-      p.wakeSent = false
-      return p.work.isEmpty ? [] : p.work.exchange([])
+    for _ in 0..<8 {
+      var ran = false
+      if !local.isEmpty {
+        swap(&local, &runningBatch)
+        run(runningBatch)
+        runningBatch.removeAll(keepingCapacity: true)
+        ran = true
+      }
+      let items = pending.withLock { p -> [Item] in
+        p.wakeSent = false
+        return p.items.isEmpty ? [] : p.items.exchange([])
+      }
+      if !items.isEmpty {
+        run(items)
+        ran = true
+      }
+      if !ran { return }
     }
-    for item in work { item() }
+  }
+
+  private func run(_ items: [Item]) {
+    for item in items {
+      switch item {
+      case .work(let work): work()
+      case .job(let job): job.runSynchronously(on: asUnownedTaskExecutor())
+      }
+    }
   }
 }
 

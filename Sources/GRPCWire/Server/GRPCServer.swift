@@ -12,6 +12,11 @@ public struct ServerOptions: Sendable {
   /// Serve TLS (1.2+, ALPN h2) with this certificate chain and private key (PEM files);
   /// nil: plaintext.
   public var tls: (certificateChainFile: String, privateKeyFile: String)?
+  /// Run each handler as a task that prefers the server's event loop (the default): a handler
+  /// that does not block starts, answers and finishes within the loop tick that brought its
+  /// request, with no thread hop or wake-up. Set false for handlers that compute for long or
+  /// block, so that they run on the global executor and the loop keeps serving sockets.
+  public var handlersRunOnEventLoop = true
 
   public init() {}
 }

@@ -154,7 +154,8 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
         self.finishResponse(of: stream)
       }
     }
-    stream.handlerTask = Task {
+    let executor: (any TaskExecutor)? = server.options.handlersRunOnEventLoop ? loop : nil
+    stream.handlerTask = Task(executorPreference: executor) {
       await handler(stream, context)
     }
     if endStream, let error = stream.requestsEnded() { fail(stream, error) }
