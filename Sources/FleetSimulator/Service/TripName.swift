@@ -16,6 +16,9 @@ struct TripName: Hashable, Sendable, CustomStringConvertible {
     self.tripID = tripID
   }
 
+  /// `/ : ? , #`, as bytes.
+  private static let forbiddenInTripID: [UInt8] = Array("/:?,#".utf8)
+
   /// The name `name` of request field `field`.
   init(parsing name: String, field: String = "name") throws(RPCError) {
     let parts = name.split(separator: "/", omittingEmptySubsequences: false)
@@ -49,6 +52,13 @@ struct TripName: Hashable, Sendable, CustomStringConvertible {
   private static func checkTripID(_ tripID: String, field: String) throws(RPCError) {
     guard !tripID.isEmpty else {
       throw FleetEngineError.invalidArgument(field: field, "the trip ID is empty")
+    }
+    // Every GetTrip passes here: scan bytes, not Characters (each ASCII byte is a character,
+    // and the forbidden ones are ASCII). 64 bytes or fewer are 64 characters or fewer.
+    if tripID.utf8.count <= 64,
+      !tripID.utf8.contains(where: { Self.forbiddenInTripID.contains($0) })
+    {
+      return
     }
     guard tripID.count <= 64 else {
       throw FleetEngineError.invalidArgument(

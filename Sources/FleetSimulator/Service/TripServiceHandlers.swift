@@ -60,8 +60,9 @@ struct TripServiceHandlers: Sendable {
     let grant = try core.access.authenticate(context.requestMetadata)
     let name = try TripName(parsing: request.name)
     try core.access.authorize(grant, tripID: name.tripID)
+    // A name that parsed is exactly `name.description`; looking it up as sent saves building it.
     return try core.render(
-      name.description, now: core.clock.now(), options: RenderOptions(request))
+      request.name, now: core.clock.now(), options: RenderOptions(request))
   }
 
   func updateTrip(_ request: FleetEngine.UpdateTripRequest, _ context: ServerContext) async throws
