@@ -34,7 +34,8 @@ extension LoadReport {
           + (trips.mode == "stream"
             ? "the streaming trip feed"
             : "polling every \(format(trips.pollIntervalSeconds ?? 0)) s"),
-        "  Updates:      \(format(trips.updatesPerSecond)) /s (subscriber didUpdate callbacks)",
+        "  Updates:      \(format(trips.updatesPerSecond)) /s (subscriber didUpdate callbacks), "
+          + "\(trips.tripsUpdated) trips updated",
         "  Errors:       \(trips.errors) failed updates",
         "  Completed:    \(trips.completedTrips) trips reached COMPLETE or CANCELED",
         "  Client CPU:   \(format(trips.cpuCores)) cores",

@@ -78,6 +78,8 @@ struct LoadReport: Encodable {
     var errors: Int
     /// Trips that reached COMPLETE or CANCELED (they stop being followed).
     var completedTrips: Int
+    /// Trips that got at least one update in the measured phase.
+    var tripsUpdated: Int
     /// Client CPU over the measured phase divided by its duration (1.0 = one core).
     var cpuCores: Double
     /// Resident memory before the TripService existed.

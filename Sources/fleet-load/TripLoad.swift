@@ -75,6 +75,7 @@ struct TripLoad {
       updatesPerSecond: seconds > 0 ? Double(count) / seconds : 0,
       callbackLatencyMicroseconds: LoadReport.latency(measured.tally.histogram),
       errors: failures, completedTrips: counter.completedTrips,
+      tripsUpdated: counter.tripsUpdated,
       cpuCores: seconds > 0 ? cpu / seconds : 0, baselineRSSBytes: baselineRSS,
       peakRSSBytesPerTrip: Double(max(measured.after.peakRSSBytes - baselineRSS, 0))
         / Double(names.count))

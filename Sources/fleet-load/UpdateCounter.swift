@@ -9,6 +9,8 @@ final class UpdateCounter: TripModelSubscriber {
     var phase: LoadPhase?
     var tally = LatencyRecorder.Tally()
     var completedTrips = 0
+    /// The models updated in the measured phase, to tell whether every trip is followed.
+    var updatedModels = Set<ObjectIdentifier>()
   }
 
   private let state = PosixMutex(State())
@@ -18,6 +20,7 @@ final class UpdateCounter: TripModelSubscriber {
     state.withLock {
       $0.phase = phase
       $0.tally = LatencyRecorder.Tally()
+      $0.updatedModels = []
     }
   }
 
@@ -34,6 +37,9 @@ final class UpdateCounter: TripModelSubscriber {
 
   var completedTrips: Int { state.withLock { $0.completedTrips } }
 
+  /// Trips updated at least once in the current (or last) phase.
+  var tripsUpdated: Int { state.withLock { $0.updatedModels.count } }
+
   func tripModel(
     _ model: TripModel, didUpdate trip: FleetEngine.Trip,
     updatedPropertyFields: TripModelUpdatedPropertyFields
@@ -47,6 +53,7 @@ final class UpdateCounter: TripModelSubscriber {
     state.withLock { state in
       guard let phase = state.phase, phase.completed() else { return }
       state.tally.codes["OK", default: 0] += 1
+      state.updatedModels.insert(ObjectIdentifier(model))
       // An update without a location stamp counts, but has no latency to show.
       if let latency {
         _ = state.tally.histogram.record(min(latency, LatencyRecorder.highestTrackable))

@@ -22,6 +22,7 @@ struct TripsTests {
     #expect(report["errors"] as? [Any] != nil)
     let trips = try #require(report["trips"] as? [String: Any])
     #expect(trips["followed"] as? Int == 5)
+    #expect(trips["tripsUpdated"] as? Int == 5, "\(result)")
     #expect(trips["mode"] as? String == (stream ? "stream" : "poll"))
     #expect(trips["errors"] as? Int == 0, "\(result)")
     #expect((trips["updatesPerSecond"] as? Double ?? 0) > 0)
