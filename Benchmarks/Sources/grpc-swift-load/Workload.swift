@@ -1,0 +1,250 @@
+import BenchmarkProtos
+import Foundation
+import GRPCCore
+import Synchronization
+
+/// The calls `--call` names, exactly as fleet-load spells them.
+enum Workload: String, CaseIterable, Sendable {
+  case getTrip = "GetTrip"
+  case unaryCall = "grpc.testing.BenchmarkService/UnaryCall"
+  case streamingCall = "grpc.testing.BenchmarkService/StreamingCall"
+  case streamingFromServer = "grpc.testing.BenchmarkService/StreamingFromServer"
+  case streamingOutputCall = "grpc.testing.TestService/StreamingOutputCall"
+
+  static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
+
+  /// What one counted unit is: `rpc` or `message`.
+  var unit: String {
+    switch self {
+    case .getTrip, .unaryCall, .streamingOutputCall: "rpc"
+    case .streamingCall, .streamingFromServer: "message"
+    }
+  }
+}
+
+/// What one worker (or all, merged) saw.
+struct WorkerResult: Sendable {
+  /// Latency of each measured unit, nanoseconds (none for StreamingFromServer).
+  var latencies: [Int64] = []
+  /// Units in the measured phase.
+  var measured = 0
+  /// Units completed during the warm-up, and while stopping (after the measured phase).
+  var warmup = 0
+  var drained = 0
+  /// Measured units per status code name; failed calls per message.
+  var codes: [String: Int] = [:]
+  var errors: [String: Int] = [:]
+
+  mutating func merge(_ other: WorkerResult) {
+    latencies += other.latencies
+    measured += other.measured
+    warmup += other.warmup
+    drained += other.drained
+    codes.merge(other.codes, uniquingKeysWith: +)
+    errors.merge(other.errors, uniquingKeysWith: +)
+  }
+
+  /// Counts one finished unit in the phase it finished in; false once the run is over.
+  mutating func record(
+    _ phases: LoadPhases, latency: Duration?, code: String = "OK", error: String? = nil
+  ) -> Bool {
+    switch phases.current {
+    case .warmup:
+      warmup += 1
+      return true
+    case .measuring:
+      measured += 1
+      if let latency {
+        latencies.append(
+          latency.components.seconds * 1_000_000_000 + latency.components.attoseconds
+            / 1_000_000_000)
+      }
+      codes[code, default: 0] += 1
+      if let error { errors[error, default: 0] += 1 }
+      return phases.countMeasured()
+    case .stopping:
+      drained += 1
+      return false
+    }
+  }
+}
+
+/// Everything a worker needs; the calls themselves are the generated stubs' methods.
+struct WorkloadContext: Sendable {
+  let workload: Workload
+  let tripNames: [String]
+  let requestSize: Int
+  let responseSize: Int
+  let phases: LoadPhases
+  let metadata: Metadata = ["authorization": "Bearer load-test"]
+
+  var simpleRequest: Grpc_Testing_SimpleRequest {
+    var request = Grpc_Testing_SimpleRequest()
+    request.responseSize = Int32(responseSize)
+    request.payload.body = Data(count: requestSize)
+    return request
+  }
+
+  /// One call of the workload (one message for the streams), before any load.
+  func probe(_ client: GRPCClient<some ClientTransport>) async throws {
+    switch workload {
+    case .getTrip:
+      var request = Maps_Fleetengine_V1_GetTripRequest()
+      request.name = tripNames[0]
+      _ = try await Maps_Fleetengine_V1_TripService.Client(wrapping: client)
+        .getTrip(request, metadata: metadata)
+    case .unaryCall, .streamingCall, .streamingFromServer:
+      _ = try await Grpc_Testing_BenchmarkService.Client(wrapping: client)
+        .unaryCall(simpleRequest, metadata: metadata)
+    case .streamingOutputCall:
+      try await streamingOutput(Grpc_Testing_TestService.Client(wrapping: client))
+    }
+  }
+
+  func runWorker(_ worker: Int, client: GRPCClient<some ClientTransport>) async throws
+    -> WorkerResult
+  {
+    switch workload {
+    case .getTrip: return await getTrips(worker, client)
+    case .unaryCall: return await unaryCalls(client)
+    case .streamingCall: return try await pingPong(client)
+    case .streamingFromServer: return try await serverStream(client)
+    case .streamingOutputCall: return await streamingOutputCalls(client)
+    }
+  }
+
+  // MARK: Unary
+
+  private func getTrips(_ worker: Int, _ client: GRPCClient<some ClientTransport>) async
+    -> WorkerResult
+  {
+    let trips = Maps_Fleetengine_V1_TripService.Client(wrapping: client)
+    var result = WorkerResult()
+    var next = worker
+    var going = true
+    while going {
+      var request = Maps_Fleetengine_V1_GetTripRequest()
+      request.name = tripNames[next % tripNames.count]
+      next += 1
+      let start = ContinuousClock.now
+      do {
+        _ = try await trips.getTrip(request, metadata: metadata)
+        going = result.record(phases, latency: .now - start)
+      } catch {
+        going = result.record(phases, latency: .now - start, code: Self.code(error), error: "\(error)")
+      }
+    }
+    return result
+  }
+
+  private func unaryCalls(_ client: GRPCClient<some ClientTransport>) async -> WorkerResult {
+    let service = Grpc_Testing_BenchmarkService.Client(wrapping: client)
+    let request = simpleRequest
+    var result = WorkerResult()
+    var going = true
+    while going {
+      let start = ContinuousClock.now
+      do {
+        _ = try await service.unaryCall(request, metadata: metadata)
+        going = result.record(phases, latency: .now - start)
+      } catch {
+        going = result.record(phases, latency: .now - start, code: Self.code(error), error: "\(error)")
+      }
+    }
+    return result
+  }
+
+  private func streamingOutputCalls(_ client: GRPCClient<some ClientTransport>) async
+    -> WorkerResult
+  {
+    let service = Grpc_Testing_TestService.Client(wrapping: client)
+    var result = WorkerResult()
+    var going = true
+    while going {
+      let start = ContinuousClock.now
+      do {
+        try await streamingOutput(service)
+        going = result.record(phases, latency: .now - start)
+      } catch {
+        going = result.record(phases, latency: .now - start, code: Self.code(error), error: "\(error)")
+      }
+    }
+    return result
+  }
+
+  /// One StreamingOutputCall asking for one response of --response-size bytes, read to its
+  /// end.
+  private func streamingOutput(_ service: Grpc_Testing_TestService.Client<some ClientTransport>)
+    async throws
+  {
+    var request = Grpc_Testing_StreamingOutputCallRequest()
+    var parameters = Grpc_Testing_ResponseParameters()
+    parameters.size = Int32(responseSize)
+    request.responseParameters = [parameters]
+    try await service.streamingOutputCall(request, metadata: metadata) { response in
+      for try await _ in response.messages {}
+    }
+  }
+
+  // MARK: Streams
+
+  /// One bidirectional stream for the whole run: send a request, wait for its response,
+  /// repeat. A unit is one round trip.
+  private func pingPong(_ client: GRPCClient<some ClientTransport>) async throws -> WorkerResult {
+    let service = Grpc_Testing_BenchmarkService.Client(wrapping: client)
+    let request = simpleRequest
+    let phases = self.phases
+    // The response side tells the request side when to send the next request.
+    let (turns, turn) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .unbounded)
+    return try await service.streamingCall(
+      metadata: metadata,
+      requestProducer: { writer in
+        try await writer.write(request)
+        for await _ in turns { try await writer.write(request) }
+      },
+      onResponse: { response in
+        var result = WorkerResult()
+        var start = ContinuousClock.now
+        for try await _ in response.messages {
+          let now = ContinuousClock.now
+          let going = result.record(phases, latency: now - start)
+          guard going else { break }
+          start = now
+          turn.yield()
+        }
+        turn.finish()
+        return result
+      })
+  }
+
+  /// One server stream for the whole run, counting messages until the run stops; returning
+  /// from the response handler cancels the stream.
+  private func serverStream(_ client: GRPCClient<some ClientTransport>) async throws
+    -> WorkerResult
+  {
+    let service = Grpc_Testing_BenchmarkService.Client(wrapping: client)
+    let phases = self.phases
+    do {
+      return try await service.streamingFromServer(simpleRequest, metadata: metadata) {
+        response in
+        var result = WorkerResult()
+        for try await _ in response.messages {
+          guard result.record(phases, latency: nil) else { break }
+        }
+        return result
+      }
+    } catch let error as RPCError where error.code == .cancelled {
+      return WorkerResult()
+    }
+  }
+
+  static func code(_ error: any Error) -> String {
+    guard let error = error as? RPCError else { return "UNKNOWN" }
+    var name = ""
+    for character in "\(error.code)" {
+      if character.isUppercase, !name.isEmpty { name.append("_") }
+      name.append(character.uppercased())
+    }
+    return name
+  }
+}
