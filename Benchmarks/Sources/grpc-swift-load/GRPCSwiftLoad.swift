@@ -18,10 +18,11 @@ struct GRPCSwiftLoad: AsyncParsableCommand {
     abstract: "Load a gRPC server through grpc-swift 2 and report rate, latency and cost.",
     discussion: """
       Closed loop: -c workers each keep one call (or one stream) going. The first --warmup \
-      seconds are not measured; then -n units or -z seconds are. A unit is one RPC (GetTrip, \
-      UnaryCall, StreamingOutputCall), one request/response round trip (StreamingCall) or \
-      one received message (StreamingFromServer). CPU is getrusage (user+sys) of this \
-      process over the measured phase. Every call carries `authorization: Bearer load-test`.
+      seconds are not measured; then -n units or -z seconds are. A unit is, as fleet-load \
+      counts it, one RPC (GetTrip, UnaryCall), one request/response round trip \
+      (StreamingCall) or one received message (StreamingFromServer, StreamingOutputCall). \
+      CPU is getrusage (user+sys) of this process over the measured phase. Every call \
+      carries `authorization: Bearer load-test`.
       """)
 
   enum Format: String, ExpressibleByArgument {
@@ -52,6 +53,9 @@ struct GRPCSwiftLoad: AsyncParsableCommand {
 
   @Option(help: "Payload bytes the grpc.testing server is asked to send in each response.")
   var responseSize = 0
+
+  @Option(help: "Responses asked for in each StreamingOutputCall.")
+  var streamMessages = 100
 
   @Option(help: "GetTrip names go round-robin over the trips `fleet-sim --trips N` makes.")
   var tripsToCreate = 100
@@ -87,7 +91,8 @@ struct GRPCSwiftLoad: AsyncParsableCommand {
     let phases = LoadPhases(measuredLimit: duration == nil ? (total ?? 10_000) : nil)
     let context = WorkloadContext(
       workload: workload, tripNames: Self.tripNames(count: tripsToCreate, providerID: provider),
-      requestSize: requestSize, responseSize: responseSize, phases: phases)
+      requestSize: requestSize, responseSize: responseSize, streamMessages: streamMessages,
+      phases: phases)
 
     let results = try await withGRPCClient(transport: transport) { client in
       // One call first, so connecting is neither warm-up nor measured.

@@ -3,8 +3,8 @@ import Foundation
 /// The summary of one run, with fleet-load's JSON keys (`--format json`, keys sorted), plus
 /// `unit`, `warmupCount`, `drainedCount` and `cpu.microsecondsPerUnit`.
 ///
-/// Percentiles are nearest-rank over every measured latency, in microseconds. For
-/// StreamingFromServer no per-message latency is taken, and the latency fields are 0.
+/// Percentiles are nearest-rank over every measured latency, in microseconds; a streamed
+/// message's latency is the time since the previous message of its stream.
 struct LoadReport: Encodable {
   var command: String
   var target: String

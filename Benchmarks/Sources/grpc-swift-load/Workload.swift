@@ -13,25 +13,28 @@ enum Workload: String, CaseIterable, Sendable {
 
   static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
 
-  /// What one counted unit is: `rpc` or `message`.
+  /// What one counted unit is, as fleet-load counts it: `rpc` (a call, or one round trip of
+  /// the ping-pong stream) or `message` (a response message of a server stream).
   var unit: String {
     switch self {
-    case .getTrip, .unaryCall, .streamingOutputCall: "rpc"
-    case .streamingCall, .streamingFromServer: "message"
+    case .getTrip, .unaryCall, .streamingCall: "rpc"
+    case .streamingFromServer, .streamingOutputCall: "message"
     }
   }
 }
 
 /// What one worker (or all, merged) saw.
 struct WorkerResult: Sendable {
-  /// Latency of each measured unit, nanoseconds (none for StreamingFromServer).
+  /// Latency of each measured unit, nanoseconds; for a streamed message, the time since the
+  /// previous message of its stream (the first: since the call started), as fleet-load.
   var latencies: [Int64] = []
   /// Units in the measured phase.
   var measured = 0
   /// Units completed during the warm-up, and while stopping (after the measured phase).
   var warmup = 0
   var drained = 0
-  /// Measured units per status code name; failed calls per message.
+  /// Outcomes per status code name (per unit for calls, per stream for streams, as
+  /// fleet-load); failed calls per message.
   var codes: [String: Int] = [:]
   var errors: [String: Int] = [:]
 
@@ -46,7 +49,7 @@ struct WorkerResult: Sendable {
 
   /// Counts one finished unit in the phase it finished in; false once the run is over.
   mutating func record(
-    _ phases: LoadPhases, latency: Duration?, code: String = "OK", error: String? = nil
+    _ phases: LoadPhases, latency: Duration?, code: String? = "OK", error: String? = nil
   ) -> Bool {
     switch phases.current {
     case .warmup:
@@ -59,7 +62,7 @@ struct WorkerResult: Sendable {
           latency.components.seconds * 1_000_000_000 + latency.components.attoseconds
             / 1_000_000_000)
       }
-      codes[code, default: 0] += 1
+      if let code { codes[code, default: 0] += 1 }
       if let error { errors[error, default: 0] += 1 }
       return phases.countMeasured()
     case .stopping:
@@ -75,6 +78,7 @@ struct WorkloadContext: Sendable {
   let tripNames: [String]
   let requestSize: Int
   let responseSize: Int
+  let streamMessages: Int
   let phases: LoadPhases
   let metadata: Metadata = ["authorization": "Bearer load-test"]
 
@@ -154,34 +158,53 @@ struct WorkloadContext: Sendable {
     return result
   }
 
+  /// StreamingOutputCall calls one after another, each asking for --stream-messages
+  /// responses of --response-size bytes; a unit is one response message.
   private func streamingOutputCalls(_ client: GRPCClient<some ClientTransport>) async
     -> WorkerResult
   {
     let service = Grpc_Testing_TestService.Client(wrapping: client)
+    let phases = self.phases
     var result = WorkerResult()
-    var going = true
-    while going {
-      let start = ContinuousClock.now
+    while phases.current != .stopping {
       do {
-        try await streamingOutput(service)
-        going = result.record(phases, latency: .now - start)
+        let part = try await service.streamingOutputCall(
+          streamingOutputRequest, metadata: metadata
+        ) { response in
+          var part = WorkerResult()
+          var last = ContinuousClock.now
+          for try await _ in response.messages {
+            let now = ContinuousClock.now
+            guard part.record(phases, latency: now - last, code: nil) else { break }
+            last = now
+          }
+          return part
+        }
+        result.merge(part)
+        result.codes["OK", default: 0] += 1
       } catch {
-        going = result.record(phases, latency: .now - start, code: Self.code(error), error: "\(error)")
+        result.codes[Self.code(error), default: 0] += 1
+        result.errors["\(error)", default: 0] += 1
+        if phases.current == .stopping { break }
       }
     }
     return result
   }
 
-  /// One StreamingOutputCall asking for one response of --response-size bytes, read to its
-  /// end.
-  private func streamingOutput(_ service: Grpc_Testing_TestService.Client<some ClientTransport>)
-    async throws
-  {
+  private var streamingOutputRequest: Grpc_Testing_StreamingOutputCallRequest {
     var request = Grpc_Testing_StreamingOutputCallRequest()
     var parameters = Grpc_Testing_ResponseParameters()
     parameters.size = Int32(responseSize)
-    request.responseParameters = [parameters]
-    try await service.streamingOutputCall(request, metadata: metadata) { response in
+    request.responseParameters = Array(repeating: parameters, count: streamMessages)
+    return request
+  }
+
+  /// One StreamingOutputCall read to its end.
+  private func streamingOutput(_ service: Grpc_Testing_TestService.Client<some ClientTransport>)
+    async throws
+  {
+    try await service.streamingOutputCall(streamingOutputRequest, metadata: metadata) {
+      response in
       for try await _ in response.messages {}
     }
   }
@@ -228,9 +251,13 @@ struct WorkloadContext: Sendable {
       return try await service.streamingFromServer(simpleRequest, metadata: metadata) {
         response in
         var result = WorkerResult()
+        var last = ContinuousClock.now
         for try await _ in response.messages {
-          guard result.record(phases, latency: nil) else { break }
+          let now = ContinuousClock.now
+          guard result.record(phases, latency: now - last, code: nil) else { break }
+          last = now
         }
+        result.codes["OK", default: 0] += 1
         return result
       }
     } catch let error as RPCError where error.code == .cancelled {
