@@ -66,11 +66,17 @@ public enum BenchmarkServiceHandlers {
   }
 
   /// Writes `message` until the client goes away (the write then throws CANCELLED).
+  ///
+  /// On the global executor, not the server's event loop where handlers start: a producer
+  /// that only waits when 1 MiB is queued would otherwise hold the loop's thread between
+  /// its socket writes, for every connection of that loop.
   private static func writeForever(
     _ message: EncodedMessage, _ writer: ResponseWriter<EncodedMessage>
   ) async throws {
-    while !Task.isCancelled {
-      try await writer.write(message, compress: false)
+    try await withTaskExecutorPreference(globalConcurrentExecutor) {
+      while !Task.isCancelled {
+        try await writer.write(message, compress: false)
+      }
     }
   }
 
