@@ -62,6 +62,9 @@ final class ClientStream: @unchecked Sendable {
     /// Payload bytes of `frames` not yet read, for tests and diagnostics.
     var bufferedBytes = 0
     var creditToReturn = 0
+    /// A hop to the loop that returns `creditToReturn` is queued: readers add to it meanwhile,
+    /// so a fast reader costs one hop per loop tick, not one per message.
+    var creditScheduled = false
     var readerWaiting: CheckedContinuation<Received?, any Error>?
     var endWaiters: [CheckedContinuation<Void, Never>] = []
     var outcome: CallOutcome?
@@ -116,6 +119,8 @@ final class ClientStream: @unchecked Sendable {
     }
     if let ended { throw ended }
     if scheduleResume { loop.execute { self.resumeData() } }
+    // Under the limit the write is done without suspending.
+    if shared.withLock({ $0.outbound.count - $0.outboundOffset <= Self.outboundLimit }) { return }
     try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
       let resumeNow = shared.withLock { s -> Result<Void, RPCError>? in
         if let outcome = s.outcome { return .failure(Self.endError(outcome)) }
@@ -158,37 +163,51 @@ final class ClientStream: @unchecked Sendable {
 
   /// The next response message, nil once the call ended OK; throws the call's error.
   func nextMessage() async throws -> Received? {
-    try await withCheckedThrowingContinuation { (c: CheckedContinuation<Received?, any Error>) in
-      let (now, credit) = shared.withLock { s -> (Result<Received?, any Error>?, Int) in
-        if s.framesHead < s.frames.count {
-          let received = s.frames[s.framesHead]
-          s.frames[s.framesHead] = Received(frame: .init(compressed: false, payload: []), encoding: .identity, owed: 0)
-          s.framesHead += 1
-          s.bufferedBytes -= received.frame.payload.count
-          if s.framesHead == s.frames.count {
-            s.frames.removeAll(keepingCapacity: true)
-            s.framesHead = 0
-          }
-          s.creditToReturn += received.owed
-          var credit = 0
-          if s.creditToReturn >= Self.creditBatch || s.frames.isEmpty {
-            credit = s.creditToReturn
-            s.creditToReturn = 0
-          }
-          return (.success(received), credit)
-        }
-        if let outcome = s.outcome {
-          switch outcome {
-          case .success: return (.success(nil), 0)
-          case .failure(let error): return (.failure(error), 0)
-          }
-        }
-        s.readerWaiting = c
-        return (nil, 0)
+    // A message already here (the usual case while a stream runs ahead of its reader) is
+    // taken without suspending: no continuation, no trip through the executor.
+    let (ready, scheduleCredit) = shared.withLock { s in Self.take(&s) }
+    if scheduleCredit { loop.execute { self.returnHeldCredit() } }
+    if let ready { return try ready.get() }
+    return try await withCheckedThrowingContinuation {
+      (c: CheckedContinuation<Received?, any Error>) in
+      let (now, scheduleCredit) = shared.withLock { s -> (Result<Received?, any Error>?, Bool) in
+        let (now, schedule) = Self.take(&s)
+        if now == nil { s.readerWaiting = c }
+        return (now, schedule)
       }
-      if credit > 0 { loop.execute { self.returnCredit(credit) } }
+      if scheduleCredit { loop.execute { self.returnHeldCredit() } }
       if let now { c.resume(with: now) }
     }
+  }
+
+  /// The next buffered message, or the end of the call, or nil when the reader must wait; and
+  /// whether read credit is now due back to the loop (at most one such hop is pending).
+  private static func take(_ s: inout Shared) -> (Result<Received?, any Error>?, Bool) {
+    if s.framesHead < s.frames.count {
+      let received = s.frames[s.framesHead]
+      s.frames[s.framesHead] = Received(
+        frame: .init(compressed: false, payload: []), encoding: .identity, owed: 0)
+      s.framesHead += 1
+      s.bufferedBytes -= received.frame.payload.count
+      if s.framesHead == s.frames.count {
+        s.frames.removeAll(keepingCapacity: true)
+        s.framesHead = 0
+      }
+      s.creditToReturn += received.owed
+      var schedule = false
+      if !s.creditScheduled && (s.creditToReturn >= creditBatch || s.frames.isEmpty) {
+        s.creditScheduled = true
+        schedule = true
+      }
+      return (.success(received), schedule)
+    }
+    if let outcome = s.outcome {
+      switch outcome {
+      case .success: return (.success(nil), false)
+      case .failure(let error): return (.failure(error), false)
+      }
+    }
+    return (nil, false)
   }
 
   /// Waits until the call is over, then returns every message not yet read and the outcome:
@@ -398,6 +417,15 @@ final class ClientStream: @unchecked Sendable {
     }
   }
 
+  /// Returns the credit readers have accumulated since the last time.
+  private func returnHeldCredit() {
+    let credit = shared.withLock { s in
+      s.creditScheduled = false
+      return s.creditToReturn.exchangeWithZero()
+    }
+    if credit > 0 { returnCredit(credit) }
+  }
+
   /// The caller has read messages worth `credit` bytes.
   private func returnCredit(_ credit: Int) {
     loop.assertInLoop()
@@ -507,6 +535,14 @@ final class ClientStream: @unchecked Sendable {
     let (s, atto) = duration.components
     let ms = Double(s) * 1000 + Double(atto) / 1e15
     return ms < 1000 ? "\(Int(ms.rounded())) ms" : "\(Double(Int(ms / 10)) / 100) s"
+  }
+}
+
+extension Int {
+  /// Sets the value to zero and returns what it was.
+  fileprivate mutating func exchangeWithZero() -> Int {
+    defer { self = 0 }
+    return self
   }
 }
 

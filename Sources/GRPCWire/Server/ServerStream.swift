@@ -60,25 +60,20 @@ final class ServerStream: @unchecked Sendable {
 
   /// The next request message (decompressed), nil when the client finished its stream.
   func nextRequest() async throws -> [UInt8]? {
-    let frame = try await withCheckedThrowingContinuation {
-      (c: CheckedContinuation<MessageDeframer.Frame?, any Error>) in
-      let now = shared.withLock { s -> Result<MessageDeframer.Frame?, any Error>? in
-        if let aborted = s.aborted { return .failure(aborted) }
-        if s.requestsHead < s.requests.count {
-          let frame = s.requests[s.requestsHead]
-          s.requests[s.requestsHead] = MessageDeframer.Frame(compressed: false, payload: [])
-          s.requestsHead += 1
-          if s.requestsHead == s.requests.count {
-            s.requests.removeAll(keepingCapacity: true)
-            s.requestsHead = 0
-          }
-          return .success(frame)
+    // A request already here (a unary call's, always) is taken without suspending.
+    let frame: MessageDeframer.Frame?
+    if let ready = shared.withLock({ Self.take(&$0) }) {
+      frame = try ready.get()
+    } else {
+      frame = try await withCheckedThrowingContinuation {
+        (c: CheckedContinuation<MessageDeframer.Frame?, any Error>) in
+        let now = shared.withLock { s -> Result<MessageDeframer.Frame?, any Error>? in
+          let now = Self.take(&s)
+          if now == nil { s.readerWaiting = c }
+          return now
         }
-        if s.requestsFinished { return .success(nil) }
-        s.readerWaiting = c
-        return nil
+        if let now { c.resume(with: now) }
       }
-      if let now { c.resume(with: now) }
     }
     guard let frame else { return nil }
     context?.recordRequest(compressed: frame.compressed)
@@ -90,19 +85,40 @@ final class ServerStream: @unchecked Sendable {
     }
   }
 
+  /// The next request, the end of the requests or the call's abort; nil: the reader must wait.
+  private static func take(_ s: inout Shared) -> Result<MessageDeframer.Frame?, any Error>? {
+    if let aborted = s.aborted { return .failure(aborted) }
+    if s.requestsHead < s.requests.count {
+      let frame = s.requests[s.requestsHead]
+      s.requests[s.requestsHead] = MessageDeframer.Frame(compressed: false, payload: [])
+      s.requestsHead += 1
+      if s.requestsHead == s.requests.count {
+        s.requests.removeAll(keepingCapacity: true)
+        s.requestsHead = 0
+      }
+      return .success(frame)
+    }
+    if s.requestsFinished { return .success(nil) }
+    return nil
+  }
+
   /// Queues one response message; suspends while more than 1 MiB waits for the client's window.
   func writeResponse(compress: Bool, serialize: (inout [UInt8]) throws -> Void) async throws {
     var bytes: [UInt8] = []
     let gzip = compress && (connection?.compressionAllowed(for: self) ?? false)
     try MessageFramer.append(to: &bytes, compress: gzip, serialize: serialize)
-    let (schedule, aborted) = shared.withLock { s -> (Bool, RPCError?) in
-      if let aborted = s.aborted { return (false, aborted) }
-      s.outbound.append(contentsOf: bytes)
+    let (schedule, aborted, full) = shared.withLock { s -> (Bool, RPCError?, Bool) in
+      if let aborted = s.aborted { return (false, aborted, false) }
+      // Nothing queued (a unary response, a stream the client keeps up with): take the
+      // framed bytes as they are instead of copying them.
+      if s.outbound.isEmpty { s.outbound = bytes } else { s.outbound.append(contentsOf: bytes) }
       defer { s.resumeScheduled = true }
-      return (!s.resumeScheduled, nil)
+      return (!s.resumeScheduled, nil, s.outbound.count - s.outboundOffset > Self.outboundLimit)
     }
     if let aborted { throw aborted }
     if schedule { loop.execute { self.responseBytesQueued() } }
+    // Under the limit the write is done: no suspension.
+    guard full else { return }
     try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
       let now = shared.withLock { s -> Result<Void, any Error>? in
         if let aborted = s.aborted { return .failure(aborted) }
