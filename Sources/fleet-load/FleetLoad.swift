@@ -81,6 +81,7 @@ struct FleetLoad: AsyncParsableCommand {
       ("--call", workload.callName != Workload.getTrip.rawValue),
       ("--rps", load.rps != nil),
       ("--connections", load.connections != 1),
+      ("--executor", load.executor != .loop),
       ("--cert/--key", target.cert != nil),
       ("--request-size/--response-size", workload.requestSize != 0 || workload.responseSize != 0),
     ].filter(\.1).map(\.0)
@@ -191,7 +192,8 @@ struct FleetLoad: AsyncParsableCommand {
     }
     let runner = LoadRunner(
       workload: call, workers: workers, concurrency: load.concurrency,
-      interruption: interruption, progress: ProgressBar.ifTerminal(unit: "\(call.unit.rawValue)s"))
+      interruption: interruption, progress: ProgressBar.ifTerminal(unit: "\(call.unit.rawValue)s"),
+      executor: load.executor == .loop ? loop : nil)
 
     var warmupCount = 0
     if load.warmup > 0 {
@@ -212,10 +214,11 @@ struct FleetLoad: AsyncParsableCommand {
       measured.partial = interruption.happened
     }
     for channel in channels { await channel.close(gracePeriod: .seconds(1)) }
-    let report = LoadReport(
+    var report = LoadReport(
       command: Self.commandLine(), target: targetDescription, call: call.rawValue,
       unit: call.unit, concurrency: load.concurrency, connections: load.connections,
       rps: load.rps, embedded: embedded, measured: measured)
+    report.executor = load.executor.rawValue
     return (report, measured.tally)
   }
 

@@ -45,6 +45,22 @@ struct LoadOptions: ParsableArguments {
       valueName: "per-second"))
   var rps: Double?
 
+  /// Where the workers' tasks run.
+  enum Executor: String, CaseIterable, ExpressibleByArgument {
+    /// The connections' event-loop thread: a call starts and completes with no thread hop.
+    case loop
+    /// Swift's global concurrent executor, as an application's own tasks would run.
+    case pool
+  }
+
+  @Option(
+    help: ArgumentHelp(
+      "Where the workers run: loop (the connections' event-loop thread; a call starts and "
+        + "completes with no thread hop) or pool (Swift's global executor, as an app's "
+        + "tasks would).",
+      valueName: "loop|pool"))
+  var executor = Executor.loop
+
   @Option(
     name: [.customShort("m"), .customLong("metadata")],
     help: ArgumentHelp(

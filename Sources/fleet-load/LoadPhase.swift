@@ -18,6 +18,7 @@ final class LoadPhase: Sendable {
   private let units = Atomic<Int>(0)
   private let failures = Atomic<Int>(0)
   private let stopped = Atomic<Bool>(false)
+  private let halted = Atomic<Bool>(false)
 
   init(
     start: ContinuousClock.Instant, deadline: ContinuousClock.Instant?, limit: Int?, rate: Double?
@@ -55,14 +56,21 @@ final class LoadPhase: Sendable {
 
   /// The next call to start, or nil when the phase is over: stopped, past its deadline, or
   /// every call of `-n` handed out.
+  ///
+  /// Paced calls due before the deadline are still handed out after it (late, their latency
+  /// showing it) until the phase is halted: dropping them would hide that the client or the
+  /// server fell behind.
   func claim() -> Ticket? {
-    guard !isStopped else { return nil }
-    let number = tickets.wrappingAdd(1, ordering: .relaxed).oldValue
-    if let limit, number >= limit { return nil }
     guard let interval else {
+      guard !isStopped else { return nil }
+      let number = tickets.wrappingAdd(1, ordering: .relaxed).oldValue
+      if let limit, number >= limit { return nil }
       if let deadline, ContinuousClock.now >= deadline { return nil }
       return Ticket(number: number, scheduled: nil)
     }
+    guard !halted.load(ordering: .relaxed) else { return nil }
+    let number = tickets.wrappingAdd(1, ordering: .relaxed).oldValue
+    if let limit, number >= limit { return nil }
     let scheduled = start + interval * number
     if let deadline, scheduled >= deadline { return nil }
     return Ticket(number: number, scheduled: scheduled)
@@ -93,6 +101,13 @@ final class LoadPhase: Sendable {
 
   var isStopped: Bool { stopped.load(ordering: .relaxed) }
 
-  /// Ends the phase: no new call starts and no further unit counts.
+  /// Ends the phase: no new call starts (but paced calls already due) and no further
+  /// message counts.
   func stop() { stopped.store(true, ordering: .relaxed) }
+
+  /// Ends the phase at once (an interruption): not even due paced calls start.
+  func halt() {
+    halted.store(true, ordering: .relaxed)
+    stop()
+  }
 }

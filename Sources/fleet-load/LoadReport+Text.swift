@@ -14,6 +14,7 @@ extension LoadReport {
       trips != nil
       ? "\(call) through TripModel, \(concurrency) trips followed"
       : "\(call), \(shape), over \(connections) connection" + (connections == 1 ? "" : "s")
+        + ", workers on the \(executor == "pool" ? "global executor" : "event loop")"
     var lines = [
       "Summary:",
       "  Target:       \(target)",

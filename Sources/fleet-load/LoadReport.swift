@@ -16,6 +16,8 @@ struct LoadReport: Encodable {
   var connections: Int
   /// The paced rate (`--rps`), nil for a closed loop.
   var rps: Double?
+  /// Where the workers ran (`--executor`: `loop` or `pool`); nil for `--trips`.
+  var executor: String?
   var count: Int
   var durationSeconds: Double
   var rate: Double

@@ -9,6 +9,9 @@ struct LoadRunner: Sendable {
   let concurrency: Int
   let interruption: Interruption
   let progress: ProgressBar?
+  /// Where the workers run: the channels' event loop, so a call starts and completes with
+  /// no thread hop; nil: the global executor.
+  let executor: (any TaskExecutor)?
   /// How long calls in flight may finish once the phase is over.
   var grace: Duration = .seconds(1)
 
@@ -26,7 +29,7 @@ struct LoadRunner: Sendable {
     let recorder = LatencyRecorder(workers: concurrency)
     await withTaskGroup(of: Event.self) { group in
       for worker in 0..<concurrency {
-        group.addTask {
+        group.addTask(executorPreference: executor) {
           var log = recorder.log(for: worker)
           await workers.run(workload, worker: worker, phase: phase, log: &log)
           log.flush()
@@ -56,6 +59,7 @@ struct LoadRunner: Sendable {
             }
           }
         case .graceOver:
+          phase.halt()
           group.cancelAll()
         }
       }

@@ -18,7 +18,7 @@ enum PhaseWatch {
       let thread = Thread {
         var ticks = 0
         while true {
-          if interruption.happened { phase.stop() }
+          if interruption.happened { phase.halt() }
           if let deadline = phase.deadline, ContinuousClock.now >= deadline { phase.stop() }
           if phase.isStopped { break }
           // Redrawn ten times a second.

@@ -28,6 +28,17 @@ struct FleetLoadTests {
     #expect(cpu["scope"] as? String == "process")
     #expect((object["peakRSSBytes"] as? Int ?? 0) > 0)
     #expect((object["command"] as? String)?.hasPrefix("fleet-load -n 500") == true)
+    #expect(object["executor"] as? String == "loop")
+  }
+
+  @Test("--executor pool runs the workers on the global executor, with the same results")
+  func poolExecutor() async throws {
+    let result = try await FleetLoadProcess.run([
+      "-n", "300", "-c", "10", "--executor", "pool", "--format", "json", "--warmup", "0",
+    ])
+    let report = try FleetLoadProcess.report(result)
+    #expect(report["executor"] as? String == "pool")
+    #expect(report["statusCodes"] as? [String: Int] == ["OK": 300], "\(result)")
   }
 
   @Test("--call with an unknown workload fails and names the workloads")
