@@ -11,7 +11,7 @@ import GRPCNIOTransportHTTP2Posix
 /// The client is what a grpc-swift 2 user writes: one `GRPCClient` over
 /// `HTTP2ClientTransport.Posix` (one HTTP/2 connection, plaintext, the transport's default
 /// configuration on NIO's singleton event-loop group) and the generated SwiftProtobuf stubs.
-@main
+/// Started from main.swift.
 struct GRPCSwiftLoad: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "grpc-swift-load",
@@ -66,6 +66,13 @@ struct GRPCSwiftLoad: AsyncParsableCommand {
   @Flag(help: "Accepted for fleet-load compatibility; this client only speaks plaintext.")
   var plaintext = false
 
+  @Flag(
+    help: """
+      Run Swift concurrency on NIO's event loops (NIOSingletons' global-executor take-over), \
+      which saves a thread hop per call; installed in main.swift before any task runs.
+      """)
+  var nioExecutor = false
+
   @Option(help: "The report: text or json.")
   var format = Format.text
 
@@ -84,7 +91,11 @@ struct GRPCSwiftLoad: AsyncParsableCommand {
     guard tripsToCreate >= 1 else { throw ValidationError("--trips-to-create must be >= 1") }
   }
 
-  func run() async throws {
+  func run() async throws { try await load() }
+
+  /// The run itself; main.swift calls it by this name, as a bare `run()` there resolves to
+  /// ParsableCommand's synchronous default (which prints the help).
+  func load() async throws {
     let (host, port) = Self.split(target)!
     let transport = try HTTP2ClientTransport.Posix(
       target: .ipv4(address: host, port: port), transportSecurity: .plaintext)
