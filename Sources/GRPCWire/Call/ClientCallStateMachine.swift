@@ -166,9 +166,13 @@ private struct ParsedHeaders {
 
   /// application/grpc, optionally followed by +format or ;parameters (PROTOCOL-HTTP2.md).
   var isGRPCContentType: Bool {
-    guard let contentType, contentType.hasPrefix("application/grpc") else { return false }
-    let rest = contentType.dropFirst("application/grpc".count)
-    return rest.isEmpty || rest.first == "+" || rest.first == ";"
+    // On bytes: every response passes here, and Character-wise prefix checks cost more than
+    // the rest of the header block's parsing.
+    guard let utf8 = contentType?.utf8, utf8.starts(with: "application/grpc".utf8) else {
+      return false
+    }
+    let rest = utf8.dropFirst(16)
+    return rest.isEmpty || rest.first == UInt8(ascii: "+") || rest.first == UInt8(ascii: ";")
   }
 
   func httpFailure() -> RPCError {

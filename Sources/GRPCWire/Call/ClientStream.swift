@@ -66,7 +66,9 @@ final class ClientStream: @unchecked Sendable {
     /// so a fast reader costs one hop per loop tick, not one per message.
     var creditScheduled = false
     var readerWaiting: CheckedContinuation<Received?, any Error>?
-    var endWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Unsafe, not checked: every unary call waits here once, and each is resumed exactly once,
+    /// by `finish`, which empties the list under the lock.
+    var endWaiters: [UnsafeContinuation<Void, Never>] = []
     var outcome: CallOutcome?
   }
 
@@ -213,7 +215,7 @@ final class ClientStream: @unchecked Sendable {
   /// Waits until the call is over, then returns every message not yet read and the outcome:
   /// one suspension for a unary or client-streaming call, however its response arrives.
   func awaitEnd() async -> (messages: [Received], outcome: CallOutcome) {
-    await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+    await withUnsafeContinuation { (c: UnsafeContinuation<Void, Never>) in
       let done = shared.withLock { s -> Bool in
         if s.outcome != nil { return true }
         s.endWaiters.append(c)
@@ -222,8 +224,8 @@ final class ClientStream: @unchecked Sendable {
       if done { c.resume() }
     }
     return shared.withLock { s in
-      let rest = Array(s.frames[s.framesHead...])
-      s.frames.removeAll()
+      let rest = s.framesHead == 0 ? s.frames : Array(s.frames[s.framesHead...])
+      s.frames = []
       s.framesHead = 0
       s.bufferedBytes = 0
       return (rest, s.outcome!)

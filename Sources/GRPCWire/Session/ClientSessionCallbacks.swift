@@ -146,25 +146,36 @@ enum HeaderBlock {
   static func withNameValues<R>(
     _ fields: [HeaderField], _ body: (UnsafePointer<nghttp2_nv>, Int) -> R
   ) -> R {
-    // One contiguous buffer for every name and value, then nv entries pointing into it.
-    var bytes: [UInt8] = []
-    var spans: [(Int, Int, Int, Int)] = []
-    spans.reserveCapacity(fields.count)
-    for field in fields {
-      let nameStart = bytes.count
-      bytes.append(contentsOf: field.name.utf8)
-      let valueStart = bytes.count
-      bytes.append(contentsOf: field.value.utf8)
-      spans.append((nameStart, valueStart - nameStart, valueStart, bytes.count - valueStart))
-    }
-    return bytes.withUnsafeMutableBufferPointer { buffer in
-      let base = buffer.baseAddress ?? UnsafeMutablePointer<UInt8>.allocate(capacity: 0)
-      var nva = spans.map { nameStart, nameLength, valueStart, valueLength in
-        nghttp2_nv(
-          name: base + nameStart, value: base + valueStart, namelen: nameLength,
-          valuelen: valueLength, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+    // Every request, response and trailer block passes here: the nv entries and the bytes of
+    // every name and value go into one temporary buffer (on the stack when small), not three
+    // arrays on the heap.
+    var byteCount = 0
+    for field in fields { byteCount += field.name.utf8.count + field.value.utf8.count }
+    let nvBytes = MemoryLayout<nghttp2_nv>.stride * fields.count
+    return withUnsafeTemporaryAllocation(
+      byteCount: nvBytes + byteCount, alignment: MemoryLayout<nghttp2_nv>.alignment
+    ) { raw in
+      let nva = raw.baseAddress!.bindMemory(to: nghttp2_nv.self, capacity: fields.count)
+      var cursor = (raw.baseAddress! + nvBytes).assumingMemoryBound(to: UInt8.self)
+      func copy(_ string: String) -> (UnsafeMutablePointer<UInt8>, Int) {
+        var string = string
+        let start = cursor
+        let count = string.withUTF8 { utf8 in
+          if let base = utf8.baseAddress { start.update(from: base, count: utf8.count) }
+          return utf8.count
+        }
+        cursor += count
+        return (start, count)
       }
-      return nva.withUnsafeMutableBufferPointer { body($0.baseAddress!, $0.count) }
+      for (i, field) in fields.enumerated() {
+        let (name, nameLength) = copy(field.name)
+        let (value, valueLength) = copy(field.value)
+        (nva + i).initialize(
+          to: nghttp2_nv(
+            name: name, value: value, namelen: nameLength, valuelen: valueLength,
+            flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+      }
+      return body(nva, fields.count)
     }
   }
 }
