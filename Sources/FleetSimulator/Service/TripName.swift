@@ -21,15 +21,20 @@ struct TripName: Hashable, Sendable, CustomStringConvertible {
 
   /// The name `name` of request field `field`.
   init(parsing name: String, field: String = "name") throws(RPCError) {
-    let parts = name.split(separator: "/", omittingEmptySubsequences: false)
-    guard parts.count == 4, parts[0] == "providers", parts[2] == "trips", !parts[1].isEmpty
+    // Split on bytes ("/" is ASCII): a Character-wise split was the largest part of a
+    // GetTrip's own checks.
+    let parts = name.utf8.split(
+      separator: UInt8(ascii: "/"), maxSplits: 4, omittingEmptySubsequences: false)
+    guard parts.count == 4, parts[0].elementsEqual("providers".utf8),
+      parts[2].elementsEqual("trips".utf8), !parts[1].isEmpty
     else {
       throw FleetEngineError.invalidArgument(
         field: field,
         "'\(name)' is not a trip name: it must be providers/{provider_id}/trips/{trip_id}")
     }
-    try Self.checkTripID(String(parts[3]), field: field)
-    self.init(providerID: String(parts[1]), tripID: String(parts[3]))
+    let tripID = String(Substring(parts[3]))
+    try Self.checkTripID(tripID, field: field)
+    self.init(providerID: String(Substring(parts[1])), tripID: tripID)
   }
 
   /// The name of trip `tripID` under `parent` (`providers/{provider_id}`).
