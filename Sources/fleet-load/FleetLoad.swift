@@ -284,7 +284,8 @@ struct FleetLoad: AsyncParsableCommand {
     var report = LoadReport(
       command: Self.commandLine(), target: targetDescription,
       call: workload.stream ? Workload.watchTrip.rawValue : Workload.getTrip.rawValue,
-      unit: .update, concurrency: count, connections: 1, rps: nil, embedded: embedded,
+      unit: .update, concurrency: count, connections: result.connections, rps: nil,
+      embedded: embedded,
       measured: result.measured)
     report.trips = result.trips
     return (report, result.measured.tally)

@@ -12,7 +12,8 @@ extension LoadReport {
       ?? "\(concurrency) in flight, closed loop"
     let calls =
       trips != nil
-      ? "\(call) through TripModel, \(concurrency) trips followed"
+      ? "\(call) through TripModel, \(concurrency) trips followed over \(connections) "
+        + "connection" + (connections == 1 ? "" : "s")
       : "\(call), \(shape), over \(connections) connection" + (connections == 1 ? "" : "s")
         + ", workers on the \(executor == "pool" ? "global executor" : "event loop")"
     var lines = [

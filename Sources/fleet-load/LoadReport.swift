@@ -13,6 +13,8 @@ struct LoadReport: Encodable {
   var call: String
   var unit: String
   var concurrency: Int
+  /// `--connections`; for `--trips`, the TCP connections TripService had open to the target
+  /// when measuring ended (it opens more as the server's stream limit requires).
   var connections: Int
   /// The paced rate (`--rps`), nil for a closed loop.
   var rps: Double?

@@ -41,7 +41,7 @@ struct ProcessUsage {
 
   /// A /proc file read to its end with read(2): /proc files report a size of 0, so readers
   /// that trust the size can stop early.
-  private static func readProcFile(_ path: String) -> String {
+  static func readProcFile(_ path: String) -> String {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return "" }
     defer { close(fd) }

@@ -21,6 +21,8 @@ struct TripLoad {
   struct Result {
     var measured: LoadReport.Measured
     var trips: LoadReport.Trips
+    /// TCP connections to the target at the end of the measured phase.
+    var connections: Int
   }
 
   func run() async throws -> Result {
@@ -46,6 +48,7 @@ struct TripLoad {
     await wait(warmupPhase, label: "warm-up")
     let warmupCount = counter.measuredCount()
 
+    var connections = OpenConnections.count(toPort: configuration.endpoint.port)
     var measured = LoadPhase.nothingMeasured(warmupCount: warmupCount)
     if !interruption.happened {
       let phase = LoadPhase(stop, rate: nil)
@@ -56,6 +59,7 @@ struct TripLoad {
       measured.units = measured.tally.codes["OK"] ?? 0
       measured.elapsed = clock.now - phase.start
       measured.after = ProcessUsage.now()
+      connections = OpenConnections.count(toPort: configuration.endpoint.port)
       measured.partial = interruption.happened
     }
     for model in models { model.unregisterSubscriber(counter) }
@@ -79,7 +83,7 @@ struct TripLoad {
       cpuCores: seconds > 0 ? cpu / seconds : 0, baselineRSSBytes: baselineRSS,
       peakRSSBytesPerTrip: Double(max(measured.after.peakRSSBytes - baselineRSS, 0))
         / Double(names.count))
-    return Result(measured: measured, trips: trips)
+    return Result(measured: measured, trips: trips, connections: connections)
   }
 
   /// Returns when `phase` is over: at its deadline, its count, or an interruption.

@@ -17,6 +17,7 @@ struct TripsTests {
     #expect(result.status == 0, "\(result)")
     let report = try FleetLoadProcess.report(result)
     #expect(report["unit"] as? String == "update")
+    #expect(report["connections"] as? Int == 1, "\(result)")
     #expect(report["call"] as? String == (stream ? "WatchTrip" : "GetTrip"))
     #expect((report["count"] as? Int ?? 0) > 0, "\(result)")
     #expect(report["errors"] as? [Any] != nil)
