@@ -36,10 +36,12 @@ struct GRPCSwiftLoad: AsyncParsableCommand {
   @Option(help: ArgumentHelp("The workload: \(Workload.names).", valueName: "name"))
   var call = Workload.getTrip.rawValue
 
-  @Option(name: [.customShort("c"), .customLong("concurrency")], help: "Workers (calls in flight).")
+  @Option(
+    name: [.customShort("c"), .customLong("concurrency")], help: "Workers (calls in flight).")
   var concurrency = 50
 
-  @Option(name: [.customShort("n"), .customLong("total")], help: "Units to measure (default 10000).")
+  @Option(
+    name: [.customShort("n"), .customLong("total")], help: "Units to measure (default 10000).")
   var total: Int?
 
   @Option(name: [.customShort("z"), .customLong("duration")], help: "Seconds to measure.")

@@ -135,7 +135,8 @@ struct WorkloadContext: Sendable {
         _ = try await trips.getTrip(request, metadata: metadata)
         going = result.record(phases, latency: .now - start)
       } catch {
-        going = result.record(phases, latency: .now - start, code: Self.code(error), error: "\(error)")
+        going = result.record(
+          phases, latency: .now - start, code: Self.code(error), error: "\(error)")
       }
     }
     return result
@@ -152,7 +153,8 @@ struct WorkloadContext: Sendable {
         _ = try await service.unaryCall(request, metadata: metadata)
         going = result.record(phases, latency: .now - start)
       } catch {
-        going = result.record(phases, latency: .now - start, code: Self.code(error), error: "\(error)")
+        going = result.record(
+          phases, latency: .now - start, code: Self.code(error), error: "\(error)")
       }
     }
     return result
