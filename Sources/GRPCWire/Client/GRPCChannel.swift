@@ -130,8 +130,11 @@ public final class GRPCChannel: Sendable {
     } catch {
       throw RPCError.invalidMetadata(error)
     }
-    var headers = baseHeaders
-    headers.insert(HeaderField(name: ":path", value: path), at: 2)
+    var headers: [HeaderField] = []
+    headers.reserveCapacity(baseHeaders.count + 3 + options.metadata.count)
+    headers.append(contentsOf: baseHeaders[..<2])
+    headers.append(HeaderField(name: ":path", value: path))
+    headers.append(contentsOf: baseHeaders[2...])
     if let timeout = options.timeout {
       headers.append(HeaderField(name: "grpc-timeout", value: GRPCTimeout.encode(timeout)))
     }
@@ -159,8 +162,14 @@ public final class GRPCChannel: Sendable {
       throw RPCError(code: .deadlineExceeded, message: "the call's deadline had passed before it started")
     }
     let pool = self.pool
-    stream.retry = { stream in pool.start(stream) }
-    loop.execute { pool.start(stream) }
+    stream.pool = pool
+    if loop.inEventLoop {
+      // A task on the loop (one that prefers it): hand the call over now. Task code never runs
+      // inside nghttp2's callbacks, so the session is free; no closure, no queue.
+      pool.start(stream)
+    } else {
+      loop.execute { pool.start(stream) }
+    }
     do {
       let result = try await withTaskCancellationHandler {
         try await body()

@@ -18,7 +18,9 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   let loop: EventLoop
   let target: String
   let settings: HTTP2Settings
-  weak var pool: ConnectionPool?
+  /// Strong (see ClientStream.connection for why not weak); let go of in `close(with:)`, so
+  /// the pool's list and this reference form no lasting cycle.
+  var pool: ConnectionPool?
   private let tls: (context: TLSContext, verifyName: String)?
   private let keepalive: ChannelOptions.Keepalive?
   private let allowInsecureCredentials: Bool
@@ -517,6 +519,7 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
       self.session = nil
     }
     if let pool {
+      self.pool = nil
       pool.connectionClosed(self, error: error, wasReady: wasReady, waiting: pending)
     } else {
       for stream in pending { stream.fail(error, reset: false) }

@@ -11,7 +11,9 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
 
   let loop: EventLoop
   let peer: String
-  weak var server: ServerCore?
+  /// Strong (weak references slow every retain and release of their target); let go of
+  /// when the socket closes.
+  var server: ServerCore?
   private var transport: (any ByteTransport)?
   private let fd: Int32
   private var session: OpaquePointer?
@@ -141,14 +143,15 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
       path: path,
       requestMetadata: Metadata(receivedHeaders: fields.lazy.map { (name: $0.name, value: $0.value) }),
       timeout: timeout, peer: peer,
-      dropConnection: { [weak self] in
-        guard let connection = self else { return }
-        loop.execute { connection.drop() }
+      dropConnection: { [self] in
+        // Strong: the context lives in the stream, which this connection lets go of when the
+        // stream closes.
+        loop.execute { self.drop() }
       })
     stream.context = context
     if let timeout {
-      stream.deadlineTimer = loop.scheduleTimer(at: .now.advanced(by: timeout)) { [weak stream] in
-        guard let stream else { return }
+      stream.deadlineTimer = loop.scheduleTimer(at: .now.advanced(by: timeout)) { [stream] in
+        // Strong: the timer is cancelled when the call ends (finishResponse, abort).
         stream.deadlineTimer = nil
         stream.abort(RPCError(code: .deadlineExceeded, message: "the call's deadline passed on the server"))
         self.finishResponse(of: stream)
@@ -426,6 +429,8 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
       nghttp2_session_del(session)
       self.session = nil
     }
+    let server = self.server
+    self.server = nil
     server?.connectionClosed(self)
   }
 }

@@ -14,7 +14,11 @@ final class ServerStream: @unchecked Sendable {
 
   let loop: EventLoop
   let id: Int32
-  weak var connection: ServerConnection?
+  /// Set once, before the handler starts. Strong, not weak (a weak reference makes every
+  /// retain and release of the connection take the slow path); the connection drops its
+  /// streams when they close, so a stream keeps a closed connection alive at most until the
+  /// handler's task ends.
+  var connection: ServerConnection?
 
   // MARK: Loop-only
   var headerBlock: [HeaderField] = []
