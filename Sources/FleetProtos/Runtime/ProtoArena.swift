@@ -16,6 +16,8 @@ final class ProtoArena {
   @exclusivity(unchecked) private var used = 0
   @exclusivity(unchecked) private var capacity = 0
   private var full: [UnsafeMutableRawPointer] = []
+  /// Which block came from this thread's cache (see ``ThreadBlockCache``) and goes back to it.
+  private var cachedBlock: UnsafeMutableRawPointer?
 
   /// - Parameter initialCapacity: the size of the first block; later blocks double.
   init(initialCapacity: Int = 4096) {
@@ -29,8 +31,9 @@ final class ProtoArena {
   }
 
   deinit {
-    free(block)
-    for b in full { free(b) }
+    for b in full where b != cachedBlock { free(b) }
+    if let block, block != cachedBlock { free(block) }
+    if let cachedBlock { ThreadBlockCache.giveBack(cachedBlock) }
   }
 
   func allocate(byteCount: Int, alignment: Int) -> UnsafeMutableRawPointer {
@@ -39,8 +42,17 @@ final class ProtoArena {
       if let block { full.append(block) }
       // A realistic Trip needs a few KiB; doubling keeps large messages to a few blocks.
       capacity = max(byteCount + alignment, capacity * 2, 256)
-      guard let fresh = malloc(capacity) else { fatalError("out of memory encoding a message") }
-      block = fresh
+      if cachedBlock == nil, capacity <= ThreadBlockCache.blockSize {
+        // The first block of most arenas: this thread's reusable one, not a fresh malloc
+        // (of a block large enough that freeing it made malloc consolidate every time).
+        let reused = ThreadBlockCache.take()
+        cachedBlock = reused
+        block = reused
+        capacity = ThreadBlockCache.blockSize
+      } else {
+        guard let fresh = malloc(capacity) else { fatalError("out of memory encoding a message") }
+        block = fresh
+      }
       start = 0
     }
     used = start + byteCount
@@ -105,6 +117,37 @@ final class ProtoArena {
       protobuf_c_message_init(descriptor, entry)
       fill(key, value, entry)
       return Optional(entry)
+    }
+  }
+}
+
+/// One arena block per thread, reused by one arena after another: encoding or decoding a
+/// message then costs no malloc and free of its first block. An arena that finds the slot
+/// empty (another arena of this thread holds the block) mallocs one of the same size; the
+/// slot keeps at most one, and the thread's block is freed when the thread ends.
+enum ThreadBlockCache {
+  static let blockSize = 64 << 10
+
+  private static let key: pthread_key_t = {
+    var key = pthread_key_t()
+    precondition(pthread_key_create(&key) { free($0) } == 0, "pthread_key_create failed")
+    return key
+  }()
+
+  static func take() -> UnsafeMutableRawPointer {
+    if let block = pthread_getspecific(key) {
+      pthread_setspecific(key, nil)
+      return block
+    }
+    guard let fresh = malloc(blockSize) else { fatalError("out of memory for a message") }
+    return fresh
+  }
+
+  static func giveBack(_ block: UnsafeMutableRawPointer) {
+    if pthread_getspecific(key) == nil {
+      pthread_setspecific(key, block)
+    } else {
+      free(block)
     }
   }
 }
