@@ -123,7 +123,8 @@ let package = Package(
       name: "FleetProtosTests",
       dependencies: ["FleetProtos", "FleetProtosFixtures", "PeerSupport"]
     ),
-    .testTarget(name: "GRPCWireTests", dependencies: ["GRPCWire", "FleetProtos", "PeerSupport"]),
+    .testTarget(
+      name: "GRPCWireTests", dependencies: ["GRPCWire", "FleetProtos", "PeerSupport", "FleetSync"]),
     .testTarget(
       name: "FleetConsumerTests", dependencies: ["FleetConsumer", "PeerSupport", "FleetSync"]),
     .testTarget(

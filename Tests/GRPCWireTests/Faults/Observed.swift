@@ -1,10 +1,11 @@
-import Synchronization
+import FleetSync
 
 /// A value that tasks update and other tasks wait on, until it satisfies a condition or a
 /// timeout passes: how the fault tests wait for "the channel is READY again" or "2,500 calls
 /// have ended" without polling or sleeping.
 ///
 /// Updates and reads may come from any task or thread; waiters are resumed outside the lock.
+/// The lock is a PosixMutex, which ThreadSanitizer sees (Synchronization.Mutex it does not).
 final class Observed<Value: Sendable>: Sendable {
   private struct Waiter: Sendable {
     var predicate: @Sendable (Value) -> Bool
@@ -17,10 +18,10 @@ final class Observed<Value: Sendable>: Sendable {
     var nextWaiter: UInt64 = 0
   }
 
-  private let state: Mutex<State>
+  private let state: PosixMutex<State>
 
   init(_ value: Value) {
-    state = Mutex(State(value: value))
+    state = PosixMutex(State(value: value))
   }
 
   var value: Value { state.withLock { $0.value } }

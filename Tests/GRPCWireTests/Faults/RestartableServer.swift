@@ -1,6 +1,6 @@
 import Foundation
 import PeerSupport
-import Synchronization
+import FleetSync
 
 #if canImport(Glibc)
   import Glibc
@@ -18,13 +18,13 @@ final class RestartableServer: Sendable {
   /// The port every generation listens on (the first one's, picked by the OS).
   let port: Int
 
-  private let generations: Mutex<[PeerServer]>
+  private let generations: PosixMutex<[PeerServer]>
 
   private init(script: String, arguments: [String], first: PeerServer) {
     self.script = script
     self.arguments = arguments
     self.port = first.port
-    self.generations = Mutex([first])
+    self.generations = PosixMutex([first])
   }
 
   static func start(_ script: String, arguments: [String]) async throws -> RestartableServer {
