@@ -50,14 +50,3 @@ struct SessionOutput {
     }
   }
 }
-
-extension HeaderField {
-  /// A header field from the bytes nghttp2 hands a header callback (valid only during it).
-  init(
-    name: UnsafePointer<UInt8>?, nameLength: Int, value: UnsafePointer<UInt8>?, valueLength: Int
-  ) {
-    self.init(
-      name: String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self),
-      value: String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self))
-  }
-}
