@@ -45,6 +45,8 @@ final class ServerStream: @unchecked Sendable {
     var outbound: [UInt8] = []
     var outboundOffset = 0
     var writerWaiting: CheckedContinuation<Void, any Error>?
+    /// The queued bytes at or under which `writerWaiting` resumes.
+    var writerLimit = 0
     var resumeScheduled = false
 
     /// The handler's outcome, once it returned or threw.
@@ -53,7 +55,11 @@ final class ServerStream: @unchecked Sendable {
     var aborted: RPCError?
   }
 
+  /// How much framed response data may wait unsent before a write suspends.
   static let outboundLimit = 1 << 20
+  /// The same, for a handler running on the loop's thread: 64 KiB is four DATA frames, enough
+  /// to fill a flush, and about a millisecond of writing 64-byte messages.
+  static let loopWriteLimit = 64 << 10
 
   init(loop: EventLoop, id: Int32) {
     self.loop = loop
@@ -106,28 +112,53 @@ final class ServerStream: @unchecked Sendable {
     return nil
   }
 
-  /// Queues one response message; suspends while more than 1 MiB waits for the client's window.
+  /// Queues one response message, framed straight into the outbound queue; suspends only while
+  /// too much waits unsent: 1 MiB (the client's window is shut), or, for a handler running on
+  /// the loop's own thread, ``loopWriteLimit``.
+  ///
+  /// On the loop the writer gives way early: a handler that writes in a loop would otherwise
+  /// keep the thread until 1 MiB is queued, and the socket — of this stream and of every other
+  /// connection of the loop — would wait that long. Suspended, it resumes once the loop's
+  /// flush has taken the queue below the limit, within the same tick when the socket keeps up.
   func writeResponse(compress: Bool, serialize: (inout [UInt8]) throws -> Void) async throws {
-    var bytes: [UInt8] = []
     let gzip = compress && (connection?.compressionAllowed(for: self) ?? false)
-    try MessageFramer.append(to: &bytes, compress: gzip, serialize: serialize)
-    let (schedule, aborted, full) = shared.withLock { s -> (Bool, RPCError?, Bool) in
-      if let aborted = s.aborted { return (false, aborted, false) }
-      // Nothing queued (a unary response, a stream the client keeps up with): take the
-      // framed bytes as they are instead of copying them.
-      if s.outbound.isEmpty { s.outbound = bytes } else { s.outbound.append(contentsOf: bytes) }
-      defer { s.resumeScheduled = true }
-      return (!s.resumeScheduled, nil, s.outbound.count - s.outboundOffset > Self.outboundLimit)
+    let limit = loop.inEventLoop ? Self.loopWriteLimit : Self.outboundLimit
+    let (schedule, full): (Bool, Bool)
+    if gzip {
+      // Compressed: framed apart, since the prefix needs the compressed length.
+      var bytes: [UInt8] = []
+      try MessageFramer.append(to: &bytes, compress: true, serialize: serialize)
+      (schedule, full) = try shared.withLock { s throws(RPCError) -> (Bool, Bool) in
+        if let aborted = s.aborted { throw aborted }
+        s.outbound.append(contentsOf: bytes)
+        defer { s.resumeScheduled = true }
+        return (!s.resumeScheduled, s.outbound.count - s.outboundOffset > limit)
+      }
+    } else {
+      // The message is serialised into the queue under the lock: no buffer of its own, no
+      // copy. nghttp2's data provider waits for the lock at most that long.
+      (schedule, full) = try shared.withLock { s throws -> (Bool, Bool) in
+        if let aborted = s.aborted { throw aborted }
+        let start = s.outbound.count
+        do {
+          try MessageFramer.append(to: &s.outbound, compress: false, serialize: serialize)
+        } catch {
+          s.outbound.removeSubrange(start...)
+          throw error
+        }
+        defer { s.resumeScheduled = true }
+        return (!s.resumeScheduled, s.outbound.count - s.outboundOffset > limit)
+      }
     }
-    if let aborted { throw aborted }
     if schedule { loop.execute { self.responseBytesQueued() } }
     // Under the limit the write is done: no suspension.
     guard full else { return }
     try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
       let now = shared.withLock { s -> Result<Void, any Error>? in
         if let aborted = s.aborted { return .failure(aborted) }
-        if s.outbound.count - s.outboundOffset <= Self.outboundLimit { return .success(()) }
+        if s.outbound.count - s.outboundOffset <= limit { return .success(()) }
         s.writerWaiting = c
+        s.writerLimit = limit
         return nil
       }
       if let now { c.resume(with: now) }
@@ -256,7 +287,7 @@ final class ServerStream: @unchecked Sendable {
         s.outboundOffset = 0
       }
       var writer: CheckedContinuation<Void, any Error>? = nil
-      if s.outbound.count - s.outboundOffset <= Self.outboundLimit {
+      if s.writerWaiting != nil, s.outbound.count - s.outboundOffset <= s.writerLimit {
         writer = s.writerWaiting
         s.writerWaiting = nil
       }
