@@ -27,13 +27,18 @@ public protocol ProtoMessage: Hashable, Sendable {
 extension ProtoMessage {
   /// Decodes the protobuf wire encoding in `bytes`; see ``init(serializedBytes:)-(UnsafeRawBufferPointer)``.
   public init(serializedBytes bytes: [UInt8]) throws(ProtoDecodingError) {
-    // withUnsafeBytes cannot forward a typed throw, so the result travels out as a value.
-    let result: Result<Self, ProtoDecodingError> = bytes.withUnsafeBytes { raw in
-      do throws(ProtoDecodingError) { return .success(try Self(serializedBytes: raw)) } catch {
-        return .failure(error)
+    // withUnsafeBytes cannot forward a typed throw, so the message travels out in an optional
+    // and is moved, not copied, into self: Result.get() copied it, a retain and a release for
+    // every reference a big message (a Trip) holds.
+    var decoded: Self? = nil
+    var failure: ProtoDecodingError? = nil
+    bytes.withUnsafeBytes { raw in
+      do throws(ProtoDecodingError) { decoded = try Self(serializedBytes: raw) } catch {
+        failure = error
       }
     }
-    self = try result.get()
+    if let failure { throw failure }
+    self = decoded.take()!
   }
 
   /// The message's wire encoding.

@@ -145,6 +145,8 @@ private struct ParsedHeaders {
   var metadata: Metadata
 
   init(_ fields: [HeaderField]) {
+    // Most blocks carry gRPC's own fields only: metadata is built when some field may be one.
+    var mayCarryMetadata = false
     for field in fields {
       switch field.name {
       case ":status": httpStatus = Int(field.value)
@@ -158,10 +160,14 @@ private struct ParsedHeaders {
         case "gzip": encoding = .gzip
         default: encoding = .unsupported(field.value)
         }
-      default: continue
+      default:
+        if !mayCarryMetadata, !Metadata.isReserved(field.name) { mayCarryMetadata = true }
       }
     }
-    metadata = Metadata(receivedHeaders: fields.lazy.map { (name: $0.name, value: $0.value) })
+    metadata =
+      mayCarryMetadata
+      ? Metadata(receivedHeaders: fields.lazy.map { (name: $0.name, value: $0.value) })
+      : Metadata()
   }
 
   /// application/grpc, optionally followed by +format or ;parameters (PROTOCOL-HTTP2.md).

@@ -16,6 +16,10 @@ final class ClientStream: @unchecked Sendable {
   // @unchecked Sendable: immutable lets, a Mutex, and loop-only vars (see above).
 
   let loop: EventLoop
+  /// The request fields every call to this method sends (see RequestHeaderPrefix).
+  let headerPrefix: RequestHeaderPrefix
+  /// This call's own request fields, sent after `headerPrefix`'s: timeout, compression,
+  /// metadata.
   let requestHeaders: [HeaderField]
   let maxReceiveSize: Int
   let deadline: MonotonicInstant?
@@ -93,13 +97,15 @@ final class ClientStream: @unchecked Sendable {
   static let creditBatch = 64 << 10
 
   init(
-    loop: EventLoop, requestHeaders: [HeaderField], initialRequest: [UInt8], finished: Bool,
+    loop: EventLoop, headerPrefix: RequestHeaderPrefix, requestHeaders: [HeaderField],
+    initialRequest: [UInt8], finished: Bool,
     maxReceiveSize: Int, timeout: Duration?, carriesCredentials: Bool = false,
     waitForReady: Bool = false
   ) {
     self.loop = loop
     self.carriesCredentials = carriesCredentials
     self.waitForReady = waitForReady
+    self.headerPrefix = headerPrefix
     self.requestHeaders = requestHeaders
     self.maxReceiveSize = maxReceiveSize
     self.timeout = timeout

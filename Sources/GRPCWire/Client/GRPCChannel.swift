@@ -22,6 +22,7 @@ public final class GRPCChannel: Sendable {
   private let closed = Atomic<Bool>(false)
   private let loopStopped = Atomic<Bool>(false)
   private let baseHeaders: [HeaderField]
+  private let headerPrefixes = Mutex<[RequestHeaderPrefix]>([])
 
   /// The event loop that owns the channel's connections. Tasks that make many calls should
   /// prefer it (`Task(executorPreference: channel.eventLoop) { … }`,
@@ -130,11 +131,12 @@ public final class GRPCChannel: Sendable {
     } catch {
       throw RPCError.invalidMetadata(error)
     }
+    // Only the call's own fields are built per call; the rest is laid out once per method.
     var headers: [HeaderField] = []
-    headers.reserveCapacity(baseHeaders.count + 3 + options.metadata.count)
-    headers.append(contentsOf: baseHeaders[..<2])
-    headers.append(HeaderField(name: ":path", value: path))
-    headers.append(contentsOf: baseHeaders[2...])
+    let extraCount =
+      (options.timeout == nil ? 0 : 1) + (options.compression == nil ? 0 : 1)
+      + options.metadata.count
+    if extraCount > 0 { headers.reserveCapacity(extraCount) }
     if let timeout = options.timeout {
       headers.append(HeaderField(name: "grpc-timeout", value: GRPCTimeout.encode(timeout)))
     }
@@ -145,12 +147,33 @@ public final class GRPCChannel: Sendable {
       headers.append(HeaderField(name: name, value: value))
     }
     return ClientStream(
-      loop: loop, requestHeaders: headers, initialRequest: firstRequest,
+      loop: loop, headerPrefix: headerPrefix(for: path), requestHeaders: headers,
+      initialRequest: firstRequest,
       finished: requestsFinished,
       maxReceiveSize: options.maxReceiveMessageSize ?? self.options.maxReceiveMessageSize,
       timeout: options.timeout, carriesCredentials: carriesCredentials,
       waitForReady: options.waitForReady)
   }
+
+  /// The fixed request fields of calls to `path`, made on the first call and kept: a channel
+  /// calls a handful of methods, so a short list searched by `==` (the same string object
+  /// for a method's static path) beats hashing the path.
+  private func headerPrefix(for path: String) -> RequestHeaderPrefix {
+    if let known = headerPrefixes.withLock({ list in list.first { $0.path == path } }) {
+      return known
+    }
+    var fields = baseHeaders
+    fields.insert(HeaderField(name: ":path", value: path), at: 2)
+    let prefix = RequestHeaderPrefix(path: path, fields: fields)
+    headerPrefixes.withLock { list in
+      // Bounded: a channel used with ever new paths keeps only the latest ones.
+      if list.count >= Self.headerPrefixLimit { list.removeFirst() }
+      list.append(prefix)
+    }
+    return prefix
+  }
+
+  private static let headerPrefixLimit = 16
 
   /// Starts `stream`, runs `body` with cancellation wired to a stream reset, and makes sure the
   /// stream is over (reset with CANCEL) when `body` leaves early.

@@ -132,7 +132,8 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     var provider = nghttp2_data_provider()
     provider.source.ptr = Unmanaged.passUnretained(stream).toOpaque()
     provider.read_callback = onDataSourceRead
-    let id = HeaderBlock.withNameValues(stream.requestHeaders) { nva, count in
+    let id = HeaderBlock.withNameValues(stream.headerPrefix, stream.requestHeaders) {
+      nva, count in
       nghttp2_submit_request(
         session, nil, nva, count, &provider, Unmanaged.passUnretained(stream).toOpaque())
     }

@@ -151,33 +151,46 @@ enum HeaderBlock {
     // Every request, response and trailer block passes here: the nv entries and the bytes of
     // every name and value go into one temporary buffer (on the stack when small), not three
     // arrays on the heap.
-    var byteCount = 0
-    for field in fields { byteCount += field.name.utf8.count + field.value.utf8.count }
-    let nvBytes = MemoryLayout<nghttp2_nv>.stride * fields.count
-    return withUnsafeTemporaryAllocation(
-      byteCount: nvBytes + byteCount, alignment: MemoryLayout<nghttp2_nv>.alignment
+    withUnsafeTemporaryAllocation(
+      byteCount: byteCount(fields), alignment: MemoryLayout<nghttp2_nv>.alignment
     ) { raw in
-      let nva = raw.baseAddress!.bindMemory(to: nghttp2_nv.self, capacity: fields.count)
-      var cursor = (raw.baseAddress! + nvBytes).assumingMemoryBound(to: UInt8.self)
-      func copy(_ string: String) -> (UnsafeMutablePointer<UInt8>, Int) {
-        var string = string
-        let start = cursor
-        let count = string.withUTF8 { utf8 in
-          if let base = utf8.baseAddress { start.update(from: base, count: utf8.count) }
-          return utf8.count
-        }
-        cursor += count
-        return (start, count)
-      }
-      for (i, field) in fields.enumerated() {
-        let (name, nameLength) = copy(field.name)
-        let (value, valueLength) = copy(field.value)
-        (nva + i).initialize(
-          to: nghttp2_nv(
-            name: name, value: value, namelen: nameLength, valuelen: valueLength,
-            flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
-      }
-      return body(nva, fields.count)
+      body(layOut(fields, at: raw.baseAddress!), fields.count)
     }
+  }
+
+  /// The bytes ``layOut(_:at:)`` writes for `fields`.
+  static func byteCount(_ fields: [HeaderField]) -> Int {
+    var byteCount = MemoryLayout<nghttp2_nv>.stride * fields.count
+    for field in fields { byteCount += field.name.utf8.count + field.value.utf8.count }
+    return byteCount
+  }
+
+  /// Writes one nghttp2 pair per field at `raw` (aligned for nghttp2_nv), followed by the bytes
+  /// of their names and values, which the pairs point to.
+  static func layOut(_ fields: [HeaderField], at raw: UnsafeMutableRawPointer)
+    -> UnsafeMutablePointer<nghttp2_nv>
+  {
+    let nva = raw.bindMemory(to: nghttp2_nv.self, capacity: fields.count)
+    var cursor = (raw + MemoryLayout<nghttp2_nv>.stride * fields.count)
+      .assumingMemoryBound(to: UInt8.self)
+    func copy(_ string: String) -> (UnsafeMutablePointer<UInt8>, Int) {
+      var string = string
+      let start = cursor
+      let count = string.withUTF8 { utf8 in
+        if let base = utf8.baseAddress { start.update(from: base, count: utf8.count) }
+        return utf8.count
+      }
+      cursor += count
+      return (start, count)
+    }
+    for (i, field) in fields.enumerated() {
+      let (name, nameLength) = copy(field.name)
+      let (value, valueLength) = copy(field.value)
+      (nva + i).initialize(
+        to: nghttp2_nv(
+          name: name, value: value, namelen: nameLength, valuelen: valueLength,
+          flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+    }
+    return nva
   }
 }
