@@ -224,7 +224,7 @@ final class ClientStream: @unchecked Sendable {
 
   /// Waits until the call is over, then returns every message not yet read and the outcome:
   /// one suspension for a unary or client-streaming call, however its response arrives.
-  func awaitEnd() async -> (messages: [Received], outcome: CallOutcome) {
+  nonisolated(nonsending) func awaitEnd() async -> (messages: [Received], outcome: CallOutcome) {
     await withUnsafeContinuation { (c: UnsafeContinuation<Void, Never>) in
       let done = shared.withLock { s -> Bool in
         if s.outcome != nil { return true }

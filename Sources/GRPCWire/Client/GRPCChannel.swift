@@ -177,7 +177,9 @@ public final class GRPCChannel: Sendable {
 
   /// Starts `stream`, runs `body` with cancellation wired to a stream reset, and makes sure the
   /// stream is over (reset with CANCEL) when `body` leaves early.
-  func run<R>(_ stream: ClientStream, _ body: () async throws -> R) async throws -> R {
+  nonisolated(nonsending) func run<R>(
+    _ stream: ClientStream, _ body: nonisolated(nonsending) () async throws -> R
+  ) async throws -> R {
     if Task.isCancelled {
       throw RPCError(code: .cancelled, message: "the call's task was cancelled before it started")
     }
