@@ -174,7 +174,11 @@ private struct ParsedHeaders {
   var isGRPCContentType: Bool {
     // On bytes: every response passes here, and Character-wise prefix checks cost more than
     // the rest of the header block's parsing.
-    guard let utf8 = contentType?.utf8, utf8.starts(with: "application/grpc".utf8) else {
+    guard let contentType else { return false }
+    // The usual value is the shared string (HeaderField+Received): equal at once.
+    if contentType == "application/grpc" { return true }
+    let utf8 = contentType.utf8
+    guard utf8.starts(with: "application/grpc".utf8) else {
       return false
     }
     let rest = utf8.dropFirst(16)

@@ -40,6 +40,8 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   private var remoteAddress: SocketAddress?
   private var session: OpaquePointer?
   private var streams: [Int32: ClientStream] = [:]
+  /// The stream `stream(_:)` found last; always one of `streams` (cleared when it leaves).
+  private var lastLookedUp: ClientStream?
   private var waiting: [ClientStream] = []
   private var output = SessionOutput()
   private var flushScheduled = false
@@ -504,6 +506,7 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     pingTimeoutTimer = nil
     let open = streams
     streams.removeAll()
+    lastLookedUp = nil
     for stream in open.values { stream.closed(http2ErrorCode: 0, lostConnection: error) }
     let pending = waiting
     waiting.removeAll()
@@ -529,9 +532,18 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
 
   // MARK: From nghttp2's callbacks (inside mem_recv / mem_send)
 
-  func stream(_ id: Int32) -> ClientStream? { streams[id] }
+  /// The open stream `id`. nghttp2 calls back a dozen times per call (each header field,
+  /// each DATA chunk), nearly always for the stream of the call before: that one is kept at
+  /// hand rather than hashed for again.
+  func stream(_ id: Int32) -> ClientStream? {
+    if let last = lastLookedUp, last.streamID == id { return last }
+    let found = streams[id]
+    if found != nil { lastLookedUp = found }
+    return found
+  }
 
   func streamClosed(_ id: Int32, http2ErrorCode: UInt32) {
+    if lastLookedUp?.streamID == id { lastLookedUp = nil }
     streams.removeValue(forKey: id)?.closed(http2ErrorCode: http2ErrorCode)
     pool?.callEnded(on: self)
   }
