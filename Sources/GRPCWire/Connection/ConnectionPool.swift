@@ -130,17 +130,29 @@ final class ConnectionPool: @unchecked Sendable {
 
   /// A ready connection with a free stream, or one still connecting (it queues the call).
   private func pick() -> ClientConnection? {
-    let usable = connections.filter { $0.hasFreeStream }
-    guard !usable.isEmpty else { return nil }
-    let ready = usable.filter(\.isReady)
-    guard !ready.isEmpty else { return usable.first }
+    // Every call passes here: counted in place rather than filtered into two new arrays.
+    var firstUsable: ClientConnection? = nil
+    var readyCount = 0
+    for connection in connections where connection.hasFreeStream {
+      if firstUsable == nil { firstUsable = connection }
+      if connection.isReady { readyCount += 1 }
+    }
+    guard let firstUsable else { return nil }
+    guard readyCount > 0 else { return firstUsable }
+    let wanted: Int
     switch options.loadBalancing {
     case .pickFirst:
-      return ready[0]
+      wanted = 0
     case .roundRobin:
-      nextConnection = (nextConnection + 1) % ready.count
-      return ready[nextConnection]
+      nextConnection = (nextConnection + 1) % readyCount
+      wanted = nextConnection
     }
+    var index = 0
+    for connection in connections where connection.hasFreeStream && connection.isReady {
+      if index == wanted { return connection }
+      index += 1
+    }
+    return firstUsable
   }
 
   private func failFastError() -> RPCError {
