@@ -222,9 +222,12 @@ final class ClientStream: @unchecked Sendable {
     return (nil, false)
   }
 
-  /// Waits until the call is over, then returns every message not yet read and the outcome:
-  /// one suspension for a unary or client-streaming call, however its response arrives.
-  nonisolated(nonsending) func awaitEnd() async -> (messages: [Received], outcome: CallOutcome) {
+  /// Waits until the call is over, then returns every message not yet read, the outcome and
+  /// the response headers' metadata (nil without response headers): one suspension for a
+  /// unary or client-streaming call, however its response arrives.
+  nonisolated(nonsending) func awaitEnd() async
+    -> (messages: [Received], outcome: CallOutcome, headMetadata: Metadata?)
+  {
     await withUnsafeContinuation { (c: UnsafeContinuation<Void, Never>) in
       let done = shared.withLock { s -> Bool in
         if s.outcome != nil { return true }
@@ -238,7 +241,7 @@ final class ClientStream: @unchecked Sendable {
       s.frames = []
       s.framesHead = 0
       s.bufferedBytes = 0
-      return (rest, s.outcome!)
+      return (rest, s.outcome!, s.head?.metadata)
     }
   }
 
@@ -247,9 +250,6 @@ final class ClientStream: @unchecked Sendable {
 
   /// Payload bytes of complete responses received but not yet read.
   var bufferedResponseBytes: Int { shared.withLock { $0.bufferedBytes } }
-
-  /// The response headers' metadata, once they have arrived.
-  var responseHeadMetadata: Metadata? { shared.withLock { $0.head?.metadata } }
 
   /// Ends the call from the caller's side (task cancelled, body finished early): resets the
   /// stream with CANCEL unless it is already over.

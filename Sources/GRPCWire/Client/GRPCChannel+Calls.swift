@@ -18,8 +18,8 @@ extension GRPCChannel {
     let stream = try makeStream(
       path: path, options: options, firstRequest: bytes, requestsFinished: true)
     return try await run(stream) {
-      let (messages, outcome) = await stream.awaitEnd()
-      return try Self.single(messages, outcome, stream, deserializer)
+      let (messages, outcome, headMetadata) = await stream.awaitEnd()
+      return try Self.single(messages, outcome, headMetadata, stream, deserializer)
     }
   }
 
@@ -52,8 +52,8 @@ extension GRPCChannel {
     return try await run(stream) {
       try await body(RequestWriter(stream: stream, serializer: serializer, compression: options.compression))
       stream.finishRequests()
-      let (messages, outcome) = await stream.awaitEnd()
-      return try Self.single(messages, outcome, stream, deserializer)
+      let (messages, outcome, headMetadata) = await stream.awaitEnd()
+      return try Self.single(messages, outcome, headMetadata, stream, deserializer)
     }
   }
 
@@ -89,7 +89,8 @@ extension GRPCChannel {
 
   /// The one response of a unary or client-streaming call.
   private static func single<Response>(
-    _ messages: [ClientStream.Received], _ outcome: CallOutcome, _ stream: ClientStream,
+    _ messages: [ClientStream.Received], _ outcome: CallOutcome, _ headMetadata: Metadata?,
+    _ stream: ClientStream,
     _ deserializer: some MessageDeserializer<Response>
   ) throws -> ClientResponse<Response> {
     let trailers: Metadata
@@ -106,10 +107,9 @@ extension GRPCChannel {
     }
     // Decoded straight into the response: a `let` in between was copied (for a Trip, a retain
     // and a release of every reference it holds).
-    let initialMetadata = stream.responseHeadMetadata ?? Metadata()
     return ClientResponse(
       message: try ResponseDecoding.decode(messages[0], stream, deserializer),
-      initialMetadata: initialMetadata, trailingMetadata: trailers)
+      initialMetadata: headMetadata ?? Metadata(), trailingMetadata: trailers)
   }
 }
 
