@@ -27,18 +27,17 @@ public protocol ProtoMessage: Hashable, Sendable {
 extension ProtoMessage {
   /// Decodes the protobuf wire encoding in `bytes`; see ``init(serializedBytes:)-(UnsafeRawBufferPointer)``.
   public init(serializedBytes bytes: [UInt8]) throws(ProtoDecodingError) {
-    // withUnsafeBytes cannot forward a typed throw, so the message travels out in an optional
-    // and is moved, not copied, into self: Result.get() copied it, a retain and a release for
-    // every reference a big message (a Trip) holds.
-    var decoded: Self? = nil
-    var failure: ProtoDecodingError? = nil
-    bytes.withUnsafeBytes { raw in
-      do throws(ProtoDecodingError) { decoded = try Self(serializedBytes: raw) } catch {
-        failure = error
-      }
+    // The message is returned straight into self: no Optional<Self> or Result<Self, _> in
+    // between, whose generic metadata was looked up on every decode and whose value was
+    // copied out (a retain and a release for every reference a Trip holds).
+    // withUnsafeBytes rethrows untyped; only ProtoDecodingError can come out of the body.
+    do {
+      self = try bytes.withUnsafeBytes { raw in try Self(serializedBytes: raw) }
+    } catch let error as ProtoDecodingError {
+      throw error
+    } catch {
+      preconditionFailure("Self(serializedBytes:) threw \(error), not a ProtoDecodingError")
     }
-    if let failure { throw failure }
-    self = decoded.take()!
   }
 
   /// The message's wire encoding.
