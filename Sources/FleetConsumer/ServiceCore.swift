@@ -46,14 +46,15 @@ final class ServiceCore: Sendable {
     routingHeader = "provider_id=providers/\(configuration.providerID)"
   }
 
-  /// The channel's settings: transport security and the plaintext-token opt-in. Calls fail
-  /// fast while the connection is down, so subscribers hear of an outage and the model's own
-  /// backoff paces the retries.
+  /// The channel's settings: transport security, the plaintext-token opt-in and the most
+  /// connections. Calls fail fast while the connection is down, so subscribers hear of an
+  /// outage and the model's own backoff paces the retries.
   private static func channelOptions(_ configuration: TripService.Configuration)
     -> ChannelOptions
   {
     var options = ChannelOptions()
     options.allowInsecureCredentials = configuration.options.allowsTokensOverPlaintext
+    options.maxConnections = configuration.options.maxConnections
     switch configuration.transportSecurity {
     case .plaintext:
       options.transportSecurity = .plaintext

@@ -129,6 +129,10 @@ extension TripService {
     /// Send bearer tokens over plaintext to a host that is not loopback. Off by default: a
     /// token on an unencrypted network is a leaked token.
     public var allowsTokensOverPlaintext = false
+    /// The most HTTP/2 connections the service opens to its endpoint. Every trip followed
+    /// through the feed holds a stream; a new connection opens only when the open ones have
+    /// no stream left under the server's MAX_CONCURRENT_STREAMS. Default 8; at least 1.
+    public var maxConnections = 8
 
     /// The defaults above.
     public init() {}

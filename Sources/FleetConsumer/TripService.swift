@@ -19,7 +19,8 @@ public final class TripService: Sendable {
   /// A service for `configuration`; nothing is connected until a model starts following.
   ///
   /// Throws ``ConfigurationError`` when the configuration cannot work: an invalid provider
-  /// ID, a poll interval under 100 ms, a call timeout that is not positive, or plaintext to a
+  /// ID, a poll interval under 100 ms, a call timeout that is not positive, fewer than one
+  /// connection, or plaintext to a
   /// host that is not loopback without ``Options/allowsTokensOverPlaintext``.
   public init(configuration: Configuration) throws(ConfigurationError) {
     do {
@@ -34,6 +35,10 @@ public final class TripService: Sendable {
     }
     guard options.callTimeout > .zero else {
       throw ConfigurationError("the call timeout must be positive, not \(options.callTimeout)")
+    }
+    guard options.maxConnections >= 1 else {
+      throw ConfigurationError(
+        "the service needs at least 1 connection, not \(options.maxConnections)")
     }
     let endpoint = configuration.endpoint
     if case .plaintext = configuration.transportSecurity, !endpoint.isLoopback,

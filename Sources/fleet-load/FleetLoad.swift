@@ -80,7 +80,6 @@ struct FleetLoad: AsyncParsableCommand {
     let conflicts = [
       ("--call", workload.callName != Workload.getTrip.rawValue),
       ("--rps", load.rps != nil),
-      ("--connections", load.connections != 1),
       ("--executor", load.executor != .loop),
       ("--cert/--key", target.cert != nil),
       ("--request-size/--response-size", workload.requestSize != 0 || workload.responseSize != 0),
@@ -254,6 +253,10 @@ struct FleetLoad: AsyncParsableCommand {
     var options = TripService.Options()
     options.pollInterval = .milliseconds(Int64((workload.pollInterval * 1000).rounded()))
     options.followsTripFeed = workload.stream
+    // --connections N with --trips: the most connections TripService may open (it opens
+    // another only when the server's stream limit is reached: 10,000 feed streams need 10 or
+    // more against fleet-sim's 1,000 per connection). Without it, TripService's default.
+    if load.connections > 1 { options.maxConnections = load.connections }
     options.allowsTokensOverPlaintext = embedded || target.plaintext
     let security: TripService.TransportSecurity =
       target.usesTLS

@@ -11,7 +11,8 @@ struct LoadOptions: ParsableArguments {
 
   @Option(
     help: ArgumentHelp(
-      "Connections to spread the workers over (round-robin, as ghz); at most -c.",
+      "Connections to spread the workers over (round-robin, as ghz); at most -c. With "
+        + "--trips: the most TripService may open (default 8).",
       valueName: "count"))
   var connections = 1
 
