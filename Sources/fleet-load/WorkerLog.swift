@@ -34,18 +34,18 @@ struct WorkerLog {
 
   /// Hands everything to the shard.
   mutating func flush() {
-    var codes = self.codes
+    // Read in place, not through local copies: a copy still alive at `removeAll` would make
+    // it allocate a fresh buffer every batch.
     if ok > 0 { codes["OK", default: 0] += ok }
-    let (latencies, errors) = (self.latencies, self.errors)
     shard.withLock { tally in
       for latency in latencies { _ = tally.histogram.record(latency) }
       tally.codes.merge(codes, uniquingKeysWith: +)
       tally.errors.merge(errors, uniquingKeysWith: +)
     }
-    self.latencies.removeAll(keepingCapacity: true)
+    latencies.removeAll(keepingCapacity: true)
     ok = 0
-    self.codes.removeAll()
-    self.errors.removeAll()
+    codes.removeAll()
+    errors.removeAll()
   }
 }
 
