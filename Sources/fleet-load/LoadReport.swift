@@ -102,6 +102,11 @@ struct LoadReport: Encodable {
     var after: ProcessUsage
     var warmupCount: Int
     var partial: Bool
+
+    /// User-mode CPU seconds between `before` and `after`.
+    var userSeconds: Double { after.userSeconds - before.userSeconds }
+    /// Kernel-mode CPU seconds between `before` and `after`.
+    var systemSeconds: Double { after.systemSeconds - before.systemSeconds }
   }
 
   init(
@@ -123,8 +128,7 @@ struct LoadReport: Encodable {
     statusCodes = measured.tally.codes
     errors = measured.tally.errors.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(10)
       .map { ErrorCount(message: $0.key, count: $0.value) }
-    let user = measured.after.userSeconds - measured.before.userSeconds
-    let system = measured.after.systemSeconds - measured.before.systemSeconds
+    let (user, system) = (measured.userSeconds, measured.systemSeconds)
     let calls = statusCodes.values.reduce(0, +)
     cpu = CPU(
       scope: embedded ? "process" : "client", userSeconds: user, systemSeconds: system,

@@ -65,9 +65,7 @@ struct TripLoad {
     for model in models { model.unregisterSubscriber(counter) }
     service.shutdown()
 
-    let cpu =
-      (measured.after.userSeconds - measured.before.userSeconds)
-      + (measured.after.systemSeconds - measured.before.systemSeconds)
+    let cpu = measured.userSeconds + measured.systemSeconds
     let seconds = ProgressBar.seconds(measured.elapsed)
     let count = measured.units ?? 0
     let failures = measured.tally.codes.filter { $0.key != "OK" }.values.reduce(0, +)
