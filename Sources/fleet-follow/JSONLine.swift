@@ -37,7 +37,8 @@ struct JSONLine {
   var line: String { text + "}" }
 
   private mutating func append(_ key: String) {
-    if text.count > 1 { text += "," }
+    // utf8.count is O(1) on a native string; count walks every character.
+    if text.utf8.count > 1 { text += "," }
     text += Self.quoted(key) + ":"
   }
 
