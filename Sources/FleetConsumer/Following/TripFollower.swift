@@ -212,30 +212,27 @@ struct TripFollower {
   /// Loop `generation`'s feed stream ended with OK before a terminal status (the server
   /// closed it): reconnect after the poll interval. Nil for a stale generation.
   mutating func watchEnded(generation: UInt64) -> Duration? {
-    switch state {
-    case .following(var following)
-    where following.generation == generation && following.polling && following.watching:
-      following.polling = false
-      following.watching = false
-      state = .following(following)
-      return pollInterval
-    case .following, .inactive, .finished:
-      return nil
-    }
+    endWatch(generation: generation) ? pollInterval : nil
   }
 
   /// Loop `generation`'s feed stream was answered UNIMPLEMENTED: the server has no feed, so
   /// poll instead, at once and without reporting an error. Nil for a stale generation.
   mutating func feedUnimplemented(generation: UInt64) -> Duration? {
+    endWatch(generation: generation) ? .zero : nil
+  }
+
+  /// Clears loop `generation`'s poll and watch flags once its feed stream has ended; false
+  /// (and no change) for a stale generation or a loop that was not watching.
+  private mutating func endWatch(generation: UInt64) -> Bool {
     switch state {
     case .following(var following)
     where following.generation == generation && following.polling && following.watching:
       following.polling = false
       following.watching = false
       state = .following(following)
-      return .zero
+      return true
     case .following, .inactive, .finished:
-      return nil
+      return false
     }
   }
 }
