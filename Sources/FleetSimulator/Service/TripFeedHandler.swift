@@ -31,9 +31,11 @@ struct TripFeedHandler: Sendable {
     var lastSent: FleetEngine.Trip? = nil
     var lastRendered: Double? = nil
     let feedInterval = core.options.feedInterval
+    // Built once: the loop looks the trip up again on every update.
+    let key = name.description
     while true {
-      guard let record = core.store.record(named: name.description) else {
-        throw FleetEngineError.tripNotFound(name.description)
+      guard let record = core.store.record(named: key) else {
+        throw FleetEngineError.tripNotFound(key)
       }
       let now = core.clock.now()
       let simulatedNow = core.clock.simulatedTime(at: now, createdAt: record.createdAt)
