@@ -169,16 +169,7 @@ struct LifecycleTests {
           FleetEngine.TripService.deleteTrip, request, options: SimulatorHarness.call())
       }
       #expect(active?.code == .failedPrecondition)
-      var cancel = FleetEngine.UpdateTripRequest()
-      cancel.name = created.name
-      var trip = FleetEngine.Trip()
-      trip.tripStatus = .canceled
-      cancel.trip = trip
-      var mask = GoogleProtobuf.FieldMask()
-      mask.paths = ["trip_status"]
-      cancel.updateMask = mask
-      _ = try await sim.channel.unary(
-        FleetEngine.TripService.updateTrip, cancel, options: SimulatorHarness.call())
+      try await sim.cancelTrip(created.name)
       _ = try await sim.channel.unary(
         FleetEngine.TripService.deleteTrip, request, options: SimulatorHarness.call())
       let gone = await #expect(throws: RPCError.self) { try await sim.getTrip(created.name) }

@@ -52,16 +52,7 @@ struct SearchTests {
       } while !token.isEmpty
       #expect(collected == names)
 
-      var cancel = FleetEngine.UpdateTripRequest()
-      cancel.name = names[0]
-      var canceled = FleetEngine.Trip()
-      canceled.tripStatus = .canceled
-      cancel.trip = canceled
-      var mask = GoogleProtobuf.FieldMask()
-      mask.paths = ["trip_status"]
-      cancel.updateMask = mask
-      _ = try await sim.channel.unary(
-        FleetEngine.TripService.updateTrip, cancel, options: SimulatorHarness.call())
+      try await sim.cancelTrip(names[0])
       let active = try await search(sim, vehicle: "shared-car") { $0.activeTripsOnly = true }
       #expect(active.trips.map(\.name) == Array(names.dropFirst()))
     }

@@ -105,16 +105,7 @@ struct TripFeedTests {
       let created = try await sim.createTrip()
       let task = Task { try await watch(sim, created.name) }
       try await Task.sleep(for: .milliseconds(200))
-      var cancel = FleetEngine.UpdateTripRequest()
-      cancel.name = created.name
-      var trip = FleetEngine.Trip()
-      trip.tripStatus = .canceled
-      cancel.trip = trip
-      var mask = GoogleProtobuf.FieldMask()
-      mask.paths = ["trip_status"]
-      cancel.updateMask = mask
-      _ = try await sim.channel.unary(
-        FleetEngine.TripService.updateTrip, cancel, options: SimulatorHarness.call())
+      try await sim.cancelTrip(created.name)
       let updates = try await task.value
       #expect(updates.first?.trip?.tripStatus == .new)
       #expect(updates.last?.trip?.tripStatus == .canceled)

@@ -75,6 +75,22 @@ struct SimulatorHarness {
       FleetEngine.TripService.getTrip, request, options: Self.call(token: token)
     ).message
   }
+
+  /// UpdateTrip of `name` to CANCELED, through the `trip_status` mask.
+  @discardableResult
+  func cancelTrip(_ name: String) async throws -> FleetEngine.Trip {
+    var request = FleetEngine.UpdateTripRequest()
+    request.name = name
+    var trip = FleetEngine.Trip()
+    trip.tripStatus = .canceled
+    request.trip = trip
+    var mask = GoogleProtobuf.FieldMask()
+    mask.paths = ["trip_status"]
+    request.updateMask = mask
+    return try await channel.unary(
+      FleetEngine.TripService.updateTrip, request, options: Self.call()
+    ).message
+  }
 }
 
 /// A location for a CreateTrip request.
