@@ -271,7 +271,9 @@ class FakeTripService:
         self.peers: set[str] = set()
         self.requests = 0
 
-    async def get_trip(self, request, context):
+    def arrived(self, context) -> tuple[str, list[tuple[str, str]], str | None]:
+        """Counts a call, announces a new peer, and returns its peer, printable metadata
+        and authorization."""
         self.requests += 1
         peer = context.peer()
         if peer not in self.peers:
@@ -280,6 +282,10 @@ class FakeTripService:
         metadata = [(key, value if isinstance(value, str) else f"<{len(value)} bytes>")
                     for key, value in context.invocation_metadata()]
         authorization = next((v for k, v in metadata if k == "authorization"), None)
+        return peer, metadata, authorization
+
+    async def get_trip(self, request, context):
+        peer, metadata, authorization = self.arrived(context)
 
         cursor = self.script.cursor(request.name)
         if cursor is None:
@@ -311,14 +317,7 @@ class FakeTripService:
         return trip
 
     async def watch_trip(self, request: WatchTripRequest, context):
-        self.requests += 1
-        peer = context.peer()
-        if peer not in self.peers:
-            self.peers.add(peer)
-            pc.emit("connection", None, peer=peer)
-        metadata = [(key, value if isinstance(value, str) else f"<{len(value)} bytes>")
-                    for key, value in context.invocation_metadata()]
-        authorization = next((v for k, v in metadata if k == "authorization"), None)
+        peer, metadata, authorization = self.arrived(context)
         self.script.cursor(request.name)  # loads new script files
         feed = self.script.feeds.get(request.name)
         sent = 0
