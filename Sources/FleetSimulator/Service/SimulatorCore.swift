@@ -95,6 +95,19 @@ final class SimulatorCore: Sendable {
     return point
   }
 
+  /// The parsed `name` of a call to `method` on one trip, once the fault injector has had its
+  /// turn and the caller's token allows that trip. Throws the injected fault, UNAUTHENTICATED,
+  /// INVALID_ARGUMENT for a malformed name or PERMISSION_DENIED, checked in that order.
+  func admit(_ method: String, tripName name: String, _ context: ServerContext) async throws
+    -> TripName
+  {
+    try await faults.beforeCall(method, context)
+    let grant = try access.authenticate(context.requestMetadata)
+    let tripName = try TripName(parsing: name)
+    try access.authorize(grant, tripID: tripName.tripID)
+    return tripName
+  }
+
   /// Trip `name` rendered at wall time `now` for `options`; NOT_FOUND when there is none.
   func render(_ name: String, now: Int64, options: RenderOptions) throws(RPCError)
     -> FleetEngine.Trip

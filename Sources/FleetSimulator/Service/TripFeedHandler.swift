@@ -22,10 +22,7 @@ struct TripFeedHandler: Sendable {
     _ request: FleetFeed.WatchTripRequest, _ writer: ResponseWriter<FleetFeed.TripUpdate>,
     _ context: ServerContext
   ) async throws {
-    try await core.faults.beforeCall("WatchTrip", context)
-    let grant = try core.access.authenticate(context.requestMetadata)
-    let name = try TripName(parsing: request.name)
-    try core.access.authorize(grant, tripID: name.tripID)
+    let name = try await core.admit("WatchTrip", tripName: request.name, context)
     var options = RenderOptions(request)
     var sequence: UInt64 = 0
     var lastSent: FleetEngine.Trip? = nil

@@ -56,10 +56,7 @@ struct TripServiceHandlers: Sendable {
   func getTrip(_ request: FleetEngine.GetTripRequest, _ context: ServerContext) async throws
     -> FleetEngine.Trip
   {
-    try await core.faults.beforeCall("GetTrip", context)
-    let grant = try core.access.authenticate(context.requestMetadata)
-    let name = try TripName(parsing: request.name)
-    try core.access.authorize(grant, tripID: name.tripID)
+    _ = try await core.admit("GetTrip", tripName: request.name, context)
     // A name that parsed is exactly `name.description`; looking it up as sent saves building it.
     return try core.render(
       request.name, now: core.clock.now(), options: RenderOptions(request))
@@ -68,10 +65,7 @@ struct TripServiceHandlers: Sendable {
   func updateTrip(_ request: FleetEngine.UpdateTripRequest, _ context: ServerContext) async throws
     -> FleetEngine.Trip
   {
-    try await core.faults.beforeCall("UpdateTrip", context)
-    let grant = try core.access.authenticate(context.requestMetadata)
-    let name = try TripName(parsing: request.name)
-    try core.access.authorize(grant, tripID: name.tripID)
+    let name = try await core.admit("UpdateTrip", tripName: request.name, context)
     let paths = (request.updateMask?.paths ?? []).flatMap { $0.split(separator: ",") }
       .map { Self.snakeCase($0.trimmingCharacters(in: .whitespaces)) }
     guard !paths.isEmpty else {
@@ -159,10 +153,7 @@ struct TripServiceHandlers: Sendable {
   func deleteTrip(_ request: FleetEngine.DeleteTripRequest, _ context: ServerContext)
     async throws -> GoogleProtobuf.Empty
   {
-    try await core.faults.beforeCall("DeleteTrip", context)
-    let grant = try core.access.authenticate(context.requestMetadata)
-    let name = try TripName(parsing: request.name)
-    try core.access.authorize(grant, tripID: name.tripID)
+    let name = try await core.admit("DeleteTrip", tripName: request.name, context)
     let now = core.clock.now()
     let clock = core.clock
     try core.store.remove(named: name.description) { record in
