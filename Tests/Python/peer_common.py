@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -98,6 +99,50 @@ def emit(kind: str, path: str | None = None, headers=None, **fields) -> None:
             + json.dumps([[k, v] for k, v in headers], separators=(",", ":"), ensure_ascii=True)
         )
     _write_line(" ".join(parts))
+
+
+class _Stop(Exception):
+    pass
+
+
+def serve_threaded(host: str, port: int, handle, nodelay: bool = False) -> None:
+    """Listens on `host`:`port`, announces the port, and runs `handle(sock, number, peer)` on
+    a daemon thread per connection, numbered from 1, until SIGTERM, SIGINT or the parent
+    exits. `nodelay` sets TCP_NODELAY on each accepted socket."""
+
+    def stop(*_):
+        raise _Stop()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    watch_parent(lambda: os.kill(os.getpid(), signal.SIGTERM))
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((host, port))
+    listener.listen(128)
+    # A signal may land on a connection thread; Python runs the handler on the main thread at
+    # its next bytecode, so accept must not block for long.
+    listener.settimeout(0.25)
+    announce_listening(listener.getsockname()[1])
+    count = 0
+    try:
+        while True:
+            try:
+                sock, peer = listener.accept()
+            except TimeoutError:
+                continue
+            sock.settimeout(None)
+            if nodelay:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            count += 1
+            threading.Thread(target=handle, args=(sock, count, peer),
+                             name=f"conn-{count}", daemon=True).start()
+    except _Stop:
+        pass
+    finally:
+        listener.close()
 
 
 def log(message: str) -> None:

@@ -114,11 +114,8 @@ from __future__ import annotations
 import argparse
 import base64
 import gzip
-import os
-import signal
 import socket
 import sys
-import threading
 import traceback
 import urllib.parse
 
@@ -438,10 +435,6 @@ class Connection:
             self.streams.pop(stream.id, None)
 
 
-class Stop(Exception):
-    pass
-
-
 def main() -> int:
     pc.unblock_signals()
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -451,38 +444,9 @@ def main() -> int:
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be 0...65535, not {args.port}")
 
-    def stop(*_):
-        raise Stop()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    pc.watch_parent(lambda: os.kill(os.getpid(), signal.SIGTERM))
-
-    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
-    listener = socket.socket(family, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind((args.host, args.port))
-    listener.listen(128)
-    # A signal may land on a connection thread; Python runs the handler on the main thread at
-    # its next bytecode, so accept must not block for long.
-    listener.settimeout(0.25)
-    pc.announce_listening(listener.getsockname()[1])
-    count = 0
-    try:
-        while True:
-            try:
-                sock, peer = listener.accept()
-            except TimeoutError:
-                continue
-            sock.settimeout(None)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            count += 1
-            threading.Thread(target=Connection(sock, count, peer).serve,
-                             name=f"conn-{count}", daemon=True).start()
-    except Stop:
-        pass
-    finally:
-        listener.close()
+    pc.serve_threaded(args.host, args.port,
+                      lambda sock, number, peer: Connection(sock, number, peer).serve(),
+                      nodelay=True)
     return 0
 
 

@@ -39,12 +39,9 @@ EVENT lines: connection_opened - conn= peer= ; tls - conn= version= cipher= alpn
 from __future__ import annotations
 
 import argparse
-import os
-import signal
 import socket
 import ssl
 import sys
-import threading
 import traceback
 import warnings
 
@@ -118,10 +115,6 @@ def serve(mode: str, context: ssl.SSLContext | None, sock: socket.socket, number
             pc.emit("connection_closed", None, conn=number)
 
 
-class Stop(Exception):
-    pass
-
-
 def main() -> int:
     pc.unblock_signals()
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -137,37 +130,8 @@ def main() -> int:
         parser.error(f"--mode {args.mode} needs --tls-cert and --tls-key")
     context = context_for(args.mode, args.tls_cert, args.tls_key)
 
-    def stop(*_):
-        raise Stop()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    pc.watch_parent(lambda: os.kill(os.getpid(), signal.SIGTERM))
-
-    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
-    listener = socket.socket(family, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind((args.host, args.port))
-    listener.listen(128)
-    # A signal may land on a connection thread; Python runs the handler on the main thread at
-    # its next bytecode, so accept must not block for long.
-    listener.settimeout(0.25)
-    pc.announce_listening(listener.getsockname()[1])
-    count = 0
-    try:
-        while True:
-            try:
-                sock, peer = listener.accept()
-            except TimeoutError:
-                continue
-            sock.settimeout(None)
-            count += 1
-            threading.Thread(target=serve, args=(args.mode, context, sock, count, peer),
-                             name=f"conn-{count}", daemon=True).start()
-    except Stop:
-        pass
-    finally:
-        listener.close()
+    pc.serve_threaded(args.host, args.port,
+                      lambda sock, number, peer: serve(args.mode, context, sock, number, peer))
     return 0
 
 
