@@ -37,7 +37,8 @@ struct LoadRunner: Sendable {
         }
       }
       group.addTask {
-        await control(phase, label: label)
+        await PhaseWatch.untilOver(
+          phase, interruption: interruption, progress: progress, label: label)
         return .stopped
       }
       var working = concurrency
@@ -66,9 +67,5 @@ struct LoadRunner: Sendable {
     }
     progress?.clear()
     return Outcome(tally: recorder.tally(), elapsed: .now - phase.start)
-  }
-
-  private func control(_ phase: LoadPhase, label: String) async {
-    await PhaseWatch.untilOver(phase, interruption: interruption, progress: progress, label: label)
   }
 }
