@@ -72,10 +72,8 @@ private func onHeader(
   _ valueLength: Int, _ flags: UInt8, _ userData: UnsafeMutableRawPointer?
 ) -> Int32 {
   guard let stream = connection(userData).stream(frame!.pointee.hd.stream_id) else { return 0 }
-  // Room for a whole block at once rather than growing field by field.
-  if stream.headerBlock.capacity == 0 { stream.headerBlock.reserveCapacity(12) }
-  stream.headerBlock.append(
-    HeaderField(name: name, nameLength: nameLength, value: value, valueLength: valueLength))
+  stream.headerBlock.appendReceived(
+    name: name, nameLength: nameLength, value: value, valueLength: valueLength)
   return 0
 }
 

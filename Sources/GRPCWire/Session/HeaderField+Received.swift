@@ -41,3 +41,14 @@ extension HeaderField {
     return table
   }()
 }
+
+extension [HeaderField] {
+  /// Appends a field from the bytes a header callback hands over (valid only during it).
+  mutating func appendReceived(
+    name: UnsafePointer<UInt8>?, nameLength: Int, value: UnsafePointer<UInt8>?, valueLength: Int
+  ) {
+    // Room for a whole block at once rather than growing field by field.
+    if capacity == 0 { reserveCapacity(12) }
+    append(HeaderField(name: name, nameLength: nameLength, value: value, valueLength: valueLength))
+  }
+}
