@@ -424,15 +424,8 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   }
 
   private func setInterest(_ wanted: EventLoop.Interest) {
-    guard fd >= 0, wanted != interest else { return }
-    if interest.isEmpty {
-      loop.register(fd, wanted, self)
-    } else if wanted.isEmpty {
-      loop.unregister(fd)
-    } else {
-      loop.modify(fd, wanted)
-    }
-    interest = wanted
+    guard fd >= 0 else { return }
+    loop.changeInterest(fd, from: &interest, to: wanted, self)
   }
 
   private func scheduleFlush() {

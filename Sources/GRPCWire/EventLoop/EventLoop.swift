@@ -136,6 +136,22 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     precondition(result == 0, "epoll_ctl(MOD, \(fd)) failed: errno \(errno)")
   }
 
+  /// Moves `fd` from `current` to `wanted` interest: registers, modifies or unregisters it as
+  /// the two require, and then sets `current` to `wanted`.
+  func changeInterest(
+    _ fd: Int32, from current: inout Interest, to wanted: Interest, _ handler: any EventHandler
+  ) {
+    guard wanted != current else { return }
+    if current.isEmpty {
+      register(fd, wanted, handler)
+    } else if wanted.isEmpty {
+      unregister(fd)
+    } else {
+      modify(fd, wanted)
+    }
+    current = wanted
+  }
+
   /// Forgets `fd` (before the caller closes it).
   func unregister(_ fd: Int32) {
     assertInLoop()

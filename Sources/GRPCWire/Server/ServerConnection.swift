@@ -402,15 +402,8 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   }
 
   private func setInterest(_ wanted: EventLoop.Interest) {
-    guard transport != nil, wanted != interest else { return }
-    if interest.isEmpty {
-      loop.register(fd, wanted, self)
-    } else if wanted.isEmpty {
-      loop.unregister(fd)
-    } else {
-      loop.modify(fd, wanted)
-    }
-    interest = wanted
+    guard transport != nil else { return }
+    loop.changeInterest(fd, from: &interest, to: wanted, self)
   }
 
   private func closeSocket() {
