@@ -199,7 +199,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
       // compression.md: an UNIMPLEMENTED for an unknown grpc-encoding says what we accept.
       HeaderField(name: "grpc-accept-encoding", value: "identity,gzip"),
     ]
-    fields += status.headerFields().map { HeaderField(name: $0.name, value: $0.value) }
+    fields.append(pairs: status.headerFields())
     _ = HeaderBlock.withNameValues(fields) { nva, count in
       nghttp2_submit_response(session, stream.id, nva, count, nil)
     }
@@ -248,8 +248,8 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
       HeaderField(name: ":status", value: "200"),
       HeaderField(name: "content-type", value: "application/grpc"),
     ]
-    fields += status.headerFields().map { HeaderField(name: $0.name, value: $0.value) }
-    fields += metadata.headerFields().map { HeaderField(name: $0.name, value: $0.value) }
+    fields.append(pairs: status.headerFields())
+    fields.append(pairs: metadata.headerFields())
     _ = HeaderBlock.withNameValues(fields) { nva, count in
       nghttp2_submit_response(session, stream.id, nva, count, nil)
     }
@@ -264,9 +264,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
       HeaderField(name: "grpc-accept-encoding", value: "identity,gzip"),
     ]
     if stream.acceptsGzip { fields.append(HeaderField(name: "grpc-encoding", value: "gzip")) }
-    fields += (stream.context?.initialMetadata ?? Metadata()).headerFields().map {
-      HeaderField(name: $0.name, value: $0.value)
-    }
+    fields.append(pairs: (stream.context?.initialMetadata ?? Metadata()).headerFields())
     var provider = nghttp2_data_provider()
     provider.source.ptr = Unmanaged.passUnretained(stream).toOpaque()
     provider.read_callback = onServerDataSourceRead
@@ -278,8 +276,9 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
 
   /// Called from the data provider once the body is over: the trailers.
   func submitTrailers(for stream: ServerStream, status: Status, trailers: Metadata) {
-    var fields = status.headerFields().map { HeaderField(name: $0.name, value: $0.value) }
-    fields += trailers.headerFields().map { HeaderField(name: $0.name, value: $0.value) }
+    var fields: [HeaderField] = []
+    fields.append(pairs: status.headerFields())
+    fields.append(pairs: trailers.headerFields())
     _ = HeaderBlock.withNameValues(fields) { nva, count in
       nghttp2_submit_trailer(session, stream.id, nva, count)
     }
@@ -425,5 +424,12 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     let server = self.server
     self.server = nil
     server?.connectionClosed(self)
+  }
+}
+
+extension [HeaderField] {
+  /// Appends `Status` or `Metadata` header fields in place, without a mapped array between.
+  fileprivate mutating func append(pairs: [(name: String, value: String)]) {
+    for pair in pairs { append(HeaderField(name: pair.name, value: pair.value)) }
   }
 }
