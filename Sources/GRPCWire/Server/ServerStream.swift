@@ -199,25 +199,18 @@ final class ServerStream: @unchecked Sendable {
         message: "a request message is compressed but grpc-encoding is not gzip")
     }
     guard !frames.isEmpty else { return nil }
-    let reader = shared.withLock { s -> CheckedContinuation<MessageDeframer.Frame?, any Error>? in
+    // A waiting reader gets its request under the same lock that queued it.
+    let handOff = shared.withLock {
+      s -> (
+        CheckedContinuation<MessageDeframer.Frame?, any Error>, Result<MessageDeframer.Frame?, any Error>
+      )? in
       s.requests.append(contentsOf: frames)
-      defer { s.readerWaiting = nil }
-      return s.readerWaiting
+      guard let reader = s.readerWaiting, let next = Self.take(&s) else { return nil }
+      s.readerWaiting = nil
+      return (reader, next)
     }
-    if let reader { reader.resume(returning: takeFirstRequest()) }
+    if case let (reader, next)? = handOff { reader.resume(with: next) }
     return nil
-  }
-
-  private func takeFirstRequest() -> MessageDeframer.Frame? {
-    shared.withLock { s in
-      let frame = s.requests[s.requestsHead]
-      s.requestsHead += 1
-      if s.requestsHead == s.requests.count {
-        s.requests.removeAll(keepingCapacity: true)
-        s.requestsHead = 0
-      }
-      return frame
-    }
   }
 
   /// The client finished its request stream (END_STREAM).
