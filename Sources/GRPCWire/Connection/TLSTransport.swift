@@ -10,28 +10,33 @@ final class TLSTransport: ByteTransport {
   private let target: String
   private let isServer: Bool
 
-  /// TLS for an accepted connection; the handshake starts with the first `handshake()`.
-  init(acceptedFD fd: Int32, context: TLSContext, peer: String) throws(RPCError) {
+  /// An SSL object of `context` on socket `fd`, for either role; `preposition` words the
+  /// failure ("with" a client, "to" a server).
+  private init(
+    fd: Int32, context: TLSContext, target: String, isServer: Bool, preposition: String
+  ) throws(RPCError) {
     guard let ssl = SSL_new(context.context) else {
-      throw RPCError(code: .unavailable, message: "cannot start TLS with \(peer): \(TLSContext.lastError())")
-    }
-    self.fd = fd
-    self.ssl = ssl
-    self.target = peer
-    self.isServer = true
-    SSL_set_fd(ssl, fd)
-  }
-
-  /// Prepares TLS on connected socket `fd`; the handshake starts with the first `handshake()`.
-  init(fd: Int32, context: TLSContext, verifyName: String, target: String) throws(RPCError) {
-    guard let ssl = SSL_new(context.context) else {
-      throw RPCError(code: .unavailable, message: "cannot start TLS to \(target): \(TLSContext.lastError())")
+      throw RPCError(
+        code: .unavailable,
+        message: "cannot start TLS \(preposition) \(target): \(TLSContext.lastError())")
     }
     self.fd = fd
     self.ssl = ssl
     self.target = target
-    self.isServer = false
+    self.isServer = isServer
     SSL_set_fd(ssl, fd)
+  }
+
+  /// TLS for an accepted connection; the handshake starts with the first `handshake()`.
+  convenience init(acceptedFD fd: Int32, context: TLSContext, peer: String) throws(RPCError) {
+    try self.init(fd: fd, context: context, target: peer, isServer: true, preposition: "with")
+  }
+
+  /// Prepares TLS on connected socket `fd`; the handshake starts with the first `handshake()`.
+  convenience init(fd: Int32, context: TLSContext, verifyName: String, target: String)
+    throws(RPCError)
+  {
+    try self.init(fd: fd, context: context, target: target, isServer: false, preposition: "to")
     let isAddress = SocketAddress(numericHost: verifyName, port: 0) != nil
     if isAddress {
       // RFC 6066: SNI carries host names only. The certificate must name the IP instead.
