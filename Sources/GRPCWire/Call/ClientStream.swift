@@ -119,20 +119,20 @@ final class ClientStream: @unchecked Sendable {
   /// Queues one framed request message, suspending while too much is already queued.
   /// Throws the call's error (or CANCELLED-like "call ended") once the call is over.
   func write(_ framed: [UInt8], finish: Bool) async throws {
-    let (scheduleResume, ended) = shared.withLock { s -> (Bool, RPCError?) in
-      if let outcome = s.outcome { return (false, Self.endError(outcome)) }
+    let (scheduleResume, full, ended) = shared.withLock { s -> (Bool, Bool, RPCError?) in
+      if let outcome = s.outcome { return (false, false, Self.endError(outcome)) }
       guard !s.outboundFinished else {
-        return (false, RPCError(code: .internalError, message: "write after the request stream was finished"))
+        return (false, false, RPCError(code: .internalError, message: "write after the request stream was finished"))
       }
       s.outbound.append(contentsOf: framed)
       s.outboundFinished = finish
       defer { s.resumeScheduled = true }
-      return (!s.resumeScheduled, nil)
+      return (!s.resumeScheduled, s.outbound.count - s.outboundOffset > Self.outboundLimit, nil)
     }
     if let ended { throw ended }
     if scheduleResume { loop.execute { self.resumeData() } }
     // Under the limit the write is done without suspending.
-    if shared.withLock({ $0.outbound.count - $0.outboundOffset <= Self.outboundLimit }) { return }
+    guard full else { return }
     try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
       let resumeNow = shared.withLock { s -> Result<Void, RPCError>? in
         if let outcome = s.outcome { return .failure(Self.endError(outcome)) }
