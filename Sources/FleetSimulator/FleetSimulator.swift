@@ -118,15 +118,27 @@ public final class FleetSimulator: Sendable {
   public func createTrips(count: Int, providerID: String, tripIDPrefix: String = "trip-") throws
     -> [String]
   {
-    let width = String(max(count, 1)).count
-    let ids = (1...max(count, 1)).prefix(count).map { number in
-      let digits = String(number)
-      return (
-        providerID: providerID,
-        tripID: tripIDPrefix + String(repeating: "0", count: width - digits.count) + digits
-      )
+    let ids = Self.tripIDs(count: count, prefix: tripIDPrefix).map {
+      (providerID: providerID, tripID: $0)
     }
     return try createTrips(ids, intermediateDestinations: 0)
+  }
+
+  /// The names ``createTrips(count:providerID:tripIDPrefix:)`` gives, without creating
+  /// anything: for a client of a `fleet-sim --trips N` in another process.
+  public static func tripNames(count: Int, providerID: String, tripIDPrefix: String = "trip-")
+    -> [String]
+  {
+    tripIDs(count: count, prefix: tripIDPrefix).map { "providers/\(providerID)/trips/\($0)" }
+  }
+
+  /// `<prefix><n>` for n from 1 to `count`, zero padded to the same width.
+  private static func tripIDs(count: Int, prefix: String) -> [String] {
+    let width = String(max(count, 1)).count
+    return (1...max(count, 1)).prefix(count).map { number in
+      let digits = String(number)
+      return prefix + String(repeating: "0", count: width - digits.count) + digits
+    }
   }
 
   private func createTrips(

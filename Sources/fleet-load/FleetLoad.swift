@@ -115,7 +115,7 @@ struct FleetLoad: AsyncParsableCommand {
     if let address = target.hostAndPort {
       simulator = nil
       (host, port) = address
-      tripNames = Self.tripNames(count: tripCount, providerID: target.provider)
+      tripNames = FleetSimulator.tripNames(count: tripCount, providerID: target.provider)
       if target.plaintext, !TripService.Endpoint(host: host, port: port).isLoopback {
         log("warning: --plaintext to \(host): the authorization metadata is sent unencrypted")
       }
@@ -295,16 +295,6 @@ struct FleetLoad: AsyncParsableCommand {
   }
 
   // MARK: Pieces
-
-  /// The names `FleetSimulator.createTrips(count:providerID:)` gives, for a remote target.
-  private static func tripNames(count: Int, providerID: String) -> [String] {
-    let width = String(count).count
-    return (1...count).map { number in
-      let digits = String(number)
-      return "providers/\(providerID)/trips/trip-"
-        + String(repeating: "0", count: width - digits.count) + digits
-    }
-  }
 
   /// This process's command line, quoted for a POSIX shell where needed.
   private static func commandLine() -> String {
