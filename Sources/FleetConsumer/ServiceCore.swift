@@ -10,7 +10,11 @@ internal import GRPCWire
 final class ServiceCore: Sendable {
   let providerID: String
   let options: TripService.Options
+  /// The thread of the service's connections, its poll timers and its response handling.
+  let loop: EventLoop
   let channel: GRPCChannel
+  /// When each followed trip calls next; batches callbacks per loop tick.
+  let scheduler: FollowScheduler
   let tokens: TokenCache
   /// Runs a callback job on the configured executor.
   let schedule: @Sendable (@escaping @Sendable () -> Void) -> Void
@@ -35,14 +39,19 @@ final class ServiceCore: Sendable {
   init(configuration: TripService.Configuration) {
     providerID = configuration.providerID
     options = configuration.options
+    // The service's own loop, not the channel's: it outlives a closed channel, so models
+    // that follow after shutdown() still run and report UNAVAILABLE.
+    loop = EventLoop(name: "FleetConsumer")
     channel = GRPCChannel(
       host: configuration.endpoint.host, port: configuration.endpoint.port,
-      options: Self.channelOptions(configuration))
+      options: Self.channelOptions(configuration), eventLoop: loop)
     tokens = TokenCache(
       provider: configuration.accessTokenProvider,
       refreshMargin: configuration.options.tokenRefreshMargin)
-    schedule = configuration.options.callbackExecutor.scheduler(
+    let schedule = configuration.options.callbackExecutor.scheduler(
       serviceQueue: DispatchQueue(label: "FleetConsumer.TripService.callbacks"))
+    self.schedule = schedule
+    scheduler = FollowScheduler(loop: loop, deliver: schedule)
     routingHeader = "provider_id=providers/\(configuration.providerID)"
   }
 
@@ -69,6 +78,8 @@ final class ServiceCore: Sendable {
 
   deinit {
     channel.close()
+    // On the loop itself (the last model let go there) this stops it after the tick.
+    loop.shutdown()
   }
 
   /// The live model for `name`, or a new one registered for it.

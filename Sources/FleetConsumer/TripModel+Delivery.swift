@@ -14,14 +14,14 @@ extension TripModel {
     core.schedule { [self] in drain() }
   }
 
-  /// Delivers queued events in order until none is left. Only one drain runs at a time per
+  /// Delivers queued events in order until none is left; runs on the callback executor. Only one drain runs at a time per
   /// model (the `draining` flag), which is what makes callbacks ordered and never concurrent
   /// whatever the executor.
   ///
   /// Registration is checked again right before each callback, under the lock, so a
   /// subscriber that unregisters (even from inside a callback) gets nothing after that; the
   /// callback itself runs with no lock held.
-  private func drain() {
+  func drain() {
     while true {
       let next = protected.withLock { state -> (TripModelEvent, [Registration])? in
         guard state.pendingHead < state.pending.count else {

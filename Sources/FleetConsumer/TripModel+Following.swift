@@ -1,96 +1,175 @@
 internal import GRPCWire
 
+// How a model follows its trip: no task of its own. Its loop generation is an entry in the
+// service's FollowScheduler; when due, the event loop starts a GetTrip (or a WatchTrip
+// stream) with callbacks on the loop, the response is decoded and merged there, and the
+// next due time goes back into the scheduler. Only a token that is not cached leaves the
+// loop, for the provider's fetch.
+
 extension TripModel {
-  /// A loop to launch once the lock is released.
+  /// Following to begin once the lock is released.
   struct Start {
     let generation: UInt64
-    /// The previous loop, which the new one waits for so that their polls never overlap.
-    let previous: Task<Void, Never>?
     let schedulesDrain: Bool
   }
 
   /// Inside the lock: starts following if not yet (queuing the state change).
   func startIfNeeded(_ state: inout Protected) -> Start? {
     guard case .startLoop(let generation, let events) = state.follower.start() else { return nil }
-    let drain = enqueue(events, &state)
-    return Start(generation: generation, previous: state.stoppedLoop, schedulesDrain: drain)
+    return Start(generation: generation, schedulesDrain: enqueue(events, &state))
   }
 
-  /// Inside the lock: stops following; returns the loop task to cancel outside it.
-  func stopLoop(_ state: inout Protected) -> Task<Void, Never>? {
-    guard case .stopLoop(let generation) = state.follower.stop(),
-      let loop = state.loop, loop.generation == generation
-    else { return nil }
-    state.loop = nil
-    state.stoppedLoop = loop.task
-    return loop.task
+  /// Inside the lock: stops following; returns the call in flight, to cancel outside it.
+  func stopLoop(_ state: inout Protected) -> LoopCall? {
+    guard case .stopLoop = state.follower.stop() else { return nil }
+    defer { state.call = nil }
+    return state.call?.call
   }
 
-  /// Outside the lock: runs the loop `start` decided on.
+  /// Outside the lock: makes the first call of `start`'s generation due at once.
   func launch(_ start: Start) {
     if start.schedulesDrain { scheduleDrain() }
-    let task = Task { await follow(generation: start.generation, after: start.previous) }
-    let superseded = protected.withLock { state in
-      guard state.follower.generation == start.generation else { return true }
-      state.loop = (start.generation, task)
-      return false
-    }
-    // Stopped between the decision and now: the loop would exit at its first step anyway.
-    if superseded { task.cancel() }
+    core.scheduler.schedule(self, generation: start.generation, after: .zero)
   }
 
-  /// The follow loop of `generation`: poll, hand the outcome to the follower, wait, repeat
-  /// until the follower says to exit.
-  private func follow(generation: UInt64, after previous: Task<Void, Never>?) async {
-    await previous?.value
-    while true {
-      let feedAvailable = core.feedAvailable
-      let (due, stopped) = protected.withLock { state in
-        guard state.pruneSubscribers() else {
-          // Every subscriber was deallocated: stop as if the last one had unregistered.
-          return (TripFollower.OnPollDue.exit, stopLoop(&state))
-        }
-        return (state.follower.pollDue(generation: generation, feedAvailable: feedAvailable), nil)
+  /// On the loop: loop `generation`'s next call is due.
+  func pollDue(generation: UInt64) {
+    let feedAvailable = core.feedAvailable
+    let (due, stopped) = protected.withLock { state in
+      guard state.pruneSubscribers() else {
+        // Every subscriber was deallocated: stop as if the last one had unregistered.
+        return (TripFollower.OnPollDue.exit, stopLoop(&state))
       }
-      stopped?.cancel()
-      let wait: Duration?
-      switch due {
-      case .exit:
-        return
+      return (state.follower.pollDue(generation: generation, feedAvailable: feedAvailable), nil)
+    }
+    stopped?.cancel()
+    switch due {
+    case .exit: return
+    case .poll(let versions): call(.poll(versions), generation: generation)
+    case .watch(let versions): call(.watch(versions), generation: generation)
+    }
+  }
+
+  /// The two calls a model makes.
+  enum FollowCall: Sendable {
+    case poll(TripFollower.HeldVersions)
+    case watch(TripFollower.HeldVersions)
+  }
+
+  /// On the loop: makes `kind` with the cached token, or fetches one first, off the loop (a
+  /// provider may run a command or an HTTP request), and comes back.
+  private func call(_ kind: FollowCall, generation: UInt64) {
+    if let token = core.tokens.cachedToken(forTripID: tripName.tripID) {
+      start(kind, token: token, generation: generation)
+      return
+    }
+    let loop = core.loop
+    Task { [self] in
+      let fetched: Result<AccessToken, RPCError>
+      do throws(RPCError) {
+        fetched = .success(
+          try await core.tokens.token(for: AuthorizationContext(tripName: tripName)))
+      } catch {
+        fetched = .failure(error)
+      }
+      loop.execute {
+        switch fetched {
+        case .success(let token): self.start(kind, token: token, generation: generation)
+        case .failure(let error):
+          self.failed(PollFailure(error: error, token: nil), generation: generation)
+        }
+      }
+    }
+  }
+
+  /// On the loop: starts the call, with callbacks that hand its outcome to the follower.
+  private func start(_ kind: FollowCall, token: AccessToken, generation: UInt64) {
+    // Stopped while the token was fetched: send nothing.
+    guard protected.withLock({ $0.follower.generation == generation }) else { return }
+    let call: LoopCall
+    do {
+      switch kind {
       case .poll(let versions):
-        switch await poll(sending: versions) {
-        case .success(let trip): wait = received(trip, generation: generation)
-        case .failure(let failure): wait = failed(failure, generation: generation)
+        call = try core.channel.startUnary(
+          FleetEngine.TripService.getTrip, request(sending: versions),
+          options: CallOptions(timeout: core.options.callTimeout, metadata: metadata(token))
+        ) { [self] result in
+          switch result {
+          case .success(let trip): polled(trip, generation: generation)
+          case .failure(let error):
+            failed(PollFailure(error: error, token: token), generation: generation)
+          }
         }
       case .watch(let versions):
-        wait = await watch(sending: versions, generation: generation)
+        // No deadline: the stream lasts as long as the trip; stopping cancels it.
+        call = try core.channel.startServerStreaming(
+          FleetFeed.TripFeed.watchTrip, watchRequest(sending: versions),
+          options: CallOptions(metadata: metadata(token)),
+          onMessage: { [self] update in
+            guard let trip = update.trip else { return }
+            streamed(trip, generation: generation)
+          },
+          onEnd: { [self] error in watchEnded(error, token: token, generation: generation) })
       }
-      guard let wait else { return }
-      if wait > .zero { try? await Task.sleep(for: wait) }
+    } catch {
+      failed(PollFailure(error: error, token: token), generation: generation)
+      return
     }
+    let superseded = protected.withLock { state in
+      guard state.follower.generation == generation else { return true }
+      state.call = (generation, call)
+      return false
+    }
+    // Stopped while the call was being made: it would only be ignored.
+    if superseded { call.cancel() }
   }
 
-  /// Hands a response to the follower; returns how long to wait, or nil to exit.
-  private func received(_ trip: FleetEngine.Trip, generation: UInt64) -> Duration? {
+  /// On the loop: a poll's response.
+  private func polled(_ trip: FleetEngine.Trip, generation: UInt64) {
     let (action, drain) = protected.withLock { state in
-      let action = state.follower.received(trip, generation: generation)
-      switch action {
-      case .deliver(let events, _), .finish(let events): return (action, enqueue(events, &state))
-      case .ignore: return (action, false)
-      }
+      state.clearCall(of: generation)
+      return received(trip, generation: generation, &state)
     }
-    if drain { scheduleDrain() }
-    switch action {
-    case .deliver(_, let nextPollIn): return nextPollIn
-    case .finish, .ignore: return nil
+    if drain { core.scheduler.drainAtEndOfTick(self) }
+    if case .deliver(_, let nextPollIn) = action {
+      core.scheduler.schedule(self, generation: generation, after: nextPollIn)
     }
   }
 
-  /// Hands a failure to the follower; drops a refused token; returns how long to wait, or nil
-  /// to exit.
-  private func failed(_ failure: PollFailure, generation: UInt64) -> Duration? {
+  /// On the loop: one update of a feed stream, which stays open unless the trip ended.
+  private func streamed(_ trip: FleetEngine.Trip, generation: UInt64) {
+    let (action, drain, call) = protected.withLock { state in
+      let (action, drain) = received(trip, generation: generation, &state)
+      var call: LoopCall? = nil
+      if case .finish = action, let current = state.call, current.generation == generation {
+        call = current.call
+        state.call = nil
+      }
+      return (action, drain, call)
+    }
+    if drain { core.scheduler.drainAtEndOfTick(self) }
+    // The trip ended: the server closes the stream too, but nothing more is wanted from it.
+    if case .finish = action { call?.cancel() }
+  }
+
+  /// Inside the lock: hands a response to the follower and queues its events; returns the
+  /// follower's action and whether a drain must be scheduled.
+  private func received(
+    _ trip: FleetEngine.Trip, generation: UInt64, _ state: inout Protected
+  ) -> (TripFollower.OnResponse, Bool) {
+    let action = state.follower.received(trip, generation: generation)
+    switch action {
+    case .deliver(let events, _), .finish(let events): return (action, enqueue(events, &state))
+    case .ignore: return (action, false)
+    }
+  }
+
+  /// On the loop: a failed call (or token fetch): reported, the refused token dropped, the
+  /// retry scheduled.
+  private func failed(_ failure: PollFailure, generation: UInt64) {
     let random = Double.random(in: 0..<1)
     let (action, drain) = protected.withLock { state in
+      state.clearCall(of: generation)
       let action = state.follower.failed(
         failure.error, generation: generation, tokenFetchFailed: failure.token == nil,
         random: random)
@@ -99,90 +178,37 @@ extension TripModel {
       case .ignore: return (action, false)
       }
     }
-    if drain { scheduleDrain() }
-    switch action {
-    case .report(_, let dropToken, let retryIn):
-      if dropToken, let token = failure.token {
-        core.tokens.invalidate(token, for: tripName.tripID)
-      }
-      return retryIn
-    case .ignore:
-      return nil
+    if drain { core.scheduler.drainAtEndOfTick(self) }
+    guard case .report(_, let dropToken, let retryIn) = action else { return }
+    if dropToken, let token = failure.token {
+      core.tokens.invalidate(token, for: tripName.tripID)
     }
+    core.scheduler.schedule(self, generation: generation, after: retryIn)
   }
 
-  /// A failed poll: the error, and the token the call carried (nil when getting the token
-  /// failed and nothing was sent).
+  /// On the loop: a feed stream ended: OK (the server closed it early) reconnects after the
+  /// poll interval, UNIMPLEMENTED switches the service to polling at once and silently, and
+  /// any other error is a failure like a poll's.
+  private func watchEnded(_ error: RPCError?, token: AccessToken, generation: UInt64) {
+    if let error, error.code != .unimplemented {
+      failed(PollFailure(error: error, token: token), generation: generation)
+      return
+    }
+    if error != nil { core.markFeedUnimplemented() }
+    let next = protected.withLock { state in
+      state.clearCall(of: generation)
+      return error == nil
+        ? state.follower.watchEnded(generation: generation)
+        : state.follower.feedUnimplemented(generation: generation)
+    }
+    if let next { core.scheduler.schedule(self, generation: generation, after: next) }
+  }
+
+  /// A failed call: the error, and the token it carried (nil when getting the token failed
+  /// and nothing was sent).
   struct PollFailure: Error {
     let error: RPCError
     let token: AccessToken?
-  }
-
-  /// One `GetTrip` call: token, request with the held versions, metadata.
-  private func poll(sending versions: TripFollower.HeldVersions) async
-    -> Result<FleetEngine.Trip, PollFailure>
-  {
-    let token: AccessToken
-    do {
-      token = try await core.tokens.token(for: AuthorizationContext(tripName: tripName))
-    } catch {
-      return .failure(PollFailure(error: error, token: nil))
-    }
-    do {
-      let response = try await core.channel.unary(
-        FleetEngine.TripService.getTrip, request(sending: versions),
-        options: CallOptions(timeout: core.options.callTimeout, metadata: metadata(token)))
-      return .success(response.message)
-    } catch let error as RPCError {
-      return .failure(PollFailure(error: error, token: token))
-    } catch {
-      let wrapped = RPCError(code: .unknown, message: "GetTrip failed: \(error)", cause: error)
-      return .failure(PollFailure(error: wrapped, token: token))
-    }
-  }
-
-  /// One `WatchTrip` stream of the trip feed: each update is handled as a poll's response
-  /// would be, while the stream stays open. Returns how long to wait before the next call,
-  /// or nil to exit (a terminal status, or a stopped loop).
-  private func watch(sending versions: TripFollower.HeldVersions, generation: UInt64) async
-    -> Duration?
-  {
-    let token: AccessToken
-    do {
-      token = try await core.tokens.token(for: AuthorizationContext(tripName: tripName))
-    } catch {
-      return failed(PollFailure(error: error, token: nil), generation: generation)
-    }
-    var request = FleetFeed.WatchTripRequest()
-    request.name = tripName.description
-    request.view = core.options.tripView
-    request.routeFormatType = .latLngListType
-    request.currentRouteSegmentVersion = versions.currentRouteSegment
-    request.remainingWaypointsVersion = versions.remainingWaypoints
-    request.currentRouteSegmentTrafficVersion = versions.currentRouteSegmentTraffic
-    request.remainingWaypointsRouteVersion = versions.remainingWaypointsRoute
-    do {
-      // No deadline: the stream lasts as long as the trip; cancelling the loop resets it.
-      let keepGoing = try await core.channel.serverStreaming(
-        FleetFeed.TripFeed.watchTrip, request, options: CallOptions(metadata: metadata(token))
-      ) { updates in
-        for try await update in updates {
-          guard let trip = update.trip else { continue }
-          if received(trip, generation: generation) == nil { return false }
-        }
-        return true
-      }
-      guard keepGoing else { return nil }
-      return protected.withLock { $0.follower.watchEnded(generation: generation) }
-    } catch let error as RPCError where error.code == .unimplemented {
-      core.markFeedUnimplemented()
-      return protected.withLock { $0.follower.feedUnimplemented(generation: generation) }
-    } catch let error as RPCError {
-      return failed(PollFailure(error: error, token: token), generation: generation)
-    } catch {
-      let wrapped = RPCError(code: .unknown, message: "WatchTrip failed: \(error)", cause: error)
-      return failed(PollFailure(error: wrapped, token: token), generation: generation)
-    }
   }
 
   /// The metadata of every call: the token and Fleet Engine's routing header.
@@ -211,6 +237,28 @@ extension TripModel {
     request.currentRouteSegmentTrafficVersion = versions.currentRouteSegmentTraffic
     request.remainingWaypointsRouteVersion = versions.remainingWaypointsRoute
     return request
+  }
+
+  /// The `WatchTrip` request of the trip feed: name, view, route format, held versions.
+  private func watchRequest(sending versions: TripFollower.HeldVersions)
+    -> FleetFeed.WatchTripRequest
+  {
+    var request = FleetFeed.WatchTripRequest()
+    request.name = tripName.description
+    request.view = core.options.tripView
+    request.routeFormatType = .latLngListType
+    request.currentRouteSegmentVersion = versions.currentRouteSegment
+    request.remainingWaypointsVersion = versions.remainingWaypoints
+    request.currentRouteSegmentTrafficVersion = versions.currentRouteSegmentTraffic
+    request.remainingWaypointsRouteVersion = versions.remainingWaypointsRoute
+    return request
+  }
+}
+
+extension TripModel.Protected {
+  /// Forgets the call in flight once it has ended, if it belongs to `generation`.
+  mutating func clearCall(of generation: UInt64) {
+    if call?.generation == generation { call = nil }
   }
 }
 

@@ -1,4 +1,5 @@
 internal import FleetSync
+internal import GRPCWire
 
 /// One trip, followed for its subscribers: get it from
 /// ``TripService/tripModel(forTripName:)``, then ``register(_:)`` a ``TripModelSubscriber``
@@ -30,11 +31,9 @@ public final class TripModel: Sendable {
     var pendingHead = 0
     /// Whether a drain job is scheduled or running.
     var draining = false
-    /// The running loop task and its generation.
-    var loop: (generation: UInt64, task: Task<Void, Never>)?
-    /// The last loop that was told to stop; a new loop waits for it, so that polls of two
-    /// loops never overlap.
-    var stoppedLoop: Task<Void, Never>?
+    /// The call in flight (a poll, or a feed stream) and its loop generation, cancelled
+    /// when following stops.
+    var call: (generation: UInt64, call: LoopCall)?
 
     /// Drops subscribers that were deallocated; returns whether any is left.
     mutating func pruneSubscribers() -> Bool {
@@ -132,7 +131,7 @@ public final class TripModel: Sendable {
   }
 
   func unregister(_ id: Registration.ID) {
-    let stopped = protected.withLock { state -> Task<Void, Never>? in
+    let stopped = protected.withLock { state -> LoopCall? in
       state.subscribers.removeAll { $0.id == id }
       guard !state.pruneSubscribers() else { return nil }
       return stopLoop(&state)

@@ -56,6 +56,18 @@ final class TokenCache: Sendable {
     }
   }
 
+  /// The cached token for `tripID` if it may still be handed out; nil when it must be
+  /// fetched (or is being fetched) first. Never waits and never starts a fetch: the event
+  /// loop asks this before every poll and goes through ``token(for:)`` only on a miss.
+  func cachedToken(forTripID tripID: String) -> AccessToken? {
+    state.withLock { state in
+      guard case .ready(let token, let fetchedAt) = state.entries[tripID],
+        isUsable(token, fetchedAt: fetchedAt)
+      else { return nil }
+      return token
+    }
+  }
+
   private enum Lookup {
     case cached(AccessToken)
     case wait(Task<AccessToken, any Error>)

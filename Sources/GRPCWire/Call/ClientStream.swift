@@ -49,6 +49,10 @@ final class ClientStream: @unchecked Sendable {
   /// not a closure: one allocation fewer per call).
   var pool: ConnectionPool?
   private var transparentRetries = 0
+  /// The call's driver when no task waits on it (a ``LoopCall``): told of the messages (if
+  /// it streams them) and of the end, on the loop, after nghttp2's callbacks have returned.
+  /// Set before the stream is started; cleared once the end is handed over.
+  var observer: (any ClientStreamObserver)?
 
   // MARK: Shared
   private let shared: PosixMutex<Shared>
@@ -236,7 +240,13 @@ final class ClientStream: @unchecked Sendable {
       }
       if done { c.resume() }
     }
-    return shared.withLock { s in
+    return takeEnd()
+  }
+
+  /// Once the call is over: every message not yet read, the outcome and the response
+  /// headers' metadata (see ``awaitEnd()``).
+  func takeEnd() -> (messages: [Received], outcome: CallOutcome, headMetadata: Metadata?) {
+    shared.withLock { s in
       let rest = s.framesHead == 0 ? s.frames : Array(s.frames[s.framesHead...])
       s.frames = []
       s.framesHead = 0
@@ -410,6 +420,17 @@ final class ClientStream: @unchecked Sendable {
   }
 
   private func deliver(_ received: [Received]) {
+    if let observer, observer.streamsMessages {
+      // Called inside nghttp2's data callback: the observer may start or reset calls, so it
+      // runs once the session is done. It has read each message when it returns.
+      loop.execute { [self] in
+        for message in received {
+          observer.received(message, from: self)
+          returnCredit(message.owed)
+        }
+      }
+      return
+    }
     var direct: Received? = nil
     let reader = shared.withLock { s -> CheckedContinuation<Received?, any Error>? in
       var rest = received[...]
@@ -531,6 +552,11 @@ final class ClientStream: @unchecked Sendable {
       if let error { head.resume(throwing: error) } else { head.resume(returning: Metadata()) }
     }
     for end in ends { end.resume() }
+    if let observer {
+      self.observer = nil
+      // After any messages handed over before it; outside nghttp2's callbacks.
+      loop.execute { [self] in observer.ended(self) }
+    }
   }
 
   private static func deframingError(_ error: MessageDeframer.Failure) -> RPCError {

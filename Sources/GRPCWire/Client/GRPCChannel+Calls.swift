@@ -88,7 +88,7 @@ extension GRPCChannel {
   }
 
   /// The one response of a unary or client-streaming call.
-  private static func single<Response>(
+  static func single<Response>(
     _ messages: [ClientStream.Received], _ outcome: CallOutcome, _ headMetadata: Metadata?,
     _ stream: ClientStream,
     _ deserializer: some MessageDeserializer<Response>

@@ -111,7 +111,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     close(wakeFD)
   }
 
-  func assertInLoop(_ file: StaticString = #fileID, _ line: UInt = #line) {
+  package func assertInLoop(_ file: StaticString = #fileID, _ line: UInt = #line) {
     assert(inEventLoop, "loop-only code called off the loop thread", file: file, line: line)
   }
 
@@ -162,19 +162,19 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
   // MARK: Timers and end of tick (loop only)
 
   /// Runs `body` on the loop at `deadline` (monotonic); cancel with ``cancelTimer(_:)``.
-  func scheduleTimer(at deadline: MonotonicInstant, _ body: @escaping () -> Void) -> TimerID {
+  package func scheduleTimer(at deadline: MonotonicInstant, _ body: @escaping () -> Void) -> TimerID {
     assertInLoop()
     return timers.insert(deadline, body)
   }
 
-  func cancelTimer(_ id: TimerID) {
+  package func cancelTimer(_ id: TimerID) {
     assertInLoop()
     timers.cancel(id)
   }
 
   /// Calls `handler.tickEnded()` once, after the loop has processed this tick's events and
   /// tasks: connections flush their output there, so many frames go out in one write.
-  func runAtEndOfTick(_ handler: any TickEndHandler) {
+  package func runAtEndOfTick(_ handler: any TickEndHandler) {
     assertInLoop()
     tickEnd.append(handler)
   }
@@ -280,7 +280,7 @@ protocol EventHandler: AnyObject {
 }
 
 /// Something that wants a call once the loop's current tick is done.
-protocol TickEndHandler: AnyObject {
+package protocol TickEndHandler: AnyObject {
   func tickEnded()
 }
 

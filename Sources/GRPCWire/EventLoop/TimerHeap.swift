@@ -1,19 +1,23 @@
 internal import Glibc
 
 /// A point on the monotonic clock (CLOCK_MONOTONIC), in nanoseconds.
-struct MonotonicInstant: Comparable, Hashable, Sendable {
-  var nanoseconds: UInt64
+package struct MonotonicInstant: Comparable, Hashable, Sendable {
+  package var nanoseconds: UInt64
 
-  static var now: MonotonicInstant {
+  package init(nanoseconds: UInt64) {
+    self.nanoseconds = nanoseconds
+  }
+
+  package static var now: MonotonicInstant {
     var t = timespec()
     clock_gettime(CLOCK_MONOTONIC, &t)
     return MonotonicInstant(nanoseconds: UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec))
   }
 
-  static func < (a: Self, b: Self) -> Bool { a.nanoseconds < b.nanoseconds }
+  package static func < (a: Self, b: Self) -> Bool { a.nanoseconds < b.nanoseconds }
 
   /// `self` plus `duration`, saturating instead of overflowing for huge timeouts.
-  func advanced(by duration: Duration) -> MonotonicInstant {
+  package func advanced(by duration: Duration) -> MonotonicInstant {
     let (seconds, attoseconds) = duration.components
     guard seconds >= 0 else { return self }
     let (ns, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
@@ -23,13 +27,13 @@ struct MonotonicInstant: Comparable, Hashable, Sendable {
   }
 
   /// The time from `self` to `later`, zero if `later` is not later.
-  func duration(to later: MonotonicInstant) -> Duration {
+  package func duration(to later: MonotonicInstant) -> Duration {
     later > self ? .nanoseconds(Int64(clamping: later.nanoseconds - nanoseconds)) : .zero
   }
 }
 
 /// Identifies a scheduled timer, for cancelling it.
-struct TimerID: Hashable, Sendable {
+package struct TimerID: Hashable, Sendable {
   fileprivate var value: UInt64
 }
 

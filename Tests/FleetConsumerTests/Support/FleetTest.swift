@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 @testable import FleetConsumer
 
@@ -31,10 +32,15 @@ enum FleetTest {
 }
 
 extension TripModel {
-  /// Waits until the follow loop has ended (after a terminal status or a stop): from then on
-  /// the model sends nothing more.
+  /// Waits until the model has stopped following (after a terminal status, a stop, or once it
+  /// noticed its subscribers are gone) and has no call in flight: from then on it sends
+  /// nothing more. Records an issue after 10 s.
   func loopEnded() async {
-    let task = protected.withLock { $0.loop?.task ?? $0.stoppedLoop }
-    await task?.value
+    let deadline = ContinuousClock.now + .seconds(10)
+    while ContinuousClock.now < deadline {
+      if protected.withLock({ !$0.follower.isFollowing && $0.call == nil }) { return }
+      try? await Task.sleep(for: .milliseconds(5))
+    }
+    Issue.record("\(tripName) was still following 10 s later")
   }
 }

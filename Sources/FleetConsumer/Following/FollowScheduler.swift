@@ -1,0 +1,89 @@
+internal import GRPCWire
+
+/// When each followed trip of a service calls next, and the batching of its callbacks: owned
+/// by the service's event loop, the thread its connections live on.
+///
+/// One loop timer stands for every trip: it is armed for the earliest entry of a
+/// ``PollQueue`` and, when it fires, every trip due by then starts its call in the same tick,
+/// so their requests leave in one write per connection. Responses are handled on the loop
+/// too; the models that queued events in a tick are drained by one job on the callback
+/// executor at the end of that tick — one hop per tick, not one per update.
+///
+/// Loop-only, except ``schedule(_:generation:after:)``, which hands over from any thread.
+final class FollowScheduler: TickEndHandler, @unchecked Sendable {
+  // @unchecked Sendable: `loop` and `deliver` are immutable; every var is touched only on
+  // `loop` (asserted in debug builds).
+  let loop: EventLoop
+  private let deliver: @Sendable (@escaping @Sendable () -> Void) -> Void
+  private var queue = PollQueue()
+  /// The loop timer armed for the queue's earliest entry, and when it fires.
+  private var timer: (id: TimerID, at: UInt64)?
+  /// The models that queued events in this tick, drained together at its end.
+  private var drains: [TripModel] = []
+
+  /// A scheduler on `loop` whose callback batches run through `deliver`.
+  init(loop: EventLoop, deliver: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void) {
+    self.loop = loop
+    self.deliver = deliver
+  }
+
+  /// Makes loop `generation` of `model` due after `delay`. Callable from any thread; on the
+  /// loop it takes effect at once.
+  func schedule(_ model: TripModel, generation: UInt64, after delay: Duration) {
+    if loop.inEventLoop {
+      add(model, generation: generation, after: delay)
+    } else {
+      loop.execute { [self] in add(model, generation: generation, after: delay) }
+    }
+  }
+
+  /// Queues `model`'s drain for the end of this tick. Loop-only.
+  func drainAtEndOfTick(_ model: TripModel) {
+    loop.assertInLoop()
+    if drains.isEmpty { loop.runAtEndOfTick(self) }
+    drains.append(model)
+  }
+
+  func tickEnded() {
+    let batch = drains
+    drains = []
+    deliver { for model in batch { model.drain() } }
+  }
+
+  /// How many calls are queued, stale ones included (for tests and diagnostics). Loop-only.
+  var queuedCount: Int {
+    loop.assertInLoop()
+    return queue.count
+  }
+
+  private func add(_ model: TripModel, generation: UInt64, after delay: Duration) {
+    let due = MonotonicInstant.now.advanced(by: delay).nanoseconds
+    queue.insert(due: due, model: model, generation: generation)
+    arm()
+  }
+
+  /// Points the loop timer at the queue's earliest entry, unless it already fires by then.
+  private func arm() {
+    guard let earliest = queue.earliest else { return }
+    if let timer {
+      if timer.at <= earliest { return }
+      loop.cancelTimer(timer.id)
+    }
+    let id = loop.scheduleTimer(at: MonotonicInstant(nanoseconds: earliest)) { [self] in
+      fire()
+    }
+    timer = (id, earliest)
+  }
+
+  /// Starts every call that is due. A model may schedule itself again from here (a call
+  /// that could not start); such an entry is due later than `now` or waits for the next
+  /// firing, so this ends.
+  private func fire() {
+    timer = nil
+    let now = MonotonicInstant.now.nanoseconds
+    while let entry = queue.popDue(now: now) {
+      entry.model.pollDue(generation: entry.generation)
+    }
+    arm()
+  }
+}

@@ -1,0 +1,59 @@
+/// The next due call of every followed trip of one event loop: a binary min-heap keyed by
+/// due time (nanoseconds on the monotonic clock).
+///
+/// An entry is the model and its loop generation, 24 bytes: no closure, timer or task per
+/// trip. Entries are never removed early; one whose generation has been stopped meanwhile
+/// is popped when due and its model ignores it (``TripFollower`` drops a stale generation).
+struct PollQueue {
+  struct Entry {
+    var due: UInt64
+    var generation: UInt64
+    var model: TripModel
+  }
+
+  private var heap: [Entry] = []
+
+  var isEmpty: Bool { heap.isEmpty }
+
+  /// How many entries are queued (for tests and diagnostics).
+  var count: Int { heap.count }
+
+  /// The earliest due time, nil when empty.
+  var earliest: UInt64? { heap.first?.due }
+
+  mutating func insert(due: UInt64, model: TripModel, generation: UInt64) {
+    heap.append(Entry(due: due, generation: generation, model: model))
+    var child = heap.count - 1
+    while child > 0 {
+      let parent = (child - 1) / 2
+      guard heap[child].due < heap[parent].due else { break }
+      heap.swapAt(child, parent)
+      child = parent
+    }
+  }
+
+  /// Removes and returns the earliest entry due at or before `now`.
+  mutating func popDue(now: UInt64) -> Entry? {
+    guard let first = heap.first, first.due <= now else { return nil }
+    let last = heap.removeLast()
+    guard !heap.isEmpty else { return first }
+    heap[0] = last
+    var parent = 0
+    while true {
+      let left = 2 * parent + 1
+      let right = left + 1
+      var smallest = parent
+      if left < heap.count, heap[left].due < heap[smallest].due { smallest = left }
+      if right < heap.count, heap[right].due < heap[smallest].due { smallest = right }
+      if smallest == parent { break }
+      heap.swapAt(parent, smallest)
+      parent = smallest
+    }
+    return first
+  }
+
+  /// Forgets every entry (the service is going away).
+  mutating func removeAll() {
+    heap.removeAll()
+  }
+}
