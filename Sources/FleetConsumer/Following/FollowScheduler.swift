@@ -27,6 +27,10 @@ final class FollowScheduler: TickEndHandler, @unchecked Sendable {
     self.deliver = deliver
   }
 
+  deinit {
+    queue.removeAll()
+  }
+
   /// Makes loop `generation` of `model` due after `delay`. Callable from any thread; on the
   /// loop it takes effect at once.
   func schedule(_ model: TripModel, generation: UInt64, after delay: Duration) {

@@ -8,7 +8,10 @@ struct PollQueue {
   struct Entry {
     var due: UInt64
     var generation: UInt64
-    var model: TripModel
+    /// Retained while queued. Unmanaged, so that moving entries through the heap costs no
+    /// reference counting: a model is also referenced weakly (by its service's registry),
+    /// which sends every retain and release of it down the runtime's slow path.
+    var model: Unmanaged<TripModel>
   }
 
   private var heap: [Entry] = []
@@ -22,7 +25,7 @@ struct PollQueue {
   var earliest: UInt64? { heap.first?.due }
 
   mutating func insert(due: UInt64, model: TripModel, generation: UInt64) {
-    heap.append(Entry(due: due, generation: generation, model: model))
+    heap.append(Entry(due: due, generation: generation, model: .passRetained(model)))
     var child = heap.count - 1
     while child > 0 {
       let parent = (child - 1) / 2
@@ -32,11 +35,13 @@ struct PollQueue {
     }
   }
 
-  /// Removes and returns the earliest entry due at or before `now`.
-  mutating func popDue(now: UInt64) -> Entry? {
+  /// Removes the earliest entry due at or before `now`; returns its model (now released by
+  /// the queue) and generation.
+  mutating func popDue(now: UInt64) -> (model: TripModel, generation: UInt64)? {
     guard let first = heap.first, first.due <= now else { return nil }
+    let popped = (first.model.takeRetainedValue(), first.generation)
     let last = heap.removeLast()
-    guard !heap.isEmpty else { return first }
+    guard !heap.isEmpty else { return popped }
     heap[0] = last
     var parent = 0
     while true {
@@ -49,11 +54,12 @@ struct PollQueue {
       heap.swapAt(parent, smallest)
       parent = smallest
     }
-    return first
+    return popped
   }
 
   /// Forgets every entry (the service is going away).
   mutating func removeAll() {
+    for entry in heap { entry.model.release() }
     heap.removeAll()
   }
 }

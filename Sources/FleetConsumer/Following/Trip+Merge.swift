@@ -16,89 +16,108 @@ extension FleetEngine.Trip {
   /// version changed (it really is empty now), and `last_location_snappable`, a bool whose
   /// absence cannot be told from `false`, always takes the response's value.
   func merged(with response: FleetEngine.Trip) -> FleetEngine.Trip {
-    var trip = response
-    keep(\.name, from: self, into: &trip, when: { $0.isEmpty })
-    keep(\.vehicleID, from: self, into: &trip, when: { $0.isEmpty })
-    keep(\.tripStatus, from: self, into: &trip, when: { $0 == .unknownTripStatus })
-    keep(\.tripType, from: self, into: &trip, when: { $0 == .unknownTripType })
-    keep(\.pickupPoint, from: self, into: &trip)
-    keep(\.actualPickupPoint, from: self, into: &trip)
-    keep(\.actualPickupArrivalPoint, from: self, into: &trip)
-    keep(\.pickupTime, from: self, into: &trip)
-    keep(\.intermediateDestinationsVersion, from: self, into: &trip)
-    if response.intermediateDestinations.isEmpty
-      && !Self.versionChanged(
-        response.intermediateDestinationsVersion, from: intermediateDestinationsVersion)
-    {
-      trip.intermediateDestinations = intermediateDestinations
-    }
-    keep(\.intermediateDestinationIndex, from: self, into: &trip, when: { $0 == 0 })
-    keep(\.actualIntermediateDestinationArrivalPoints, from: self, into: &trip, when: \.isEmpty)
-    keep(\.actualIntermediateDestinations, from: self, into: &trip, when: \.isEmpty)
-    keep(\.dropoffPoint, from: self, into: &trip)
-    keep(\.actualDropoffPoint, from: self, into: &trip)
-    keep(\.dropoffTime, from: self, into: &trip)
-    mergeWaypoints(response, into: &trip)
-    keep(\.vehicleWaypoints, from: self, into: &trip, when: \.isEmpty)
-    mergeRoute(response, into: &trip)
-    keep(\.currentRouteSegmentEndPoint, from: self, into: &trip)
-    keep(\.remainingDistanceMeters, from: self, into: &trip)
-    keep(\.etaToFirstWaypoint, from: self, into: &trip)
-    keep(\.remainingTimeToFirstWaypoint, from: self, into: &trip)
-    keep(\.numberOfPassengers, from: self, into: &trip, when: { $0 == 0 })
-    keep(\.lastLocation, from: self, into: &trip)
-    keep(\.view, from: self, into: &trip, when: { $0 == .unspecified })
-    keep(\.attributes, from: self, into: &trip, when: \.isEmpty)
+    var trip = self
+    trip.merge(response)
     return trip
   }
 
+  /// Updates this trip in place with `response`, as ``merged(with:)`` describes: field by
+  /// field, with no key paths and no copy of the trip (this runs for every poll of every
+  /// followed trip).
+  mutating func merge(_ response: FleetEngine.Trip) {
+    if !response.name.isEmpty { name = response.name }
+    if !response.vehicleID.isEmpty { vehicleID = response.vehicleID }
+    if response.tripStatus != .unknownTripStatus { tripStatus = response.tripStatus }
+    if response.tripType != .unknownTripType { tripType = response.tripType }
+    take(response.pickupPoint, into: &pickupPoint)
+    take(response.actualPickupPoint, into: &actualPickupPoint)
+    take(response.actualPickupArrivalPoint, into: &actualPickupArrivalPoint)
+    take(response.pickupTime, into: &pickupTime)
+    let destinationsChanged = Self.versionChanged(
+      response.intermediateDestinationsVersion, from: intermediateDestinationsVersion)
+    take(response.intermediateDestinationsVersion, into: &intermediateDestinationsVersion)
+    if !response.intermediateDestinations.isEmpty || destinationsChanged {
+      intermediateDestinations = response.intermediateDestinations
+    }
+    if response.intermediateDestinationIndex != 0 {
+      intermediateDestinationIndex = response.intermediateDestinationIndex
+    }
+    if !response.actualIntermediateDestinationArrivalPoints.isEmpty {
+      actualIntermediateDestinationArrivalPoints =
+        response.actualIntermediateDestinationArrivalPoints
+    }
+    if !response.actualIntermediateDestinations.isEmpty {
+      actualIntermediateDestinations = response.actualIntermediateDestinations
+    }
+    take(response.dropoffPoint, into: &dropoffPoint)
+    take(response.actualDropoffPoint, into: &actualDropoffPoint)
+    take(response.dropoffTime, into: &dropoffTime)
+    mergeWaypoints(response)
+    if !response.vehicleWaypoints.isEmpty { vehicleWaypoints = response.vehicleWaypoints }
+    mergeRoute(response)
+    take(response.currentRouteSegmentEndPoint, into: &currentRouteSegmentEndPoint)
+    take(response.remainingDistanceMeters, into: &remainingDistanceMeters)
+    take(response.etaToFirstWaypoint, into: &etaToFirstWaypoint)
+    take(response.remainingTimeToFirstWaypoint, into: &remainingTimeToFirstWaypoint)
+    if response.numberOfPassengers != 0 { numberOfPassengers = response.numberOfPassengers }
+    take(response.lastLocation, into: &lastLocation)
+    lastLocationSnappable = response.lastLocationSnappable
+    if response.view != .unspecified { view = response.view }
+    if !response.attributes.isEmpty { attributes = response.attributes }
+    unknownFields = response.unknownFields
+  }
+
   /// The route, its encoded form and its traffic: kept unless their version moved.
-  private func mergeRoute(_ response: FleetEngine.Trip, into trip: inout FleetEngine.Trip) {
-    keep(\.currentRouteSegmentVersion, from: self, into: &trip)
+  private mutating func mergeRoute(_ response: FleetEngine.Trip) {
     let routeChanged = Self.versionChanged(
       response.currentRouteSegmentVersion, from: currentRouteSegmentVersion)
-    if response.route.isEmpty && !routeChanged { trip.route = route }
-    if response.currentRouteSegment.isEmpty && !routeChanged {
-      trip.currentRouteSegment = currentRouteSegment
+    let trafficChanged = Self.versionChanged(
+      response.currentRouteSegmentTrafficVersion, from: currentRouteSegmentTrafficVersion)
+    take(response.currentRouteSegmentVersion, into: &currentRouteSegmentVersion)
+    if !response.route.isEmpty || routeChanged { route = response.route }
+    if !response.currentRouteSegment.isEmpty || routeChanged {
+      currentRouteSegment = response.currentRouteSegment
     }
-    keep(\.currentRouteSegmentTrafficVersion, from: self, into: &trip)
-    if response.currentRouteSegmentTraffic == nil
-      && !Self.versionChanged(
-        response.currentRouteSegmentTrafficVersion, from: currentRouteSegmentTrafficVersion)
-    {
-      trip.currentRouteSegmentTraffic = currentRouteSegmentTraffic
+    take(response.currentRouteSegmentTrafficVersion, into: &currentRouteSegmentTrafficVersion)
+    if response.currentRouteSegmentTraffic != nil || trafficChanged {
+      currentRouteSegmentTraffic = response.currentRouteSegmentTraffic
     }
   }
 
   /// The remaining waypoints: always sent by GetTrip, but the paths and traffic inside them
   /// only when `remaining_waypoints_route_version` moved; those are filled in from the
   /// matching waypoint (same trip, type and location) we already had.
-  private func mergeWaypoints(_ response: FleetEngine.Trip, into trip: inout FleetEngine.Trip) {
-    keep(\.remainingWaypointsVersion, from: self, into: &trip)
-    keep(\.remainingWaypointsRouteVersion, from: self, into: &trip)
+  private mutating func mergeWaypoints(_ response: FleetEngine.Trip) {
+    let waypointsChanged = Self.versionChanged(
+      response.remainingWaypointsVersion, from: remainingWaypointsVersion)
+    let pathsChanged = Self.versionChanged(
+      response.remainingWaypointsRouteVersion, from: remainingWaypointsRouteVersion)
+    take(response.remainingWaypointsVersion, into: &remainingWaypointsVersion)
+    take(response.remainingWaypointsRouteVersion, into: &remainingWaypointsRouteVersion)
     if response.remainingWaypoints.isEmpty {
-      if !Self.versionChanged(response.remainingWaypointsVersion, from: remainingWaypointsVersion) {
-        trip.remainingWaypoints = remainingWaypoints
-      }
+      if waypointsChanged { remainingWaypoints = [] }
       return
     }
-    guard
-      !Self.versionChanged(
-        response.remainingWaypointsRouteVersion, from: remainingWaypointsRouteVersion)
-    else { return }
-    for index in trip.remainingWaypoints.indices {
-      let waypoint = trip.remainingWaypoints[index]
-      guard waypoint.pathToWaypoint.isEmpty, waypoint.encodedPathToWaypoint.isEmpty,
-        waypoint.trafficToWaypoint == nil,
-        let held = remainingWaypoints.first(where: {
-          $0.tripID == waypoint.tripID && $0.waypointType == waypoint.waypointType
-            && $0.location == waypoint.location
-        })
-      else { continue }
-      trip.remainingWaypoints[index].pathToWaypoint = held.pathToWaypoint
-      trip.remainingWaypoints[index].encodedPathToWaypoint = held.encodedPathToWaypoint
-      trip.remainingWaypoints[index].trafficToWaypoint = held.trafficToWaypoint
+    var waypoints = response.remainingWaypoints
+    if !pathsChanged {
+      for index in waypoints.indices {
+        // Field by field through the index: a whole TripWaypoint copy costs a retain per
+        // reference it holds.
+        guard waypoints[index].pathToWaypoint.isEmpty,
+          waypoints[index].encodedPathToWaypoint.isEmpty,
+          waypoints[index].trafficToWaypoint == nil,
+          let held = remainingWaypoints.firstIndex(where: {
+            $0.tripID == waypoints[index].tripID
+              && $0.waypointType == waypoints[index].waypointType
+              && $0.location == waypoints[index].location
+          })
+        else { continue }
+        waypoints[index].pathToWaypoint = remainingWaypoints[held].pathToWaypoint
+        waypoints[index].encodedPathToWaypoint = remainingWaypoints[held].encodedPathToWaypoint
+        waypoints[index].trafficToWaypoint = remainingWaypoints[held].trafficToWaypoint
+      }
     }
+    remainingWaypoints = waypoints
   }
 
   /// Whether a response's version says its part changed: it carries a version, and not the
@@ -111,18 +130,8 @@ extension FleetEngine.Trip {
   }
 }
 
-/// Copies `self[keyPath]` of `held` into `trip` when the response left it out (nil).
-private func keep<Value>(
-  _ keyPath: WritableKeyPath<FleetEngine.Trip, Value?>, from held: FleetEngine.Trip,
-  into trip: inout FleetEngine.Trip
-) {
-  if trip[keyPath: keyPath] == nil { trip[keyPath: keyPath] = held[keyPath: keyPath] }
-}
-
-/// Copies `held[keyPath]` into `trip` when the response's value means "left out".
-private func keep<Value>(
-  _ keyPath: WritableKeyPath<FleetEngine.Trip, Value>, from held: FleetEngine.Trip,
-  into trip: inout FleetEngine.Trip, when absent: (Value) -> Bool
-) {
-  if absent(trip[keyPath: keyPath]) { trip[keyPath: keyPath] = held[keyPath: keyPath] }
+/// Takes the response's `value` into `field` unless the response left it out (nil).
+@inline(__always)
+private func take<Value>(_ value: Value?, into field: inout Value?) {
+  if let value { field = value }
 }

@@ -15,36 +15,82 @@ struct TripChanges {
 
   /// The changes from `old` (an empty trip before the first response) to `new`.
   init(from old: FleetEngine.Trip, to new: FleetEngine.Trip) {
+    self.init(from: Reported(old), to: new)
+  }
+
+  /// The changes from the properties `old` reported to `new`.
+  init(from old: Reported, to new: FleetEngine.Trip) {
     var properties: [TripModelEvent] = []
     func check<Value: Equatable>(
-      _ field: TripModelUpdatedPropertyFields, _ value: (FleetEngine.Trip) -> Value,
+      _ field: TripModelUpdatedPropertyFields, _ before: Value, _ after: Value,
       _ event: @autoclosure () -> TripModelEvent
     ) {
-      guard value(old) != value(new) else { return }
+      guard before != after else { return }
       fields.insert(field)
       properties.append(event())
     }
-    check(.tripStatus, \.tripStatus, .tripStatus(new.tripStatus))
+    check(.tripStatus, old.tripStatus, new.tripStatus, .tripStatus(new.tripStatus))
     check(
-      .activeRouteRemainingDistance, \.remainingDistanceMeters,
+      .activeRouteRemainingDistance, old.remainingDistanceMeters, new.remainingDistanceMeters,
       .activeRouteRemainingDistance(new.remainingDistanceMeters))
-    check(.activeRoute, \.route, .activeRoute(new.route))
-    check(.vehicleLocation, \.lastLocation?.location, .vehicleLocation(new.lastLocation))
-    check(.pickupLocation, \.pickupPoint?.point, .pickupLocation(new.pickupPoint))
-    check(.dropoffLocation, \.dropoffPoint?.point, .dropoffLocation(new.dropoffPoint))
-    check(.pickupETA, \.pickupTime, .pickupETA(new.pickupTime?.date))
-    check(.dropoffETA, \.dropoffTime, .dropoffETA(new.dropoffTime?.date))
-    check(.remainingWaypoints, \.remainingWaypoints, .remainingWaypoints(new.remainingWaypoints))
+    check(.activeRoute, old.route, new.route, .activeRoute(new.route))
     check(
-      .intermediateDestinations, \.intermediateDestinations,
+      .vehicleLocation, old.vehiclePosition, new.lastLocation?.location,
+      .vehicleLocation(new.lastLocation))
+    check(
+      .pickupLocation, old.pickupPoint, new.pickupPoint?.point, .pickupLocation(new.pickupPoint))
+    check(
+      .dropoffLocation, old.dropoffPoint, new.dropoffPoint?.point,
+      .dropoffLocation(new.dropoffPoint))
+    check(.pickupETA, old.pickupTime, new.pickupTime, .pickupETA(new.pickupTime?.date))
+    check(.dropoffETA, old.dropoffTime, new.dropoffTime, .dropoffETA(new.dropoffTime?.date))
+    check(
+      .remainingWaypoints, old.remainingWaypoints, new.remainingWaypoints,
+      .remainingWaypoints(new.remainingWaypoints))
+    check(
+      .intermediateDestinations, old.intermediateDestinations, new.intermediateDestinations,
       .intermediateDestinations(new.intermediateDestinations))
     check(
-      .activeRouteTraffic, \.currentRouteSegmentTraffic,
+      .activeRouteTraffic, old.currentRouteSegmentTraffic, new.currentRouteSegmentTraffic,
       .activeRouteTraffic(new.currentRouteSegmentTraffic))
     check(
-      .etaToNextWaypoint, \.etaToFirstWaypoint, .etaToNextWaypoint(new.etaToFirstWaypoint?.date))
+      .etaToNextWaypoint, old.etaToFirstWaypoint, new.etaToFirstWaypoint,
+      .etaToNextWaypoint(new.etaToFirstWaypoint?.date))
     guard !properties.isEmpty else { return }
     events = [.tripUpdated(new, fields)] + properties
+  }
+
+  /// The values of a trip that the callbacks report, each compared as its callback sees it.
+  /// Taken before a response is merged into the held trip in place: a dozen values rather
+  /// than a copy of the whole trip, which would also make the merge copy its storage.
+  struct Reported {
+    var tripStatus: FleetEngine.TripStatus
+    var remainingDistanceMeters: Int32?
+    var route: [GoogleType.LatLng]
+    var vehiclePosition: GoogleType.LatLng?
+    var pickupPoint: GoogleType.LatLng?
+    var dropoffPoint: GoogleType.LatLng?
+    var pickupTime: GoogleProtobuf.Timestamp?
+    var dropoffTime: GoogleProtobuf.Timestamp?
+    var remainingWaypoints: [FleetEngine.TripWaypoint]
+    var intermediateDestinations: [FleetEngine.TerminalLocation]
+    var currentRouteSegmentTraffic: FleetEngine.ConsumableTrafficPolyline?
+    var etaToFirstWaypoint: GoogleProtobuf.Timestamp?
+
+    init(_ trip: FleetEngine.Trip) {
+      tripStatus = trip.tripStatus
+      remainingDistanceMeters = trip.remainingDistanceMeters
+      route = trip.route
+      vehiclePosition = trip.lastLocation?.location
+      pickupPoint = trip.pickupPoint?.point
+      dropoffPoint = trip.dropoffPoint?.point
+      pickupTime = trip.pickupTime
+      dropoffTime = trip.dropoffTime
+      remainingWaypoints = trip.remainingWaypoints
+      intermediateDestinations = trip.intermediateDestinations
+      currentRouteSegmentTraffic = trip.currentRouteSegmentTraffic
+      etaToFirstWaypoint = trip.etaToFirstWaypoint
+    }
   }
 
   var isEmpty: Bool { events.isEmpty }

@@ -155,11 +155,12 @@ struct TripFollower {
   mutating func received(_ response: FleetEngine.Trip, generation: UInt64) -> OnResponse {
     switch state {
     case .following(var following) where following.generation == generation && following.polling:
-      let previous = trip ?? FleetEngine.Trip()
-      let merged = trip.map { $0.merged(with: response) } ?? response
-      trip = merged
-      let changes = TripChanges(from: previous, to: merged)
-      if merged.tripStatus.isTerminal {
+      // What was reported before, then the response merged into the held trip in place:
+      // once subscribers have let go of the last update, its storage is not copied.
+      let previous = TripChanges.Reported(trip ?? FleetEngine.Trip())
+      if trip == nil { trip = response } else { trip!.merge(response) }
+      let changes = TripChanges(from: previous, to: trip!)
+      if trip!.tripStatus.isTerminal {
         state = .finished
         return .finish(changes.events + [.stateChanged(.inactive)])
       }

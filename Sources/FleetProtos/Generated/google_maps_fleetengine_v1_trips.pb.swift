@@ -233,121 +233,464 @@ extension FleetEngine {
   public struct Trip: ProtoMessage {
     public static let protoMessageName = "maps.fleetengine.v1.Trip"
 
+    /// The fields, shared by copies of this message until one of them changes (copy-on-write).
+    private final class Storage: @unchecked Sendable {
+      // @unchecked Sendable: changed only through a struct that holds the only reference.
+      // @exclusivity(unchecked): a class's stored properties are checked at run time on every
+      // access (a third of a field read); the struct's own accesses are checked statically.
+      @exclusivity(unchecked) var name: String = ""
+      @exclusivity(unchecked) var vehicleID: String = ""
+      @exclusivity(unchecked) var tripStatus: FleetEngine.TripStatus = .unknownTripStatus
+      @exclusivity(unchecked) var tripType: FleetEngine.TripType = .unknownTripType
+      @exclusivity(unchecked) var pickupPoint: FleetEngine.TerminalLocation? = nil
+      @exclusivity(unchecked) var actualPickupPoint: FleetEngine.StopLocation? = nil
+      @exclusivity(unchecked) var actualPickupArrivalPoint: FleetEngine.StopLocation? = nil
+      @exclusivity(unchecked) var pickupTime: GoogleProtobuf.Timestamp? = nil
+      @exclusivity(unchecked) var intermediateDestinations: [FleetEngine.TerminalLocation] = []
+      @exclusivity(unchecked) var intermediateDestinationsVersion: GoogleProtobuf.Timestamp? = nil
+      @exclusivity(unchecked) var intermediateDestinationIndex: Int32 = 0
+      @exclusivity(unchecked) var actualIntermediateDestinationArrivalPoints: [FleetEngine.StopLocation] = []
+      @exclusivity(unchecked) var actualIntermediateDestinations: [FleetEngine.StopLocation] = []
+      @exclusivity(unchecked) var dropoffPoint: FleetEngine.TerminalLocation? = nil
+      @exclusivity(unchecked) var actualDropoffPoint: FleetEngine.StopLocation? = nil
+      @exclusivity(unchecked) var dropoffTime: GoogleProtobuf.Timestamp? = nil
+      @exclusivity(unchecked) var remainingWaypoints: [FleetEngine.TripWaypoint] = []
+      @exclusivity(unchecked) var vehicleWaypoints: [FleetEngine.TripWaypoint] = []
+      @exclusivity(unchecked) var route: [GoogleType.LatLng] = []
+      @exclusivity(unchecked) var currentRouteSegment: String = ""
+      @exclusivity(unchecked) var currentRouteSegmentVersion: GoogleProtobuf.Timestamp? = nil
+      @exclusivity(unchecked) var currentRouteSegmentTraffic: FleetEngine.ConsumableTrafficPolyline? = nil
+      @exclusivity(unchecked) var currentRouteSegmentTrafficVersion: GoogleProtobuf.Timestamp? = nil
+      @exclusivity(unchecked) var currentRouteSegmentEndPoint: FleetEngine.TripWaypoint? = nil
+      @exclusivity(unchecked) var remainingDistanceMeters: Int32? = nil
+      @exclusivity(unchecked) var etaToFirstWaypoint: GoogleProtobuf.Timestamp? = nil
+      @exclusivity(unchecked) var remainingTimeToFirstWaypoint: GoogleProtobuf.Duration? = nil
+      @exclusivity(unchecked) var remainingWaypointsVersion: GoogleProtobuf.Timestamp? = nil
+      @exclusivity(unchecked) var remainingWaypointsRouteVersion: GoogleProtobuf.Timestamp? = nil
+      @exclusivity(unchecked) var numberOfPassengers: Int32 = 0
+      @exclusivity(unchecked) var lastLocation: FleetEngine.VehicleLocation? = nil
+      @exclusivity(unchecked) var lastLocationSnappable: Bool = false
+      @exclusivity(unchecked) var view: FleetEngine.TripView = .unspecified
+      @exclusivity(unchecked) var attributes: [FleetEngine.TripAttribute] = []
+      @exclusivity(unchecked) var unknownFields: ProtoUnknownFields = ProtoUnknownFields()
+
+      init() {}
+
+      init(copying other: Storage) {
+        name = other.name
+        vehicleID = other.vehicleID
+        tripStatus = other.tripStatus
+        tripType = other.tripType
+        pickupPoint = other.pickupPoint
+        actualPickupPoint = other.actualPickupPoint
+        actualPickupArrivalPoint = other.actualPickupArrivalPoint
+        pickupTime = other.pickupTime
+        intermediateDestinations = other.intermediateDestinations
+        intermediateDestinationsVersion = other.intermediateDestinationsVersion
+        intermediateDestinationIndex = other.intermediateDestinationIndex
+        actualIntermediateDestinationArrivalPoints = other.actualIntermediateDestinationArrivalPoints
+        actualIntermediateDestinations = other.actualIntermediateDestinations
+        dropoffPoint = other.dropoffPoint
+        actualDropoffPoint = other.actualDropoffPoint
+        dropoffTime = other.dropoffTime
+        remainingWaypoints = other.remainingWaypoints
+        vehicleWaypoints = other.vehicleWaypoints
+        route = other.route
+        currentRouteSegment = other.currentRouteSegment
+        currentRouteSegmentVersion = other.currentRouteSegmentVersion
+        currentRouteSegmentTraffic = other.currentRouteSegmentTraffic
+        currentRouteSegmentTrafficVersion = other.currentRouteSegmentTrafficVersion
+        currentRouteSegmentEndPoint = other.currentRouteSegmentEndPoint
+        remainingDistanceMeters = other.remainingDistanceMeters
+        etaToFirstWaypoint = other.etaToFirstWaypoint
+        remainingTimeToFirstWaypoint = other.remainingTimeToFirstWaypoint
+        remainingWaypointsVersion = other.remainingWaypointsVersion
+        remainingWaypointsRouteVersion = other.remainingWaypointsRouteVersion
+        numberOfPassengers = other.numberOfPassengers
+        lastLocation = other.lastLocation
+        lastLocationSnappable = other.lastLocationSnappable
+        view = other.view
+        attributes = other.attributes
+        unknownFields = other.unknownFields
+      }
+    }
+
+    private var storage = Storage()
+
+    /// The storage, copied first if another copy of this message shares it.
+    private mutating func uniqueStorage() -> Storage {
+      if !isKnownUniquelyReferenced(&storage) { storage = Storage(copying: storage) }
+      return storage
+    }
+
     /// Output only. The resource name, `providers/{provider_id}/trips/{trip_id}`.
-    public var name: String = ""
+    public var name: String {
+      get { storage.name }
+      set { uniqueStorage().name = newValue }
+      _modify { yield &uniqueStorage().name }
+    }
+
     /// ID of the vehicle assigned to the trip; empty while unassigned.
-    public var vehicleID: String = ""
+    public var vehicleID: String {
+      get { storage.vehicleID }
+      set { uniqueStorage().vehicleID = newValue }
+      _modify { yield &uniqueStorage().vehicleID }
+    }
+
     /// Where the trip is in its life cycle. COMPLETE and CANCELED are final.
-    public var tripStatus: FleetEngine.TripStatus = .unknownTripStatus
+    public var tripStatus: FleetEngine.TripStatus {
+      get { storage.tripStatus }
+      set { uniqueStorage().tripStatus = newValue }
+      _modify { yield &uniqueStorage().tripStatus }
+    }
+
     /// Whether the vehicle may be shared with other trips.
-    public var tripType: FleetEngine.TripType = .unknownTripType
+    public var tripType: FleetEngine.TripType {
+      get { storage.tripType }
+      set { uniqueStorage().tripType = newValue }
+      _modify { yield &uniqueStorage().tripType }
+    }
+
     /// Where the customer asked to be picked up.
-    public var pickupPoint: FleetEngine.TerminalLocation? = nil
+    public var pickupPoint: FleetEngine.TerminalLocation? {
+      get { storage.pickupPoint }
+      set { uniqueStorage().pickupPoint = newValue }
+      _modify { yield &uniqueStorage().pickupPoint }
+    }
+
     /// Input only. Where and when the customer was actually picked up, as
     /// reported by the provider.
-    public var actualPickupPoint: FleetEngine.StopLocation? = nil
+    public var actualPickupPoint: FleetEngine.StopLocation? {
+      get { storage.actualPickupPoint }
+      set { uniqueStorage().actualPickupPoint = newValue }
+      _modify { yield &uniqueStorage().actualPickupPoint }
+    }
+
     /// Input only. Where and when the driver actually arrived at the pickup
     /// point, as reported by the provider.
-    public var actualPickupArrivalPoint: FleetEngine.StopLocation? = nil
+    public var actualPickupArrivalPoint: FleetEngine.StopLocation? {
+      get { storage.actualPickupArrivalPoint }
+      set { uniqueStorage().actualPickupArrivalPoint = newValue }
+      _modify { yield &uniqueStorage().actualPickupArrivalPoint }
+    }
+
     /// Output only. The estimated pickup time, or the actual one once the
     /// customer has been picked up.
-    public var pickupTime: GoogleProtobuf.Timestamp? = nil
+    public var pickupTime: GoogleProtobuf.Timestamp? {
+      get { storage.pickupTime }
+      set { uniqueStorage().pickupTime = newValue }
+      _modify { yield &uniqueStorage().pickupTime }
+    }
+
     /// Stops between pickup and drop-off, in order. Only EXCLUSIVE trips may
     /// have them.
-    public var intermediateDestinations: [FleetEngine.TerminalLocation] = []
+    public var intermediateDestinations: [FleetEngine.TerminalLocation] {
+      get { storage.intermediateDestinations }
+      set { uniqueStorage().intermediateDestinations = newValue }
+      _modify { yield &uniqueStorage().intermediateDestinations }
+    }
+
     /// When `intermediate_destinations` last changed. A provider passes it back
     /// in UpdateTrip when it moves `intermediate_destination_index`, so the
     /// update fails if the list changed in between.
-    public var intermediateDestinationsVersion: GoogleProtobuf.Timestamp? = nil
+    public var intermediateDestinationsVersion: GoogleProtobuf.Timestamp? {
+      get { storage.intermediateDestinationsVersion }
+      set { uniqueStorage().intermediateDestinationsVersion = newValue }
+      _modify { yield &uniqueStorage().intermediateDestinationsVersion }
+    }
+
     /// Which intermediate destination (0-based) the vehicle is heading to
     /// (ENROUTE_TO_INTERMEDIATE_DESTINATION) or waiting at
     /// (ARRIVED_AT_INTERMEDIATE_DESTINATION). Set by the provider; ignored when
     /// there are no intermediate destinations.
-    public var intermediateDestinationIndex: Int32 = 0
+    public var intermediateDestinationIndex: Int32 {
+      get { storage.intermediateDestinationIndex }
+      set { uniqueStorage().intermediateDestinationIndex = newValue }
+      _modify { yield &uniqueStorage().intermediateDestinationIndex }
+    }
+
     /// Input only. When and where the driver actually arrived at each
     /// intermediate destination, as reported by the provider.
-    public var actualIntermediateDestinationArrivalPoints: [FleetEngine.StopLocation] = []
+    public var actualIntermediateDestinationArrivalPoints: [FleetEngine.StopLocation] {
+      get { storage.actualIntermediateDestinationArrivalPoints }
+      set { uniqueStorage().actualIntermediateDestinationArrivalPoints = newValue }
+      _modify { yield &uniqueStorage().actualIntermediateDestinationArrivalPoints }
+    }
+
     /// Input only. When and where the customer was actually picked up at each
     /// intermediate destination, as reported by the provider.
-    public var actualIntermediateDestinations: [FleetEngine.StopLocation] = []
+    public var actualIntermediateDestinations: [FleetEngine.StopLocation] {
+      get { storage.actualIntermediateDestinations }
+      set { uniqueStorage().actualIntermediateDestinations = newValue }
+      _modify { yield &uniqueStorage().actualIntermediateDestinations }
+    }
+
     /// Where the customer asked to be dropped off.
-    public var dropoffPoint: FleetEngine.TerminalLocation? = nil
+    public var dropoffPoint: FleetEngine.TerminalLocation? {
+      get { storage.dropoffPoint }
+      set { uniqueStorage().dropoffPoint = newValue }
+      _modify { yield &uniqueStorage().dropoffPoint }
+    }
+
     /// Input only. Where and when the customer was actually dropped off, as
     /// reported by the provider.
-    public var actualDropoffPoint: FleetEngine.StopLocation? = nil
+    public var actualDropoffPoint: FleetEngine.StopLocation? {
+      get { storage.actualDropoffPoint }
+      set { uniqueStorage().actualDropoffPoint = newValue }
+      _modify { yield &uniqueStorage().actualDropoffPoint }
+    }
+
     /// Output only. The estimated drop-off time at the final destination, or
     /// the actual one once the customer has been dropped off.
-    public var dropoffTime: GoogleProtobuf.Timestamp? = nil
+    public var dropoffTime: GoogleProtobuf.Timestamp? {
+      get { storage.dropoffTime }
+      set { uniqueStorage().dropoffTime = newValue }
+      _modify { yield &uniqueStorage().dropoffTime }
+    }
+
     /// Output only. Every stop from the vehicle's current position up to and
     /// including this trip's drop-off point; may contain stops of other trips
     /// on a shared vehicle. Always returned by GetTrip; only the paths and
     /// traffic inside each waypoint are left out when unchanged since
     /// `GetTripRequest.remaining_waypoints_route_version`.
-    public var remainingWaypoints: [FleetEngine.TripWaypoint] = []
+    public var remainingWaypoints: [FleetEngine.TripWaypoint] {
+      get { storage.remainingWaypoints }
+      set { uniqueStorage().remainingWaypoints = newValue }
+      _modify { yield &uniqueStorage().remainingWaypoints }
+    }
+
     /// The order of all remaining stops of the assigned vehicle, including this
     /// trip's pickup and drop-off, for providers that order waypoints
     /// themselves. For privacy the server fills it only in CreateTrip and
     /// UpdateTrip responses, never in GetTrip.
-    public var vehicleWaypoints: [FleetEngine.TripWaypoint] = []
+    public var vehicleWaypoints: [FleetEngine.TripWaypoint] {
+      get { storage.vehicleWaypoints }
+      set { uniqueStorage().vehicleWaypoints = newValue }
+      _modify { yield &uniqueStorage().vehicleWaypoints }
+    }
+
     /// Output only. The route to the first entry of `remaining_waypoints` (which
     /// may belong to another trip) as points. Filled when
     /// `GetTripRequest.route_format_type` is LAT_LNG_LIST_TYPE (the default),
     /// and only when the route changed since
     /// `GetTripRequest.current_route_segment_version`.
-    public var route: [GoogleType.LatLng] = []
+    public var route: [GoogleType.LatLng] {
+      get { storage.route }
+      set { uniqueStorage().route = newValue }
+      _modify { yield &uniqueStorage().route }
+    }
+
     /// Output only. The same route as an encoded polyline, filled when
     /// `GetTripRequest.route_format_type` is ENCODED_POLYLINE_TYPE. Meant for
     /// Google's SDKs; Google documents decoding as not yet supported.
-    public var currentRouteSegment: String = ""
+    public var currentRouteSegment: String {
+      get { storage.currentRouteSegment }
+      set { uniqueStorage().currentRouteSegment = newValue }
+      _modify { yield &uniqueStorage().currentRouteSegment }
+    }
+
     /// Output only. When the route (`route` / `current_route_segment`) last
     /// changed. Pass it back as `GetTripRequest.current_route_segment_version`
     /// to get the route only when it changes again.
-    public var currentRouteSegmentVersion: GoogleProtobuf.Timestamp? = nil
+    public var currentRouteSegmentVersion: GoogleProtobuf.Timestamp? {
+      get { storage.currentRouteSegmentVersion }
+      set { uniqueStorage().currentRouteSegmentVersion = newValue }
+      _modify { yield &uniqueStorage().currentRouteSegmentVersion }
+    }
+
     /// Output only. Traffic along the current route segment, when available
     /// (On-Demand Rides and Deliveries customers only). Sent only when it
     /// changed since `GetTripRequest.current_route_segment_traffic_version`.
-    public var currentRouteSegmentTraffic: FleetEngine.ConsumableTrafficPolyline? = nil
+    public var currentRouteSegmentTraffic: FleetEngine.ConsumableTrafficPolyline? {
+      get { storage.currentRouteSegmentTraffic }
+      set { uniqueStorage().currentRouteSegmentTraffic = newValue }
+      _modify { yield &uniqueStorage().currentRouteSegmentTraffic }
+    }
+
     /// Output only. When `current_route_segment_traffic` last changed. Pass it
     /// back as `GetTripRequest.current_route_segment_traffic_version`.
-    public var currentRouteSegmentTrafficVersion: GoogleProtobuf.Timestamp? = nil
+    public var currentRouteSegmentTrafficVersion: GoogleProtobuf.Timestamp? {
+      get { storage.currentRouteSegmentTrafficVersion }
+      set { uniqueStorage().currentRouteSegmentTrafficVersion = newValue }
+      _modify { yield &uniqueStorage().currentRouteSegmentTrafficVersion }
+    }
+
     /// Output only. The stop at which `current_route_segment` ends.
-    public var currentRouteSegmentEndPoint: FleetEngine.TripWaypoint? = nil
+    public var currentRouteSegmentEndPoint: FleetEngine.TripWaypoint? {
+      get { storage.currentRouteSegmentEndPoint }
+      set { uniqueStorage().currentRouteSegmentEndPoint = newValue }
+      _modify { yield &uniqueStorage().currentRouteSegmentEndPoint }
+    }
+
     /// Output only. Driving distance left on the current route segment, in
     /// meters. Absent when the trip has no vehicle or has ended.
-    public var remainingDistanceMeters: Int32? = nil
+    public var remainingDistanceMeters: Int32? {
+      get { storage.remainingDistanceMeters }
+      set { uniqueStorage().remainingDistanceMeters = newValue }
+      _modify { yield &uniqueStorage().remainingDistanceMeters }
+    }
+
     /// Output only. ETA at the next stop (the first entry of
     /// `remaining_waypoints`). Absent when the trip has no vehicle or has
     /// ended.
-    public var etaToFirstWaypoint: GoogleProtobuf.Timestamp? = nil
+    public var etaToFirstWaypoint: GoogleProtobuf.Timestamp? {
+      get { storage.etaToFirstWaypoint }
+      set { uniqueStorage().etaToFirstWaypoint = newValue }
+      _modify { yield &uniqueStorage().etaToFirstWaypoint }
+    }
+
     /// Output only. Time from when this response was produced until
     /// `eta_to_first_waypoint`. Absent when the trip has no vehicle or has
     /// ended.
-    public var remainingTimeToFirstWaypoint: GoogleProtobuf.Duration? = nil
+    public var remainingTimeToFirstWaypoint: GoogleProtobuf.Duration? {
+      get { storage.remainingTimeToFirstWaypoint }
+      set { uniqueStorage().remainingTimeToFirstWaypoint = newValue }
+      _modify { yield &uniqueStorage().remainingTimeToFirstWaypoint }
+    }
+
     /// Output only. When `remaining_waypoints` last changed (a stop added,
     /// removed or modified). Useful to tell whether the stop list changed; the
     /// matching request field `GetTripRequest.remaining_waypoints_version` is
     /// deprecated.
-    public var remainingWaypointsVersion: GoogleProtobuf.Timestamp? = nil
+    public var remainingWaypointsVersion: GoogleProtobuf.Timestamp? {
+      get { storage.remainingWaypointsVersion }
+      set { uniqueStorage().remainingWaypointsVersion = newValue }
+      _modify { yield &uniqueStorage().remainingWaypointsVersion }
+    }
+
     /// Output only. When the paths and traffic of `remaining_waypoints`
     /// (`path_to_waypoint`, `traffic_to_waypoint`) last changed. Pass it back as
     /// `GetTripRequest.remaining_waypoints_route_version` so they are sent only
     /// when they change again.
-    public var remainingWaypointsRouteVersion: GoogleProtobuf.Timestamp? = nil
+    public var remainingWaypointsRouteVersion: GoogleProtobuf.Timestamp? {
+      get { storage.remainingWaypointsRouteVersion }
+      set { uniqueStorage().remainingWaypointsRouteVersion = newValue }
+      _modify { yield &uniqueStorage().remainingWaypointsRouteVersion }
+    }
+
     /// Immutable. Number of passengers, not counting the driver. A vehicle must
     /// have room for them to be matched to the trip.
-    public var numberOfPassengers: Int32 = 0
+    public var numberOfPassengers: Int32 {
+      get { storage.numberOfPassengers }
+      set { uniqueStorage().numberOfPassengers = newValue }
+      _modify { yield &uniqueStorage().numberOfPassengers }
+    }
+
     /// Output only. The vehicle's last reported position along the route.
-    public var lastLocation: FleetEngine.VehicleLocation? = nil
+    public var lastLocation: FleetEngine.VehicleLocation? {
+      get { storage.lastLocation }
+      set { uniqueStorage().lastLocation = newValue }
+      _modify { yield &uniqueStorage().lastLocation }
+    }
+
     /// Output only. Whether `last_location` can be snapped onto
     /// `current_route_segment`; false when either is missing. Computed by
     /// Fleet Engine; values sent by clients are ignored.
-    public var lastLocationSnappable: Bool = false
+    public var lastLocationSnappable: Bool {
+      get { storage.lastLocationSnappable }
+      set { uniqueStorage().lastLocationSnappable = newValue }
+      _modify { yield &uniqueStorage().lastLocationSnappable }
+    }
+
     /// Which set of fields this trip was filled with, and how to read them.
-    public var view: FleetEngine.TripView = .unspecified
+    public var view: FleetEngine.TripView {
+      get { storage.view }
+      set { uniqueStorage().view = newValue }
+      _modify { yield &uniqueStorage().view }
+    }
+
     /// Custom attributes; each key may appear once.
-    public var attributes: [FleetEngine.TripAttribute] = []
+    public var attributes: [FleetEngine.TripAttribute] {
+      get { storage.attributes }
+      set { uniqueStorage().attributes = newValue }
+      _modify { yield &uniqueStorage().attributes }
+    }
+
     /// Fields this schema does not know, kept as they arrived and sent again on encode.
-    public var unknownFields = ProtoUnknownFields()
+    public var unknownFields: ProtoUnknownFields {
+      get { storage.unknownFields }
+      set { uniqueStorage().unknownFields = newValue }
+      _modify { yield &uniqueStorage().unknownFields }
+    }
+
+    public static func == (lhs: Trip, rhs: Trip) -> Bool {
+      if lhs.storage === rhs.storage { return true }
+      let (a, b) = (lhs.storage, rhs.storage)
+      guard a.name == b.name else { return false }
+      guard a.vehicleID == b.vehicleID else { return false }
+      guard a.tripStatus == b.tripStatus else { return false }
+      guard a.tripType == b.tripType else { return false }
+      guard a.pickupPoint == b.pickupPoint else { return false }
+      guard a.actualPickupPoint == b.actualPickupPoint else { return false }
+      guard a.actualPickupArrivalPoint == b.actualPickupArrivalPoint else { return false }
+      guard a.pickupTime == b.pickupTime else { return false }
+      guard a.intermediateDestinations == b.intermediateDestinations else { return false }
+      guard a.intermediateDestinationsVersion == b.intermediateDestinationsVersion else { return false }
+      guard a.intermediateDestinationIndex == b.intermediateDestinationIndex else { return false }
+      guard a.actualIntermediateDestinationArrivalPoints == b.actualIntermediateDestinationArrivalPoints else { return false }
+      guard a.actualIntermediateDestinations == b.actualIntermediateDestinations else { return false }
+      guard a.dropoffPoint == b.dropoffPoint else { return false }
+      guard a.actualDropoffPoint == b.actualDropoffPoint else { return false }
+      guard a.dropoffTime == b.dropoffTime else { return false }
+      guard a.remainingWaypoints == b.remainingWaypoints else { return false }
+      guard a.vehicleWaypoints == b.vehicleWaypoints else { return false }
+      guard a.route == b.route else { return false }
+      guard a.currentRouteSegment == b.currentRouteSegment else { return false }
+      guard a.currentRouteSegmentVersion == b.currentRouteSegmentVersion else { return false }
+      guard a.currentRouteSegmentTraffic == b.currentRouteSegmentTraffic else { return false }
+      guard a.currentRouteSegmentTrafficVersion == b.currentRouteSegmentTrafficVersion else { return false }
+      guard a.currentRouteSegmentEndPoint == b.currentRouteSegmentEndPoint else { return false }
+      guard a.remainingDistanceMeters == b.remainingDistanceMeters else { return false }
+      guard a.etaToFirstWaypoint == b.etaToFirstWaypoint else { return false }
+      guard a.remainingTimeToFirstWaypoint == b.remainingTimeToFirstWaypoint else { return false }
+      guard a.remainingWaypointsVersion == b.remainingWaypointsVersion else { return false }
+      guard a.remainingWaypointsRouteVersion == b.remainingWaypointsRouteVersion else { return false }
+      guard a.numberOfPassengers == b.numberOfPassengers else { return false }
+      guard a.lastLocation == b.lastLocation else { return false }
+      guard a.lastLocationSnappable == b.lastLocationSnappable else { return false }
+      guard a.view == b.view else { return false }
+      guard a.attributes == b.attributes else { return false }
+      guard a.unknownFields == b.unknownFields else { return false }
+      return true
+    }
+
+    public func hash(into hasher: inout Hasher) {
+      hasher.combine(storage.name)
+      hasher.combine(storage.vehicleID)
+      hasher.combine(storage.tripStatus)
+      hasher.combine(storage.tripType)
+      hasher.combine(storage.pickupPoint)
+      hasher.combine(storage.actualPickupPoint)
+      hasher.combine(storage.actualPickupArrivalPoint)
+      hasher.combine(storage.pickupTime)
+      hasher.combine(storage.intermediateDestinations)
+      hasher.combine(storage.intermediateDestinationsVersion)
+      hasher.combine(storage.intermediateDestinationIndex)
+      hasher.combine(storage.actualIntermediateDestinationArrivalPoints)
+      hasher.combine(storage.actualIntermediateDestinations)
+      hasher.combine(storage.dropoffPoint)
+      hasher.combine(storage.actualDropoffPoint)
+      hasher.combine(storage.dropoffTime)
+      hasher.combine(storage.remainingWaypoints)
+      hasher.combine(storage.vehicleWaypoints)
+      hasher.combine(storage.route)
+      hasher.combine(storage.currentRouteSegment)
+      hasher.combine(storage.currentRouteSegmentVersion)
+      hasher.combine(storage.currentRouteSegmentTraffic)
+      hasher.combine(storage.currentRouteSegmentTrafficVersion)
+      hasher.combine(storage.currentRouteSegmentEndPoint)
+      hasher.combine(storage.remainingDistanceMeters)
+      hasher.combine(storage.etaToFirstWaypoint)
+      hasher.combine(storage.remainingTimeToFirstWaypoint)
+      hasher.combine(storage.remainingWaypointsVersion)
+      hasher.combine(storage.remainingWaypointsRouteVersion)
+      hasher.combine(storage.numberOfPassengers)
+      hasher.combine(storage.lastLocation)
+      hasher.combine(storage.lastLocationSnappable)
+      hasher.combine(storage.view)
+      hasher.combine(storage.attributes)
+      hasher.combine(storage.unknownFields)
+    }
 
     public init() {}
 
