@@ -84,15 +84,33 @@ extension TripModel {
 
   /// On the loop: starts the call, with callbacks that hand its outcome to the follower.
   private func start(_ kind: FollowCall, token: AccessToken, generation: UInt64) {
+    let cached = protected.withLock { state -> PollCache? in
+      guard state.follower.generation == generation else { return nil }
+      return PollCache(request: state.pollRequest, fields: state.pollFields)
+    }
     // Stopped while the token was fetched: send nothing.
-    guard protected.withLock({ $0.follower.generation == generation }) else { return }
+    guard let cached else { return }
     let call: LoopCall
-    do {
+    var remembered: PollCache? = nil
+    do throws(RPCError) {
       switch kind {
       case .poll(let versions):
+        // A poll repeats its request and its fields until the versions or the token change:
+        // encoded and checked once, not on every poll.
+        let framed =
+          cached.request.flatMap { $0.versions == versions ? $0.framed : nil }
+          ?? GRPCChannel.frame(request(sending: versions))
+        let prepared: PreparedCall
+        if let fields = cached.fields, fields.token == token {
+          prepared = fields.prepared
+        } else {
+          prepared = try core.channel.prepare(
+            path: FleetEngine.TripService.getTrip.path,
+            options: CallOptions(timeout: core.options.callTimeout, metadata: metadata(token)))
+        }
+        remembered = PollCache(request: (versions, framed), fields: (token, prepared))
         call = try core.channel.startUnary(
-          FleetEngine.TripService.getTrip, request(sending: versions),
-          options: CallOptions(timeout: core.options.callTimeout, metadata: metadata(token))
+          prepared, framedRequest: framed, as: FleetEngine.Trip.self
         ) { [self] result in
           switch result {
           case .success(let trip): polled(trip, generation: generation)
@@ -118,6 +136,10 @@ extension TripModel {
     let superseded = protected.withLock { state in
       guard state.follower.generation == generation else { return true }
       state.call = (generation, call)
+      if let remembered {
+        state.pollRequest = remembered.request
+        state.pollFields = remembered.fields
+      }
       return false
     }
     // Stopped while the call was being made: it would only be ignored.
@@ -202,6 +224,12 @@ extension TripModel {
         : state.follower.feedUnimplemented(generation: generation)
     }
     if let next { core.scheduler.schedule(self, generation: generation, after: next) }
+  }
+
+  /// What the last poll built that the next one may reuse.
+  private struct PollCache {
+    var request: (versions: TripFollower.HeldVersions, framed: [UInt8])?
+    var fields: (token: AccessToken, prepared: PreparedCall)?
   }
 
   /// A failed call: the error, and the token it carried (nil when getting the token failed

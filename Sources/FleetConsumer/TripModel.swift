@@ -34,6 +34,11 @@ public final class TripModel: Sendable {
     /// The call in flight (a poll, or a feed stream) and its loop generation, cancelled
     /// when following stops.
     var call: (generation: UInt64, call: LoopCall)?
+    /// The last poll's request, framed, and the versions it sends: reused while they stay.
+    var pollRequest: (versions: TripFollower.HeldVersions, framed: [UInt8])?
+    /// The last poll's checked request fields and the token they carry: reused while it
+    /// stays.
+    var pollFields: (token: AccessToken, prepared: PreparedCall)?
 
     /// Drops subscribers that were deallocated; returns whether any is left.
     mutating func pruneSubscribers() -> Bool {

@@ -115,9 +115,30 @@ public final class GRPCChannel: Sendable {
   func makeStream(
     path: String, options: CallOptions, firstRequest: [UInt8], requestsFinished: Bool
   ) throws(RPCError) -> ClientStream {
+    try makeStream(prepare(path: path, options: options), firstRequest, requestsFinished)
+  }
+
+  /// A stream for a call `prepared` describes.
+  func makeStream(_ prepared: PreparedCall, _ firstRequest: [UInt8], _ requestsFinished: Bool)
+    throws(RPCError) -> ClientStream
+  {
     guard !closed.load(ordering: .relaxed) else {
       throw RPCError(code: .unavailable, message: "the channel to \(pool.target) is closed")
     }
+    let options = prepared.options
+    return ClientStream(
+      loop: loop, headerPrefix: prepared.headerPrefix, requestHeaders: prepared.headers,
+      initialRequest: firstRequest,
+      finished: requestsFinished,
+      maxReceiveSize: options.maxReceiveMessageSize ?? self.options.maxReceiveMessageSize,
+      timeout: options.timeout, carriesCredentials: prepared.carriesCredentials,
+      waitForReady: options.waitForReady)
+  }
+
+  /// Checks `options` for a call to `path` and lays out its request fields: what every call
+  /// does first, and what a call made again and again (``startUnary(_:framedRequest:as:completion:)``)
+  /// does once.
+  package func prepare(path: String, options: CallOptions) throws(RPCError) -> PreparedCall {
     let carriesCredentials = !options.metadata["authorization"].isEmpty
     if carriesCredentials, case .plaintext = self.options.transportSecurity,
       !self.options.allowInsecureCredentials,
@@ -146,13 +167,9 @@ public final class GRPCChannel: Sendable {
     for (name, value) in options.metadata.headerFields() {
       headers.append(HeaderField(name: name, value: value))
     }
-    return ClientStream(
-      loop: loop, headerPrefix: headerPrefix(for: path), requestHeaders: headers,
-      initialRequest: firstRequest,
-      finished: requestsFinished,
-      maxReceiveSize: options.maxReceiveMessageSize ?? self.options.maxReceiveMessageSize,
-      timeout: options.timeout, carriesCredentials: carriesCredentials,
-      waitForReady: options.waitForReady)
+    return PreparedCall(
+      headerPrefix: headerPrefix(for: path), headers: headers, options: options,
+      carriesCredentials: carriesCredentials)
   }
 
   /// The fixed request fields of calls to `path`, made on the first call and kept: a channel
@@ -219,3 +236,12 @@ public final class GRPCChannel: Sendable {
   }
 }
 
+/// A call's request fields and options, checked and laid out once (``GRPCChannel/prepare(path:options:)``)
+/// for calls that repeat them: a followed trip polls with the same fields until its token
+/// changes.
+package struct PreparedCall: Sendable {
+  let headerPrefix: RequestHeaderPrefix
+  let headers: [HeaderField]
+  let options: CallOptions
+  let carriesCredentials: Bool
+}

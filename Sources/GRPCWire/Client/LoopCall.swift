@@ -48,6 +48,33 @@ extension GRPCChannel {
     return start(stream)
   }
 
+  /// Starts a unary call `prepared` describes, from the loop thread, with a request already
+  /// framed (``MessageFramer``'s 5-byte prefix, then the message): for a call repeated with
+  /// the same request, which is then encoded once. `completion` runs on the loop.
+  package func startUnary<Response: ProtoMessage>(
+    _ prepared: PreparedCall, framedRequest: [UInt8], as response: Response.Type,
+    completion: @escaping @Sendable (Result<Response, RPCError>) -> Void
+  ) throws(RPCError) -> LoopCall {
+    loop.assertInLoop()
+    if let timeout = prepared.options.timeout, timeout <= .zero {
+      throw RPCError(
+        code: .deadlineExceeded, message: "the call's deadline had passed before it started")
+    }
+    let stream = try makeStream(prepared, framedRequest, true)
+    stream.observer = UnaryObserver<Response>(completion: completion)
+    return start(stream)
+  }
+
+  /// `request` framed as a gRPC message (uncompressed), for
+  /// ``startUnary(_:framedRequest:as:completion:)``.
+  package static func frame(_ request: some ProtoMessage) -> [UInt8] {
+    var bytes: [UInt8] = []
+    MessageFramer.append(to: &bytes, compress: false) {
+      ProtoSerializer().serialize(request, into: &$0)
+    }
+    return bytes
+  }
+
   /// Starts a server-streaming call of `method` from the loop thread: `onMessage` gets each
   /// response in order, then `onEnd` the outcome (nil for OK), all on the loop. A response
   /// that cannot be decoded ends the call with that error.
