@@ -25,7 +25,9 @@ extension TripModel {
     while true {
       let next = protected.withLock { state -> (TripModelEvent, [Registration])? in
         guard state.pendingHead < state.pending.count else {
-          state.pending.removeAll()
+          // Keeping the capacity: a poll queues a handful of events a second, and growing
+          // the array from nothing each time cost two allocations per update.
+          state.pending.removeAll(keepingCapacity: true)
           state.pendingHead = 0
           state.draining = false
           return nil
