@@ -55,15 +55,26 @@ final class ServiceCore: Sendable {
     routingHeader = "provider_id=providers/\(configuration.providerID)"
   }
 
-  /// The channel's settings: transport security, the plaintext-token opt-in and the most
-  /// connections. Calls fail fast while the connection is down, so subscribers hear of an
-  /// outage and the model's own backoff paces the retries.
+  /// The channel's settings: transport security, the plaintext-token opt-in, the most
+  /// connections, keepalive and the reconnect backoff. Calls fail fast while the connection
+  /// is down, so subscribers hear of an outage and the model's own backoff paces the retries.
   private static func channelOptions(_ configuration: TripService.Configuration)
     -> ChannelOptions
   {
     var options = ChannelOptions()
     options.allowInsecureCredentials = configuration.options.allowsTokensOverPlaintext
     options.maxConnections = configuration.options.maxConnections
+    // Never without calls: an idle service sends nothing, and servers count idle PINGs as
+    // abuse (gRPC's A8).
+    options.keepalive = configuration.options.keepalive.map {
+      ChannelOptions.Keepalive(interval: $0.interval, timeout: $0.timeout)
+    }
+    // After a failed attempt the channel fails calls fast until the backoff has passed: with
+    // gRPC's 120 s maximum, a path that healed after a long outage would go unused for up to
+    // two minutes more. At 5 s (6 s with jitter) a follower's next call after the path heals
+    // finds the channel trying again. An attempt into a black hole takes the 20 s connect
+    // timeout anyway, and the models' own backoff paces the calls.
+    options.backoff.maximum = .seconds(5)
     switch configuration.transportSecurity {
     case .plaintext:
       options.transportSecurity = .plaintext

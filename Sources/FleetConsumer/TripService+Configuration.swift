@@ -133,9 +133,61 @@ extension TripService {
     /// through the feed holds a stream; a new connection opens only when the open ones have
     /// no stream left under the server's MAX_CONCURRENT_STREAMS. Default 8; at least 1.
     public var maxConnections = 8
+    /// How the service notices a dead connection — a network path that drops packets
+    /// without a FIN or RST — and replaces it: HTTP/2 keepalive PINGs (see ``Keepalive``).
+    /// Default ``Keepalive/standard``: a feed stream on a dead connection is reported
+    /// (UNAVAILABLE) within 30 s and reopened on a new connection. nil turns it off: a dead
+    /// connection is then noticed only by the operating system, after minutes, and a feed
+    /// stream on it stays silent until then.
+    public var keepalive: Keepalive? = .standard
 
     /// The defaults above.
     public init() {}
+  }
+
+  /// HTTP/2 keepalive, gRPC's way (its client keepalive design, A8) of telling a dead
+  /// connection from a quiet one.
+  ///
+  /// While a call is open on a connection — a feed stream, a poll in flight — it sends a PING
+  /// every `interval`; a PING unanswered for `timeout` ends the connection: its calls fail
+  /// with UNAVAILABLE (category `.serverOrNetwork`, ``RPCError/isInterrupted``), subscribers
+  /// are told, and the model's next call goes to a new connection. A poll that times out
+  /// (DEADLINE_EXCEEDED) on a connection that has received nothing for `timeout` makes it
+  /// PING at once, as polls are rarely in flight when the interval ends; so a dead
+  /// connection under a poller is replaced one `timeout` after its first timed-out poll
+  /// instead of being reused. An idle service sends no PINGs. A server that answers GOAWAY
+  /// `too_many_pings` doubles the interval for the service's later PINGs (gRPC servers by
+  /// default take one PING per 5 minutes on a connection they send no data on; the trip
+  /// feed sends data whenever the vehicle moves).
+  public struct Keepalive: Sendable, Hashable {
+    /// Time between PINGs while calls are open.
+    public let interval: Duration
+    /// How long a PING may go unanswered before its connection is given up.
+    public let timeout: Duration
+
+    /// A PING every 20 s, 10 s to answer: a dead connection under a feed stream is reported
+    /// within 30 s. Ten seconds are far more than a live connection's round trip, congested
+    /// or mobile, takes, and as long as the default ``Options/callTimeout``; twenty keep a
+    /// quiet stream's NAT and firewall entries alive and stay above the 10 s floor grpc-java
+    /// puts under its clients' keepalive time.
+    public static let standard = Keepalive(checked: .seconds(20), timeout: .seconds(10))
+
+    /// PINGs every `interval`, each given up after `timeout`; throws ``ConfigurationError``
+    /// unless both are positive.
+    public init(interval: Duration, timeout: Duration) throws(ConfigurationError) {
+      guard interval > .zero else {
+        throw ConfigurationError("the keepalive interval must be positive, not \(interval)")
+      }
+      guard timeout > .zero else {
+        throw ConfigurationError("the keepalive timeout must be positive, not \(timeout)")
+      }
+      self.init(checked: interval, timeout: timeout)
+    }
+
+    private init(checked interval: Duration, timeout: Duration) {
+      self.interval = interval
+      self.timeout = timeout
+    }
   }
 
   /// A configuration that cannot work; the message says what to change.

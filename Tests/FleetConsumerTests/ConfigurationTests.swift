@@ -41,4 +41,20 @@ struct ConfigurationTests {
     let timeout = Self.refusal { $0.callTimeout = .zero }
     #expect(timeout?.contains("must be positive") == true, "\(timeout ?? "accepted")")
   }
+
+  @Test("keepalive is on by default (20 s, 10 s); an interval or timeout ≤ 0 is refused")
+  func keepalive() throws {
+    #expect(TripService.Options().keepalive == .standard)
+    #expect(TripService.Keepalive.standard.interval == .seconds(20))
+    #expect(TripService.Keepalive.standard.timeout == .seconds(10))
+    #expect(throws: TripService.ConfigurationError.self) {
+      try TripService.Keepalive(interval: .zero, timeout: .seconds(1))
+    }
+    #expect(throws: TripService.ConfigurationError.self) {
+      try TripService.Keepalive(interval: .seconds(1), timeout: .milliseconds(-1))
+    }
+    let short = try TripService.Keepalive(interval: .seconds(1), timeout: .milliseconds(500))
+    #expect(Self.refusal { $0.keepalive = short } == nil)
+    #expect(Self.refusal { $0.keepalive = nil } == nil)
+  }
 }

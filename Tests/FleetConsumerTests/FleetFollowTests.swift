@@ -325,6 +325,14 @@ struct FleetFollowTests {
         "--endpoint", "127.0.0.1:1", "--trip-name", "providers/p/trips/t", "--token", "x",
         "--no-such-flag",
       ],
+      [
+        "--endpoint", "127.0.0.1:1", "--trip-name", "providers/p/trips/t", "--token", "x",
+        "--keepalive-interval", "-1",
+      ],
+      [
+        "--endpoint", "127.0.0.1:1", "--trip-name", "providers/p/trips/t", "--token", "x",
+        "--keepalive-timeout", "0",
+      ],
     ])
   func badFlags(_ arguments: [String]) async throws {
     let result = try await FleetFollowProcess.run(arguments)
@@ -340,6 +348,8 @@ struct FleetFollowTests {
     #expect(result.stdout.contains("Without --endpoint it runs the demo"))
     #expect(result.stdout.contains("--stream"))
     #expect(result.stdout.contains("--token-command"))
+    #expect(result.stdout.contains("--keepalive-interval"))
+    #expect(result.stdout.contains("--keepalive-timeout"))
   }
 
   @Test("without --json it prints a readable view and still exits 0 after COMPLETE")

@@ -8,6 +8,15 @@ is closed, as when a route or a NAT entry silently disappears. The client's keep
 then go unanswered. Connections accepted after the signal forward normally again (the
 network "came back" for new connections).
 
+A whole path can go down and come back too. SIGUSR2 takes it down: every open connection is
+black-holed as with SIGUSR1, and connections accepted while it is down are held — the kernel
+completes their TCP handshake (the listen backlog), but the proxy neither reads from them nor
+connects upstream, so the client's bytes wait in its socket buffer and nothing comes back, as
+with SYNs dropped by a dead route. SIGHUP brings it back: held connections connect upstream
+and forward what waited, as a SYN retransmitted after the route healed would; connections
+black-holed while it was down stay black-holed (their bytes are lost, and their state in the
+network with them), so a client must notice them and connect anew.
+
 When either side of a connection closes, the proxy closes the other side as well, black-holed
 or not, so the server learns that the client gave up (its call is cancelled) and nothing
 outlives the test.
@@ -17,16 +26,23 @@ Usage (the venv's interpreter; see Tests/PeerSupport/PeerServer.swift):
     .venv/bin/python Tests/Python/fault_blackhole_proxy.py --target-port PORT
         [--target-host 127.0.0.1] [--host 127.0.0.1] [--port 0]
 
-Prints `LISTENING <port>` once, then EVENT lines; SIGUSR1 black-holes, SIGTERM/SIGINT end it
-(status 0), closing every connection.
+Prints `LISTENING <port>` once, then EVENT lines; SIGUSR1 black-holes, SIGUSR2 takes the path
+down, SIGHUP brings it back, SIGTERM/SIGINT end it (status 0), closing every connection.
 
 EVENT lines (stdout; `EVENT <kind> - key=value ...`)
 ----------------------------------------------------
   connection_opened - conn= peer=       the n-th client connection, with its upstream ready.
-  ping - conn= dir=to_server|to_client ack=0|1
+  connection_held - conn= peer=         accepted while the path is down: held, not forwarded.
+  ping - conn= dir=to_server|to_client ack=0|1 ms=
                                         an HTTP/2 PING frame was forwarded (the proxy reads
-                                        the frame headers going by; it never changes bytes).
+                                        the frame headers going by; it never changes bytes);
+                                        `ms`: milliseconds since the proxy started.
+  goaway - conn= dir= code= debug=      an HTTP/2 GOAWAY frame was forwarded: its error code's
+                                        name and its debug data.
   blackholed - conns=<n,n,...|none>     SIGUSR1 handled: these connections are now silent.
+  path_down - conns=<n,n,...|none>      SIGUSR2 handled: these connections are now silent, and
+                                        new ones are held.
+  path_up - held=<n,n,...|none>         SIGHUP handled: the held connections go on.
   dropped - conn= dir=to_server|to_client bytes=
                                         the first bytes dropped in that direction of a
                                         black-holed connection (once per direction).
@@ -39,6 +55,7 @@ import argparse
 import asyncio
 import signal
 import sys
+import time
 from dataclasses import dataclass, field
 
 import peer_common as pc
@@ -60,16 +77,27 @@ class FrameWatcher:
     """Follows the HTTP/2 frame headers of one direction, to report the PINGs that pass."""
 
     PREFACE = 24  # b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", client to server only
+    STARTED = time.monotonic()
 
     def __init__(self, link: Link, direction: str):
         self.link = link
         self.direction = direction
         self.skip = self.PREFACE if direction == "to_server" else 0
         self.header = bytearray()
+        self.goaway: bytearray | None = None  # the payload of a GOAWAY being read
+        self.goaway_length = 0
 
     def feed(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
+            if self.goaway is not None:
+                take = min(self.goaway_length - len(self.goaway), len(view))
+                self.goaway += view[:take]
+                view = view[take:]
+                if len(self.goaway) == self.goaway_length:
+                    self._report_goaway(bytes(self.goaway))
+                    self.goaway = None
+                continue
             if self.skip:
                 take = min(self.skip, len(view))
                 self.skip -= take
@@ -81,11 +109,23 @@ class FrameWatcher:
             if len(self.header) < 9:
                 return
             length = int.from_bytes(self.header[:3], "big")
-            if self.header[3] == 0x6:  # PING
+            kind = self.header[3]
+            if kind == 0x6:  # PING
                 pc.emit("ping", None, conn=self.link.id, dir=self.direction,
-                        ack=self.header[4] & 0x1)
+                        ack=self.header[4] & 0x1,
+                        ms=int((time.monotonic() - self.STARTED) * 1000))
             self.header.clear()
-            self.skip = length
+            if kind == 0x7 and length >= 8:  # GOAWAY: read its payload
+                self.goaway = bytearray()
+                self.goaway_length = length
+            else:
+                self.skip = length
+
+    def _report_goaway(self, payload: bytes) -> None:
+        code = int.from_bytes(payload[4:8], "big")
+        debug = payload[8:].decode("utf-8", "replace")
+        pc.emit("goaway", None, conn=self.link.id, dir=self.direction,
+                code=pc.h2_error_name(code), debug=debug or None)
 
 
 class Proxy:
@@ -93,17 +133,39 @@ class Proxy:
         self.target = (target_host, target_port)
         self.count = 0
         self.links: set[Link] = set()
+        self.path_up = asyncio.Event()
+        self.path_up.set()
+        self.held: set[Link] = set()  # accepted while the path is down, waiting for it
 
-    def blackhole(self) -> None:
+    def _silence_open_links(self) -> str:
         ids = sorted(link.id for link in self.links)
         for link in self.links:
             link.blackholed = True
-        pc.emit("blackholed", None, conns=",".join(map(str, ids)) or "none")
+        return ",".join(map(str, ids)) or "none"
+
+    def blackhole(self) -> None:
+        pc.emit("blackholed", None, conns=self._silence_open_links())
+
+    def take_path_down(self) -> None:
+        self.path_up.clear()
+        pc.emit("path_down", None, conns=self._silence_open_links())
+
+    def bring_path_up(self) -> None:
+        held = ",".join(str(link.id) for link in sorted(self.held, key=lambda l: l.id)) or "none"
+        self.held.clear()
+        self.path_up.set()
+        pc.emit("path_up", None, held=held)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.count += 1
         link = Link(self.count)
         peer = writer.get_extra_info("peername")
+        if not self.path_up.is_set():
+            # Neither read nor connect upstream: the client's bytes wait in its socket.
+            link.writers = [writer]
+            self.held.add(link)
+            pc.emit("connection_held", None, conn=link.id, peer=f"{peer[0]}:{peer[1]}")
+            await self.path_up.wait()
         try:
             up_reader, up_writer = await asyncio.open_connection(*self.target)
         except OSError as error:
@@ -158,17 +220,19 @@ async def serve(args) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     loop.add_signal_handler(signal.SIGUSR1, proxy.blackhole)
+    loop.add_signal_handler(signal.SIGUSR2, proxy.take_path_down)
+    loop.add_signal_handler(signal.SIGHUP, proxy.bring_path_up)
     pc.watch_parent(lambda: loop.call_soon_threadsafe(stop.set))
     pc.announce_listening(server.sockets[0].getsockname()[1])
     await stop.wait()
     server.close()
-    for link in list(proxy.links):
+    for link in list(proxy.links) + list(proxy.held):
         link.abort()
 
 
 def main() -> int:
     pc.unblock_signals()
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1, signal.SIGUSR2, signal.SIGHUP})
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 (default): the OS picks")

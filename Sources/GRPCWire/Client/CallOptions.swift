@@ -72,14 +72,23 @@ public struct ChannelOptions: Sendable {
     public init() {}
   }
 
-  /// HTTP/2 PINGs that detect a dead peer (a black-holed connection).
+  /// HTTP/2 PINGs that detect a dead peer (a black-holed connection), as in gRPC's client
+  /// keepalive design (A8).
+  ///
+  /// A connection PINGs `interval` after it became ready, its first call started or its last
+  /// PING was answered, if a call is open then (or always, with `permitWithoutCalls`). It also
+  /// PINGs at once when a call's deadline passes on it after nothing has arrived from the
+  /// server for `timeout`: a connection whose calls are short (polls) rarely has one open when
+  /// the interval ends, and a dead one must not take call after call until each times out.
   public struct Keepalive: Sendable, Hashable {
-    /// Time between PINGs. A server's `too_many_pings` GOAWAY doubles it for this channel.
+    /// Time between PINGs. A server's `too_many_pings` GOAWAY (ENHANCE_YOUR_CALM) doubles it
+    /// for this channel's connections, each time one arrives.
     public var interval: Duration
     /// A PING unanswered this long ends the connection; its calls fail with UNAVAILABLE
-    /// (interrupted).
+    /// (interrupted) and the next calls go to a new connection.
     public var timeout: Duration
-    /// Also ping while no call is open.
+    /// Also ping while no call is open. Off by default: an idle channel sends nothing, and
+    /// servers (grpcio's ping policy) may answer idle PINGs with `too_many_pings`.
     public var permitWithoutCalls: Bool
 
     public init(interval: Duration, timeout: Duration = .seconds(20), permitWithoutCalls: Bool = false) {

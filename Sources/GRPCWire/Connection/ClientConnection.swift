@@ -10,7 +10,9 @@ internal import Glibc
 /// before that wait. Reads go into a 64 KiB buffer and straight into
 /// `nghttp2_session_mem_recv`; all frames nghttp2 wants to send in one loop tick go out in
 /// one write. When the connection is lost its open calls fail with UNAVAILABLE (interrupted);
-/// calls still waiting go back to the pool.
+/// calls still waiting go back to the pool. With keepalive it PINGs every interval while calls
+/// are open (or always, with `permitWithoutCalls`), and at once when a call's deadline passes
+/// after nothing arrived for a keepalive timeout; a PING unanswered for the timeout closes it.
 final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable {
   // @unchecked Sendable: loop-only state (see above), reached from other threads only through
   // loop.execute.
@@ -48,7 +50,11 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   private var interest: EventLoop.Interest = []
   private var connectTimer: TimerID?
   private var keepaliveTimer: TimerID?
+  /// Set while a PING of ours awaits its ACK: it closes the connection when it fires.
   private var pingTimeoutTimer: TimerID?
+  /// When bytes last arrived from the server: after a call's deadline, a connection quiet for a
+  /// keepalive timeout is probed (see `callTimedOut`).
+  private var lastReadAt = MonotonicInstant.now
   /// The server sent GOAWAY: no new calls; close once the last stream is done.
   private(set) var goingAway = false
   private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
@@ -172,6 +178,9 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   func reset(streamID: Int32) {
     loop.assertInLoop()
     guard let session else { return }
+    // A call reset once its deadline has passed is one that timed out here: ClientStream's
+    // deadline timer fails the call and resets its stream through this method.
+    if let deadline = streams[streamID]?.deadline, deadline <= .now { callTimedOut() }
     nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, HTTP2ErrorCode.cancel)
     scheduleFlush()
   }
@@ -329,16 +338,43 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   }
 
   private func sendKeepalivePing() {
-    guard let keepalive, let session, isReady else { return }
+    guard let keepalive, isReady else { return }
     guard keepalive.permitWithoutCalls || !streams.isEmpty else { return }
+    sendPing(
+      deadReason: "a keepalive PING went unanswered for "
+        + ClientStream.describe(keepalive.timeout))
+  }
+
+  /// A call's deadline passed on this connection. When nothing has arrived for a keepalive
+  /// timeout either, the connection may be dead without a FIN or RST (a black-holed path, a
+  /// lost NAT entry), and every call sent on it would time out the same way: PING at once
+  /// rather than at the next keepalive interval — a poller's connection has a call open only
+  /// now and then, so the periodic PING may never find one to go out with — and close the
+  /// connection when the PING is not answered within the keepalive timeout, so that the next
+  /// calls go to a new connection instead of this one. A PING already in flight decides alone.
+  private func callTimedOut() {
+    guard let keepalive, case .ready = state, pingTimeoutTimer == nil else { return }
+    let quiet = lastReadAt.duration(to: .now)
+    guard quiet >= keepalive.timeout else { return }
+    if let keepaliveTimer {
+      loop.cancelTimer(keepaliveTimer)
+      self.keepaliveTimer = nil
+    }
+    sendPing(
+      deadReason: "a call's deadline passed with nothing received for "
+        + "\(ClientStream.describe(quiet)), and a keepalive PING sent to check went unanswered "
+        + "for \(ClientStream.describe(keepalive.timeout))")
+  }
+
+  /// Sends a PING; unless its ACK comes within the keepalive timeout, the connection closes,
+  /// failing its calls with UNAVAILABLE (interrupted) saying `deadReason`.
+  private func sendPing(deadReason: String) {
+    guard let keepalive, let session else { return }
     nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
     scheduleFlush()
     pingTimeoutTimer = loop.scheduleTimer(at: .now.advanced(by: keepalive.timeout)) { [self] in
       pingTimeoutTimer = nil
-      close(
-        with: .interrupted(
-          "the connection to \(target) is dead: a keepalive PING went unanswered for "
-            + ClientStream.describe(keepalive.timeout)))
+      close(with: .interrupted("the connection to \(target) is dead: \(deadReason)"))
     }
   }
 
@@ -370,6 +406,7 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     for _ in 0..<16 {
       switch transport.read(into: readBuffer) {
       case .bytes(let count):
+        lastReadAt = .now
         let consumed = nghttp2_session_mem_recv(
           session, readBuffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count)
         if consumed < 0 {
