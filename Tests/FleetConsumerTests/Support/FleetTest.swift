@@ -11,6 +11,15 @@ enum FleetTest {
   static let fastRetry = RetryPolicy(
     initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(400), jitter: 0)
 
+  /// The core of a service that never connects (no model of it follows), shared by unit
+  /// tests that need models but no server.
+  static let offline = ServiceCore(
+    configuration: .init(
+      endpoint: .init(host: "127.0.0.1", port: 9), transportSecurity: .plaintext,
+      providerID: "p", accessTokenProvider: FixedAccessTokenProvider(AccessToken("t"))))
+
+  static func offlineCore() -> ServiceCore { offline }
+
   /// A service on `engine` that polls every 100 ms.
   static func service(
     _ engine: FakeFleetEngine,

@@ -1,0 +1,194 @@
+import FleetProtos
+import FleetSync
+import Testing
+
+@testable import GRPCWire
+
+/// Calls driven by the loop itself (``LoopCall``): started on the channel's loop thread,
+/// their callbacks run there, in order, once; cancelling ends them CANCELLED.
+@Suite("Loop-driven calls", .timeLimit(.minutes(1)))
+struct LoopCallTests {
+  typealias Service = GRPCTesting.TestService
+
+  /// A server whose UnaryCall echoes the request's `response_size` as a payload of that many
+  /// bytes, and whose StreamingOutputCall sends one response per parameter, each `size`
+  /// bytes; `interval_us` > 0 on the first parameter makes it wait forever first.
+  func makeServer() -> GRPCServer {
+    let server = GRPCServer()
+    server.register(unary: Service.unaryCall) { request, _ in
+      if request.responseSize < 0 { throw RPCError(code: .invalidArgument, message: "negative") }
+      var response = GRPCTesting.SimpleResponse()
+      var payload = GRPCTesting.Payload()
+      payload.body = [UInt8](repeating: 7, count: Int(request.responseSize))
+      response.payload = payload
+      return response
+    }
+    server.register(serverStreaming: Service.streamingOutputCall) { request, writer, _ in
+      if request.responseParameters.first?.intervalUs ?? 0 > 0 {
+        try await Task.sleep(for: .seconds(60))
+      }
+      for parameters in request.responseParameters {
+        var response = GRPCTesting.StreamingOutputCallResponse()
+        var payload = GRPCTesting.Payload()
+        payload.body = [UInt8](repeating: 0, count: Int(parameters.size))
+        response.payload = payload
+        try await writer.write(response)
+      }
+    }
+    return server
+  }
+
+  /// What the callbacks saw, recorded from the loop thread.
+  final class Record: Sendable {
+    struct Seen {
+      var sizes: [Int] = []
+      var ends: [RPCError?] = []
+      var offLoop = 0
+    }
+    let seen = PosixMutex(Seen())
+  }
+
+  /// Runs `body` on the loop thread and waits for it.
+  func onLoop<R: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () throws -> R)
+    async throws -> R
+  {
+    try await withCheckedThrowingContinuation { continuation in
+      loop.execute { continuation.resume(with: Result { try body() }) }
+    }
+  }
+
+  /// Waits until `record` holds `ends` ends, for at most 10 s.
+  func waitForEnds(_ record: Record, _ ends: Int) async throws {
+    let deadline = ContinuousClock.now + .seconds(10)
+    while record.seen.withLock({ seen in seen.ends.count }) < ends {
+      try #require(ContinuousClock.now < deadline, "the call did not end within 10 s")
+      try await Task.sleep(for: .milliseconds(5))
+    }
+  }
+
+  @Test("unary: the response or the server's error arrives once, on the loop thread")
+  func unary() async throws {
+    let server = makeServer()
+    let port = try await server.start()
+    let channel = GRPCChannel(host: "127.0.0.1", port: port)
+    let loop = channel.eventLoop
+    let record = Record()
+    for size in [3, -1, 100_000] {
+      var built = GRPCTesting.SimpleRequest()
+      built.responseSize = Int32(size)
+      let request = built
+      _ = try await onLoop(loop) {
+        try channel.startUnary(Service.unaryCall, request, options: CallOptions()) { result in
+          record.seen.withLock { seen in
+            if !loop.inEventLoop { seen.offLoop += 1 }
+            switch result {
+            case .success(let response):
+              seen.sizes.append(response.payload?.body.count ?? -1)
+              seen.ends.append(nil)
+            case .failure(let error): seen.ends.append(error)
+            }
+          }
+        }
+      }
+      try await waitForEnds(record, record.seen.withLock { $0.ends.count } + 1)
+    }
+    let seen = record.seen.withLock { $0 }
+    #expect(seen.sizes == [3, 100_000])
+    #expect(seen.ends.map { $0?.code } == [nil, .invalidArgument, nil])
+    #expect(seen.offLoop == 0)
+    channel.close()
+    await server.shutdown(gracePeriod: .seconds(1))
+  }
+
+  @Test("a prepared unary call with a framed request is the same call, made again")
+  func preparedUnary() async throws {
+    let server = makeServer()
+    let port = try await server.start()
+    let channel = GRPCChannel(host: "127.0.0.1", port: port)
+    var request = GRPCTesting.SimpleRequest()
+    request.responseSize = 5
+    let framed = GRPCChannel.frame(request)
+    let prepared = try channel.prepare(
+      path: Service.unaryCall.path, options: CallOptions(timeout: .seconds(5)))
+    let record = Record()
+    for round in 1...3 {
+      _ = try await onLoop(channel.eventLoop) {
+        try channel.startUnary(prepared, framedRequest: framed, as: GRPCTesting.SimpleResponse.self)
+        { result in
+          record.seen.withLock { seen in
+            seen.sizes.append((try? result.get())?.payload?.body.count ?? -1)
+            seen.ends.append(nil)
+          }
+        }
+      }
+      try await waitForEnds(record, round)
+    }
+    #expect(record.seen.withLock { $0.sizes } == [5, 5, 5])
+    channel.close()
+    await server.shutdown(gracePeriod: .seconds(1))
+  }
+
+  @Test("server streaming: every message in order, then the end; cancel ends it CANCELLED")
+  func serverStreaming() async throws {
+    let server = makeServer()
+    let port = try await server.start()
+    let channel = GRPCChannel(host: "127.0.0.1", port: port)
+    let loop = channel.eventLoop
+    let record = Record()
+    var all = GRPCTesting.StreamingOutputCallRequest()
+    all.responseParameters = (1...200).map {
+      var parameters = GRPCTesting.ResponseParameters()
+      parameters.size = Int32($0)
+      return parameters
+    }
+    let request = all
+    func start(_ request: GRPCTesting.StreamingOutputCallRequest) async throws -> LoopCall {
+      try await onLoop(loop) {
+        try channel.startServerStreaming(
+          Service.streamingOutputCall, request, options: CallOptions(),
+          onMessage: { response in
+            record.seen.withLock { seen in
+              if !loop.inEventLoop { seen.offLoop += 1 }
+              seen.sizes.append(response.payload?.body.count ?? -1)
+            }
+          },
+          onEnd: { error in record.seen.withLock { $0.ends.append(error) } })
+      }
+    }
+    _ = try await start(request)
+    try await waitForEnds(record, 1)
+    #expect(record.seen.withLock { $0.sizes } == Array(1...200))
+    #expect(record.seen.withLock { $0.ends.count == 1 && $0.ends[0] == nil })
+
+    var forever = GRPCTesting.StreamingOutputCallRequest()
+    var parameters = GRPCTesting.ResponseParameters()
+    parameters.intervalUs = 1
+    forever.responseParameters = [parameters]
+    let call = try await start(forever)
+    call.cancel()
+    try await waitForEnds(record, 2)
+    #expect(record.seen.withLock { $0.ends[1]?.code } == .cancelled)
+    #expect(record.seen.withLock { $0.offLoop } == 0)
+    channel.close()
+    await server.shutdown(gracePeriod: .seconds(1))
+  }
+
+  @Test("a closed channel refuses to start a call, with UNAVAILABLE")
+  func closedChannel() async throws {
+    let loop = EventLoop(name: "loop-call-test")
+    let channel = GRPCChannel(host: "127.0.0.1", port: 1, eventLoop: loop)
+    channel.close()
+    let error = try await onLoop(loop) { () -> RPCError? in
+      do {
+        _ = try channel.startUnary(
+          Service.unaryCall, GRPCTesting.SimpleRequest(), options: CallOptions()
+        ) { _ in }
+        return nil
+      } catch let error as RPCError {
+        return error
+      }
+    }
+    #expect(error?.code == .unavailable)
+    loop.shutdown()
+  }
+}
