@@ -14,36 +14,48 @@ extension TripModel {
     core.schedule { [self] in drain() }
   }
 
-  /// Delivers queued events in order until none is left; runs on the callback executor. Only one drain runs at a time per
-  /// model (the `draining` flag), which is what makes callbacks ordered and never concurrent
-  /// whatever the executor.
+  /// Delivers queued events in order until none is left; runs on the callback executor.
+  /// Only one drain runs at a time per model (the `draining` flag), which is what makes
+  /// callbacks ordered and never concurrent whatever the executor.
   ///
-  /// Registration is checked again right before each callback, under the lock, so a
-  /// subscriber that unregisters (even from inside a callback) gets nothing after that; the
-  /// callback itself runs with no lock held.
+  /// Registration is checked again right before each callback, so a subscriber that
+  /// unregisters (even from inside a callback) gets nothing after that: `membership` is
+  /// bumped inside the lock before `unregisterSubscriber` returns, and a changed value sends
+  /// the drain back to the lock for the current subscribers. The callback itself runs with
+  /// no lock held.
   func drain() {
+    var events: [TripModelEvent] = []
+    var registrations: [Registration] = []
+    var seen: UInt64 = 0
     while true {
-      let next = protected.withLock { state -> (TripModelEvent, [Registration])? in
-        guard state.pendingHead < state.pending.count else {
-          // Keeping the capacity: a poll queues a handful of events a second, and growing
-          // the array from nothing each time cost two allocations per update.
-          state.pending.removeAll(keepingCapacity: true)
-          state.pendingHead = 0
+      // Every queued event at once, and the subscribers as they are now.
+      let more = protected.withLock { state -> Bool in
+        guard !state.pending.isEmpty else {
           state.draining = false
-          return nil
+          return false
         }
-        let event = state.pending[state.pendingHead]
-        state.pendingHead += 1
-        return (event, state.subscribers)
+        swap(&events, &state.pending)
+        registrations = state.subscribers
+        seen = membership.load(ordering: .relaxed)
+        return true
       }
-      guard let (event, registrations) = next else { return }
-      for registration in registrations {
-        let stillRegistered = protected.withLock { state in
-          state.subscribers.contains { $0.id == registration.id }
+      guard more else { return }
+      for event in events {
+        for registration in registrations {
+          // A subscriber that arrived or left since the snapshot: look again, under the lock.
+          // Otherwise the snapshot is still true, and no lock is taken per callback.
+          if membership.load(ordering: .acquiring) != seen {
+            protected.withLock { state in
+              registrations = state.subscribers
+              seen = membership.load(ordering: .relaxed)
+            }
+          }
+          guard registrations.contains(where: { $0.id == registration.id }) else { continue }
+          deliver(event, to: registration.target)
         }
-        guard stillRegistered else { continue }
-        deliver(event, to: registration.target)
       }
+      // Emptied keeping its storage: it goes back to the model on the next swap.
+      events.removeAll(keepingCapacity: true)
     }
   }
 

@@ -84,36 +84,43 @@ extension TripModel {
 
   /// On the loop: starts the call, with callbacks that hand its outcome to the follower.
   private func start(_ kind: FollowCall, token: AccessToken, generation: UInt64) {
-    let cached = protected.withLock { state -> PollCache? in
-      guard state.follower.generation == generation else { return nil }
-      return PollCache(request: state.pollRequest, fields: state.pollFields)
+    let (current, template) = protected.withLock { state in
+      (state.follower.generation == generation, state.pollTemplate)
     }
     // Stopped while the token was fetched: send nothing.
-    guard let cached else { return }
+    guard current else { return }
     let call: LoopCall
-    var remembered: PollCache? = nil
+    var made: PollTemplate? = nil
     do throws(RPCError) {
       switch kind {
       case .poll(let versions):
         // A poll repeats its request and its fields until the versions or the token change:
         // encoded and checked once, not on every poll.
-        let framed =
-          cached.request.flatMap { $0.versions == versions ? $0.framed : nil }
-          ?? GRPCChannel.frame(request(sending: versions))
-        let prepared: PreparedCall
-        if let fields = cached.fields, fields.token == token {
-          prepared = fields.prepared
+        let poll: PollTemplate
+        if let template, template.versions == versions, template.token == token {
+          poll = template
         } else {
-          prepared = try core.channel.prepare(
-            path: FleetEngine.TripService.getTrip.path,
-            options: CallOptions(timeout: core.options.callTimeout, metadata: metadata(token)))
+          let prepared: PreparedCall
+          if let template, template.token == token {
+            prepared = template.prepared
+          } else {
+            prepared = try core.channel.prepare(
+              path: FleetEngine.TripService.getTrip.path,
+              options: CallOptions(timeout: core.options.callTimeout, metadata: metadata(token)))
+          }
+          poll = PollTemplate(
+            versions: versions, framed: GRPCChannel.frame(request(sending: versions)),
+            token: token, prepared: prepared)
+          made = poll
         }
-        remembered = PollCache(request: (versions, framed), fields: (token, prepared))
+        // The next poll is due one interval after this one was, not after its answer came:
+        // polls keep their rate however long the calls take (they still never overlap).
+        let due = MonotonicInstant.now
         call = try core.channel.startUnary(
-          prepared, framedRequest: framed, as: FleetEngine.Trip.self
+          poll.prepared, framedRequest: poll.framed, as: FleetEngine.Trip.self
         ) { [self] result in
           switch result {
-          case .success(let trip): polled(trip, generation: generation)
+          case .success(let trip): polled(trip, generation: generation, dueAt: due)
           case .failure(let error):
             failed(PollFailure(error: error, token: token), generation: generation)
           }
@@ -136,25 +143,22 @@ extension TripModel {
     let superseded = protected.withLock { state in
       guard state.follower.generation == generation else { return true }
       state.call = (generation, call)
-      if let remembered {
-        state.pollRequest = remembered.request
-        state.pollFields = remembered.fields
-      }
+      if let made { state.pollTemplate = made }
       return false
     }
     // Stopped while the call was being made: it would only be ignored.
     if superseded { call.cancel() }
   }
 
-  /// On the loop: a poll's response.
-  private func polled(_ trip: FleetEngine.Trip, generation: UInt64) {
+  /// On the loop: the response of the poll that was due at `due`.
+  private func polled(_ trip: FleetEngine.Trip, generation: UInt64, dueAt due: MonotonicInstant) {
     let (action, drain) = protected.withLock { state in
       state.clearCall(of: generation)
       return received(trip, generation: generation, &state)
     }
     if drain { core.scheduler.drainAtEndOfTick(self) }
     if case .deliver(_, let nextPollIn) = action {
-      core.scheduler.schedule(self, generation: generation, after: nextPollIn)
+      core.scheduler.schedule(self, generation: generation, at: due.advanced(by: nextPollIn))
     }
   }
 
@@ -226,12 +230,6 @@ extension TripModel {
     if let next { core.scheduler.schedule(self, generation: generation, after: next) }
   }
 
-  /// What the last poll built that the next one may reuse.
-  private struct PollCache {
-    var request: (versions: TripFollower.HeldVersions, framed: [UInt8])?
-    var fields: (token: AccessToken, prepared: PreparedCall)?
-  }
-
   /// A failed call: the error, and the token it carried (nil when getting the token failed
   /// and nothing was sent).
   struct PollFailure: Error {
@@ -293,4 +291,24 @@ extension TripModel.Protected {
 extension TripService {
   /// Sent as `RequestHeader.sdk_version`.
   public static let sdkVersion = "FleetConsumer/0.1.0"
+}
+
+/// What a poll sends, kept by its model for the next poll: the request for the versions
+/// held, framed, and the checked fields carrying the token. Immutable, so reading it from
+/// the model costs one retain.
+final class PollTemplate: Sendable {
+  let versions: TripFollower.HeldVersions
+  let framed: [UInt8]
+  let token: AccessToken
+  let prepared: PreparedCall
+
+  init(
+    versions: TripFollower.HeldVersions, framed: [UInt8], token: AccessToken,
+    prepared: PreparedCall
+  ) {
+    self.versions = versions
+    self.framed = framed
+    self.token = token
+    self.prepared = prepared
+  }
 }

@@ -1,4 +1,5 @@
 internal import FleetSync
+internal import Synchronization
 internal import GRPCWire
 
 /// One trip, followed for its subscribers: get it from
@@ -20,25 +21,25 @@ public final class TripModel: Sendable {
   public let tripName: TripName
   let core: ServiceCore
   let protected: PosixMutex<Protected>
+  /// Bumped, inside the lock, whenever a subscriber arrives or leaves: a drain delivering
+  /// from its snapshot of the subscribers checks this instead of taking the lock per
+  /// callback.
+  let membership = Atomic<UInt64>(0)
 
   /// What the lock guards: the follow machine, the subscribers, the callback queue.
   struct Protected {
     var follower: TripFollower
     var subscribers: [Registration] = []
     var nextStreamID: UInt64 = 0
-    /// Events not yet delivered, from `pendingHead` on.
+    /// Events not yet delivered.
     var pending: [TripModelEvent] = []
-    var pendingHead = 0
     /// Whether a drain job is scheduled or running.
     var draining = false
     /// The call in flight (a poll, or a feed stream) and its loop generation, cancelled
     /// when following stops.
     var call: (generation: UInt64, call: LoopCall)?
-    /// The last poll's request, framed, and the versions it sends: reused while they stay.
-    var pollRequest: (versions: TripFollower.HeldVersions, framed: [UInt8])?
-    /// The last poll's checked request fields and the token they carry: reused while it
-    /// stays.
-    var pollFields: (token: AccessToken, prepared: PreparedCall)?
+    /// What the last poll sent, reused while the versions and the token stay.
+    var pollTemplate: PollTemplate?
 
     /// Drops subscribers that were deallocated; returns whether any is left.
     mutating func pruneSubscribers() -> Bool {
@@ -115,6 +116,7 @@ public final class TripModel: Sendable {
       guard !state.subscribers.contains(where: { $0.id == id }) else { return nil }
       state.subscribers.append(
         Registration(id: id, target: .subscriber(WeakSubscriber(subscriber))))
+      membership.add(1, ordering: .releasing)
       return startIfNeeded(&state)
     }
     if let start { launch(start) }
@@ -138,6 +140,7 @@ public final class TripModel: Sendable {
   func unregister(_ id: Registration.ID) {
     let stopped = protected.withLock { state -> LoopCall? in
       state.subscribers.removeAll { $0.id == id }
+      membership.add(1, ordering: .releasing)
       guard !state.pruneSubscribers() else { return nil }
       return stopLoop(&state)
     }
@@ -151,6 +154,7 @@ public final class TripModel: Sendable {
       let id = state.nextStreamID
       if case .finished = state.follower.state { return (id, Start?.none, true) }
       state.subscribers.append(Registration(id: .stream(id), target: .stream(continuation)))
+      membership.add(1, ordering: .releasing)
       return (id, startIfNeeded(&state), false)
     }
     if finished { continuation.finish() }

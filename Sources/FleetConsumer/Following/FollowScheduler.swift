@@ -35,10 +35,18 @@ final class FollowScheduler: TickEndHandler, @unchecked Sendable {
   /// loop it takes effect at once.
   func schedule(_ model: TripModel, generation: UInt64, after delay: Duration) {
     if loop.inEventLoop {
-      add(model, generation: generation, after: delay)
+      add(model, generation: generation, at: MonotonicInstant.now.advanced(by: delay))
     } else {
-      loop.execute { [self] in add(model, generation: generation, after: delay) }
+      loop.execute { [self] in
+        add(model, generation: generation, at: MonotonicInstant.now.advanced(by: delay))
+      }
     }
+  }
+
+  /// Makes loop `generation` of `model` due at `due` (at once if that has passed). Loop-only.
+  func schedule(_ model: TripModel, generation: UInt64, at due: MonotonicInstant) {
+    loop.assertInLoop()
+    add(model, generation: generation, at: due)
   }
 
   /// Queues `model`'s drain for the end of this tick. Loop-only.
@@ -60,9 +68,8 @@ final class FollowScheduler: TickEndHandler, @unchecked Sendable {
     return queue.count
   }
 
-  private func add(_ model: TripModel, generation: UInt64, after delay: Duration) {
-    let due = MonotonicInstant.now.advanced(by: delay).nanoseconds
-    queue.insert(due: due, model: model, generation: generation)
+  private func add(_ model: TripModel, generation: UInt64, at due: MonotonicInstant) {
+    queue.insert(due: due.nanoseconds, model: model, generation: generation)
     arm()
   }
 

@@ -349,22 +349,104 @@ extension FleetEngine {
   public struct TerminalLocation: ProtoMessage {
     public static let protoMessageName = "maps.fleetengine.v1.TerminalLocation"
 
+    /// The fields, shared by copies of this message until one of them changes (copy-on-write).
+    private final class Storage: @unchecked Sendable {
+      // @unchecked Sendable: changed only through a struct that holds the only reference.
+      // @exclusivity(unchecked): a class's stored properties are checked at run time on every
+      // access (a third of a field read); the struct's own accesses are checked statically.
+      @exclusivity(unchecked) var point: GoogleType.LatLng? = nil
+      @exclusivity(unchecked) var terminalPointID: FleetEngine.TerminalPointId? = nil
+      @exclusivity(unchecked) var accessPointID: String = ""
+      @exclusivity(unchecked) var tripID: String = ""
+      @exclusivity(unchecked) var terminalLocationType: FleetEngine.WaypointType = .unknownWaypointType
+      @exclusivity(unchecked) var unknownFields: ProtoUnknownFields = ProtoUnknownFields()
+
+      init() {}
+
+      init(copying other: Storage) {
+        point = other.point
+        terminalPointID = other.terminalPointID
+        accessPointID = other.accessPointID
+        tripID = other.tripID
+        terminalLocationType = other.terminalLocationType
+        unknownFields = other.unknownFields
+      }
+    }
+
+    private var storage = Storage()
+
+    /// The storage, copied first if another copy of this message shares it.
+    private mutating func uniqueStorage() -> Storage {
+      if !isKnownUniquelyReferenced(&storage) { storage = Storage(copying: storage) }
+      return storage
+    }
+
     /// Required. The position of the waypoint.
-    public var point: GoogleType.LatLng? = nil
+    public var point: GoogleType.LatLng? {
+      get { storage.point }
+      set { uniqueStorage().point = newValue }
+      _modify { yield &uniqueStorage().point }
+    }
+
     /// Deprecated; set `point` instead.
     /// - Note: Deprecated in the .proto file.
-    public var terminalPointID: FleetEngine.TerminalPointId? = nil
+    public var terminalPointID: FleetEngine.TerminalPointId? {
+      get { storage.terminalPointID }
+      set { uniqueStorage().terminalPointID = newValue }
+      _modify { yield &uniqueStorage().terminalPointID }
+    }
+
     /// Deprecated; set `point` instead.
     /// - Note: Deprecated in the .proto file.
-    public var accessPointID: String = ""
+    public var accessPointID: String {
+      get { storage.accessPointID }
+      set { uniqueStorage().accessPointID = newValue }
+      _modify { yield &uniqueStorage().accessPointID }
+    }
+
     /// Deprecated.
     /// - Note: Deprecated in the .proto file.
-    public var tripID: String = ""
+    public var tripID: String {
+      get { storage.tripID }
+      set { uniqueStorage().tripID = newValue }
+      _modify { yield &uniqueStorage().tripID }
+    }
+
     /// Deprecated; the waypoint type is carried by `TripWaypoint.waypoint_type`.
     /// - Note: Deprecated in the .proto file.
-    public var terminalLocationType: FleetEngine.WaypointType = .unknownWaypointType
+    public var terminalLocationType: FleetEngine.WaypointType {
+      get { storage.terminalLocationType }
+      set { uniqueStorage().terminalLocationType = newValue }
+      _modify { yield &uniqueStorage().terminalLocationType }
+    }
+
     /// Fields this schema does not know, kept as they arrived and sent again on encode.
-    public var unknownFields = ProtoUnknownFields()
+    public var unknownFields: ProtoUnknownFields {
+      get { storage.unknownFields }
+      set { uniqueStorage().unknownFields = newValue }
+      _modify { yield &uniqueStorage().unknownFields }
+    }
+
+    public static func == (lhs: TerminalLocation, rhs: TerminalLocation) -> Bool {
+      if lhs.storage === rhs.storage { return true }
+      let (a, b) = (lhs.storage, rhs.storage)
+      guard a.point == b.point else { return false }
+      guard a.terminalPointID == b.terminalPointID else { return false }
+      guard a.accessPointID == b.accessPointID else { return false }
+      guard a.tripID == b.tripID else { return false }
+      guard a.terminalLocationType == b.terminalLocationType else { return false }
+      guard a.unknownFields == b.unknownFields else { return false }
+      return true
+    }
+
+    public func hash(into hasher: inout Hasher) {
+      hasher.combine(storage.point)
+      hasher.combine(storage.terminalPointID)
+      hasher.combine(storage.accessPointID)
+      hasher.combine(storage.tripID)
+      hasher.combine(storage.terminalLocationType)
+      hasher.combine(storage.unknownFields)
+    }
 
     public init() {}
 
@@ -389,29 +471,147 @@ extension FleetEngine {
   public struct TripWaypoint: ProtoMessage {
     public static let protoMessageName = "maps.fleetengine.v1.TripWaypoint"
 
+    /// The fields, shared by copies of this message until one of them changes (copy-on-write).
+    private final class Storage: @unchecked Sendable {
+      // @unchecked Sendable: changed only through a struct that holds the only reference.
+      // @exclusivity(unchecked): a class's stored properties are checked at run time on every
+      // access (a third of a field read); the struct's own accesses are checked statically.
+      @exclusivity(unchecked) var location: FleetEngine.TerminalLocation? = nil
+      @exclusivity(unchecked) var tripID: String = ""
+      @exclusivity(unchecked) var waypointType: FleetEngine.WaypointType = .unknownWaypointType
+      @exclusivity(unchecked) var pathToWaypoint: [GoogleType.LatLng] = []
+      @exclusivity(unchecked) var encodedPathToWaypoint: String = ""
+      @exclusivity(unchecked) var trafficToWaypoint: FleetEngine.ConsumableTrafficPolyline? = nil
+      @exclusivity(unchecked) var distanceMeters: Int32? = nil
+      @exclusivity(unchecked) var eta: GoogleProtobuf.Timestamp? = nil
+      @exclusivity(unchecked) var duration: GoogleProtobuf.Duration? = nil
+      @exclusivity(unchecked) var unknownFields: ProtoUnknownFields = ProtoUnknownFields()
+
+      init() {}
+
+      init(copying other: Storage) {
+        location = other.location
+        tripID = other.tripID
+        waypointType = other.waypointType
+        pathToWaypoint = other.pathToWaypoint
+        encodedPathToWaypoint = other.encodedPathToWaypoint
+        trafficToWaypoint = other.trafficToWaypoint
+        distanceMeters = other.distanceMeters
+        eta = other.eta
+        duration = other.duration
+        unknownFields = other.unknownFields
+      }
+    }
+
+    private var storage = Storage()
+
+    /// The storage, copied first if another copy of this message shares it.
+    private mutating func uniqueStorage() -> Storage {
+      if !isKnownUniquelyReferenced(&storage) { storage = Storage(copying: storage) }
+      return storage
+    }
+
     /// The position of the stop.
-    public var location: FleetEngine.TerminalLocation? = nil
+    public var location: FleetEngine.TerminalLocation? {
+      get { storage.location }
+      set { uniqueStorage().location = newValue }
+      _modify { yield &uniqueStorage().location }
+    }
+
     /// The trip this stop belongs to; on a shared vehicle it may be another
     /// trip than the one requested.
-    public var tripID: String = ""
+    public var tripID: String {
+      get { storage.tripID }
+      set { uniqueStorage().tripID = newValue }
+      _modify { yield &uniqueStorage().tripID }
+    }
+
     /// What happens at this stop (pickup, drop-off, intermediate stop).
-    public var waypointType: FleetEngine.WaypointType = .unknownWaypointType
+    public var waypointType: FleetEngine.WaypointType {
+      get { storage.waypointType }
+      set { uniqueStorage().waypointType = newValue }
+      _modify { yield &uniqueStorage().waypointType }
+    }
+
     /// The path from the previous stop as points; filled only when asked for.
-    public var pathToWaypoint: [GoogleType.LatLng] = []
+    public var pathToWaypoint: [GoogleType.LatLng] {
+      get { storage.pathToWaypoint }
+      set { uniqueStorage().pathToWaypoint = newValue }
+      _modify { yield &uniqueStorage().pathToWaypoint }
+    }
+
     /// The path from the previous stop as an encoded polyline. Meant for
     /// Google's SDKs; Google documents decoding as not yet supported.
-    public var encodedPathToWaypoint: String = ""
+    public var encodedPathToWaypoint: String {
+      get { storage.encodedPathToWaypoint }
+      set { uniqueStorage().encodedPathToWaypoint = newValue }
+      _modify { yield &uniqueStorage().encodedPathToWaypoint }
+    }
+
     /// Traffic along the path from the previous stop (On-Demand Rides and
     /// Deliveries customers only).
-    public var trafficToWaypoint: FleetEngine.ConsumableTrafficPolyline? = nil
+    public var trafficToWaypoint: FleetEngine.ConsumableTrafficPolyline? {
+      get { storage.trafficToWaypoint }
+      set { uniqueStorage().trafficToWaypoint = newValue }
+      _modify { yield &uniqueStorage().trafficToWaypoint }
+    }
+
     /// Driving distance from the previous stop, in meters.
-    public var distanceMeters: Int32? = nil
+    public var distanceMeters: Int32? {
+      get { storage.distanceMeters }
+      set { uniqueStorage().distanceMeters = newValue }
+      _modify { yield &uniqueStorage().distanceMeters }
+    }
+
     /// Estimated time of arrival at this stop.
-    public var eta: GoogleProtobuf.Timestamp? = nil
+    public var eta: GoogleProtobuf.Timestamp? {
+      get { storage.eta }
+      set { uniqueStorage().eta = newValue }
+      _modify { yield &uniqueStorage().eta }
+    }
+
     /// Driving time from the previous stop.
-    public var duration: GoogleProtobuf.Duration? = nil
+    public var duration: GoogleProtobuf.Duration? {
+      get { storage.duration }
+      set { uniqueStorage().duration = newValue }
+      _modify { yield &uniqueStorage().duration }
+    }
+
     /// Fields this schema does not know, kept as they arrived and sent again on encode.
-    public var unknownFields = ProtoUnknownFields()
+    public var unknownFields: ProtoUnknownFields {
+      get { storage.unknownFields }
+      set { uniqueStorage().unknownFields = newValue }
+      _modify { yield &uniqueStorage().unknownFields }
+    }
+
+    public static func == (lhs: TripWaypoint, rhs: TripWaypoint) -> Bool {
+      if lhs.storage === rhs.storage { return true }
+      let (a, b) = (lhs.storage, rhs.storage)
+      guard a.location == b.location else { return false }
+      guard a.tripID == b.tripID else { return false }
+      guard a.waypointType == b.waypointType else { return false }
+      guard a.pathToWaypoint == b.pathToWaypoint else { return false }
+      guard a.encodedPathToWaypoint == b.encodedPathToWaypoint else { return false }
+      guard a.trafficToWaypoint == b.trafficToWaypoint else { return false }
+      guard a.distanceMeters == b.distanceMeters else { return false }
+      guard a.eta == b.eta else { return false }
+      guard a.duration == b.duration else { return false }
+      guard a.unknownFields == b.unknownFields else { return false }
+      return true
+    }
+
+    public func hash(into hasher: inout Hasher) {
+      hasher.combine(storage.location)
+      hasher.combine(storage.tripID)
+      hasher.combine(storage.waypointType)
+      hasher.combine(storage.pathToWaypoint)
+      hasher.combine(storage.encodedPathToWaypoint)
+      hasher.combine(storage.trafficToWaypoint)
+      hasher.combine(storage.distanceMeters)
+      hasher.combine(storage.eta)
+      hasher.combine(storage.duration)
+      hasher.combine(storage.unknownFields)
+    }
 
     public init() {}
 
@@ -474,81 +674,406 @@ extension FleetEngine {
   public struct VehicleLocation: ProtoMessage {
     public static let protoMessageName = "maps.fleetengine.v1.VehicleLocation"
 
+    /// The fields, shared by copies of this message until one of them changes (copy-on-write).
+    private final class Storage: @unchecked Sendable {
+      // @unchecked Sendable: changed only through a struct that holds the only reference.
+      // @exclusivity(unchecked): a class's stored properties are checked at run time on every
+      // access (a third of a field read); the struct's own accesses are checked statically.
+      @exclusivity(unchecked) var location: GoogleType.LatLng? = nil
+      @exclusivity(unchecked) var horizontalAccuracy: Double? = nil
+      @exclusivity(unchecked) var latlngAccuracy: Double? = nil
+      @exclusivity(unchecked) var heading: Int32? = nil
+      @exclusivity(unchecked) var bearingAccuracy: Double? = nil
+      @exclusivity(unchecked) var headingAccuracy: Double? = nil
+      @exclusivity(unchecked) var altitude: Double? = nil
+      @exclusivity(unchecked) var verticalAccuracy: Double? = nil
+      @exclusivity(unchecked) var altitudeAccuracy: Double? = nil
+      @exclusivity(unchecked) var speedKmph: Int32? = nil
+      @exclusivity(unchecked) var speed: Double? = nil
+      @exclusivity(unchecked) var speedAccuracy: Double? = nil
+      @exclusivity(unchecked) var updateTime: GoogleProtobuf.Timestamp? = nil
+      @exclusivity(unchecked) var serverTime: GoogleProtobuf.Timestamp? = nil
+      @exclusivity(unchecked) var locationSensor: FleetEngine.LocationSensor = .unknownSensor
+      @exclusivity(unchecked) var isRoadSnapped: Bool? = nil
+      @exclusivity(unchecked) var isGpsSensorEnabled: Bool? = nil
+      @exclusivity(unchecked) var timeSinceUpdate: Int32? = nil
+      @exclusivity(unchecked) var numStaleUpdates: Int32? = nil
+      @exclusivity(unchecked) var rawLocation: GoogleType.LatLng? = nil
+      @exclusivity(unchecked) var rawLocationTime: GoogleProtobuf.Timestamp? = nil
+      @exclusivity(unchecked) var rawLocationSensor: FleetEngine.LocationSensor = .unknownSensor
+      @exclusivity(unchecked) var rawLocationAccuracy: Double? = nil
+      @exclusivity(unchecked) var flpLocation: GoogleType.LatLng? = nil
+      @exclusivity(unchecked) var flpUpdateTime: GoogleProtobuf.Timestamp? = nil
+      @exclusivity(unchecked) var flpLatlngAccuracyMeters: Double? = nil
+      @exclusivity(unchecked) var flpHeadingDegrees: Int32? = nil
+      @exclusivity(unchecked) var supplementalLocation: GoogleType.LatLng? = nil
+      @exclusivity(unchecked) var supplementalLocationTime: GoogleProtobuf.Timestamp? = nil
+      @exclusivity(unchecked) var supplementalLocationSensor: FleetEngine.LocationSensor = .unknownSensor
+      @exclusivity(unchecked) var supplementalLocationAccuracy: Double? = nil
+      @exclusivity(unchecked) var roadSnapped: Bool = false
+      @exclusivity(unchecked) var unknownFields: ProtoUnknownFields = ProtoUnknownFields()
+
+      init() {}
+
+      init(copying other: Storage) {
+        location = other.location
+        horizontalAccuracy = other.horizontalAccuracy
+        latlngAccuracy = other.latlngAccuracy
+        heading = other.heading
+        bearingAccuracy = other.bearingAccuracy
+        headingAccuracy = other.headingAccuracy
+        altitude = other.altitude
+        verticalAccuracy = other.verticalAccuracy
+        altitudeAccuracy = other.altitudeAccuracy
+        speedKmph = other.speedKmph
+        speed = other.speed
+        speedAccuracy = other.speedAccuracy
+        updateTime = other.updateTime
+        serverTime = other.serverTime
+        locationSensor = other.locationSensor
+        isRoadSnapped = other.isRoadSnapped
+        isGpsSensorEnabled = other.isGpsSensorEnabled
+        timeSinceUpdate = other.timeSinceUpdate
+        numStaleUpdates = other.numStaleUpdates
+        rawLocation = other.rawLocation
+        rawLocationTime = other.rawLocationTime
+        rawLocationSensor = other.rawLocationSensor
+        rawLocationAccuracy = other.rawLocationAccuracy
+        flpLocation = other.flpLocation
+        flpUpdateTime = other.flpUpdateTime
+        flpLatlngAccuracyMeters = other.flpLatlngAccuracyMeters
+        flpHeadingDegrees = other.flpHeadingDegrees
+        supplementalLocation = other.supplementalLocation
+        supplementalLocationTime = other.supplementalLocationTime
+        supplementalLocationSensor = other.supplementalLocationSensor
+        supplementalLocationAccuracy = other.supplementalLocationAccuracy
+        roadSnapped = other.roadSnapped
+        unknownFields = other.unknownFields
+      }
+    }
+
+    private var storage = Storage()
+
+    /// The storage, copied first if another copy of this message shares it.
+    private mutating func uniqueStorage() -> Storage {
+      if !isKnownUniquelyReferenced(&storage) { storage = Storage(copying: storage) }
+      return storage
+    }
+
     /// The vehicle's position.
-    public var location: GoogleType.LatLng? = nil
+    public var location: GoogleType.LatLng? {
+      get { storage.location }
+      set { uniqueStorage().location = newValue }
+      _modify { yield &uniqueStorage().location }
+    }
+
     /// Deprecated; use `latlng_accuracy`.
     /// - Note: Deprecated in the .proto file.
-    public var horizontalAccuracy: Double? = nil
+    public var horizontalAccuracy: Double? {
+      get { storage.horizontalAccuracy }
+      set { uniqueStorage().horizontalAccuracy = newValue }
+      _modify { yield &uniqueStorage().horizontalAccuracy }
+    }
+
     /// Radius of uncertainty of `location`, in meters.
-    public var latlngAccuracy: Double? = nil
+    public var latlngAccuracy: Double? {
+      get { storage.latlngAccuracy }
+      set { uniqueStorage().latlngAccuracy = newValue }
+      _modify { yield &uniqueStorage().latlngAccuracy }
+    }
+
     /// Direction of travel in degrees clockwise from north, in [0, 360).
-    public var heading: Int32? = nil
+    public var heading: Int32? {
+      get { storage.heading }
+      set { uniqueStorage().heading = newValue }
+      _modify { yield &uniqueStorage().heading }
+    }
+
     /// Deprecated; use `heading_accuracy`.
     /// - Note: Deprecated in the .proto file.
-    public var bearingAccuracy: Double? = nil
+    public var bearingAccuracy: Double? {
+      get { storage.bearingAccuracy }
+      set { uniqueStorage().bearingAccuracy = newValue }
+      _modify { yield &uniqueStorage().bearingAccuracy }
+    }
+
     /// Uncertainty of `heading`, in degrees.
-    public var headingAccuracy: Double? = nil
+    public var headingAccuracy: Double? {
+      get { storage.headingAccuracy }
+      set { uniqueStorage().headingAccuracy = newValue }
+      _modify { yield &uniqueStorage().headingAccuracy }
+    }
+
     /// Height above the WGS84 ellipsoid, in meters.
-    public var altitude: Double? = nil
+    public var altitude: Double? {
+      get { storage.altitude }
+      set { uniqueStorage().altitude = newValue }
+      _modify { yield &uniqueStorage().altitude }
+    }
+
     /// Deprecated; use `altitude_accuracy`.
     /// - Note: Deprecated in the .proto file.
-    public var verticalAccuracy: Double? = nil
+    public var verticalAccuracy: Double? {
+      get { storage.verticalAccuracy }
+      set { uniqueStorage().verticalAccuracy = newValue }
+      _modify { yield &uniqueStorage().verticalAccuracy }
+    }
+
     /// Uncertainty of `altitude`, in meters.
-    public var altitudeAccuracy: Double? = nil
+    public var altitudeAccuracy: Double? {
+      get { storage.altitudeAccuracy }
+      set { uniqueStorage().altitudeAccuracy = newValue }
+      _modify { yield &uniqueStorage().altitudeAccuracy }
+    }
+
     /// Deprecated; speed in km/h. Use `speed`.
     /// - Note: Deprecated in the .proto file.
-    public var speedKmph: Int32? = nil
+    public var speedKmph: Int32? {
+      get { storage.speedKmph }
+      set { uniqueStorage().speedKmph = newValue }
+      _modify { yield &uniqueStorage().speedKmph }
+    }
+
     /// Speed in meters per second.
-    public var speed: Double? = nil
+    public var speed: Double? {
+      get { storage.speed }
+      set { uniqueStorage().speed = newValue }
+      _modify { yield &uniqueStorage().speed }
+    }
+
     /// Uncertainty of `speed`, in meters per second.
-    public var speedAccuracy: Double? = nil
+    public var speedAccuracy: Double? {
+      get { storage.speedAccuracy }
+      set { uniqueStorage().speedAccuracy = newValue }
+      _modify { yield &uniqueStorage().speedAccuracy }
+    }
+
     /// When the sensor measured `location`, by the device's clock.
-    public var updateTime: GoogleProtobuf.Timestamp? = nil
+    public var updateTime: GoogleProtobuf.Timestamp? {
+      get { storage.updateTime }
+      set { uniqueStorage().updateTime = newValue }
+      _modify { yield &uniqueStorage().updateTime }
+    }
+
     /// Output only. When Fleet Engine received the location.
-    public var serverTime: GoogleProtobuf.Timestamp? = nil
+    public var serverTime: GoogleProtobuf.Timestamp? {
+      get { storage.serverTime }
+      set { uniqueStorage().serverTime = newValue }
+      _modify { yield &uniqueStorage().serverTime }
+    }
+
     /// Where `location` came from (GPS, network, Fleet Engine, ...).
-    public var locationSensor: FleetEngine.LocationSensor = .unknownSensor
+    public var locationSensor: FleetEngine.LocationSensor {
+      get { storage.locationSensor }
+      set { uniqueStorage().locationSensor = newValue }
+      _modify { yield &uniqueStorage().locationSensor }
+    }
+
     /// Whether `location` has been snapped to a road.
-    public var isRoadSnapped: Bool? = nil
+    public var isRoadSnapped: Bool? {
+      get { storage.isRoadSnapped }
+      set { uniqueStorage().isRoadSnapped = newValue }
+      _modify { yield &uniqueStorage().isRoadSnapped }
+    }
+
     /// Input only. Whether the device's GPS is switched on.
-    public var isGpsSensorEnabled: Bool? = nil
+    public var isGpsSensorEnabled: Bool? {
+      get { storage.isGpsSensorEnabled }
+      set { uniqueStorage().isGpsSensorEnabled = newValue }
+      _modify { yield &uniqueStorage().isGpsSensorEnabled }
+    }
+
     /// Input only. Seconds since this location was first sent; 0 on the first
     /// send, and reset when the app restarts.
-    public var timeSinceUpdate: Int32? = nil
+    public var timeSinceUpdate: Int32? {
+      get { storage.timeSinceUpdate }
+      set { uniqueStorage().timeSinceUpdate = newValue }
+      _modify { yield &uniqueStorage().timeSinceUpdate }
+    }
+
     /// Input only. Deprecated; Fleet Engine now judges staleness itself.
     /// - Note: Deprecated in the .proto file.
-    public var numStaleUpdates: Int32? = nil
+    public var numStaleUpdates: Int32? {
+      get { storage.numStaleUpdates }
+      set { uniqueStorage().numStaleUpdates = newValue }
+      _modify { yield &uniqueStorage().numStaleUpdates }
+    }
+
     /// The position before road snapping.
-    public var rawLocation: GoogleType.LatLng? = nil
+    public var rawLocation: GoogleType.LatLng? {
+      get { storage.rawLocation }
+      set { uniqueStorage().rawLocation = newValue }
+      _modify { yield &uniqueStorage().rawLocation }
+    }
+
     /// When `raw_location` was measured.
-    public var rawLocationTime: GoogleProtobuf.Timestamp? = nil
+    public var rawLocationTime: GoogleProtobuf.Timestamp? {
+      get { storage.rawLocationTime }
+      set { uniqueStorage().rawLocationTime = newValue }
+      _modify { yield &uniqueStorage().rawLocationTime }
+    }
+
     /// Where `raw_location` came from; GPS when unset.
-    public var rawLocationSensor: FleetEngine.LocationSensor = .unknownSensor
+    public var rawLocationSensor: FleetEngine.LocationSensor {
+      get { storage.rawLocationSensor }
+      set { uniqueStorage().rawLocationSensor = newValue }
+      _modify { yield &uniqueStorage().rawLocationSensor }
+    }
+
     /// Radius of uncertainty of `raw_location`, in meters.
-    public var rawLocationAccuracy: Double? = nil
+    public var rawLocationAccuracy: Double? {
+      get { storage.rawLocationAccuracy }
+      set { uniqueStorage().rawLocationAccuracy = newValue }
+      _modify { yield &uniqueStorage().rawLocationAccuracy }
+    }
+
     /// The position reported by Android's Fused Location Provider.
-    public var flpLocation: GoogleType.LatLng? = nil
+    public var flpLocation: GoogleType.LatLng? {
+      get { storage.flpLocation }
+      set { uniqueStorage().flpLocation = newValue }
+      _modify { yield &uniqueStorage().flpLocation }
+    }
+
     /// When `flp_location` was measured.
-    public var flpUpdateTime: GoogleProtobuf.Timestamp? = nil
+    public var flpUpdateTime: GoogleProtobuf.Timestamp? {
+      get { storage.flpUpdateTime }
+      set { uniqueStorage().flpUpdateTime = newValue }
+      _modify { yield &uniqueStorage().flpUpdateTime }
+    }
+
     /// Radius of uncertainty of `flp_location`, in meters.
-    public var flpLatlngAccuracyMeters: Double? = nil
+    public var flpLatlngAccuracyMeters: Double? {
+      get { storage.flpLatlngAccuracyMeters }
+      set { uniqueStorage().flpLatlngAccuracyMeters = newValue }
+      _modify { yield &uniqueStorage().flpLatlngAccuracyMeters }
+    }
+
     /// Direction of travel from the Fused Location Provider, degrees clockwise
     /// from north, in [0, 360).
-    public var flpHeadingDegrees: Int32? = nil
+    public var flpHeadingDegrees: Int32? {
+      get { storage.flpHeadingDegrees }
+      set { uniqueStorage().flpHeadingDegrees = newValue }
+      _modify { yield &uniqueStorage().flpHeadingDegrees }
+    }
+
     /// A position supplied by the integrating app from another source.
-    public var supplementalLocation: GoogleType.LatLng? = nil
+    public var supplementalLocation: GoogleType.LatLng? {
+      get { storage.supplementalLocation }
+      set { uniqueStorage().supplementalLocation = newValue }
+      _modify { yield &uniqueStorage().supplementalLocation }
+    }
+
     /// When `supplemental_location` was measured.
-    public var supplementalLocationTime: GoogleProtobuf.Timestamp? = nil
+    public var supplementalLocationTime: GoogleProtobuf.Timestamp? {
+      get { storage.supplementalLocationTime }
+      set { uniqueStorage().supplementalLocationTime = newValue }
+      _modify { yield &uniqueStorage().supplementalLocationTime }
+    }
+
     /// Where `supplemental_location` came from; CUSTOMER_SUPPLIED_LOCATION when
     /// unset.
-    public var supplementalLocationSensor: FleetEngine.LocationSensor = .unknownSensor
+    public var supplementalLocationSensor: FleetEngine.LocationSensor {
+      get { storage.supplementalLocationSensor }
+      set { uniqueStorage().supplementalLocationSensor = newValue }
+      _modify { yield &uniqueStorage().supplementalLocationSensor }
+    }
+
     /// Radius of uncertainty of `supplemental_location`, in meters.
-    public var supplementalLocationAccuracy: Double? = nil
+    public var supplementalLocationAccuracy: Double? {
+      get { storage.supplementalLocationAccuracy }
+      set { uniqueStorage().supplementalLocationAccuracy = newValue }
+      _modify { yield &uniqueStorage().supplementalLocationAccuracy }
+    }
+
     /// Deprecated; use `is_road_snapped`.
     /// - Note: Deprecated in the .proto file.
-    public var roadSnapped: Bool = false
+    public var roadSnapped: Bool {
+      get { storage.roadSnapped }
+      set { uniqueStorage().roadSnapped = newValue }
+      _modify { yield &uniqueStorage().roadSnapped }
+    }
+
     /// Fields this schema does not know, kept as they arrived and sent again on encode.
-    public var unknownFields = ProtoUnknownFields()
+    public var unknownFields: ProtoUnknownFields {
+      get { storage.unknownFields }
+      set { uniqueStorage().unknownFields = newValue }
+      _modify { yield &uniqueStorage().unknownFields }
+    }
+
+    public static func == (lhs: VehicleLocation, rhs: VehicleLocation) -> Bool {
+      if lhs.storage === rhs.storage { return true }
+      let (a, b) = (lhs.storage, rhs.storage)
+      guard a.location == b.location else { return false }
+      guard a.horizontalAccuracy == b.horizontalAccuracy else { return false }
+      guard a.latlngAccuracy == b.latlngAccuracy else { return false }
+      guard a.heading == b.heading else { return false }
+      guard a.bearingAccuracy == b.bearingAccuracy else { return false }
+      guard a.headingAccuracy == b.headingAccuracy else { return false }
+      guard a.altitude == b.altitude else { return false }
+      guard a.verticalAccuracy == b.verticalAccuracy else { return false }
+      guard a.altitudeAccuracy == b.altitudeAccuracy else { return false }
+      guard a.speedKmph == b.speedKmph else { return false }
+      guard a.speed == b.speed else { return false }
+      guard a.speedAccuracy == b.speedAccuracy else { return false }
+      guard a.updateTime == b.updateTime else { return false }
+      guard a.serverTime == b.serverTime else { return false }
+      guard a.locationSensor == b.locationSensor else { return false }
+      guard a.isRoadSnapped == b.isRoadSnapped else { return false }
+      guard a.isGpsSensorEnabled == b.isGpsSensorEnabled else { return false }
+      guard a.timeSinceUpdate == b.timeSinceUpdate else { return false }
+      guard a.numStaleUpdates == b.numStaleUpdates else { return false }
+      guard a.rawLocation == b.rawLocation else { return false }
+      guard a.rawLocationTime == b.rawLocationTime else { return false }
+      guard a.rawLocationSensor == b.rawLocationSensor else { return false }
+      guard a.rawLocationAccuracy == b.rawLocationAccuracy else { return false }
+      guard a.flpLocation == b.flpLocation else { return false }
+      guard a.flpUpdateTime == b.flpUpdateTime else { return false }
+      guard a.flpLatlngAccuracyMeters == b.flpLatlngAccuracyMeters else { return false }
+      guard a.flpHeadingDegrees == b.flpHeadingDegrees else { return false }
+      guard a.supplementalLocation == b.supplementalLocation else { return false }
+      guard a.supplementalLocationTime == b.supplementalLocationTime else { return false }
+      guard a.supplementalLocationSensor == b.supplementalLocationSensor else { return false }
+      guard a.supplementalLocationAccuracy == b.supplementalLocationAccuracy else { return false }
+      guard a.roadSnapped == b.roadSnapped else { return false }
+      guard a.unknownFields == b.unknownFields else { return false }
+      return true
+    }
+
+    public func hash(into hasher: inout Hasher) {
+      hasher.combine(storage.location)
+      hasher.combine(storage.horizontalAccuracy)
+      hasher.combine(storage.latlngAccuracy)
+      hasher.combine(storage.heading)
+      hasher.combine(storage.bearingAccuracy)
+      hasher.combine(storage.headingAccuracy)
+      hasher.combine(storage.altitude)
+      hasher.combine(storage.verticalAccuracy)
+      hasher.combine(storage.altitudeAccuracy)
+      hasher.combine(storage.speedKmph)
+      hasher.combine(storage.speed)
+      hasher.combine(storage.speedAccuracy)
+      hasher.combine(storage.updateTime)
+      hasher.combine(storage.serverTime)
+      hasher.combine(storage.locationSensor)
+      hasher.combine(storage.isRoadSnapped)
+      hasher.combine(storage.isGpsSensorEnabled)
+      hasher.combine(storage.timeSinceUpdate)
+      hasher.combine(storage.numStaleUpdates)
+      hasher.combine(storage.rawLocation)
+      hasher.combine(storage.rawLocationTime)
+      hasher.combine(storage.rawLocationSensor)
+      hasher.combine(storage.rawLocationAccuracy)
+      hasher.combine(storage.flpLocation)
+      hasher.combine(storage.flpUpdateTime)
+      hasher.combine(storage.flpLatlngAccuracyMeters)
+      hasher.combine(storage.flpHeadingDegrees)
+      hasher.combine(storage.supplementalLocation)
+      hasher.combine(storage.supplementalLocationTime)
+      hasher.combine(storage.supplementalLocationSensor)
+      hasher.combine(storage.supplementalLocationAccuracy)
+      hasher.combine(storage.roadSnapped)
+      hasher.combine(storage.unknownFields)
+    }
 
     public init() {}
 

@@ -709,15 +709,79 @@ extension FleetEngine {
   public struct StopLocation: ProtoMessage {
     public static let protoMessageName = "maps.fleetengine.v1.StopLocation"
 
+    /// The fields, shared by copies of this message until one of them changes (copy-on-write).
+    private final class Storage: @unchecked Sendable {
+      // @unchecked Sendable: changed only through a struct that holds the only reference.
+      // @exclusivity(unchecked): a class's stored properties are checked at run time on every
+      // access (a third of a field read); the struct's own accesses are checked statically.
+      @exclusivity(unchecked) var point: GoogleType.LatLng? = nil
+      @exclusivity(unchecked) var timestamp: GoogleProtobuf.Timestamp? = nil
+      @exclusivity(unchecked) var stopTime: GoogleProtobuf.Timestamp? = nil
+      @exclusivity(unchecked) var unknownFields: ProtoUnknownFields = ProtoUnknownFields()
+
+      init() {}
+
+      init(copying other: Storage) {
+        point = other.point
+        timestamp = other.timestamp
+        stopTime = other.stopTime
+        unknownFields = other.unknownFields
+      }
+    }
+
+    private var storage = Storage()
+
+    /// The storage, copied first if another copy of this message shares it.
+    private mutating func uniqueStorage() -> Storage {
+      if !isKnownUniquelyReferenced(&storage) { storage = Storage(copying: storage) }
+      return storage
+    }
+
     /// Required. Where the stop happened.
-    public var point: GoogleType.LatLng? = nil
+    public var point: GoogleType.LatLng? {
+      get { storage.point }
+      set { uniqueStorage().point = newValue }
+      _modify { yield &uniqueStorage().point }
+    }
+
     /// When the stop happened.
-    public var timestamp: GoogleProtobuf.Timestamp? = nil
+    public var timestamp: GoogleProtobuf.Timestamp? {
+      get { storage.timestamp }
+      set { uniqueStorage().timestamp = newValue }
+      _modify { yield &uniqueStorage().timestamp }
+    }
+
     /// Input only. Deprecated; use `timestamp`.
     /// - Note: Deprecated in the .proto file.
-    public var stopTime: GoogleProtobuf.Timestamp? = nil
+    public var stopTime: GoogleProtobuf.Timestamp? {
+      get { storage.stopTime }
+      set { uniqueStorage().stopTime = newValue }
+      _modify { yield &uniqueStorage().stopTime }
+    }
+
     /// Fields this schema does not know, kept as they arrived and sent again on encode.
-    public var unknownFields = ProtoUnknownFields()
+    public var unknownFields: ProtoUnknownFields {
+      get { storage.unknownFields }
+      set { uniqueStorage().unknownFields = newValue }
+      _modify { yield &uniqueStorage().unknownFields }
+    }
+
+    public static func == (lhs: StopLocation, rhs: StopLocation) -> Bool {
+      if lhs.storage === rhs.storage { return true }
+      let (a, b) = (lhs.storage, rhs.storage)
+      guard a.point == b.point else { return false }
+      guard a.timestamp == b.timestamp else { return false }
+      guard a.stopTime == b.stopTime else { return false }
+      guard a.unknownFields == b.unknownFields else { return false }
+      return true
+    }
+
+    public func hash(into hasher: inout Hasher) {
+      hasher.combine(storage.point)
+      hasher.combine(storage.timestamp)
+      hasher.combine(storage.stopTime)
+      hasher.combine(storage.unknownFields)
+    }
 
     public init() {}
 

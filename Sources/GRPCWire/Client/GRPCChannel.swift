@@ -125,14 +125,13 @@ public final class GRPCChannel: Sendable {
     guard !closed.load(ordering: .relaxed) else {
       throw RPCError(code: .unavailable, message: "the channel to \(pool.target) is closed")
     }
-    let options = prepared.options
     return ClientStream(
       loop: loop, headerPrefix: prepared.headerPrefix, requestHeaders: prepared.headers,
       initialRequest: firstRequest,
       finished: requestsFinished,
-      maxReceiveSize: options.maxReceiveMessageSize ?? self.options.maxReceiveMessageSize,
-      timeout: options.timeout, carriesCredentials: prepared.carriesCredentials,
-      waitForReady: options.waitForReady)
+      maxReceiveSize: prepared.maxReceiveSize,
+      timeout: prepared.timeout, carriesCredentials: prepared.carriesCredentials,
+      waitForReady: prepared.waitForReady)
   }
 
   /// Checks `options` for a call to `path` and lays out its request fields: what every call
@@ -168,8 +167,9 @@ public final class GRPCChannel: Sendable {
       headers.append(HeaderField(name: name, value: value))
     }
     return PreparedCall(
-      headerPrefix: headerPrefix(for: path), headers: headers, options: options,
-      carriesCredentials: carriesCredentials)
+      headerPrefix: headerPrefix(for: path), headers: headers, timeout: options.timeout,
+      maxReceiveSize: options.maxReceiveMessageSize ?? self.options.maxReceiveMessageSize,
+      waitForReady: options.waitForReady, carriesCredentials: carriesCredentials)
   }
 
   /// The fixed request fields of calls to `path`, made on the first call and kept: a channel
@@ -239,9 +239,14 @@ public final class GRPCChannel: Sendable {
 /// A call's request fields and options, checked and laid out once (``GRPCChannel/prepare(path:options:)``)
 /// for calls that repeat them: a followed trip polls with the same fields until its token
 /// changes.
+///
+/// Holds what the stream needs and no more (not the options' metadata, which `headers`
+/// already carries): a followed trip keeps one.
 package struct PreparedCall: Sendable {
   let headerPrefix: RequestHeaderPrefix
   let headers: [HeaderField]
-  let options: CallOptions
+  let timeout: Duration?
+  let maxReceiveSize: Int
+  let waitForReady: Bool
   let carriesCredentials: Bool
 }

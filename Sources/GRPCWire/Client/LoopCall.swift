@@ -56,7 +56,7 @@ extension GRPCChannel {
     completion: @escaping @Sendable (Result<Response, RPCError>) -> Void
   ) throws(RPCError) -> LoopCall {
     loop.assertInLoop()
-    if let timeout = prepared.options.timeout, timeout <= .zero {
+    if let timeout = prepared.timeout, timeout <= .zero {
       throw RPCError(
         code: .deadlineExceeded, message: "the call's deadline had passed before it started")
     }

@@ -22,7 +22,8 @@ package struct MonotonicInstant: Comparable, Hashable, Sendable {
     guard seconds >= 0 else { return self }
     let (ns, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
     if overflow { return MonotonicInstant(nanoseconds: .max) }
-    let (sum, overflow2) = nanoseconds.addingReportingOverflow(ns + UInt64(attoseconds / 1_000_000_000))
+    let (sum, overflow2) = nanoseconds.addingReportingOverflow(
+      ns + UInt64(attoseconds / 1_000_000_000))
     return MonotonicInstant(nanoseconds: overflow2 ? .max : sum)
   }
 
@@ -32,47 +33,74 @@ package struct MonotonicInstant: Comparable, Hashable, Sendable {
   }
 }
 
-/// Identifies a scheduled timer, for cancelling it.
+/// Identifies a scheduled timer, for cancelling it: its slot and the slot's generation.
 package struct TimerID: Hashable, Sendable {
-  fileprivate var value: UInt64
+  fileprivate var slot: Int32
+  fileprivate var generation: UInt32
 }
 
-/// The loop's timers: a binary min-heap of deadlines, with each timer's body kept apart so that
-/// cancelling drops the body — and whatever it captured — at once. The heap entry itself is
-/// skipped when it reaches the top, so cancel is O(1) and the common case, a deadline that
-/// never fires because the call finished, costs no heap surgery.
+/// The loop's timers: a binary min-heap of deadlines over slots that hold the bodies.
+///
+/// Each slot knows its entry's place in the heap, so cancelling removes the entry at once
+/// (O(log n) in the timers still pending) and drops the body — and whatever it captured —
+/// with it. Nearly every timer is cancelled (a call's deadline, when the call ends first), so
+/// the heap holds only what is really pending, not every deadline of the last call timeout.
+/// Slots are reused through a free list (no hashing per timer); a slot's generation tells a
+/// stale ID from the slot's next timer.
 struct TimerHeap {
   private struct Entry {
     var deadline: MonotonicInstant
-    var id: UInt64
+    var slot: Int32
+  }
+
+  private struct Slot {
+    var generation: UInt32 = 0
+    /// Where the slot's entry is in `heap`; -1 when the slot is free.
+    var index: Int32 = -1
+    var body: (() -> Void)?
   }
 
   private var heap: [Entry] = []
-  private var bodies: [UInt64: () -> Void] = [:]
-  private var nextID: UInt64 = 0
+  private var slots: [Slot] = []
+  private var freeSlots: [Int32] = []
+
+  /// How many timers are pending (for tests and diagnostics).
+  var count: Int { heap.count }
 
   mutating func insert(_ deadline: MonotonicInstant, _ body: @escaping () -> Void) -> TimerID {
-    nextID += 1
-    heap.append(Entry(deadline: deadline, id: nextID))
-    bodies[nextID] = body
+    let slot: Int32
+    if let reused = freeSlots.popLast() {
+      slot = reused
+    } else {
+      slot = Int32(slots.count)
+      slots.append(Slot())
+    }
+    slots[Int(slot)].generation &+= 1
+    slots[Int(slot)].body = body
+    heap.append(Entry(deadline: deadline, slot: slot))
+    slots[Int(slot)].index = Int32(heap.count - 1)
     siftUp(heap.count - 1)
-    return TimerID(value: nextID)
+    return TimerID(slot: slot, generation: slots[Int(slot)].generation)
   }
 
+  /// Removes the timer unless it already ran or was cancelled.
   mutating func cancel(_ id: TimerID) {
-    bodies[id.value] = nil
+    guard Int(id.slot) < slots.count else { return }
+    let slot = slots[Int(id.slot)]
+    guard slot.generation == id.generation, slot.index >= 0 else { return }
+    remove(at: Int(slot.index))
   }
 
   /// Forgets every timer (the loop is stopping).
   mutating func removeAll() {
     heap.removeAll()
-    bodies.removeAll()
+    slots.removeAll()
+    freeSlots.removeAll()
   }
 
   /// The epoll_wait timeout: -1 with no timers, else milliseconds until the next one,
   /// rounded up so the loop never wakes just before a deadline and spins.
-  mutating func millisecondsUntilNext(now: MonotonicInstant) -> Int32 {
-    dropCancelledTop()
+  func millisecondsUntilNext(now: MonotonicInstant) -> Int32 {
     guard let first = heap.first else { return -1 }
     guard first.deadline > now else { return 0 }
     let ns = first.deadline.nanoseconds - now.nanoseconds
@@ -82,23 +110,30 @@ struct TimerHeap {
   /// Removes and returns the earliest timer whose deadline has passed. The caller runs it
   /// outside this mutation: a timer body may itself schedule or cancel timers.
   mutating func popDue(now: MonotonicInstant) -> (() -> Void)? {
-    dropCancelledTop()
     guard let first = heap.first, first.deadline <= now else { return nil }
-    removeTop()
-    return bodies.removeValue(forKey: first.id)
+    let body = slots[Int(first.slot)].body
+    remove(at: 0)
+    return body
   }
 
-  private mutating func dropCancelledTop() {
-    while let first = heap.first, bodies[first.id] == nil {
-      removeTop()
-    }
-  }
-
-  private mutating func removeTop() {
+  /// Takes the entry at `index` out of the heap and frees its slot.
+  private mutating func remove(at index: Int) {
+    let slot = Int(heap[index].slot)
+    slots[slot].body = nil
+    slots[slot].index = -1
+    freeSlots.append(Int32(slot))
     let last = heap.removeLast()
-    guard !heap.isEmpty else { return }
-    heap[0] = last
-    siftDown(0)
+    guard index < heap.count else { return }
+    heap[index] = last
+    slots[Int(last.slot)].index = Int32(index)
+    siftDown(index)
+    siftUp(index)
+  }
+
+  private mutating func swapEntries(_ a: Int, _ b: Int) {
+    heap.swapAt(a, b)
+    slots[Int(heap[a].slot)].index = Int32(a)
+    slots[Int(heap[b].slot)].index = Int32(b)
   }
 
   private mutating func siftUp(_ index: Int) {
@@ -106,7 +141,7 @@ struct TimerHeap {
     while child > 0 {
       let parent = (child - 1) / 2
       guard heap[child].deadline < heap[parent].deadline else { return }
-      heap.swapAt(child, parent)
+      swapEntries(child, parent)
       child = parent
     }
   }
@@ -120,7 +155,7 @@ struct TimerHeap {
       if left < heap.count, heap[left].deadline < heap[smallest].deadline { smallest = left }
       if right < heap.count, heap[right].deadline < heap[smallest].deadline { smallest = right }
       if smallest == parent { return }
-      heap.swapAt(parent, smallest)
+      swapEntries(parent, smallest)
       parent = smallest
     }
   }
