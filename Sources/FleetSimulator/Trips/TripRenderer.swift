@@ -179,6 +179,22 @@ struct TripRenderer: Sendable {
       waypointsRoute: traffic)
   }
 
+  /// The simulated time at which what ``render(_:at:simulatedTime:options:)`` shows of a trip
+  /// in `state` next changes in a step, unless the trip is updated: the end of the phase, or
+  /// the start of the next traffic period (new traffic and versions); `.infinity` once the
+  /// trip has ended.
+  ///
+  /// Not counted are the parts that change at every instant: the fields that tell the time
+  /// (the remaining durations, the location's timestamps) and, while the vehicle drives
+  /// (``TripState/isMoving``), its position and the remaining distance, with the route and
+  /// heading at each route point passed. Between now and then, everything else stays as it
+  /// is.
+  func nextChange(of state: TripState) -> Double {
+    guard !state.phase.isTerminal else { return .infinity }
+    let nextPeriod = Double(trafficPeriodNumber(state) + 1) * trafficPeriod
+    return min(state.phaseEnd, nextPeriod)
+  }
+
   private func trafficPeriodNumber(_ state: TripState) -> Int {
     Int((state.time / trafficPeriod).rounded(.down))
   }
