@@ -33,4 +33,15 @@ struct TripsTests {
     let latency = try #require(trips["callbackLatencyMicroseconds"] as? [String: Double])
     #expect((latency["p50"] ?? 0) > 0)
   }
+
+  @Test("with --trips, --connections may be more than -c: it caps TripService's connections")
+  func connectionsAboveConcurrency() async throws {
+    let result = try await FleetLoadProcess.run([
+      "--trips", "2", "-c", "1", "--connections", "3", "-z", "0.5", "--warmup", "0.1",
+      "--format", "json",
+    ])
+    #expect(result.status == 0, "\(result)")
+    let trips = try #require(try FleetLoadProcess.report(result)["trips"] as? [String: Any])
+    #expect(trips["followed"] as? Int == 2 && trips["errors"] as? Int == 0, "\(result)")
+  }
 }
