@@ -76,7 +76,16 @@ struct FleetLoad: AsyncParsableCommand {
         "--request-size and --response-size set the grpc.testing payloads; \(call.rawValue) "
           + "sends and gets trips")
     }
-    guard workload.trips != nil else { return }
+    guard workload.trips != nil else {
+      // Only the RPC workloads spread -c workers over the connections. With --trips, -c does
+      // not apply, and --connections caps what TripService opens for all the followers.
+      guard load.connections <= load.concurrency else {
+        throw ValidationError(
+          "--connections \(load.connections) is more than -c \(load.concurrency): a connection "
+            + "without a worker would stay idle")
+      }
+      return
+    }
     let conflicts = [
       ("--call", workload.callName != Workload.getTrip.rawValue),
       ("--rps", load.rps != nil),

@@ -12,7 +12,7 @@ struct LoadOptions: ParsableArguments {
   @Option(
     help: ArgumentHelp(
       "Connections to spread the workers over (round-robin, as ghz); at most -c. With "
-        + "--trips: the most TripService may open (default 8).",
+        + "--trips: the most TripService may open (default 8), however many -c says.",
       valueName: "count"))
   var connections = 1
 
@@ -98,11 +98,6 @@ struct LoadOptions: ParsableArguments {
   func validate() throws {
     guard concurrency >= 1 else { throw ValidationError("-c/--concurrency must be at least 1") }
     guard connections >= 1 else { throw ValidationError("--connections must be at least 1") }
-    guard connections <= concurrency else {
-      throw ValidationError(
-        "--connections \(connections) is more than -c \(concurrency): a connection without a "
-          + "worker would stay idle")
-    }
     if let total, total < 1 { throw ValidationError("-n/--total must be at least 1") }
     if let duration, !(duration.isFinite && duration > 0) {
       throw ValidationError("-z/--duration must be a positive number of seconds")

@@ -47,7 +47,8 @@ struct WorkloadOptions: ParsableArguments {
         trip's vehicle location (fleet-sim stamps it when it renders the trip for the \
         response) to the callback, so it covers sending, decoding, merging and dispatch. \
         Against another server that stamp is when the location was reported, and the figure \
-        includes its age. With -z (default 10 s); not with --call, -c, --connections or --rps.
+        includes its age. With -z (default 10 s); not with --call or --rps; -c does not \
+        apply, and --connections is the most connections TripService may open.
         """,
       valueName: "count"))
   var trips: Int?

@@ -5,6 +5,11 @@
 /// there and runs to the end of the current leg, so it (and ``routeVersion``) changes when
 /// the vehicle passes a point, not on every call. The vehicle's own position, the remaining
 /// distance and the ETAs are exact.
+///
+/// So a state changes in two ways only: in steps at ``phaseEnd``, and, while the vehicle
+/// drives (``isMoving``), continuously in ``position`` and ``remainingMeters`` and at each
+/// route point passed in the route and heading. A standing vehicle's state stays as it is,
+/// ``time`` aside, until the phase ends (``TripRenderer/nextChange(of:)`` adds the traffic).
 struct TripState: Sendable {
   /// The phase, and when it started and ends (simulated seconds from creation).
   var phase: TripPhase

@@ -16,6 +16,9 @@ struct TripRecord: Sendable {
   let createdAt: Int64
   /// When an UpdateTrip canceled the trip (simulated seconds from creation).
   var canceledAt: Double?
+  /// How often the record was changed since its creation (``TripStore/modify(named:_:)``):
+  /// a stream that saw one revision knows it has to look again when it sees another.
+  var revision: UInt64 = 0
 
   /// The trip ID (the last component of ``name``).
   var tripID: Substring {

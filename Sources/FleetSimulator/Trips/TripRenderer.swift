@@ -70,17 +70,19 @@ struct TripRenderer: Sendable {
     let renderWall = clock.wallTime(at: state.time, createdAt: record.createdAt)
 
     if let leg = state.currentLeg, let nextStop = state.nextStop {
-      let end = plan.routeIndex(ofStop: leg + 1)
-      let points = (state.routeStart...end).map { plan.route.point($0) }
-      let encoded = PolylineEncoding.encode(points)
-      let traffic = self.traffic(plan, from: state.routeStart, to: end, state, encoded)
-      if sendRoute {
+      // Built only when some of it goes out: a caller that holds the current versions (a
+      // stream, after its first update) gets none of it.
+      let currentPath =
+        sendRoute || sendTraffic || sendWaypointPaths
+        ? path(plan, from: state.routeStart, to: plan.routeIndex(ofStop: leg + 1), state) : nil
+      if sendRoute, let currentPath {
         switch options.routeFormat {
-        case .encodedPolylineType: trip.currentRouteSegment = encoded
-        case .latLngListType, .unknownFormatType, .unrecognized: trip.route = points.map(\.latLng)
+        case .encodedPolylineType: trip.currentRouteSegment = currentPath.encoded
+        case .latLngListType, .unknownFormatType, .unrecognized:
+          trip.route = currentPath.points.map(\.latLng)
         }
       }
-      if sendTraffic { trip.currentRouteSegmentTraffic = traffic }
+      if sendTraffic { trip.currentRouteSegmentTraffic = currentPath?.traffic }
       trip.currentRouteSegmentEndPoint = waypoint(stop: leg + 1, String(record.tripID), plan)
       trip.remainingDistanceMeters = Int32(state.remainingMeters.rounded())
       let arrival = plan.arrival(atStop: nextStop)
@@ -89,8 +91,7 @@ struct TripRenderer: Sendable {
         .nanoseconds(max(0, clock.wallTime(at: arrival, createdAt: record.createdAt) - renderWall)))
       trip.lastLocationSnappable = true
       trip.remainingWaypoints = remainingWaypoints(
-        record, state, from: nextStop, currentPath: (points, encoded, traffic),
-        withPaths: sendWaypointPaths)
+        record, state, from: nextStop, currentPath: sendWaypointPaths ? currentPath : nil)
       if options.includeVehicleWaypoints {
         trip.vehicleWaypoints = trip.remainingWaypoints.map {
           var waypoint = $0
@@ -106,14 +107,26 @@ struct TripRenderer: Sendable {
     return trip
   }
 
-  /// The stops from `first` to the drop-off with their distances, ETAs and travel times, and
-  /// (`withPaths`) their paths and traffic; the first one's path is the current route.
+  /// A stretch of route with its encoding and traffic.
+  private struct Path {
+    var points: [GeoPoint]
+    var encoded: String
+    var traffic: FleetEngine.ConsumableTrafficPolyline
+  }
+
+  /// The route from index `start` to `end` at the traffic of `state`.
+  private func path(_ plan: TripPlan, from start: Int, to end: Int, _ state: TripState) -> Path {
+    let points = (start...end).map { plan.route.point($0) }
+    let encoded = PolylineEncoding.encode(points)
+    return Path(
+      points: points, encoded: encoded,
+      traffic: traffic(plan, from: start, to: end, state, encoded))
+  }
+
+  /// The stops from `first` to the drop-off with their distances, ETAs and travel times, and,
+  /// when given `currentPath` (the first one's path), their paths and traffic.
   private func remainingWaypoints(
-    _ record: TripRecord, _ state: TripState, from first: Int,
-    currentPath: (
-      points: [GeoPoint], encoded: String, traffic: FleetEngine.ConsumableTrafficPolyline
-    ),
-    withPaths: Bool
+    _ record: TripRecord, _ state: TripState, from first: Int, currentPath: Path?
   ) -> [FleetEngine.TripWaypoint] {
     let plan = record.plan
     let tripID = String(record.tripID)
@@ -130,20 +143,15 @@ struct TripRenderer: Sendable {
         isFirst ? plan.arrival(atStop: stop) - state.time : plan.duration(ofLeg: stop - 1)
       waypoint.duration = GoogleProtobuf.Duration(
         .nanoseconds(Int64((max(0, travel) / clock.timeScale * 1e9).rounded())))
-      guard withPaths else { return waypoint }
-      if isFirst {
-        waypoint.pathToWaypoint = currentPath.points.map(\.latLng)
-        waypoint.encodedPathToWaypoint = currentPath.encoded
-        waypoint.trafficToWaypoint = currentPath.traffic
-      } else {
-        let from = plan.routeIndex(ofStop: stop - 1)
-        let to = plan.routeIndex(ofStop: stop)
-        let points = (from...to).map { plan.route.point($0) }
-        let encoded = PolylineEncoding.encode(points)
-        waypoint.pathToWaypoint = points.map(\.latLng)
-        waypoint.encodedPathToWaypoint = encoded
-        waypoint.trafficToWaypoint = traffic(plan, from: from, to: to, state, encoded)
-      }
+      guard let currentPath else { return waypoint }
+      let path =
+        isFirst
+        ? currentPath
+        : self.path(
+          plan, from: plan.routeIndex(ofStop: stop - 1), to: plan.routeIndex(ofStop: stop), state)
+      waypoint.pathToWaypoint = path.points.map(\.latLng)
+      waypoint.encodedPathToWaypoint = path.encoded
+      waypoint.trafficToWaypoint = path.traffic
       return waypoint
     }
   }
@@ -177,6 +185,22 @@ struct TripRenderer: Sendable {
     return Versions(
       route: route, traffic: traffic, waypoints: wall(state.waypointsVersion),
       waypointsRoute: traffic)
+  }
+
+  /// The simulated time at which what ``render(_:at:simulatedTime:options:)`` shows of a trip
+  /// in `state` next changes in a step, unless the trip is updated: the end of the phase, or
+  /// the start of the next traffic period (new traffic and versions); `.infinity` once the
+  /// trip has ended.
+  ///
+  /// Not counted are the parts that change at every instant: the fields that tell the time
+  /// (the remaining durations, the location's timestamps) and, while the vehicle drives
+  /// (``TripState/isMoving``), its position and the remaining distance, with the route and
+  /// heading at each route point passed. Between now and then, everything else stays as it
+  /// is.
+  func nextChange(of state: TripState) -> Double {
+    guard !state.phase.isTerminal else { return .infinity }
+    let nextPeriod = Double(trafficPeriodNumber(state) + 1) * trafficPeriod
+    return min(state.phaseEnd, nextPeriod)
   }
 
   private func trafficPeriodNumber(_ state: TripState) -> Int {

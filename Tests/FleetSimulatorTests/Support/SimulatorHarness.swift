@@ -79,13 +79,21 @@ struct SimulatorHarness {
   /// UpdateTrip of `name` to CANCELED, through the `trip_status` mask.
   @discardableResult
   func cancelTrip(_ name: String) async throws -> FleetEngine.Trip {
-    var request = FleetEngine.UpdateTripRequest()
-    request.name = name
     var trip = FleetEngine.Trip()
     trip.tripStatus = .canceled
+    return try await updateTrip(name, paths: ["trip_status"], trip)
+  }
+
+  /// UpdateTrip of `name` with the fields of `trip` that `paths` name.
+  @discardableResult
+  func updateTrip(_ name: String, paths: [String], _ trip: FleetEngine.Trip) async throws
+    -> FleetEngine.Trip
+  {
+    var request = FleetEngine.UpdateTripRequest()
+    request.name = name
     request.trip = trip
     var mask = GoogleProtobuf.FieldMask()
-    mask.paths = ["trip_status"]
+    mask.paths = paths
     request.updateMask = mask
     return try await channel.unary(
       FleetEngine.TripService.updateTrip, request, options: Self.call()
