@@ -9,13 +9,17 @@ internal import GRPCWire
 /// Following starts with the first subscriber and stops when the last one leaves (a class
 /// subscriber that is deallocated leaves by itself) or once a terminal status (COMPLETE,
 /// CANCELED) has been delivered; then no further `GetTrip` is sent. While following, the
-/// model polls `GetTrip` every ``TripService/Options/pollInterval`` (polls never overlap),
-/// sends back the versions it holds so unchanged route data is not resent, merges each
-/// possibly partial response into the last known trip, and calls back only for the
+/// model polls `GetTrip` every ``TripService/Options/pollInterval`` (a poll is due one
+/// interval after the previous one was due, or at once if that one took longer; polls never
+/// overlap), sends back the versions it holds so unchanged route data is not resent, merges
+/// each possibly partial response into the last known trip, and calls back only for the
 /// properties that changed. Failures are reported and retried as ``RetryPolicy`` says.
 ///
-/// Thread-safe. Callbacks of one model run one at a time, in order, on the service's
-/// ``CallbackExecutor``.
+/// A model following its trip holds no task, timer or continuation of its own: its next due
+/// time is an entry in its service's heap of due polls, on the service's event loop, which
+/// also makes the call and merges the response. Thread-safe. Callbacks of one model run one
+/// at a time, in order, on the service's ``CallbackExecutor``; the models updated in one loop
+/// tick are called back from one job.
 public final class TripModel: Sendable {
   /// The trip's name, `providers/{provider_id}/trips/{trip_id}`.
   public let tripName: TripName

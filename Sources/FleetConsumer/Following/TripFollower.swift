@@ -3,17 +3,18 @@ internal import FleetProtos
 /// The follow loop of one trip model, as a value: when to poll, how to fold a response into
 /// the known trip, what to tell subscribers, how long to wait, and when to stop.
 ///
-/// States: `inactive` (not following) → `following` (one loop task, with a call in flight —
-/// a `GetTrip` poll or a `WatchTrip` stream of the trip feed — or waiting for the next one)
+/// States: `inactive` (not following) → `following` (one loop generation, with a call in
+/// flight — a `GetTrip` poll or a `WatchTrip` stream of the trip feed — or due later in the
+/// service's ``FollowScheduler``)
 /// → `finished` once a terminal status (COMPLETE, CANCELED) has been merged; `stop()` goes
 /// back to `inactive`, and `start()` from there begins a new loop generation. The owner
 /// (``TripModel``) keeps it inside its lock, feeds it events and does what they return,
 /// outside the lock.
 ///
 /// Unexpected events: a response, failure or poll-due from another generation than the
-/// current one, or a result when no call is in flight, is a documented no-op (a stopped loop
-/// may still be finishing its last call; its result is dropped, and a call it would start is
-/// not). `pollDue` while a call of the same generation is in flight is our bug (calls never
+/// current one, or a result when no call is in flight, is a documented no-op (a stopped
+/// generation's call may still be ending; its result is dropped, and its entry in the
+/// scheduler starts nothing). `pollDue` while a call of the same generation is in flight is our bug (calls never
 /// overlap): it asserts in debug builds and ends that loop.
 struct TripFollower {
   enum State {
@@ -23,7 +24,7 @@ struct TripFollower {
   }
 
   struct Following {
-    /// Which loop task this is; results of older ones are ignored.
+    /// Which follow generation this is; results of older ones are ignored.
     var generation: UInt64
     /// Whether a call of this loop (a poll or a feed stream) is in flight.
     var polling = false
@@ -92,7 +93,7 @@ struct TripFollower {
   }
 
   enum OnStop: Equatable {
-    /// Cancel the loop task of `generation` (its call in flight, if any, is reset).
+    /// Stop generation `generation` (its call in flight, if any, is cancelled and reset).
     case stopLoop(generation: UInt64)
     case nothing
   }
