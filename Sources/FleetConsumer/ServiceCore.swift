@@ -1,20 +1,20 @@
 internal import Dispatch
 internal import FleetSync
 internal import GRPCWire
+internal import Synchronization
 
-/// What the models of one ``TripService`` share: the channel, the token cache, the callback
-/// queue, the settings, and the registry of live models.
+/// What the models of one ``TripService`` share: the lanes (event loops with their
+/// channels), the token cache, the callback queue, the settings, and the registry of live
+/// models.
 ///
 /// Each model holds it strongly, so models keep working when the `TripService` object itself
-/// is released; the channel closes once the last of them is gone.
+/// is released; the channels close once the last of them is gone.
 final class ServiceCore: Sendable {
   let providerID: String
   let options: TripService.Options
-  /// The thread of the service's connections, its poll timers and its response handling.
-  let loop: EventLoop
-  let channel: GRPCChannel
-  /// When each followed trip calls next; batches callbacks per loop tick.
-  let scheduler: FollowScheduler
+  /// The event loops, each with its channel; new models are spread over them in turn.
+  let lanes: [FollowLane]
+  private let nextLane = Atomic<Int>(0)
   let tokens: TokenCache
   /// Runs a callback job on the configured executor.
   let schedule: @Sendable (@escaping @Sendable () -> Void) -> Void
@@ -39,19 +39,23 @@ final class ServiceCore: Sendable {
   init(configuration: TripService.Configuration) {
     providerID = configuration.providerID
     options = configuration.options
-    // The service's own loop, not the channel's: it outlives a closed channel, so models
-    // that follow after shutdown() still run and report UNAVAILABLE.
-    loop = EventLoop(name: "FleetConsumer")
-    channel = GRPCChannel(
-      host: configuration.endpoint.host, port: configuration.endpoint.port,
-      options: Self.channelOptions(configuration), eventLoop: loop)
     tokens = TokenCache(
       provider: configuration.accessTokenProvider,
       refreshMargin: configuration.options.tokenRefreshMargin)
     let schedule = configuration.options.callbackExecutor.scheduler(
       serviceQueue: DispatchQueue(label: "FleetConsumer.TripService.callbacks"))
     self.schedule = schedule
-    scheduler = FollowScheduler(loop: loop, deliver: schedule)
+    // Every lane needs a connection of its own: no more lanes than connections, and the
+    // connections shared out among them.
+    let options = configuration.options
+    let laneCount = max(1, min(options.eventLoops, options.maxConnections))
+    var channelOptions = Self.channelOptions(configuration)
+    channelOptions.maxConnections = max(1, options.maxConnections / laneCount)
+    lanes = (0..<laneCount).map { index in
+      FollowLane(
+        name: "FleetConsumer-\(index)", endpoint: configuration.endpoint,
+        options: channelOptions, deliver: schedule)
+    }
     routingHeader = "provider_id=providers/\(configuration.providerID)"
   }
 
@@ -87,10 +91,14 @@ final class ServiceCore: Sendable {
     return options
   }
 
-  deinit {
-    channel.close()
-    // On the loop itself (the last model let go there) this stops it after the tick.
-    loop.shutdown()
+  /// The lane for a new model: each in turn.
+  func nextLaneForModel() -> FollowLane {
+    lanes[nextLane.wrappingAdd(1, ordering: .relaxed).oldValue % lanes.count]
+  }
+
+  /// Closes every lane's channel: new calls fail with UNAVAILABLE.
+  func closeChannels() {
+    for lane in lanes { lane.channel.close() }
   }
 
   /// The live model for `name`, or a new one registered for it.

@@ -29,7 +29,7 @@ extension TripModel {
   /// Outside the lock: makes the first call of `start`'s generation due at once.
   func launch(_ start: Start) {
     if start.schedulesDrain { scheduleDrain() }
-    core.scheduler.schedule(self, generation: start.generation, after: .zero)
+    lane.scheduler.schedule(self, generation: start.generation, after: .zero)
   }
 
   /// On the loop: loop `generation`'s next call is due.
@@ -63,7 +63,7 @@ extension TripModel {
       start(kind, token: token, generation: generation)
       return
     }
-    let loop = core.loop
+    let loop = lane.loop
     Task { [self] in
       let fetched: Result<AccessToken, RPCError>
       do throws(RPCError) {
@@ -104,7 +104,7 @@ extension TripModel {
           if let template, template.token == token {
             prepared = template.prepared
           } else {
-            prepared = try core.channel.prepare(
+            prepared = try lane.channel.prepare(
               path: FleetEngine.TripService.getTrip.path,
               options: CallOptions(timeout: core.options.callTimeout, metadata: metadata(token)))
           }
@@ -116,7 +116,7 @@ extension TripModel {
         // The next poll is due one interval after this one was, not after its answer came:
         // polls keep their rate however long the calls take (they still never overlap).
         let due = MonotonicInstant.now
-        call = try core.channel.startUnary(
+        call = try lane.channel.startUnary(
           poll.prepared, framedRequest: poll.framed, as: FleetEngine.Trip.self
         ) { [self] result in
           switch result {
@@ -127,7 +127,7 @@ extension TripModel {
         }
       case .watch(let versions):
         // No deadline: the stream lasts as long as the trip; stopping cancels it.
-        call = try core.channel.startServerStreaming(
+        call = try lane.channel.startServerStreaming(
           FleetFeed.TripFeed.watchTrip, watchRequest(sending: versions),
           options: CallOptions(metadata: metadata(token)),
           onMessage: { [self] update in
@@ -156,9 +156,9 @@ extension TripModel {
       state.clearCall(of: generation)
       return received(trip, generation: generation, &state)
     }
-    if drain { core.scheduler.drainAtEndOfTick(self) }
+    if drain { lane.scheduler.drainAtEndOfTick(self) }
     if case .deliver(_, let nextPollIn) = action {
-      core.scheduler.schedule(self, generation: generation, at: due.advanced(by: nextPollIn))
+      lane.scheduler.schedule(self, generation: generation, at: due.advanced(by: nextPollIn))
     }
   }
 
@@ -173,7 +173,7 @@ extension TripModel {
       }
       return (action, drain, call)
     }
-    if drain { core.scheduler.drainAtEndOfTick(self) }
+    if drain { lane.scheduler.drainAtEndOfTick(self) }
     // The trip ended: the server closes the stream too, but nothing more is wanted from it.
     if case .finish = action { call?.cancel() }
   }
@@ -204,12 +204,12 @@ extension TripModel {
       case .ignore: return (action, false)
       }
     }
-    if drain { core.scheduler.drainAtEndOfTick(self) }
+    if drain { lane.scheduler.drainAtEndOfTick(self) }
     guard case .report(_, let dropToken, let retryIn) = action else { return }
     if dropToken, let token = failure.token {
       core.tokens.invalidate(token, for: tripName.tripID)
     }
-    core.scheduler.schedule(self, generation: generation, after: retryIn)
+    lane.scheduler.schedule(self, generation: generation, after: retryIn)
   }
 
   /// On the loop: a feed stream ended: OK (the server closed it early) reconnects after the
@@ -227,7 +227,7 @@ extension TripModel {
         ? state.follower.watchEnded(generation: generation)
         : state.follower.feedUnimplemented(generation: generation)
     }
-    if let next { core.scheduler.schedule(self, generation: generation, after: next) }
+    if let next { lane.scheduler.schedule(self, generation: generation, after: next) }
   }
 
   /// A failed call: the error, and the token it carried (nil when getting the token failed

@@ -24,6 +24,8 @@ public final class TripModel: Sendable {
   /// The trip's name, `providers/{provider_id}/trips/{trip_id}`.
   public let tripName: TripName
   let core: ServiceCore
+  /// The event loop this model follows on, with its channel and schedule.
+  let lane: FollowLane
   let protected: PosixMutex<Protected>
   /// Bumped, inside the lock, whenever a subscriber arrives or leaves: a drain delivering
   /// from its snapshot of the subscribers checks this instead of taking the lock per
@@ -88,6 +90,7 @@ public final class TripModel: Sendable {
   init(name: TripName, core: ServiceCore) {
     tripName = name
     self.core = core
+    lane = core.nextLaneForModel()
     protected = PosixMutex(
       Protected(
         follower: TripFollower(

@@ -1,5 +1,6 @@
 /// Follows Fleet Engine trips for one provider: hands out one ``TripModel`` per trip name,
-/// all sharing one gRPC channel (one HTTP/2 connection) and one per-trip token cache.
+/// all sharing the service's event loop (one HTTP/2 connection until the server's stream
+/// limit is reached; more loops with ``Options/eventLoops``) and one per-trip token cache.
 ///
 /// ```swift
 /// let service = try TripService(configuration: .init(
@@ -9,8 +10,8 @@
 /// model.register(subscriber)
 /// ```
 ///
-/// Thread-safe; use it from any task. Models keep the shared channel open while any of them
-/// is alive; ``shutdown()`` stops them all at once.
+/// Thread-safe; use it from any task. Models keep the shared connections open while any of
+/// them is alive; ``shutdown()`` stops them all at once.
 public final class TripService: Sendable {
   /// The configuration it was made with.
   public let configuration: Configuration
@@ -20,8 +21,8 @@ public final class TripService: Sendable {
   ///
   /// Throws ``ConfigurationError`` when the configuration cannot work: an invalid provider
   /// ID, a poll interval under 100 ms, a call timeout that is not positive, fewer than one
-  /// connection, or plaintext to a
-  /// host that is not loopback without ``Options/allowsTokensOverPlaintext``.
+  /// event loop or connection, or plaintext to a host that is not loopback without
+  /// ``Options/allowsTokensOverPlaintext``.
   public init(configuration: Configuration) throws(ConfigurationError) {
     do {
       _ = try TripName(providerID: configuration.providerID, tripID: "check")
@@ -35,6 +36,10 @@ public final class TripService: Sendable {
     }
     guard options.callTimeout > .zero else {
       throw ConfigurationError("the call timeout must be positive, not \(options.callTimeout)")
+    }
+    guard options.eventLoops >= 1 else {
+      throw ConfigurationError(
+        "the service needs at least 1 event loop, not \(options.eventLoops)")
     }
     guard options.maxConnections >= 1 else {
       throw ConfigurationError(
@@ -74,6 +79,6 @@ public final class TripService: Sendable {
   /// afterwards report UNAVAILABLE on every update.
   public func shutdown() {
     for model in core.liveModels { model.stopFollowing() }
-    core.channel.close()
+    core.closeChannels()
   }
 }

@@ -60,6 +60,12 @@ struct WorkloadOptions: ParsableArguments {
   @Flag(help: "With --trips: follow through the streaming trip feed instead of polling.")
   var stream = false
 
+  @Option(
+    help: ArgumentHelp(
+      "With --trips: the event-loop threads TripService follows on (Options.eventLoops; "
+        + "default 1, at most --connections).", valueName: "count"))
+  var eventLoops: Int?
+
   /// The workload, once ``validate()`` has accepted `--call`.
   var workload: Workload { Workload(rawValue: callName) ?? .getTrip }
 
@@ -85,5 +91,9 @@ struct WorkloadOptions: ParsableArguments {
       throw ValidationError("--poll-interval must be at least 0.1 seconds")
     }
     if stream, trips == nil { throw ValidationError("--stream goes with --trips") }
+    if let eventLoops {
+      guard trips != nil else { throw ValidationError("--event-loops goes with --trips") }
+      guard eventLoops >= 1 else { throw ValidationError("--event-loops must be at least 1") }
+    }
   }
 }

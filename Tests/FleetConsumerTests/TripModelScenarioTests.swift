@@ -399,7 +399,7 @@ struct TripModelScenarioTests {
     await model.loopEnded()
   }
 
-  @Test("one model per trip name while it is alive; all models share one connection")
+  @Test("one model per trip name while it is alive")
   func sameModelPerName() async throws {
     let engine = try SharedFakeEngine.engine()
     let service = try FleetTest.service(engine)
