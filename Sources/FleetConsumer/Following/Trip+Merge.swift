@@ -65,6 +65,19 @@ extension FleetEngine.Trip {
     if response.view != .unspecified { view = response.view }
     if !response.attributes.isEmpty { attributes = response.attributes }
     unknownFields = response.unknownFields
+    shareFirstPathWithRoute()
+  }
+
+  /// Makes the first remaining waypoint's path share the active route's storage when the two
+  /// hold the same points, as they usually do (the route is the way to the next stop): a
+  /// followed trip then keeps one copy of them, not two. Costs a comparison only when they
+  /// are not already shared.
+  mutating func shareFirstPathWithRoute() {
+    guard !route.isEmpty, let first = remainingWaypoints.first,
+      first.pathToWaypoint.count == route.count,
+      !first.pathToWaypoint.sharesStorage(with: route), first.pathToWaypoint == route
+    else { return }
+    remainingWaypoints[0].pathToWaypoint = route
   }
 
   /// The route, its encoded form and its traffic: kept unless their version moved.
@@ -134,4 +147,13 @@ extension FleetEngine.Trip {
 @inline(__always)
 private func take<Value>(_ value: Value?, into field: inout Value?) {
   if let value { field = value }
+}
+
+extension Array {
+  /// Whether both arrays are views of one buffer (a copy not yet written to).
+  fileprivate func sharesStorage(with other: [Element]) -> Bool {
+    withUnsafeBufferPointer { mine in
+      other.withUnsafeBufferPointer { theirs in mine.baseAddress == theirs.baseAddress }
+    }
+  }
 }

@@ -159,7 +159,12 @@ struct TripFollower {
       // What was reported before, then the response merged into the held trip in place:
       // once subscribers have let go of the last update, its storage is not copied.
       let previous = TripChanges.Reported(trip ?? FleetEngine.Trip())
-      if trip == nil { trip = response } else { trip!.merge(response) }
+      if trip == nil {
+        trip = response
+        trip!.shareFirstPathWithRoute()
+      } else {
+        trip!.merge(response)
+      }
       let changes = TripChanges(from: previous, to: trip!)
       if trip!.tripStatus.isTerminal {
         state = .finished

@@ -126,4 +126,30 @@ struct TripMergeTests {
     response.intermediateDestinationsVersion = stamp(51)
     #expect(held().merged(with: response).intermediateDestinations.isEmpty)
   }
+
+  @Test("the first waypoint's path shares the route's storage when they hold the same points")
+  func firstPathSharesRoute() {
+    func base(_ array: [GoogleType.LatLng]) -> UnsafeRawPointer? {
+      array.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
+    }
+    var response = FleetEngine.Trip()
+    response.route = [point(5, 5), point(5, 6), point(5, 7)]
+    response.currentRouteSegmentVersion = stamp(11)
+    var first = FleetEngine.TripWaypoint()
+    first.tripID = "t"
+    first.waypointType = .pickupWaypointType
+    first.pathToWaypoint = [point(5, 5), point(5, 6), point(5, 7)]
+    var second = first
+    second.waypointType = .dropOffWaypointType
+    second.pathToWaypoint = [point(5, 5), point(5, 6), point(5, 8)]
+    response.remainingWaypoints = [first, second]
+    response.remainingWaypointsRouteVersion = stamp(41)
+    #expect(base(response.route) != base(response.remainingWaypoints[0].pathToWaypoint))
+    let merged = held().merged(with: response)
+    #expect(merged.remainingWaypoints[0].pathToWaypoint == response.route)
+    #expect(base(merged.remainingWaypoints[0].pathToWaypoint) == base(merged.route))
+    // A path with other points keeps its own.
+    #expect(merged.remainingWaypoints[1].pathToWaypoint == second.pathToWaypoint)
+    #expect(base(merged.remainingWaypoints[1].pathToWaypoint) != base(merged.route))
+  }
 }
