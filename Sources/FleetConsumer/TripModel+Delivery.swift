@@ -3,7 +3,13 @@ extension TripModel {
   /// schedule a drain job (none is scheduled or running).
   func enqueue(_ events: [TripModelEvent], _ state: inout Protected) -> Bool {
     guard !events.isEmpty else { return false }
-    state.pending.append(contentsOf: events)
+    // Usually nothing is pending (the last update was delivered long ago): the array is
+    // taken as it is, not copied into another.
+    if state.pending.isEmpty {
+      state.pending = events
+    } else {
+      state.pending.append(contentsOf: events)
+    }
     guard !state.draining else { return false }
     state.draining = true
     return true
@@ -54,8 +60,7 @@ extension TripModel {
           deliver(event, to: registration.target)
         }
       }
-      // Emptied keeping its storage: it goes back to the model on the next swap.
-      events.removeAll(keepingCapacity: true)
+      events.removeAll()
     }
   }
 

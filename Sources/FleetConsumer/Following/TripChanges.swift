@@ -21,6 +21,8 @@ struct TripChanges {
   /// The changes from the properties `old` reported to `new`.
   init(from old: Reported, to new: FleetEngine.Trip) {
     var properties: [TripModelEvent] = []
+    // Room for the update and every property: one allocation, never a regrowth.
+    properties.reserveCapacity(TripModelUpdatedPropertyFields.allFields.count + 1)
     func check<Value: Equatable>(
       _ field: TripModelUpdatedPropertyFields, _ before: Value, _ after: Value,
       _ event: @autoclosure () -> TripModelEvent
@@ -57,7 +59,9 @@ struct TripChanges {
       .etaToNextWaypoint, old.etaToFirstWaypoint, new.etaToFirstWaypoint,
       .etaToNextWaypoint(new.etaToFirstWaypoint?.date))
     guard !properties.isEmpty else { return }
-    events = [.tripUpdated(new, fields)] + properties
+    // In place rather than `[update] + properties`, which builds a second array.
+    properties.insert(.tripUpdated(new, fields), at: 0)
+    events = properties
   }
 
   /// The values of a trip that the callbacks report, each compared as its callback sees it.
