@@ -32,10 +32,10 @@ extension TripModel {
     lane.scheduler.schedule(self, generation: start.generation, after: .zero)
   }
 
-  /// On the loop: loop `generation`'s next call is due.
-  func pollDue(generation: UInt64) {
+  /// On the loop: loop `generation`'s next call was due at `due`.
+  func pollDue(generation: UInt64, dueAt due: MonotonicInstant) {
     let feedAvailable = core.feedAvailable
-    let (due, stopped) = protected.withLock { state in
+    let (action, stopped) = protected.withLock { state in
       guard state.pruneSubscribers() else {
         // Every subscriber was deallocated: stop as if the last one had unregistered.
         return (TripFollower.OnPollDue.exit, stopLoop(&state))
@@ -43,10 +43,10 @@ extension TripModel {
       return (state.follower.pollDue(generation: generation, feedAvailable: feedAvailable), nil)
     }
     stopped?.cancel()
-    switch due {
+    switch action {
     case .exit: return
-    case .poll(let versions): call(.poll(versions), generation: generation)
-    case .watch(let versions): call(.watch(versions), generation: generation)
+    case .poll(let versions): call(.poll(versions), generation: generation, dueAt: due)
+    case .watch(let versions): call(.watch(versions), generation: generation, dueAt: due)
     }
   }
 
@@ -58,9 +58,9 @@ extension TripModel {
 
   /// On the loop: makes `kind` with the cached token, or fetches one first, off the loop (a
   /// provider may run a command or an HTTP request), and comes back.
-  private func call(_ kind: FollowCall, generation: UInt64) {
+  private func call(_ kind: FollowCall, generation: UInt64, dueAt due: MonotonicInstant) {
     if let token = core.tokens.cachedToken(forTripID: tripName.tripID) {
-      start(kind, token: token, generation: generation)
+      start(kind, token: token, generation: generation, dueAt: due)
       return
     }
     let loop = lane.loop
@@ -74,7 +74,8 @@ extension TripModel {
       }
       loop.execute {
         switch fetched {
-        case .success(let token): self.start(kind, token: token, generation: generation)
+        case .success(let token):
+          self.start(kind, token: token, generation: generation, dueAt: due)
         case .failure(let error):
           self.failed(PollFailure(error: error, token: nil), generation: generation)
         }
@@ -83,7 +84,9 @@ extension TripModel {
   }
 
   /// On the loop: starts the call, with callbacks that hand its outcome to the follower.
-  private func start(_ kind: FollowCall, token: AccessToken, generation: UInt64) {
+  private func start(
+    _ kind: FollowCall, token: AccessToken, generation: UInt64, dueAt due: MonotonicInstant
+  ) {
     let (current, template) = protected.withLock { state in
       (state.follower.generation == generation, state.pollTemplate)
     }
@@ -113,9 +116,6 @@ extension TripModel {
             token: token, prepared: prepared)
           made = poll
         }
-        // The next poll is due one interval after this one was, not after its answer came:
-        // polls keep their rate however long the calls take (they still never overlap).
-        let due = MonotonicInstant.now
         call = try lane.channel.startUnary(
           poll.prepared, framedRequest: poll.framed, as: FleetEngine.Trip.self
         ) { [self] result in
@@ -150,6 +150,23 @@ extension TripModel {
     if superseded { call.cancel() }
   }
 
+  /// When the poll after one due at `due` is due: one `interval` later, so polls keep their
+  /// rate however long the calls take, not after the answer came; intervals already missed
+  /// (a slow call, a token fetch, a busy loop) are skipped rather than made up back to back.
+  /// The phase stays that of the first due time, which callers spread (a service's trips
+  /// then poll evenly across the interval instead of in bursts).
+  static func nextDue(
+    after due: MonotonicInstant, every interval: Duration, now: MonotonicInstant = .now
+  ) -> MonotonicInstant {
+    let next = due.advanced(by: interval)
+    guard next <= now else { return next }
+    let step = max(
+      UInt64(interval.components.seconds) * 1_000_000_000
+        + UInt64(interval.components.attoseconds / 1_000_000_000), 1)
+    let missed = (now.nanoseconds - next.nanoseconds) / step + 1
+    return MonotonicInstant(nanoseconds: next.nanoseconds + missed * step)
+  }
+
   /// On the loop: the response of the poll that was due at `due`.
   private func polled(_ trip: FleetEngine.Trip, generation: UInt64, dueAt due: MonotonicInstant) {
     let (action, drain) = protected.withLock { state in
@@ -158,7 +175,8 @@ extension TripModel {
     }
     if drain { lane.scheduler.drainAtEndOfTick(self) }
     if case .deliver(_, let nextPollIn) = action {
-      lane.scheduler.schedule(self, generation: generation, at: due.advanced(by: nextPollIn))
+      lane.scheduler.schedule(
+        self, generation: generation, at: Self.nextDue(after: due, every: nextPollIn))
     }
   }
 

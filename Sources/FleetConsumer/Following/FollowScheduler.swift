@@ -93,7 +93,8 @@ final class FollowScheduler: TickEndHandler, @unchecked Sendable {
     timer = nil
     let now = MonotonicInstant.now.nanoseconds
     while let entry = queue.popDue(now: now) {
-      entry.model.pollDue(generation: entry.generation)
+      entry.model.pollDue(
+        generation: entry.generation, dueAt: MonotonicInstant(nanoseconds: entry.due))
     }
     arm()
   }

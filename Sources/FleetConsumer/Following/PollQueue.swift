@@ -36,10 +36,10 @@ struct PollQueue {
   }
 
   /// Removes the earliest entry due at or before `now`; returns its model (now released by
-  /// the queue) and generation.
-  mutating func popDue(now: UInt64) -> (model: TripModel, generation: UInt64)? {
+  /// the queue), generation and due time.
+  mutating func popDue(now: UInt64) -> (model: TripModel, generation: UInt64, due: UInt64)? {
     guard let first = heap.first, first.due <= now else { return nil }
-    let popped = (first.model.takeRetainedValue(), first.generation)
+    let popped = (first.model.takeRetainedValue(), first.generation, first.due)
     let last = heap.removeLast()
     guard !heap.isEmpty else { return popped }
     heap[0] = last

@@ -1,3 +1,4 @@
+import GRPCWire
 import Testing
 
 @testable import FleetConsumer
@@ -53,5 +54,26 @@ struct PollQueueTests {
     #expect(left != nil)
     queue.removeAll()
     #expect(left == nil)
+  }
+}
+
+/// When the next poll is due: one interval after the last was due, skipping whole intervals
+/// already missed, never back to back.
+@Suite("Next due time of a poll")
+struct NextDueTests {
+  func at(_ ms: UInt64) -> MonotonicInstant { MonotonicInstant(nanoseconds: ms * 1_000_000) }
+
+  @Test("one interval after the last due time, however long the call took, while in time")
+  func onTime() {
+    #expect(TripModel.nextDue(after: at(1_000), every: .seconds(1), now: at(1_400)) == at(2_000))
+    #expect(TripModel.nextDue(after: at(1_000), every: .seconds(1), now: at(1_999)) == at(2_000))
+  }
+
+  @Test("missed intervals are skipped, keeping the phase")
+  func missed() {
+    #expect(TripModel.nextDue(after: at(1_000), every: .seconds(1), now: at(2_000)) == at(3_000))
+    #expect(TripModel.nextDue(after: at(1_000), every: .seconds(1), now: at(4_300)) == at(5_000))
+    #expect(
+      TripModel.nextDue(after: at(1_000), every: .milliseconds(250), now: at(1_600)) == at(1_750))
   }
 }
