@@ -16,6 +16,8 @@ final class ServiceCore: Sendable {
   let lanes: [FollowLane]
   private let nextLane = Atomic<Int>(0)
   let tokens: TokenCache
+  /// The poll interval and retry policy every model's follower uses.
+  let followSettings: TripFollower.Settings
   /// Runs a callback job on the configured executor.
   let schedule: @Sendable (@escaping @Sendable () -> Void) -> Void
   /// `x-goog-request-params`, Fleet Engine's routing header, the same for every call.
@@ -39,6 +41,9 @@ final class ServiceCore: Sendable {
   init(configuration: TripService.Configuration) {
     providerID = configuration.providerID
     options = configuration.options
+    followSettings = TripFollower.Settings(
+      pollInterval: configuration.options.pollInterval,
+      retryPolicy: configuration.options.retryPolicy)
     tokens = TokenCache(
       provider: configuration.accessTokenProvider,
       refreshMargin: configuration.options.tokenRefreshMargin)
@@ -103,7 +108,9 @@ final class ServiceCore: Sendable {
 
   /// The live model for `name`, or a new one registered for it.
   func model(for name: TripName) -> TripModel {
-    let key = name.description
+    // Keyed by the trip ID alone: every model of a service is of its provider, and the ID
+    // is the string the name already holds (the full name would be a new string per trip).
+    let key = name.tripID
     if let existing = models.withLock({ $0[key]?.model }) { return existing }
     // Made outside the lock: a model's init is ours, but its deinit (of a loser below)
     // takes this lock again.
@@ -135,8 +142,8 @@ final class ServiceCore: Sendable {
   /// its cached token.
   func modelDeinitialized(_ name: TripName, id: ObjectIdentifier) {
     let removed = models.withLock { models in
-      guard let entry = models[name.description], entry.id == id else { return false }
-      models[name.description] = nil
+      guard let entry = models[name.tripID], entry.id == id else { return false }
+      models[name.tripID] = nil
       return true
     }
     if removed { tokens.remove(tripID: name.tripID) }

@@ -1,6 +1,6 @@
 internal import FleetSync
-internal import Synchronization
 internal import GRPCWire
+internal import Synchronization
 
 /// One trip, followed for its subscribers: get it from
 /// ``TripService/tripModel(forTripName:)``, then ``register(_:)`` a ``TripModelSubscriber``
@@ -94,7 +94,7 @@ public final class TripModel: Sendable {
     protected = PosixMutex(
       Protected(
         follower: TripFollower(
-          pollInterval: core.options.pollInterval, retryPolicy: core.options.retryPolicy)))
+          settings: core.followSettings)))
   }
 
   deinit {

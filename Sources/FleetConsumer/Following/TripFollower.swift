@@ -48,12 +48,28 @@ struct TripFollower {
   /// The merged trip, nil before the first successful response.
   private(set) var trip: FleetEngine.Trip?
   private var lastGeneration: UInt64 = 0
-  let pollInterval: Duration
-  let retryPolicy: RetryPolicy
+  /// How often to poll and how to back off: the same for every model of a service, so held
+  /// once per service rather than copied into each follower (72 bytes a trip).
+  final class Settings: Sendable {
+    let pollInterval: Duration
+    let retryPolicy: RetryPolicy
+
+    init(pollInterval: Duration, retryPolicy: RetryPolicy) {
+      self.pollInterval = pollInterval
+      self.retryPolicy = retryPolicy
+    }
+  }
+
+  let settings: Settings
+  var pollInterval: Duration { settings.pollInterval }
+  var retryPolicy: RetryPolicy { settings.retryPolicy }
+
+  init(settings: Settings) {
+    self.settings = settings
+  }
 
   init(pollInterval: Duration, retryPolicy: RetryPolicy) {
-    self.pollInterval = pollInterval
-    self.retryPolicy = retryPolicy
+    self.init(settings: Settings(pollInterval: pollInterval, retryPolicy: retryPolicy))
   }
 
   /// The running loop's generation, nil when not following.
