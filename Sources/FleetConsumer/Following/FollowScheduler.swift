@@ -62,12 +62,6 @@ final class FollowScheduler: TickEndHandler, @unchecked Sendable {
     deliver { for model in batch { model.drain() } }
   }
 
-  /// How many calls are queued, stale ones included (for tests and diagnostics). Loop-only.
-  var queuedCount: Int {
-    loop.assertInLoop()
-    return queue.count
-  }
-
   private func add(_ model: TripModel, generation: UInt64, at due: MonotonicInstant) {
     queue.insert(due: due.nanoseconds, model: model, generation: generation)
     arm()
