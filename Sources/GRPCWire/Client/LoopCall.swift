@@ -43,9 +43,10 @@ extension GRPCChannel {
     _ method: ProtoMethod<Request, Response>, _ request: Request, options: CallOptions,
     completion: @escaping @Sendable (Result<Response, RPCError>) -> Void
   ) throws(RPCError) -> LoopCall {
-    let stream = try makeLoopStream(method.path, request, options)
-    stream.observer = UnaryObserver<Response>(completion: completion)
-    return start(stream)
+    try startUnary(
+      prepare(path: method.path, options: options),
+      framedRequest: Self.frame(request, compress: options.compression != nil),
+      as: Response.self, completion: completion)
   }
 
   /// Starts a unary call `prepared` describes, from the loop thread, with a request already
@@ -55,21 +56,16 @@ extension GRPCChannel {
     _ prepared: PreparedCall, framedRequest: [UInt8], as response: Response.Type,
     completion: @escaping @Sendable (Result<Response, RPCError>) -> Void
   ) throws(RPCError) -> LoopCall {
-    loop.assertInLoop()
-    if let timeout = prepared.timeout, timeout <= .zero {
-      throw RPCError(
-        code: .deadlineExceeded, message: "the call's deadline had passed before it started")
-    }
-    let stream = try makeStream(prepared, framedRequest, true)
+    let stream = try makeLoopStream(prepared, framedRequest)
     stream.observer = UnaryObserver<Response>(completion: completion)
     return start(stream)
   }
 
-  /// `request` framed as a gRPC message (uncompressed), for
+  /// `request` framed as a gRPC message (gzip-compressed when `compress`), for
   /// ``startUnary(_:framedRequest:as:completion:)``.
-  package static func frame(_ request: some ProtoMessage) -> [UInt8] {
+  package static func frame(_ request: some ProtoMessage, compress: Bool = false) -> [UInt8] {
     var bytes: [UInt8] = []
-    MessageFramer.append(to: &bytes, compress: false) {
+    MessageFramer.append(to: &bytes, compress: compress) {
       ProtoSerializer().serialize(request, into: &$0)
     }
     return bytes
@@ -83,24 +79,23 @@ extension GRPCChannel {
     onMessage: @escaping @Sendable (Response) -> Void,
     onEnd: @escaping @Sendable (RPCError?) -> Void
   ) throws(RPCError) -> LoopCall {
-    let stream = try makeLoopStream(method.path, request, options)
+    let stream = try makeLoopStream(
+      prepare(path: method.path, options: options),
+      Self.frame(request, compress: options.compression != nil))
     stream.observer = StreamingObserver<Response>(onMessage: onMessage, onEnd: onEnd)
     return start(stream)
   }
 
-  private func makeLoopStream<Request: ProtoMessage>(
-    _ path: String, _ request: Request, _ options: CallOptions
-  ) throws(RPCError) -> ClientStream {
+  /// The stream of a loop-driven call, refused when its deadline has already passed.
+  private func makeLoopStream(_ prepared: PreparedCall, _ framedRequest: [UInt8])
+    throws(RPCError) -> ClientStream
+  {
     loop.assertInLoop()
-    var bytes: [UInt8] = []
-    MessageFramer.append(to: &bytes, compress: options.compression != nil) {
-      ProtoSerializer().serialize(request, into: &$0)
-    }
-    if let timeout = options.timeout, timeout <= .zero {
+    if let timeout = prepared.timeout, timeout <= .zero {
       throw RPCError(
         code: .deadlineExceeded, message: "the call's deadline had passed before it started")
     }
-    return try makeStream(path: path, options: options, firstRequest: bytes, requestsFinished: true)
+    return try makeStream(prepared, framedRequest, true)
   }
 
   private func start(_ stream: ClientStream) -> LoopCall {
