@@ -1,12 +1,13 @@
-/// The next due call of every followed trip of one event loop: a binary min-heap keyed by
-/// due time (nanoseconds on the monotonic clock).
+internal import FleetSync
+
+/// The next due call of every followed trip of one event loop, earliest first, by due time
+/// (nanoseconds on the monotonic clock): FleetSync's ``DeadlineHeap`` of models.
 ///
 /// An entry is the model and its loop generation, 24 bytes: no closure, timer or task per
 /// trip. Entries are never removed early; one whose generation has been stopped meanwhile
 /// is popped when due and its model ignores it (``TripFollower`` drops a stale generation).
 struct PollQueue {
-  struct Entry {
-    var due: UInt64
+  private struct Entry {
     var generation: UInt64
     /// Retained while queued. Unmanaged, so that moving entries through the heap costs no
     /// reference counting: a model is also referenced weakly (by its service's registry),
@@ -14,7 +15,7 @@ struct PollQueue {
     var model: Unmanaged<TripModel>
   }
 
-  private var heap: [Entry] = []
+  private var heap = DeadlineHeap<Entry>()
 
   var isEmpty: Bool { heap.isEmpty }
 
@@ -22,44 +23,23 @@ struct PollQueue {
   var count: Int { heap.count }
 
   /// The earliest due time, nil when empty.
-  var earliest: UInt64? { heap.first?.due }
+  var earliest: UInt64? { heap.earliest.map { UInt64($0) } }
 
   mutating func insert(due: UInt64, model: TripModel, generation: UInt64) {
-    heap.append(Entry(due: due, generation: generation, model: .passRetained(model)))
-    var child = heap.count - 1
-    while child > 0 {
-      let parent = (child - 1) / 2
-      guard heap[child].due < heap[parent].due else { break }
-      heap.swapAt(child, parent)
-      child = parent
-    }
+    heap.push(
+      Entry(generation: generation, model: .passRetained(model)), at: Int64(clamping: due))
   }
 
   /// Removes the earliest entry due at or before `now`; returns its model (now released by
   /// the queue), generation and due time.
   mutating func popDue(now: UInt64) -> (model: TripModel, generation: UInt64, due: UInt64)? {
-    guard let first = heap.first, first.due <= now else { return nil }
-    let popped = (first.model.takeRetainedValue(), first.generation, first.due)
-    let last = heap.removeLast()
-    guard !heap.isEmpty else { return popped }
-    heap[0] = last
-    var parent = 0
-    while true {
-      let left = 2 * parent + 1
-      let right = left + 1
-      var smallest = parent
-      if left < heap.count, heap[left].due < heap[smallest].due { smallest = left }
-      if right < heap.count, heap[right].due < heap[smallest].due { smallest = right }
-      if smallest == parent { break }
-      heap.swapAt(parent, smallest)
-      parent = smallest
-    }
-    return popped
+    guard let (due, entry) = heap.popDue(now: Int64(clamping: now)) else { return nil }
+    return (entry.model.takeRetainedValue(), entry.generation, UInt64(due))
   }
 
-  /// Forgets every entry (the service is going away).
+  /// Forgets every entry (the service is going away), releasing their models.
   mutating func removeAll() {
-    for entry in heap { entry.model.release() }
+    for entry in heap.elements { entry.model.release() }
     heap.removeAll()
   }
 }

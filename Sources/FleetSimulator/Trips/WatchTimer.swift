@@ -16,48 +16,18 @@ final class WatchTimer: Sendable {
   static let tick = Duration.milliseconds(5)
 
   private struct Entry {
-    /// Nanoseconds after ``origin``, a whole number of ticks.
-    var deadline: Int64
     var watch: TripWatch
     var generation: UInt64
   }
 
   private struct State {
-    /// A binary min-heap of the pending entries by deadline.
-    var heap: [Entry] = []
+    /// The pending entries by deadline: nanoseconds after ``origin``, a whole number of
+    /// ticks.
+    var heap = DeadlineHeap<Entry>()
     /// The task that sleeps until the heap's first deadline (or earlier), with its number,
     /// and that deadline; nil while the heap is empty.
     var sleeper: (number: UInt64, deadline: Int64, task: Task<Void, Never>?)?
     var sleepersStarted: UInt64 = 0
-
-    mutating func push(_ entry: Entry) {
-      heap.append(entry)
-      var child = heap.count - 1
-      while child > 0 {
-        let parent = (child - 1) / 2
-        guard heap[child].deadline < heap[parent].deadline else { break }
-        heap.swapAt(child, parent)
-        child = parent
-      }
-    }
-
-    mutating func popFirst() -> Entry {
-      let first = heap[0]
-      let last = heap.removeLast()
-      guard !heap.isEmpty else { return first }
-      heap[0] = last
-      var parent = 0
-      while true {
-        let left = 2 * parent + 1
-        guard left < heap.count else { break }
-        let right = left + 1
-        let child = right < heap.count && heap[right].deadline < heap[left].deadline ? right : left
-        guard heap[child].deadline < heap[parent].deadline else { break }
-        heap.swapAt(child, parent)
-        parent = child
-      }
-      return first
-    }
   }
 
   private let origin = ContinuousClock.now
@@ -68,21 +38,21 @@ final class WatchTimer: Sendable {
   func schedule(_ watch: TripWatch, generation: UInt64, at deadline: ContinuousClock.Instant) {
     let offset = max(Self.nanoseconds(deadline - origin), 0)
     let ticks = offset / tickNanoseconds + (offset % tickNanoseconds == 0 ? 0 : 1)
-    let entry = Entry(deadline: ticks * tickNanoseconds, watch: watch, generation: generation)
+    let due = ticks * tickNanoseconds
     let (start, superseded) = state.withLock { state -> (UInt64?, Task<Void, Never>?) in
-      state.push(entry)
-      if let sleeper = state.sleeper, sleeper.deadline <= entry.deadline { return (nil, nil) }
+      state.heap.push(Entry(watch: watch, generation: generation), at: due)
+      if let sleeper = state.sleeper, sleeper.deadline <= due { return (nil, nil) }
       // The sleeper (if any) would wake too late: a new one takes over.
       let superseded = state.sleeper?.task
       state.sleepersStarted += 1
-      state.sleeper = (state.sleepersStarted, entry.deadline, nil)
+      state.sleeper = (state.sleepersStarted, due, nil)
       return (state.sleepersStarted, superseded)
     }
     superseded?.cancel()
     guard let start else { return }
     // Weakly held while it sleeps, so that a simulator shut down is not kept alive by it.
     let task = Task { [weak self] in
-      var deadline = entry.deadline
+      var deadline = due
       while let origin = self?.origin {
         do {
           try await Task.sleep(until: origin + .nanoseconds(deadline), clock: .continuous)
@@ -109,9 +79,9 @@ final class WatchTimer: Sendable {
     let due = state.withLock { state -> [Entry] in
       guard state.sleeper?.number == sleeper else { return [] }
       var due: [Entry] = []
-      while let first = state.heap.first, first.deadline <= now { due.append(state.popFirst()) }
-      if let first = state.heap.first {
-        state.sleeper?.deadline = first.deadline
+      while let (_, entry) = state.heap.popDue(now: now) { due.append(entry) }
+      if let earliest = state.heap.earliest {
+        state.sleeper?.deadline = earliest
       } else {
         state.sleeper = nil
       }
