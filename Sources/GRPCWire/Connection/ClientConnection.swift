@@ -57,7 +57,6 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   private var lastReadAt = MonotonicInstant.now
   /// The server sent GOAWAY: no new calls; close once the last stream is done.
   private(set) var goingAway = false
-  private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
 
   init(
     loop: EventLoop, target: String, settings: HTTP2Settings,
@@ -73,7 +72,6 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   }
 
   deinit {
-    readBuffer.deallocate()
     if let session { nghttp2_session_del(session) }
     transport?.close()
   }
@@ -402,8 +400,11 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
       break
     }
     guard let transport else { return }
-    // Read what is there, up to 1 MiB a tick, so one busy connection cannot starve the loop.
-    for _ in 0..<16 {
+    // Read what is there, up to the client's read budget, so one busy connection cannot
+    // starve the loop.
+    let budget = ReadBudget.client
+    let readBuffer = UnsafeMutableRawBufferPointer(rebasing: loop.readBuffer[..<budget.bytes])
+    for _ in 0..<budget.reads {
       switch transport.read(into: readBuffer) {
       case .bytes(let count):
         lastReadAt = .now

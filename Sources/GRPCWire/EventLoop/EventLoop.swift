@@ -35,6 +35,10 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
   @exclusivity(unchecked) private var runningBatch: [Item] = []
   /// Whether the thread has been detached (stopped from its own thread; nobody joins it).
   private var detached = false
+  /// The buffer every connection of this loop reads its socket into (loop only). A read is
+  /// handed to nghttp2 at once, which copies what it keeps, so one buffer serves all
+  /// connections: an idle connection holds no read buffer of its own.
+  let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
 
   /// One thing to run on the loop: a closure, or a job of a task that prefers this loop.
   private enum Item {
@@ -58,6 +62,8 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     let box = Unmanaged.passRetained(LoopStart(loop: self, name: name))
     precondition(pthread_create(&thread, nil, loopThreadMain, box.toOpaque()) == 0)
   }
+
+  deinit { readBuffer.deallocate() }
 
   /// Whether the caller is on this loop's thread.
   public var inEventLoop: Bool { pthread_equal(pthread_self(), thread) != 0 }
@@ -172,8 +178,9 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     timers.cancel(id)
   }
 
-  /// Calls `handler.tickEnded()` once, after the loop has processed this tick's events and
-  /// tasks: connections flush their output there, so many frames go out in one write.
+  /// Calls `handler.tickEnded()` once, when the loop has finished its current step (one
+  /// ready socket and the tasks it started, or the tick's due timers and queued work):
+  /// connections flush their output there, so the frames of a step go out in one write.
   package func runAtEndOfTick(_ handler: any TickEndHandler) {
     assertInLoop()
     tickEnd.append(handler)
@@ -204,19 +211,17 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         // A handler may unregister itself or others while handling; look each up afresh.
         if event.events & Self.readableEvents != 0 { handlers[fd]?.readable() }
         if event.events & UInt32(FLEET_EPOLL_OUT) != 0 { handlers[fd]?.writable() }
+        // Finish this socket's part before the next socket's: the tasks its data started
+        // run, and what they answered goes out now. Left to the end of the tick, every
+        // answer would wait for every other socket's work, and a busy loop settles into
+        // ever larger bursts (each side's long tick making the other's next one longer).
+        finishStep()
       }
-      runPendingWork()
+      // Work queued from other threads (announced by the wake-up) runs before the timers.
+      finishStep()
       let now = MonotonicInstant.now
       while let due = timers.popDue(now: now) { due() }
-      runPendingWork()
-      while !tickEnd.isEmpty {
-        let due = tickEnd
-        tickEnd.removeAll(keepingCapacity: true)
-        for handler in due { handler.tickEnded() }
-        // What the flush resumed (callers waiting on the loop) runs in this tick, and what
-        // they send goes out in the next flush of this same tick.
-        runPendingWork()
-      }
+      finishStep()
     }
     // Stopped: let go of everything registered. Timer bodies and handlers hold connections
     // that hold this loop; keeping them would leak the whole graph.
@@ -229,6 +234,19 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     if detached {
       close(epollFD)
       close(wakeFD)
+    }
+  }
+
+  /// Runs the work queued so far and the end-of-step hooks (flushes), and what the flushes
+  /// resumed: callers waiting on the loop run now, and what they send goes out in the next
+  /// flush of this same step.
+  private func finishStep() {
+    runPendingWork()
+    while !tickEnd.isEmpty {
+      let due = tickEnd
+      tickEnd.removeAll(keepingCapacity: true)
+      for handler in due { handler.tickEnded() }
+      runPendingWork()
     }
   }
 
@@ -270,7 +288,28 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
   }
 }
 
+/// How much a connection reads per readiness, into its loop's ``EventLoop/readBuffer``.
+///
+/// What a read costs the loop depends on what arrives: a server's 16 KiB of small requests
+/// starts about 150 handlers, a client's 64 KiB holds a few dozen responses. Bounding the
+/// reads bounds a step, and the answers of a step go out at its end.
+struct ReadBudget {
+  /// Bytes per read (at most the loop's buffer).
+  var bytes: Int
+  /// Reads per readiness.
+  var reads: Int
+
+  /// Responses: up to 4 reads of 64 KiB.
+  static let client = ReadBudget(bytes: 64 << 10, reads: 4)
+  /// Requests: one read of 16 KiB, since each request starts a handler.
+  static let server = ReadBudget(bytes: 16 << 10, reads: 1)
+}
+
 /// Something the loop calls when its file descriptor is ready.
+///
+/// A readable handler reads a bounded amount (see ``ReadBudget``) and returns: the loop
+/// reports the socket again while data is left (level-triggered), and meanwhile the other
+/// sockets of the loop get their turn, so no connection makes the others wait long.
 protocol EventHandler: AnyObject {
   /// Readable, or hung up, or in error: the handler reads and finds out which.
   func readable()

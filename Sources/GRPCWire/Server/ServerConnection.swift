@@ -22,7 +22,6 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   private var flushScheduled = false
   private var interest: EventLoop.Interest = []
   private var draining = false
-  private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
 
   private var handshaking = false
   private var maxConcurrentStreams = 1_000
@@ -42,7 +41,6 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   }
 
   deinit {
-    readBuffer.deallocate()
     if let session { nghttp2_session_del(session) }
   }
 
@@ -115,9 +113,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
         default: stream.requestEncoding = .unsupported(field.value)
         }
       case "grpc-accept-encoding":
-        stream.acceptsGzip = field.value.split(separator: ",").contains {
-          $0.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed() == Array("gzip")
-        }
+        stream.acceptsGzip = Self.listsGzip(field.value)
       default: continue
       }
     }
@@ -162,6 +158,30 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
       await handler(stream, context)
     }
     if endStream, let error = stream.requestsEnded() { fail(stream, error) }
+  }
+
+  /// Whether a `grpc-accept-encoding` value (comma-separated names, spaces allowed around
+  /// them) lists gzip. Read byte by byte: it is parsed on every call.
+  static func listsGzip(_ list: String) -> Bool {
+    if list == "identity,gzip" { return true }
+    var list = list
+    return list.withUTF8 { bytes in
+      var start = 0
+      while start <= bytes.count {
+        var end = start
+        while end < bytes.count && bytes[end] != UInt8(ascii: ",") { end += 1 }
+        var low = start, high = end
+        while low < high && bytes[low] == UInt8(ascii: " ") { low += 1 }
+        while high > low && bytes[high - 1] == UInt8(ascii: " ") { high -= 1 }
+        if high - low == 4 && bytes[low] == UInt8(ascii: "g") && bytes[low + 1] == UInt8(ascii: "z")
+          && bytes[low + 2] == UInt8(ascii: "i") && bytes[low + 3] == UInt8(ascii: "p")
+        {
+          return true
+        }
+        start = end + 1
+      }
+      return false
+    }
   }
 
   func dataReceived(_ stream: ServerStream, _ bytes: UnsafeRawBufferPointer) {
@@ -342,7 +362,9 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   func readable() {
     if handshaking { return continueHandshake() }
     guard let transport, let session else { return }
-    for _ in 0..<16 {
+    let budget = ReadBudget.server
+    let readBuffer = UnsafeMutableRawBufferPointer(rebasing: loop.readBuffer[..<budget.bytes])
+    for _ in 0..<budget.reads {
       switch transport.read(into: readBuffer) {
       case .bytes(let count):
         let consumed = nghttp2_session_mem_recv(
