@@ -19,28 +19,28 @@ public enum BenchmarkServiceHandlers {
 
   /// Registers every BenchmarkService method on `server` (before it starts).
   public static func register(on server: GRPCServer) {
-    server.register(unary: Methods.unaryCall) { request, _ in
-      response(size: request.responseSize)
+    server.register(unary: Methods.unaryCall) { request, context in
+      try response(size: request.responseSize, context)
     }
-    server.register(bidirectional: Methods.streamingCall) { requests, writer, _ in
+    server.register(bidirectional: Methods.streamingCall) { requests, writer, context in
       for try await request in requests {
-        try await writer.write(response(size: request.responseSize), compress: false)
+        try await writer.write(response(size: request.responseSize, context), compress: false)
       }
     }
-    server.register(clientStreaming: Methods.streamingFromClient) { requests, _ in
+    server.register(clientStreaming: Methods.streamingFromClient) { requests, context in
       var size: Int32 = 0
       for try await request in requests { size = request.responseSize }
-      return response(size: size)
+      return try response(size: size, context)
     }
     server.register(serverStreaming: encoded(Methods.streamingFromServer)) {
-      request, writer, _ in
-      try await writeForever(EncodedMessage(response(size: request.responseSize)), writer)
+      request, writer, context in
+      try await writeForever(EncodedMessage(response(size: request.responseSize, context)), writer)
     }
-    server.register(bidirectional: encoded(Methods.streamingBothWays)) { requests, writer, _ in
+    server.register(bidirectional: encoded(Methods.streamingBothWays)) { requests, writer, context in
       try await withThrowingTaskGroup(of: Void.self) { group in
         var writing = false
         for try await request in requests where !writing {
-          let message = EncodedMessage(response(size: request.responseSize))
+          let message = EncodedMessage(try response(size: request.responseSize, context))
           group.addTask { try await writeForever(message, writer) }
           writing = true
         }
@@ -77,11 +77,13 @@ public enum BenchmarkServiceHandlers {
     }
   }
 
-  static func response(size: Int32) -> GRPCTesting.SimpleResponse {
+  /// A response with `size` zero bytes of payload, once `size` passed ``PayloadSize``.
+  static func response(size: Int32, _ context: ServerContext) throws(RPCError) -> GRPCTesting.SimpleResponse {
+    let size = try PayloadSize.checked(size, "response_size", context)
     var response = GRPCTesting.SimpleResponse()
     if size > 0 {
       var payload = GRPCTesting.Payload()
-      payload.body = [UInt8](repeating: 0, count: Int(size))
+      payload.body = [UInt8](repeating: 0, count: size)
       response.payload = payload
     }
     return response

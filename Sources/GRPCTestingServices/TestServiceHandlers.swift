@@ -22,13 +22,13 @@ public enum TestServiceHandlers {
       if let status = request.responseStatus, status.code != 0 { throw echoed(status) }
       context.setCompressResponses(request.responseCompressed?.value ?? false)
       var response = GRPCTesting.SimpleResponse()
-      response.payload = payload(Int(request.responseSize))
+      response.payload = payload(try PayloadSize.checked(request.responseSize, "response_size", context))
       return response
     }
     server.register(unary: Service.cacheableUnaryCall) { request, context in
       echoMetadata(context)
       var response = GRPCTesting.SimpleResponse()
-      response.payload = payload(Int(request.responseSize))
+      response.payload = payload(try PayloadSize.checked(request.responseSize, "response_size", context))
       return response
     }
     server.register(serverStreaming: Service.streamingOutputCall) { request, writer, context in
@@ -63,12 +63,16 @@ public enum TestServiceHandlers {
     _ writer: ResponseWriter<GRPCTesting.StreamingOutputCallResponse>, _ context: ServerContext
   ) async throws {
     if let status = request.responseStatus, status.code != 0 { throw echoed(status) }
-    for parameters in request.responseParameters {
+    // Every size is checked before the first response goes out.
+    let sizes = try request.responseParameters.map {
+      try PayloadSize.checked($0.size, "response_parameters.size", context)
+    }
+    for (parameters, size) in zip(request.responseParameters, sizes) {
       if parameters.intervalUs > 0 {
         try await Task.sleep(for: .microseconds(Int(parameters.intervalUs)))
       }
       var response = GRPCTesting.StreamingOutputCallResponse()
-      response.payload = payload(Int(parameters.size))
+      response.payload = payload(size)
       let compress = parameters.compressed?.value ?? false
       context.setCompressResponses(compress)
       try await writer.write(response, compress: compress)

@@ -1,5 +1,8 @@
 /// Writes gRPC's 5-byte prefix (compressed flag, big-endian length) and the message after it.
 enum MessageFramer {
+  /// Bytes of the prefix before each message.
+  static let prefixLength = 5
+
   /// Appends one framed message to `buffer`, serialising it in place after a placeholder prefix
   /// so an uncompressed message is written once, with no copy.
   static func append(

@@ -5,10 +5,22 @@ internal import Glibc
 
 /// Settings of a ``GRPCServer``.
 public struct ServerOptions: Sendable {
-  /// The largest request message accepted, after decompression.
+  /// The largest request message accepted, after decompression; a larger one fails the call
+  /// with RESOURCE_EXHAUSTED.
   public var maxReceiveMessageSize = 4 << 20
+  /// The largest response message sent (as framed: compressed, when it is); a handler
+  /// writing a larger one gets RESOURCE_EXHAUSTED thrown from the write, and the call ends
+  /// with it. Handlers that size a response from a request can check
+  /// ``ServerContext/maxSendMessageSize`` before building it.
+  public var maxSendMessageSize = 4 << 20
   /// SETTINGS_MAX_CONCURRENT_STREAMS announced to each client.
   public var maxConcurrentStreams = 1_000
+  /// The most client connections served at once. A connection beyond it is closed as soon as
+  /// it is accepted, while those already open go on being served.
+  public var maxConnections = 10_000
+  /// How long a new connection has to finish its TLS handshake and send the HTTP/2 preface and
+  /// its SETTINGS; a connection that has not by then (silent, or trickling bytes) is closed.
+  public var handshakeTimeout: Duration = .seconds(10)
   /// Serve TLS (1.2+, ALPN h2) with this certificate chain and private key (PEM files);
   /// nil: plaintext.
   public var tls: (certificateChainFile: String, privateKeyFile: String)?
@@ -228,12 +240,35 @@ final class ServerCore: EventHandler, @unchecked Sendable {
 
   // MARK: Accepting
 
+  /// The pause before accepting again after the process or system ran out of descriptors or
+  /// buffers; doubled while it lasts, up to 1 s.
+  private var acceptPause: Duration = .zero
+  private static let firstAcceptPause: Duration = .milliseconds(50)
+  private static let longestAcceptPause: Duration = .seconds(1)
+  /// Connections accepted per readiness of the listening socket, so a flood of new
+  /// connections cannot hold the loop.
+  private static let acceptsPerReadiness = 64
+
   func readable() {
-    while listenFD >= 0 {
+    for _ in 0..<Self.acceptsPerReadiness where listenFD >= 0 {
       var storage = sockaddr_storage()
       var length = UInt32(MemoryLayout<sockaddr_storage>.size)
       let fd = fleet_accept_nonblocking(listenFD, &storage, &length)
-      guard fd >= 0 else { return }  // EAGAIN, or a transient accept error: try next time
+      guard fd >= 0 else {
+        switch errno {
+        case EAGAIN, EWOULDBLOCK: return
+        case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+          // The pending connection stays queued and the socket stays readable: asking again
+          // at once would spin. Stop listening for a while; descriptors may free up.
+          return pauseAccepting()
+        default: continue  // ECONNABORTED and the like: that one connection is gone
+        }
+      }
+      acceptPause = .zero
+      guard connections.count < options.maxConnections else {
+        Glibc.close(fd)
+        continue
+      }
       _ = fleet_set_tcp_nodelay(fd)
       let peer = Self.describe(storage)
       let connection: ServerConnection
@@ -244,7 +279,17 @@ final class ServerCore: EventHandler, @unchecked Sendable {
         continue
       }
       connections[ObjectIdentifier(connection)] = connection
-      connection.start(maxConcurrentStreams: options.maxConcurrentStreams)
+      connection.start(
+        maxConcurrentStreams: options.maxConcurrentStreams, handshakeTimeout: options.handshakeTimeout)
+    }
+  }
+
+  private func pauseAccepting() {
+    acceptPause = min(max(acceptPause * 2, Self.firstAcceptPause), Self.longestAcceptPause)
+    loop.unregister(listenFD)
+    _ = loop.scheduleTimer(at: .now.advanced(by: acceptPause)) { [self] in
+      guard listenFD >= 0 else { return }
+      loop.register(listenFD, .read, self)
     }
   }
 

@@ -25,6 +25,8 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
 
   private var handshaking = false
   private var maxConcurrentStreams = 1_000
+  /// Closes the connection unless the client's SETTINGS arrive first (``ServerOptions/handshakeTimeout``).
+  private var handshakeTimer: TimerID?
 
   /// `tls`: the server's TLS context, when it serves TLS (the handshake comes first).
   init(loop: EventLoop, fd: Int32, peer: String, server: ServerCore, tls: TLSContext?) throws(RPCError) {
@@ -47,9 +49,14 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   var openCallCount: Int { streams.count }
 
   /// Starts serving: the TLS handshake if there is one, then the HTTP/2 session.
-  func start(maxConcurrentStreams: Int) {
+  func start(maxConcurrentStreams: Int, handshakeTimeout: Duration) {
     loop.assertInLoop()
     self.maxConcurrentStreams = maxConcurrentStreams
+    // Strong: closing the socket cancels the timer.
+    handshakeTimer = loop.scheduleTimer(at: .now.advanced(by: handshakeTimeout)) { [self] in
+      handshakeTimer = nil
+      closeSocket()
+    }
     if handshaking {
       continueHandshake()
     } else {
@@ -95,17 +102,28 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
 
   func stream(_ id: Int32) -> ServerStream? { streams[id] }
 
+  /// The client's first SETTINGS (after its preface, which nghttp2 checked): the handshake is
+  /// over.
+  func clientSettingsReceived() {
+    guard let handshakeTimer else { return }
+    loop.cancelTimer(handshakeTimer)
+    self.handshakeTimer = nil
+  }
+
   func requestHeadersReceived(_ stream: ServerStream, endStream: Bool) {
     guard let server else { return }
     let fields = stream.headerBlock
     stream.headerBlock.removeAll()
     var method = "", path = "", contentType = "", timeout: Duration? = nil
+    var malformedTimeout: String? = nil
     for field in fields {
       switch field.name {
       case ":method": method = field.value
       case ":path": path = field.value
       case "content-type": contentType = field.value
-      case "grpc-timeout": timeout = GRPCTimeout.parse(field.value)
+      case "grpc-timeout":
+        timeout = GRPCTimeout.parse(field.value)
+        if timeout == nil { malformedTimeout = field.value }
       case "grpc-encoding":
         switch field.value {
         case "identity": stream.requestEncoding = .identity
@@ -133,12 +151,24 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     guard let handler = server.handler(for: path) else {
       return respondEarly(stream, Status(code: .unimplemented, message: "unknown method \(path)"))
     }
+    // PROTOCOL-HTTP2.md: at most 8 digits and one unit. A value we cannot read is not
+    // silently dropped (the call would run with no deadline); a zero one has already passed.
+    if let malformedTimeout {
+      return respondEarly(
+        stream,
+        Status(code: .internalError, message: "malformed grpc-timeout '\(malformedTimeout.prefix(32))'"))
+    }
+    if timeout == .zero {
+      return respondEarly(
+        stream, Status(code: .deadlineExceeded, message: "the call's deadline passed before it reached the server"))
+    }
     stream.deframer = MessageDeframer(maxMessageSize: server.maxReceiveMessageSize)
+    stream.maxSendMessageSize = server.options.maxSendMessageSize
     let loop = self.loop
     let context = ServerContext(
       path: path,
       requestMetadata: Metadata(receivedHeaders: fields.lazy.map { (name: $0.name, value: $0.value) }),
-      timeout: timeout, peer: peer,
+      timeout: timeout, peer: peer, maxSendMessageSize: server.options.maxSendMessageSize,
       dropConnection: { [self] in
         // Strong: the context lives in the stream, which this connection lets go of when the
         // stream closes.
@@ -430,6 +460,10 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   private func closeSocket() {
     guard let transport else { return }
     handshaking = false
+    if let handshakeTimer {
+      loop.cancelTimer(handshakeTimer)
+      self.handshakeTimer = nil
+    }
     setInterest([])
     self.transport = nil
     transport.close()

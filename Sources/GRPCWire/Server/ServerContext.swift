@@ -14,6 +14,8 @@ public final class ServerContext: Sendable {
   public let timeout: Duration?
   /// The client's address, `host:port`.
   public let peer: String
+  /// The largest response message the server sends (``ServerOptions/maxSendMessageSize``).
+  public let maxSendMessageSize: Int
 
   private let state = PosixMutex(MutableState())
   private let dropConnectionAction: @Sendable () -> Void
@@ -27,12 +29,13 @@ public final class ServerContext: Sendable {
 
   init(
     path: String, requestMetadata: Metadata, timeout: Duration?, peer: String,
-    dropConnection: @escaping @Sendable () -> Void = {}
+    maxSendMessageSize: Int = 4 << 20, dropConnection: @escaping @Sendable () -> Void = {}
   ) {
     self.path = path
     self.requestMetadata = requestMetadata
     self.timeout = timeout
     self.peer = peer
+    self.maxSendMessageSize = maxSendMessageSize
     self.dropConnectionAction = dropConnection
   }
 

@@ -50,6 +50,12 @@ private func onServerFrameReceived(
 ) -> Int32 {
   let owner = serverConnection(userData)
   let frame = frame!.pointee
+  if frame.hd.type == UInt8(NGHTTP2_SETTINGS.rawValue)
+    && frame.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0
+  {
+    owner.clientSettingsReceived()
+    return 0
+  }
   guard let stream = owner.stream(frame.hd.stream_id) else { return 0 }
   let endStream = frame.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
   switch frame.hd.type {

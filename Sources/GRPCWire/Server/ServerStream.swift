@@ -25,6 +25,8 @@ final class ServerStream: @unchecked Sendable {
   var requestEncoding = ClientCallStateMachine.MessageEncoding.identity
   var acceptsGzip = false
   var deframer = MessageDeframer(maxMessageSize: 4 << 20)
+  /// Set once, on the loop, before the handler's task starts; read-only afterwards.
+  var maxSendMessageSize = 4 << 20
   var responseStarted = false
   var streamClosed = false
   var deadlineTimer: TimerID?
@@ -128,6 +130,7 @@ final class ServerStream: @unchecked Sendable {
       // Compressed: framed apart, since the prefix needs the compressed length.
       var bytes: [UInt8] = []
       try MessageFramer.append(to: &bytes, compress: true, serialize: serialize)
+      try checkSendSize(bytes.count - MessageFramer.prefixLength)
       (schedule, full) = try shared.withLock { s throws(RPCError) -> (Bool, Bool) in
         if let aborted = s.aborted { throw aborted }
         s.outbound.append(contentsOf: bytes)
@@ -142,6 +145,7 @@ final class ServerStream: @unchecked Sendable {
         let start = s.outbound.count
         do {
           try MessageFramer.append(to: &s.outbound, compress: false, serialize: serialize)
+          try checkSendSize(s.outbound.count - start - MessageFramer.prefixLength)
         } catch {
           s.outbound.removeSubrange(start...)
           throw error
@@ -163,6 +167,15 @@ final class ServerStream: @unchecked Sendable {
       }
       if let now { c.resume(with: now) }
     }
+  }
+
+  /// Throws RESOURCE_EXHAUSTED for a message (as framed: compressed, when it is) above the
+  /// server's ``ServerOptions/maxSendMessageSize``.
+  private func checkSendSize(_ length: Int) throws(RPCError) {
+    guard length > maxSendMessageSize else { return }
+    throw RPCError(
+      code: .resourceExhausted,
+      message: "the response message of \(length) bytes is larger than the server's limit of \(maxSendMessageSize) bytes")
   }
 
   /// The handler is done: `status` and `trailers` go out after the queued responses.

@@ -1,0 +1,186 @@
+import FleetProtos
+import Foundation
+import Testing
+
+@testable import GRPCWire
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `ServerOptions` limits a client cannot talk its way around: the largest response, the
+/// handshake deadline, the most connections.
+@Suite("Server limits", .timeLimit(.minutes(1)))
+struct ServerLimitsTests {
+  typealias Service = GRPCTesting.TestService
+
+  /// A server whose UnaryCall answers `response_size` bytes without checking them first,
+  /// so only the server's own send limit stands in the way.
+  static func makeServer(_ options: ServerOptions) -> GRPCServer {
+    let server = GRPCServer(options: options)
+    server.register(unary: Service.unaryCall) { request, _ in
+      var response = GRPCTesting.SimpleResponse()
+      var payload = GRPCTesting.Payload()
+      payload.body = [UInt8](repeating: 1, count: Int(max(request.responseSize, 0)))
+      response.payload = payload
+      return response
+    }
+    server.register(unary: Service.emptyCall) { _, _ in GRPCTesting.Empty() }
+    return server
+  }
+
+  static func request(size: Int32) -> GRPCTesting.SimpleRequest {
+    var request = GRPCTesting.SimpleRequest()
+    request.responseSize = size
+    return request
+  }
+
+  @Test("a response above maxSendMessageSize fails with RESOURCE_EXHAUSTED; one at the limit goes out")
+  func sendLimit() async throws {
+    var options = ServerOptions()
+    options.maxSendMessageSize = 64 << 10
+    let server = Self.makeServer(options)
+    let port = try await server.start()
+    let channel = GRPCChannel(host: "127.0.0.1", port: port)
+    defer { channel.close() }
+    let error = try await #require(throws: RPCError.self) {
+      _ = try await channel.unary(Service.unaryCall, Self.request(size: 64 << 10))
+    }
+    #expect(error.code == .resourceExhausted, "\(error)")
+    // SimpleResponse.payload and Payload.body each add a tag and a 3-byte length: 8 bytes.
+    let fits = try await channel.unary(Service.unaryCall, Self.request(size: (64 << 10) - 8)).message
+    #expect(fits.payload?.body.count == (64 << 10) - 8)
+    await server.shutdown(gracePeriod: .seconds(1))
+  }
+
+  @Test("a connection that sends nothing is closed once the handshake timeout passes")
+  func silentConnectionClosed() async throws {
+    var options = ServerOptions()
+    options.handshakeTimeout = .milliseconds(300)
+    let server = Self.makeServer(options)
+    let port = try await server.start()
+    let socket = try RawSocket(port: port)
+    let start = ContinuousClock.now
+    let outcome = socket.readUntilClosed(timeout: .seconds(5))
+    let waited = ContinuousClock.now - start
+    #expect(outcome == .closed, "the silent connection was not closed within 5 s")
+    #expect(waited >= .milliseconds(250), "closed after \(waited), before the timeout")
+    await server.shutdown(gracePeriod: .seconds(1))
+  }
+
+  @Test("a connection trickling its preface a byte at a time is closed at the handshake timeout")
+  func tricklingConnectionClosed() async throws {
+    var options = ServerOptions()
+    options.handshakeTimeout = .milliseconds(500)
+    let server = Self.makeServer(options)
+    let port = try await server.start()
+    let socket = try RawSocket(port: port)
+    let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+    var closed = false
+    for byte in preface {
+      if socket.readUntilClosed(timeout: .milliseconds(100)) != .stillOpen {
+        closed = true
+        break
+      }
+      socket.send([byte])
+    }
+    if !closed { closed = socket.readUntilClosed(timeout: .seconds(5)) != .stillOpen }
+    #expect(closed, "the trickling connection was not closed")
+    await server.shutdown(gracePeriod: .seconds(1))
+  }
+
+  @Test("a client that completed the handshake is not closed by the handshake timeout")
+  func handshakenConnectionKept() async throws {
+    var options = ServerOptions()
+    options.handshakeTimeout = .milliseconds(200)
+    let server = Self.makeServer(options)
+    let port = try await server.start()
+    let channel = GRPCChannel(host: "127.0.0.1", port: port)
+    defer { channel.close() }
+    _ = try await channel.unary(Service.emptyCall, GRPCTesting.Empty())
+    try await Task.sleep(for: .milliseconds(500))  // past the timeout: the point of the test
+    _ = try await channel.unary(Service.emptyCall, GRPCTesting.Empty())
+    let opened = await withCheckedContinuation { done in
+      channel.loop.execute { done.resume(returning: channel.pool.openedConnectionCount) }
+    }
+    #expect(opened == 1, "the connection was replaced: the handshake timeout closed it")
+    await server.shutdown(gracePeriod: .seconds(1))
+  }
+
+  @Test("beyond maxConnections a new connection is closed at once; the open ones are served")
+  func connectionCap() async throws {
+    var options = ServerOptions()
+    options.maxConnections = 2
+    let server = Self.makeServer(options)
+    let port = try await server.start()
+    let first = GRPCChannel(host: "127.0.0.1", port: port)
+    let second = GRPCChannel(host: "127.0.0.1", port: port)
+    defer {
+      first.close()
+      second.close()
+    }
+    _ = try await first.unary(Service.emptyCall, GRPCTesting.Empty())
+    _ = try await second.unary(Service.emptyCall, GRPCTesting.Empty())
+    let third = try RawSocket(port: port)
+    #expect(
+      third.readUntilClosed(timeout: .seconds(5)) == .closedWithNothing,
+      "the third connection was not closed before the server sent anything")
+    _ = try await first.unary(Service.emptyCall, GRPCTesting.Empty())
+    _ = try await second.unary(Service.emptyCall, GRPCTesting.Empty())
+    await server.shutdown(gracePeriod: .seconds(1))
+  }
+}
+
+/// A blocking loopback TCP socket for playing a misbehaving client.
+final class RawSocket {
+  let fd: Int32
+
+  enum Outcome: Equatable {
+    /// The server closed the connection after sending something (its SETTINGS).
+    case closed
+    /// The server closed the connection without sending a byte.
+    case closedWithNothing
+    case stillOpen
+  }
+
+  init(port: Int) throws {
+    fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = UInt16(port).bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard connected == 0 else {
+      close(fd)
+      throw POSIXError(.ECONNREFUSED)
+    }
+  }
+
+  deinit { close(fd) }
+
+  func send(_ bytes: [UInt8]) {
+    _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+  }
+
+  /// Reads (and drops) what arrives until the server closes the connection or `timeout`
+  /// passes with the connection still open.
+  func readUntilClosed(timeout: Duration) -> Outcome {
+    let deadline = ContinuousClock.now + timeout
+    var received = 0
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+      let left = deadline - ContinuousClock.now
+      guard left > .zero else { return .stillOpen }
+      var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+      let milliseconds = Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+      guard poll(&poller, 1, max(milliseconds, 1)) > 0 else { continue }
+      let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+      if count <= 0 { return received == 0 ? .closedWithNothing : .closed }
+      received += count
+    }
+  }
+}
