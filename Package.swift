@@ -66,7 +66,7 @@ let package = Package(
       name: "FleetSimulator",
       dependencies: ["GRPCWire", "FleetProtos", "FleetSync", "GRPCTestingServices"]),
     // grpc.testing.TestService and BenchmarkService handlers, for interop-server and fleet-sim.
-    .target(name: "GRPCTestingServices", dependencies: ["GRPCWire", "FleetProtos"]),
+    .target(name: "GRPCTestingServices", dependencies: ["GRPCWire", "FleetProtos", "FleetSync"]),
 
     // MARK: Tools
 

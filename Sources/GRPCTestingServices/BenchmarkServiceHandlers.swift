@@ -34,13 +34,13 @@ public enum BenchmarkServiceHandlers {
     }
     server.register(serverStreaming: encoded(Methods.streamingFromServer)) {
       request, writer, context in
-      try await writeForever(EncodedMessage(response(size: request.responseSize, context)), writer)
+      try await writeForever(encoded(size: request.responseSize, context), writer)
     }
     server.register(bidirectional: encoded(Methods.streamingBothWays)) { requests, writer, context in
       try await withThrowingTaskGroup(of: Void.self) { group in
         var writing = false
         for try await request in requests where !writing {
-          let message = EncodedMessage(try response(size: request.responseSize, context))
+          let message = try encoded(size: request.responseSize, context)
           group.addTask { try await writeForever(message, writer) }
           writing = true
         }
@@ -77,15 +77,22 @@ public enum BenchmarkServiceHandlers {
     }
   }
 
+  /// The encoded response of `size` zero bytes, shared by the streams that ask for that size.
+  static func encoded(size: Int32, _ context: ServerContext) throws(RPCError) -> EncodedMessage {
+    let checked = try PayloadSize.checked(size, "response_size", context)
+    return encodedResponses.value(size: checked)
+  }
+
+  private static let encodedResponses = RecentBySize { EncodedMessage(zeroResponse($0)) }
+
   /// A response with `size` zero bytes of payload, once `size` passed ``PayloadSize``.
   static func response(size: Int32, _ context: ServerContext) throws(RPCError) -> GRPCTesting.SimpleResponse {
-    let size = try PayloadSize.checked(size, "response_size", context)
+    zeroResponse(try PayloadSize.checked(size, "response_size", context))
+  }
+
+  private static func zeroResponse(_ size: Int) -> GRPCTesting.SimpleResponse {
     var response = GRPCTesting.SimpleResponse()
-    if size > 0 {
-      var payload = GRPCTesting.Payload()
-      payload.body = [UInt8](repeating: 0, count: size)
-      response.payload = payload
-    }
+    if size > 0 { response.payload = TestServiceHandlers.payload(size) }
     return response
   }
 }

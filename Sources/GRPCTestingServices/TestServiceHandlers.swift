@@ -112,7 +112,10 @@ public enum TestServiceHandlers {
 
   static func payload(_ size: Int) -> GRPCTesting.Payload {
     var payload = GRPCTesting.Payload()
-    payload.body = [UInt8](repeating: 0, count: size)
+    payload.body = zeros.value(size: size)
     return payload
   }
+
+  /// Zero-filled bodies, shared by the calls that ask for the same size.
+  static let zeros = RecentBySize { [UInt8](repeating: 0, count: $0) }
 }

@@ -18,6 +18,14 @@ public struct ServerOptions: Sendable {
   /// The most client connections served at once. A connection beyond it is closed as soon as
   /// it is accepted, while those already open go on being served.
   public var maxConnections = 10_000
+  /// The response bytes one call may have queued unsent (its client's flow-control window
+  /// shut, or a slow network) before the handler's next write waits; a handler running on the
+  /// event loop waits from 64 KiB already.
+  public var streamSendBuffer = 1 << 20
+  /// The response bytes all calls of one connection together may have queued unsent. Beyond
+  /// it writers wait before they serialise their next message, first come first served, so a
+  /// client that opens many calls and reads none holds about this much of the server's memory.
+  public var connectionSendBuffer = 8 << 20
   /// How long a new connection has to finish its TLS handshake and send the HTTP/2 preface and
   /// its SETTINGS; a connection that has not by then (silent, or trickling bytes) is closed.
   public var handshakeTimeout: Duration = .seconds(10)

@@ -24,6 +24,8 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   private var draining = false
 
   private var handshaking = false
+  /// Queued response bytes of all streams (``ServerOptions/connectionSendBuffer``).
+  private let sendBudget: SendBudget
   private var maxConcurrentStreams = 1_000
   /// Closes the connection unless the client's SETTINGS arrive first (``ServerOptions/handshakeTimeout``).
   private var handshakeTimer: TimerID?
@@ -34,6 +36,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     self.fd = fd
     self.peer = peer
     self.server = server
+    sendBudget = SendBudget(limit: server.options.connectionSendBuffer)
     if let tls {
       self.transport = try TLSTransport(acceptedFD: fd, context: tls, peer: peer)
       handshaking = true
@@ -164,6 +167,8 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     }
     stream.deframer = MessageDeframer(maxMessageSize: server.maxReceiveMessageSize)
     stream.maxSendMessageSize = server.options.maxSendMessageSize
+    stream.outboundLimit = server.options.streamSendBuffer
+    stream.sendBudget = sendBudget
     let loop = self.loop
     let context = ServerContext(
       path: path,
@@ -227,6 +232,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     stream.streamClosed = true
     // Closed before the handler finished: the client reset it (or the connection ended).
     stream.abort(RPCError(code: .cancelled, message: "the client cancelled the call"))
+    stream.discardOutbound()
     server?.callEnded(on: self)
     if draining && streams.isEmpty {
       // Inside nghttp2's callback: close once it has returned.
@@ -472,6 +478,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     for stream in open.values {
       stream.streamClosed = true
       stream.abort(RPCError(code: .unavailable, message: "the connection from \(peer) was lost"))
+      stream.discardOutbound()
     }
     if let session {
       nghttp2_session_del(session)

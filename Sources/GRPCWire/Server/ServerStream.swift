@@ -27,6 +27,11 @@ final class ServerStream: @unchecked Sendable {
   var deframer = MessageDeframer(maxMessageSize: 4 << 20)
   /// Set once, on the loop, before the handler's task starts; read-only afterwards.
   var maxSendMessageSize = 4 << 20
+  /// The connection's budget of queued response bytes. Set once, like `maxSendMessageSize`.
+  var sendBudget: SendBudget?
+  /// How much framed response data may wait unsent before a write suspends (off the loop;
+  /// ``ServerOptions/streamSendBuffer``). Set once, like `maxSendMessageSize`.
+  var outboundLimit = 1 << 20
   var responseStarted = false
   var streamClosed = false
   var deadlineTimer: TimerID?
@@ -57,10 +62,9 @@ final class ServerStream: @unchecked Sendable {
     var aborted: RPCError?
   }
 
-  /// How much framed response data may wait unsent before a write suspends.
-  static let outboundLimit = 1 << 20
-  /// The same, for a handler running on the loop's thread: 64 KiB is four DATA frames, enough
-  /// to fill a flush, and about a millisecond of writing 64-byte messages.
+  /// For a handler running on the loop's thread, the most framed response data that may wait
+  /// unsent before a write suspends: 64 KiB is four DATA frames, enough to fill a flush, and
+  /// about a millisecond of writing 64-byte messages.
   static let loopWriteLimit = 64 << 10
 
   init(loop: EventLoop, id: Int32) {
@@ -115,16 +119,23 @@ final class ServerStream: @unchecked Sendable {
   }
 
   /// Queues one response message, framed straight into the outbound queue; suspends only while
-  /// too much waits unsent: 1 MiB (the client's window is shut), or, for a handler running on
-  /// the loop's own thread, ``loopWriteLimit``.
+  /// too much waits unsent: ``ServerOptions/streamSendBuffer`` (the client's window is shut),
+  /// or, for a handler running on the loop's own thread, ``loopWriteLimit``. Before the
+  /// message is even serialised, it waits while the connection's ``SendBudget`` is spent.
   ///
   /// On the loop the writer gives way early: a handler that writes in a loop would otherwise
   /// keep the thread until 1 MiB is queued, and the socket — of this stream and of every other
   /// connection of the loop — would wait that long. Suspended, it resumes once the loop's
   /// flush has taken the queue below the limit, within the same tick when the socket keeps up.
   func writeResponse(compress: Bool, serialize: (inout [UInt8]) throws -> Void) async throws {
+    if let sendBudget {
+      try await sendBudget.waitForRoom(stream: id) { shared.withLock { $0.aborted } }
+    }
+    var queuedBytes = 0
+    // Let the next waiting writer of the connection in, whether this one queued or failed.
+    defer { sendBudget?.queued(queuedBytes) }
     let gzip = compress && (connection?.compressionAllowed(for: self) ?? false)
-    let limit = loop.inEventLoop ? Self.loopWriteLimit : Self.outboundLimit
+    let limit = loop.inEventLoop ? min(Self.loopWriteLimit, outboundLimit) : outboundLimit
     let (schedule, full): (Bool, Bool)
     if gzip {
       // Compressed: framed apart, since the prefix needs the compressed length.
@@ -134,6 +145,7 @@ final class ServerStream: @unchecked Sendable {
       (schedule, full) = try shared.withLock { s throws(RPCError) -> (Bool, Bool) in
         if let aborted = s.aborted { throw aborted }
         s.outbound.append(contentsOf: bytes)
+        queuedBytes = bytes.count
         defer { s.resumeScheduled = true }
         return (!s.resumeScheduled, s.outbound.count - s.outboundOffset > limit)
       }
@@ -150,6 +162,7 @@ final class ServerStream: @unchecked Sendable {
           s.outbound.removeSubrange(start...)
           throw error
         }
+        queuedBytes = s.outbound.count - start
         defer { s.resumeScheduled = true }
         return (!s.resumeScheduled, s.outbound.count - s.outboundOffset > limit)
       }
@@ -260,7 +273,21 @@ final class ServerStream: @unchecked Sendable {
     }
     reader?.resume(throwing: error)
     writer?.resume(throwing: error)
+    sendBudget?.cancel(stream: id, error)
     handlerTask?.cancel()
+  }
+
+  /// The stream closed (reset, or its connection went): what it had queued will never be
+  /// sent; the connection's budget gets it back.
+  func discardOutbound() {
+    loop.assertInLoop()
+    let dropped = shared.withLock { s -> Int in
+      let left = s.outbound.count - s.outboundOffset
+      s.outbound = []
+      s.outboundOffset = 0
+      return left
+    }
+    sendBudget?.released(dropped)
   }
 
   private func responseBytesQueued() {
@@ -288,7 +315,7 @@ final class ServerStream: @unchecked Sendable {
       if s.outboundOffset == s.outbound.count {
         s.outbound.removeAll(keepingCapacity: s.outbound.capacity <= 1 << 20)
         s.outboundOffset = 0
-      } else if s.outboundOffset > Self.outboundLimit {
+      } else if s.outboundOffset > outboundLimit {
         s.outbound.removeSubrange(..<s.outboundOffset)
         s.outboundOffset = 0
       }
@@ -300,6 +327,7 @@ final class ServerStream: @unchecked Sendable {
       return ((count, nil), writer)
     }
     writer?.resume()
+    if let result { sendBudget?.released(result.0) }
     if result == nil { dataDeferred = true }
     return result
   }
