@@ -219,6 +219,7 @@ enum HTTP2ErrorCode {
   static let noError: UInt32 = 0x0
   static let refusedStream: UInt32 = 0x7
   static let cancel: UInt32 = 0x8
+  static let enhanceYourCalm: UInt32 = 0xB
 
   static func rpcError(forReset code: UInt32) -> RPCError {
     let (status, name): (StatusCode, String) =

@@ -26,6 +26,20 @@ public struct ServerOptions: Sendable {
   /// it writers wait before they serialise their next message, first come first served, so a
   /// client that opens many calls and reads none holds about this much of the server's memory.
   public var connectionSendBuffer = 8 << 20
+  /// DATA frames too small to hold even a message prefix (fewer than 5 bytes, empty ones
+  /// included, not ending the stream) that one call may send; one more closes the connection
+  /// with GOAWAY ENHANCE_YOUR_CALM. Each frame costs the server work and carries nothing.
+  public var maxTinyFramesPerStream = 1_000
+  /// A connection with no call open for this long is sent GOAWAY and closed (gRPC's
+  /// MAX_CONNECTION_IDLE); nil, the default: idle connections stay open.
+  public var maxConnectionIdle: Duration?
+  /// A connection open for this long is sent GOAWAY (gRPC's MAX_CONNECTION_AGE): its calls
+  /// may finish, new ones go to a new connection. nil, the default: no age limit.
+  public var maxConnectionAge: Duration?
+  /// After ``maxConnectionAge``'s GOAWAY, how long calls still open may run before the
+  /// connection is closed under them (gRPC's MAX_CONNECTION_AGE_GRACE); nil: as long as
+  /// they take.
+  public var maxConnectionAgeGrace: Duration?
   /// How long a new connection has to finish its TLS handshake and send the HTTP/2 preface and
   /// its SETTINGS; a connection that has not by then (silent, or trickling bytes) is closed.
   public var handshakeTimeout: Duration = .seconds(10)
@@ -287,8 +301,7 @@ final class ServerCore: EventHandler, @unchecked Sendable {
         continue
       }
       connections[ObjectIdentifier(connection)] = connection
-      connection.start(
-        maxConcurrentStreams: options.maxConcurrentStreams, handshakeTimeout: options.handshakeTimeout)
+      connection.start()
     }
   }
 

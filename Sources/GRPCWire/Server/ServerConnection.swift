@@ -26,9 +26,11 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   private var handshaking = false
   /// Queued response bytes of all streams (``ServerOptions/connectionSendBuffer``).
   private let sendBudget: SendBudget
-  private var maxConcurrentStreams = 1_000
+  private let options: ServerOptions
   /// Closes the connection unless the client's SETTINGS arrive first (``ServerOptions/handshakeTimeout``).
   private var handshakeTimer: TimerID?
+  /// Closes the connection when it has had no call for ``ServerOptions/maxConnectionIdle``.
+  private var idleTimer: TimerID?
 
   /// `tls`: the server's TLS context, when it serves TLS (the handshake comes first).
   init(loop: EventLoop, fd: Int32, peer: String, server: ServerCore, tls: TLSContext?) throws(RPCError) {
@@ -36,7 +38,8 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     self.fd = fd
     self.peer = peer
     self.server = server
-    sendBudget = SendBudget(limit: server.options.connectionSendBuffer)
+    options = server.options
+    sendBudget = SendBudget(limit: options.connectionSendBuffer)
     if let tls {
       self.transport = try TLSTransport(acceptedFD: fd, context: tls, peer: peer)
       handshaking = true
@@ -52,13 +55,17 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   var openCallCount: Int { streams.count }
 
   /// Starts serving: the TLS handshake if there is one, then the HTTP/2 session.
-  func start(maxConcurrentStreams: Int, handshakeTimeout: Duration) {
+  func start() {
     loop.assertInLoop()
-    self.maxConcurrentStreams = maxConcurrentStreams
     // Strong: closing the socket cancels the timer.
-    handshakeTimer = loop.scheduleTimer(at: .now.advanced(by: handshakeTimeout)) { [self] in
+    handshakeTimer = loop.scheduleTimer(at: .now.advanced(by: options.handshakeTimeout)) { [self] in
       handshakeTimer = nil
       closeSocket()
+    }
+    armIdleTimer()
+    if let age = options.maxConnectionAge {
+      // Weak: the connection may be long gone when its age comes.
+      _ = loop.scheduleTimer(at: .now.advanced(by: age)) { [weak self] in self?.reachedMaxAge() }
     }
     if handshaking {
       continueHandshake()
@@ -85,7 +92,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     let entries = [
       nghttp2_settings_entry(
         settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
-        value: UInt32(clamping: maxConcurrentStreams)),
+        value: UInt32(clamping: options.maxConcurrentStreams)),
       nghttp2_settings_entry(
         settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: 4 << 20),
     ]
@@ -98,12 +105,55 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   // MARK: Requests (from nghttp2's callbacks, inside mem_recv)
 
   func beginStream(_ id: Int32) {
+    if let idleTimer {
+      loop.cancelTimer(idleTimer)
+      self.idleTimer = nil
+    }
     let stream = ServerStream(loop: loop, id: id)
     stream.connection = self
     streams[id] = stream
   }
 
   func stream(_ id: Int32) -> ServerStream? { streams[id] }
+
+  /// A DATA frame of fewer than 5 bytes that did not end the stream: past
+  /// ``ServerOptions/maxTinyFramesPerStream`` of them on one stream, the connection ends with
+  /// ENHANCE_YOUR_CALM.
+  func tinyDataFrameReceived(_ stream: ServerStream) {
+    stream.tinyFrames += 1
+    guard stream.tinyFrames > options.maxTinyFramesPerStream, let session else { return }
+    // Inside mem_recv: nghttp2 sends the GOAWAY and stops reading; the flush then closes.
+    nghttp2_session_terminate_session(session, HTTP2ErrorCode.enhanceYourCalm)
+  }
+
+  /// With ``ServerOptions/maxConnectionIdle``: closes the connection if no call starts in time.
+  private func armIdleTimer() {
+    guard let idle = options.maxConnectionIdle, idleTimer == nil, transport != nil else { return }
+    // Strong: the timer is cancelled when a call starts or the socket closes.
+    idleTimer = loop.scheduleTimer(at: .now.advanced(by: idle)) { [self] in
+      idleTimer = nil
+      guard streams.isEmpty else { return }
+      beginDraining()
+      closeIfDrained()
+    }
+  }
+
+  /// ``ServerOptions/maxConnectionAge`` passed: GOAWAY, and the grace period for the calls.
+  private func reachedMaxAge() {
+    guard transport != nil else { return }
+    beginDraining()
+    closeIfDrained()
+    if let grace = options.maxConnectionAgeGrace {
+      _ = loop.scheduleTimer(at: .now.advanced(by: grace)) { [weak self] in
+        guard let self, let session = self.session else { return }
+        // The calls still open end with the connection (UNAVAILABLE to their clients), not
+        // each with a reset: CANCEL would read as the client's own doing.
+        nghttp2_session_terminate_session(session, HTTP2ErrorCode.noError)
+        self.flush()
+        self.closeSocket()
+      }
+    }
+  }
 
   /// The client's first SETTINGS (after its preface, which nghttp2 checked): the handshake is
   /// over.
@@ -234,6 +284,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     stream.abort(RPCError(code: .cancelled, message: "the client cancelled the call"))
     stream.discardOutbound()
     server?.callEnded(on: self)
+    if streams.isEmpty { armIdleTimer() }
     if draining && streams.isEmpty {
       // Inside nghttp2's callback: close once it has returned.
       loop.execute { [weak self] in self?.closeIfDrained() }
@@ -469,6 +520,10 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     if let handshakeTimer {
       loop.cancelTimer(handshakeTimer)
       self.handshakeTimer = nil
+    }
+    if let idleTimer {
+      loop.cancelTimer(idleTimer)
+      self.idleTimer = nil
     }
     setInterest([])
     self.transport = nil

@@ -67,7 +67,11 @@ private func onServerFrameReceived(
       owner.requestStreamEnded(stream)
     }
   case UInt8(NGHTTP2_DATA.rawValue):
-    if endStream { owner.requestStreamEnded(stream) }
+    if endStream {
+      owner.requestStreamEnded(stream)
+    } else if frame.hd.length < MessageFramer.prefixLength {
+      owner.tinyDataFrameReceived(stream)
+    }
   default:
     break
   }

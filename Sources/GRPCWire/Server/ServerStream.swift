@@ -37,6 +37,9 @@ final class ServerStream: @unchecked Sendable {
   var deadlineTimer: TimerID?
   var handlerTask: Task<Void, Never>?
   var dataDeferred = false
+  /// DATA frames too small for a message prefix received so far (see
+  /// ``ServerConnection/tinyDataFrameReceived(_:)``).
+  var tinyFrames = 0
   /// Set once, on the loop, before the handler's task starts; read-only afterwards.
   var context: ServerContext?
 

@@ -169,18 +169,111 @@ final class RawSocket {
   /// Reads (and drops) what arrives until the server closes the connection or `timeout`
   /// passes with the connection still open.
   func readUntilClosed(timeout: Duration) -> Outcome {
+    readAllUntilClosed(timeout: timeout).outcome
+  }
+
+  /// Reads what arrives until the server closes the connection or `timeout` passes; returns
+  /// how it ended and the bytes.
+  func readAllUntilClosed(timeout: Duration) -> (outcome: Outcome, bytes: [UInt8]) {
     let deadline = ContinuousClock.now + timeout
-    var received = 0
+    var received: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 4096)
     while true {
       let left = deadline - ContinuousClock.now
-      guard left > .zero else { return .stillOpen }
+      guard left > .zero else { return (.stillOpen, received) }
       var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
       let milliseconds = Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
       guard poll(&poller, 1, max(milliseconds, 1)) > 0 else { continue }
       let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-      if count <= 0 { return received == 0 ? .closedWithNothing : .closed }
-      received += count
+      if count <= 0 { return (received.isEmpty ? .closedWithNothing : .closed, received) }
+      received += buffer[..<count]
     }
+  }
+}
+
+/// Connection lifetimes: idle and age limits.
+@Suite("Server connection idle and age limits", .timeLimit(.minutes(1)))
+struct ServerConnectionAgeTests {
+  typealias Service = GRPCTesting.TestService
+
+  static func openedConnections(_ channel: GRPCChannel) async -> Int {
+    await withCheckedContinuation { done in
+      channel.loop.execute { done.resume(returning: channel.pool.openedConnectionCount) }
+    }
+  }
+
+  /// A server whose StreamingOutputCall sends one response per parameter, `interval_us` apart.
+  static func makeServer(_ options: ServerOptions) -> GRPCServer {
+    let server = ServerLimitsTests.makeServer(options)
+    server.register(serverStreaming: Service.streamingOutputCall) { request, writer, _ in
+      for parameters in request.responseParameters {
+        try await Task.sleep(for: .microseconds(Int(parameters.intervalUs)))
+        try await writer.write(GRPCTesting.StreamingOutputCallResponse())
+      }
+    }
+    return server
+  }
+
+  static func slowStream(responses: Int, every interval: Duration) -> GRPCTesting.StreamingOutputCallRequest {
+    var parameters = GRPCTesting.ResponseParameters()
+    parameters.intervalUs = Int32(interval.components.attoseconds / 1_000_000_000_000 + interval.components.seconds * 1_000_000)
+    var request = GRPCTesting.StreamingOutputCallRequest()
+    request.responseParameters = Array(repeating: parameters, count: responses)
+    return request
+  }
+
+  @Test("maxConnectionIdle: a connection without calls is closed; one with a call open is not")
+  func idle() async throws {
+    var options = ServerOptions()
+    options.maxConnectionIdle = .milliseconds(300)
+    let server = Self.makeServer(options)
+    let port = try await server.start()
+    let channel = GRPCChannel(host: "127.0.0.1", port: port)
+    defer { channel.close() }
+    // 8 responses 100 ms apart: the call outlives the idle limit and is not cut.
+    let received = try await channel.serverStreaming(
+      Service.streamingOutputCall, Self.slowStream(responses: 8, every: .milliseconds(100))
+    ) { responses in
+      var count = 0
+      for try await _ in responses { count += 1 }
+      return count
+    }
+    #expect(received == 8)
+    #expect(await Self.openedConnections(channel) == 1)
+    // Idle for longer than the limit: the server closes, the next call reconnects.
+    let closed = ContinuousClock.now + .seconds(5)
+    while channel.connectivityState == .ready && ContinuousClock.now < closed {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    #expect(channel.connectivityState != .ready, "the idle connection stayed open")
+    _ = try await channel.unary(Service.emptyCall, GRPCTesting.Empty())
+    #expect(await Self.openedConnections(channel) == 2)
+    await server.shutdown(gracePeriod: .seconds(1))
+  }
+
+  @Test("maxConnectionAge with a grace: GOAWAY at the age, open calls cut after the grace, new calls on a new connection")
+  func age() async throws {
+    var options = ServerOptions()
+    options.maxConnectionAge = .milliseconds(300)
+    options.maxConnectionAgeGrace = .milliseconds(300)
+    let server = Self.makeServer(options)
+    let port = try await server.start()
+    let channel = GRPCChannel(host: "127.0.0.1", port: port)
+    defer { channel.close() }
+    let start = ContinuousClock.now
+    // 50 responses 100 ms apart would take 5 s: the grace ends it after about 600 ms.
+    let error = try await #require(throws: RPCError.self) {
+      _ = try await channel.serverStreaming(
+        Service.streamingOutputCall, Self.slowStream(responses: 50, every: .milliseconds(100))
+      ) { responses in
+        for try await _ in responses {}
+      }
+    }
+    let lasted = ContinuousClock.now - start
+    #expect(error.code == .unavailable, "\(error)")
+    #expect(lasted >= .milliseconds(500) && lasted < .seconds(3), "the call lasted \(lasted)")
+    _ = try await channel.unary(Service.emptyCall, GRPCTesting.Empty())
+    #expect(await Self.openedConnections(channel) == 2)
+    await server.shutdown(gracePeriod: .seconds(1))
   }
 }
