@@ -45,6 +45,7 @@ gRPC message, 5-byte prefix + body; "OK trailers" = grpc-status 0; body = "hello
   trailers_only_ok          the same with grpc-status 0 and no message (a unary call thus
                             gets no response message).
   two_messages              headers, two messages, OK trailers (too many for a unary call).
+  two_messages_open         headers, two messages, and the stream left open (no trailers).
   missing_grpc_status       headers, a message, trailers without grpc-status.
   invalid_grpc_status       headers, a message, trailers with grpc-status "abc".
   details_ok                trailers: grpc-status 5, grpc-message "trip not found",
@@ -240,6 +241,8 @@ def plan_for(name: str, request) -> list[tuple]:
     if name == "two_messages":
         return [("headers", GRPC_HEADERS, False), ("data", message + message, False),
                 ("headers", OK_TRAILERS, True)]
+    if name == "two_messages_open":
+        return [("headers", GRPC_HEADERS, False), ("data", message + message, False)]
     if name == "missing_grpc_status":
         return [("headers", GRPC_HEADERS, False), ("data", message, False),
                 ("headers", [("x-fleet-note", "no grpc-status here")], True)]

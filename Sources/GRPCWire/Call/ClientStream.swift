@@ -91,6 +91,11 @@ final class ClientStream: @unchecked Sendable {
     var owed: Int
   }
 
+  /// A unary or client-streaming call: a second response message ends it at once.
+  let oneResponse: Bool
+  /// Response messages received so far (loop only).
+  private var messagesReceived = 0
+
   /// How much framed request data may wait unsent before `write` suspends.
   static let outboundLimit = 1 << 20
   /// Sent request bytes kept for a transparent retry, at most.
@@ -104,9 +109,10 @@ final class ClientStream: @unchecked Sendable {
     loop: EventLoop, headerPrefix: RequestHeaderPrefix, requestHeaders: [HeaderField],
     initialRequest: [UInt8], finished: Bool,
     maxReceiveSize: Int, timeout: Duration?, carriesCredentials: Bool = false,
-    waitForReady: Bool = false
+    waitForReady: Bool = false, oneResponse: Bool = false
   ) {
     self.loop = loop
+    self.oneResponse = oneResponse
     self.carriesCredentials = carriesCredentials
     self.waitForReady = waitForReady
     self.headerPrefix = headerPrefix
@@ -415,6 +421,18 @@ final class ClientStream: @unchecked Sendable {
       if partialBytes > 0 { connection?.consume(streamID: streamID, partialBytes, streamOpen: true) }
       guard !received.isEmpty else { return }
       owedBytes += owedByFrames
+      messagesReceived += received.count
+      if oneResponse && messagesReceived > 1 {
+        // doc/statuscodes.md: a response cardinality violation is UNIMPLEMENTED. Failed now,
+        // not when the server ends the call (which may be never, or at the deadline).
+        returnCredit(owedByFrames)
+        fail(
+          RPCError(
+            code: .unimplemented,
+            message: "a unary response must be exactly one message; the server sent a second one"),
+          reset: true)
+        return
+      }
       deliver(received)
     }
   }

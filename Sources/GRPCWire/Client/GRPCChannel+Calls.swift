@@ -16,7 +16,7 @@ extension GRPCChannel {
     var bytes: [UInt8] = []
     try frame(request, serializer, compress: options.compression != nil, into: &bytes)
     let stream = try makeStream(
-      path: path, options: options, firstRequest: bytes, requestsFinished: true)
+      path: path, options: options, firstRequest: bytes, requestsFinished: true, oneResponse: true)
     return try await run(stream) {
       let (messages, outcome, headMetadata) = await stream.awaitEnd()
       return try Self.single(messages, outcome, headMetadata, stream, deserializer)
@@ -34,7 +34,7 @@ extension GRPCChannel {
     var bytes: [UInt8] = []
     try frame(request, serializer, compress: options.compression != nil, into: &bytes)
     let stream = try makeStream(
-      path: path, options: options, firstRequest: bytes, requestsFinished: true)
+      path: path, options: options, firstRequest: bytes, requestsFinished: true, oneResponse: false)
     return try await run(stream) {
       try await body(ResponseStream(stream: stream, deserializer: deserializer))
     }
@@ -48,7 +48,7 @@ extension GRPCChannel {
     _ body: (RequestWriter<Request>) async throws -> Void
   ) async throws -> ClientResponse<Response> {
     let stream = try makeStream(
-      path: path, options: options, firstRequest: [], requestsFinished: false)
+      path: path, options: options, firstRequest: [], requestsFinished: false, oneResponse: true)
     return try await run(stream) {
       try await body(RequestWriter(stream: stream, serializer: serializer, compression: options.compression))
       stream.finishRequests()
@@ -66,7 +66,7 @@ extension GRPCChannel {
     _ body: (RequestWriter<Request>, ResponseStream<Response>) async throws -> Result
   ) async throws -> Result {
     let stream = try makeStream(
-      path: path, options: options, firstRequest: [], requestsFinished: false)
+      path: path, options: options, firstRequest: [], requestsFinished: false, oneResponse: false)
     return try await run(stream) {
       let result = try await body(
         RequestWriter(stream: stream, serializer: serializer, compression: options.compression),

@@ -112,16 +112,18 @@ public final class GRPCChannel: Sendable {
   // MARK: Making calls
 
   /// A stream for a call to `path`, its request headers built and checked.
+  /// `oneResponse`: a unary or client-streaming call, ended at once by a second response.
   func makeStream(
-    path: String, options: CallOptions, firstRequest: [UInt8], requestsFinished: Bool
+    path: String, options: CallOptions, firstRequest: [UInt8], requestsFinished: Bool,
+    oneResponse: Bool
   ) throws(RPCError) -> ClientStream {
-    try makeStream(prepare(path: path, options: options), firstRequest, requestsFinished)
+    try makeStream(prepare(path: path, options: options), firstRequest, requestsFinished, oneResponse: oneResponse)
   }
 
   /// A stream for a call `prepared` describes.
-  func makeStream(_ prepared: PreparedCall, _ firstRequest: [UInt8], _ requestsFinished: Bool)
-    throws(RPCError) -> ClientStream
-  {
+  func makeStream(
+    _ prepared: PreparedCall, _ firstRequest: [UInt8], _ requestsFinished: Bool, oneResponse: Bool
+  ) throws(RPCError) -> ClientStream {
     guard !closed.load(ordering: .relaxed) else {
       throw RPCError(code: .unavailable, message: "the channel to \(pool.target) is closed")
     }
@@ -131,7 +133,7 @@ public final class GRPCChannel: Sendable {
       finished: requestsFinished,
       maxReceiveSize: prepared.maxReceiveSize,
       timeout: prepared.timeout, carriesCredentials: prepared.carriesCredentials,
-      waitForReady: prepared.waitForReady)
+      waitForReady: prepared.waitForReady, oneResponse: oneResponse)
   }
 
   /// Checks `options` for a call to `path` and lays out its request fields: what every call

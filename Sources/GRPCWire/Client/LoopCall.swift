@@ -56,7 +56,7 @@ extension GRPCChannel {
     _ prepared: PreparedCall, framedRequest: [UInt8], as response: Response.Type,
     completion: @escaping @Sendable (Result<Response, RPCError>) -> Void
   ) throws(RPCError) -> LoopCall {
-    let stream = try makeLoopStream(prepared, framedRequest)
+    let stream = try makeLoopStream(prepared, framedRequest, oneResponse: true)
     stream.observer = UnaryObserver<Response>(completion: completion)
     return start(stream)
   }
@@ -81,13 +81,13 @@ extension GRPCChannel {
   ) throws(RPCError) -> LoopCall {
     let stream = try makeLoopStream(
       prepare(path: method.path, options: options),
-      Self.frame(request, compress: options.compression != nil))
+      Self.frame(request, compress: options.compression != nil), oneResponse: false)
     stream.observer = StreamingObserver<Response>(onMessage: onMessage, onEnd: onEnd)
     return start(stream)
   }
 
   /// The stream of a loop-driven call, refused when its deadline has already passed.
-  private func makeLoopStream(_ prepared: PreparedCall, _ framedRequest: [UInt8])
+  private func makeLoopStream(_ prepared: PreparedCall, _ framedRequest: [UInt8], oneResponse: Bool)
     throws(RPCError) -> ClientStream
   {
     loop.assertInLoop()
@@ -95,7 +95,7 @@ extension GRPCChannel {
       throw RPCError(
         code: .deadlineExceeded, message: "the call's deadline had passed before it started")
     }
-    return try makeStream(prepared, framedRequest, true)
+    return try makeStream(prepared, framedRequest, true, oneResponse: oneResponse)
   }
 
   private func start(_ stream: ClientStream) -> LoopCall {

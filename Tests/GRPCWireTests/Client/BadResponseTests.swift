@@ -136,6 +136,23 @@ struct BadResponseTests {
   }
 
   @Test(
+    "a second response to a unary call fails it at once with UNIMPLEMENTED, without waiting for the server's end",
+    .timeLimit(.minutes(1)))
+  func secondResponseFailsAtOnce() async throws {
+    let raw = try SuitePeers.peer(Self.raw)
+    let start = ContinuousClock.now
+    let error = try #require(
+      await #expect(throws: RPCError.self) {
+        try await raw.channel.scenario(
+          "two_messages_open", caseID: "two_messages_open-\(UUID().uuidString.prefix(8))",
+          timeout: .seconds(20))
+      })
+    let waited = ContinuousClock.now - start
+    #expect(error.code == .unimplemented, "\(error)")
+    #expect(waited < .seconds(5), "the call waited \(waited): for the deadline, not the second message")
+  }
+
+  @Test(
     "a server stream that ends inside a message fails with INTERNAL instead of ending OK",
     .timeLimit(.minutes(1)), arguments: ["truncated_prefix", "shorter_than_announced"])
   func streamEndsMidMessage(_ scenario: String) async throws {
