@@ -40,6 +40,21 @@ public struct ServerOptions: Sendable {
   /// connection is closed under them (gRPC's MAX_CONNECTION_AGE_GRACE); nil: as long as
   /// they take.
   public var maxConnectionAgeGrace: Duration?
+  /// Server keepalive: with no frame from a client for this long, the server PINGs it, and
+  /// closes the connection if the ACK does not come within ``keepaliveTimeout``. Finds clients
+  /// that vanished without a FIN (a dead host, a dropped NAT entry). nil: no server PINGs; the
+  /// default is 2 hours, as gRPC servers have it.
+  public var keepaliveInterval: Duration? = .seconds(7_200)
+  /// How long a keepalive PING may go unanswered.
+  public var keepaliveTimeout: Duration = .seconds(20)
+  /// PINGs closer together than this are strikes against the client, unless the server sent
+  /// a response (headers or data) in between; past ``maxPingStrikes`` the connection ends
+  /// with GOAWAY ENHANCE_YOUR_CALM and debug data `too_many_pings` (gRPC's keepalive
+  /// enforcement; clients then double their interval). 10 s lets FleetConsumer's own client
+  /// keepalive (20 s) through.
+  public var minPingInterval: Duration = .seconds(10)
+  /// Strikes allowed before the connection ends (gRPC's default: 2).
+  public var maxPingStrikes = 2
   /// How long a new connection has to finish its TLS handshake and send the HTTP/2 preface and
   /// its SETTINGS; a connection that has not by then (silent, or trickling bytes) is closed.
   public var handshakeTimeout: Duration = .seconds(10)

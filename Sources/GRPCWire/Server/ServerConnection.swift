@@ -31,6 +31,16 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   private var handshakeTimer: TimerID?
   /// Closes the connection when it has had no call for ``ServerOptions/maxConnectionIdle``.
   private var idleTimer: TimerID?
+  /// When the last frame from the client arrived (keepalive).
+  private var lastFrameAt = MonotonicInstant.now
+  /// Fires a keepalive interval after the last frame, or closes when our PING went unanswered.
+  private var keepaliveTimer: TimerID?
+  private var pingOutstanding = false
+  /// Ping policing: when the client's last PING came, and its strikes since a response.
+  private var lastClientPingAt: MonotonicInstant?
+  private var pingStrikes = 0
+  /// A final GOAWAY is queued: close once it is written.
+  private var closeWhenFlushed = false
 
   /// `tls`: the server's TLS context, when it serves TLS (the handshake comes first).
   init(loop: EventLoop, fd: Int32, peer: String, server: ServerCore, tls: TLSContext?) throws(RPCError) {
@@ -63,6 +73,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
       closeSocket()
     }
     armIdleTimer()
+    armKeepalive(after: options.keepaliveInterval)
     if let age = options.maxConnectionAge {
       // Weak: the connection may be long gone when its age comes.
       _ = loop.scheduleTimer(at: .now.advanced(by: age)) { [weak self] in self?.reachedMaxAge() }
@@ -124,6 +135,58 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     guard stream.tinyFrames > options.maxTinyFramesPerStream, let session else { return }
     // Inside mem_recv: nghttp2 sends the GOAWAY and stops reading; the flush then closes.
     nghttp2_session_terminate_session(session, HTTP2ErrorCode.enhanceYourCalm)
+  }
+
+  // MARK: Keepalive and ping policing (inside mem_recv, or timers)
+
+  func frameReceived() { lastFrameAt = .now }
+
+  /// A PING from the client (nghttp2 answers it): too many too close together end the
+  /// connection.
+  func pingReceived() {
+    let now = MonotonicInstant.now
+    defer { lastClientPingAt = now }
+    guard let last = lastClientPingAt, now < last.advanced(by: options.minPingInterval) else { return }
+    pingStrikes += 1
+    guard pingStrikes > options.maxPingStrikes, let session else { return }
+    // gRPC's client keepalive (A8) reads this debug data and doubles its interval.
+    let debug = Array("too_many_pings".utf8)
+    nghttp2_submit_goaway(
+      session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
+      HTTP2ErrorCode.enhanceYourCalm, debug, debug.count)
+    closeWhenFlushed = true
+  }
+
+  func pingAcknowledged() { pingOutstanding = false }
+
+  /// Response data went out: PINGs that follow are fair (a client measuring bandwidth PINGs
+  /// as data arrives), so the strikes start again, as gRPC servers count them.
+  func responseDataSent() { pingStrikes = 0 }
+
+  /// Checks for a silent client `delay` from now: PING it if nothing came for an interval.
+  private func armKeepalive(after delay: Duration?) {
+    guard let delay, transport != nil else { return }
+    // Weak: the connection may close first; the timer then finds nothing to do.
+    keepaliveTimer = loop.scheduleTimer(at: .now.advanced(by: delay)) { [weak self] in
+      self?.keepaliveDue()
+    }
+  }
+
+  private func keepaliveDue() {
+    keepaliveTimer = nil
+    guard let interval = options.keepaliveInterval, let session, transport != nil else { return }
+    if pingOutstanding {
+      // The PING sent a timeout ago is still unanswered: the client is gone.
+      return closeSocket()
+    }
+    let due = lastFrameAt.advanced(by: interval)
+    if MonotonicInstant.now < due {
+      return armKeepalive(after: .nanoseconds(Int64(due.nanoseconds - MonotonicInstant.now.nanoseconds)))
+    }
+    pingOutstanding = true
+    nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
+    scheduleFlush()
+    armKeepalive(after: options.keepaliveTimeout)
   }
 
   /// With ``ServerOptions/maxConnectionIdle``: closes the connection if no call starts in time.
@@ -365,6 +428,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
 
   private func startResponse(_ stream: ServerStream) {
     stream.responseStarted = true
+    pingStrikes = 0
     var fields = [
       HeaderField(name: ":status", value: "200"),
       HeaderField(name: "content-type", value: "application/grpc"),
@@ -495,7 +559,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     guard let session, let transport else { return }
     switch output.flush(session, through: transport) {
     case .drained:
-      break
+      if closeWhenFlushed { return closeSocket() }
     case .wouldBlock(let wantWrite):
       setInterest(wantWrite ? [.read, .write] : .read)
       return
@@ -524,6 +588,10 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     if let idleTimer {
       loop.cancelTimer(idleTimer)
       self.idleTimer = nil
+    }
+    if let keepaliveTimer {
+      loop.cancelTimer(keepaliveTimer)
+      self.keepaliveTimer = nil
     }
     setInterest([])
     self.transport = nil

@@ -50,10 +50,19 @@ private func onServerFrameReceived(
 ) -> Int32 {
   let owner = serverConnection(userData)
   let frame = frame!.pointee
+  owner.frameReceived()
   if frame.hd.type == UInt8(NGHTTP2_SETTINGS.rawValue)
     && frame.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0
   {
     owner.clientSettingsReceived()
+    return 0
+  }
+  if frame.hd.type == UInt8(NGHTTP2_PING.rawValue) {
+    if frame.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0 {
+      owner.pingReceived()
+    } else {
+      owner.pingAcknowledged()
+    }
     return 0
   }
   guard let stream = owner.stream(frame.hd.stream_id) else { return 0 }
@@ -108,6 +117,7 @@ func onServerDataSourceRead(
   guard let (count, status) = stream.readOutbound(into: UnsafeMutableRawBufferPointer(start: buffer, count: length)) else {
     return Int(NGHTTP2_ERR_DEFERRED.rawValue)
   }
+  if count > 0 { serverConnection(userData).responseDataSent() }
   if let (status, trailers) = status {
     flags!.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue) | UInt32(NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue)
     serverConnection(userData).submitTrailers(for: stream, status: status, trailers: trailers)

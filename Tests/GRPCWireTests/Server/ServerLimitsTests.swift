@@ -131,66 +131,6 @@ struct ServerLimitsTests {
   }
 }
 
-/// A blocking loopback TCP socket for playing a misbehaving client.
-final class RawSocket {
-  let fd: Int32
-
-  enum Outcome: Equatable {
-    /// The server closed the connection after sending something (its SETTINGS).
-    case closed
-    /// The server closed the connection without sending a byte.
-    case closedWithNothing
-    case stillOpen
-  }
-
-  init(port: Int) throws {
-    fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = UInt16(port).bigEndian
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    guard connected == 0 else {
-      close(fd)
-      throw POSIXError(.ECONNREFUSED)
-    }
-  }
-
-  deinit { close(fd) }
-
-  func send(_ bytes: [UInt8]) {
-    _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-  }
-
-  /// Reads (and drops) what arrives until the server closes the connection or `timeout`
-  /// passes with the connection still open.
-  func readUntilClosed(timeout: Duration) -> Outcome {
-    readAllUntilClosed(timeout: timeout).outcome
-  }
-
-  /// Reads what arrives until the server closes the connection or `timeout` passes; returns
-  /// how it ended and the bytes.
-  func readAllUntilClosed(timeout: Duration) -> (outcome: Outcome, bytes: [UInt8]) {
-    let deadline = ContinuousClock.now + timeout
-    var received: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while true {
-      let left = deadline - ContinuousClock.now
-      guard left > .zero else { return (.stillOpen, received) }
-      var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-      let milliseconds = Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
-      guard poll(&poller, 1, max(milliseconds, 1)) > 0 else { continue }
-      let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-      if count <= 0 { return (received.isEmpty ? .closedWithNothing : .closed, received) }
-      received += buffer[..<count]
-    }
-  }
-}
-
 /// Connection lifetimes: idle and age limits.
 @Suite("Server connection idle and age limits", .timeLimit(.minutes(1)))
 struct ServerConnectionAgeTests {
