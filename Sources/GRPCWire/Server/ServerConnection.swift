@@ -280,6 +280,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     }
     stream.deframer = MessageDeframer(maxMessageSize: server.maxReceiveMessageSize)
     stream.maxSendMessageSize = server.options.maxSendMessageSize
+    stream.maxRequestSize = server.maxReceiveMessageSize
     stream.outboundLimit = server.options.streamSendBuffer
     stream.sendBudget = sendBudget
     let loop = self.loop
@@ -332,7 +333,21 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     }
   }
 
+  /// Acknowledges `count` request bytes read (or dropped): the client may send as many more.
+  func consume(streamID: Int32, _ count: Int, streamOpen: Bool) {
+    loop.assertInLoop()
+    guard let session, count > 0 else { return }
+    if !streamOpen || streams[streamID] == nil || nghttp2_session_consume(session, streamID, count) != 0 {
+      nghttp2_session_consume_connection(session, count)
+    }
+    scheduleFlush()
+  }
+
   func dataReceived(_ stream: ServerStream, _ bytes: UnsafeRawBufferPointer) {
+    // Answered already (refused, or the handler is done): nothing will read what comes.
+    guard !stream.ignoresRequests else {
+      return consume(streamID: stream.id, bytes.count, streamOpen: true)
+    }
     if let error = stream.receivedData(bytes) { fail(stream, error) }
   }
 
@@ -345,7 +360,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     stream.streamClosed = true
     // Closed before the handler finished: the client reset it (or the connection ended).
     stream.abort(RPCError(code: .cancelled, message: "the client cancelled the call"))
-    stream.discardOutbound()
+    stream.discardQueues()
     server?.callEnded(on: self)
     if streams.isEmpty { armIdleTimer() }
     if draining && streams.isEmpty {
@@ -363,6 +378,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   /// Answers at once with `status` and no handler (trailers-only).
   private func respondEarly(_ stream: ServerStream, _ status: Status, httpStatus: Int = 200) {
     stream.responseStarted = true
+    stream.ignoresRequests = true
     var fields = [
       HeaderField(name: ":status", value: "\(httpStatus)"),
       HeaderField(name: "content-type", value: "application/grpc"),
@@ -398,6 +414,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   func finishResponse(of stream: ServerStream) {
     loop.assertInLoop()
     guard !stream.streamClosed, session != nil else { return }
+    stream.ignoresRequests = true
     if let deadlineTimer = stream.deadlineTimer {
       loop.cancelTimer(deadlineTimer)
       stream.deadlineTimer = nil
@@ -601,7 +618,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     for stream in open.values {
       stream.streamClosed = true
       stream.abort(RPCError(code: .unavailable, message: "the connection from \(peer) was lost"))
-      stream.discardOutbound()
+      stream.discardQueues()
     }
     if let session {
       nghttp2_session_del(session)

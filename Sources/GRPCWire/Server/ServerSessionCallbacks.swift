@@ -13,8 +13,15 @@ func makeServerSession(userData: UnsafeMutableRawPointer) -> OpaquePointer {
   nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onServerFrameReceived)
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, onServerDataChunk)
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onServerStreamClose)
+  // Window updates are ours to send: a request's bytes are acknowledged when its handler
+  // reads it (ServerStream), so a slow handler holds its client back instead of queueing.
+  var option: OpaquePointer? = nil
+  precondition(nghttp2_option_new(&option) == 0, "out of memory")
+  defer { nghttp2_option_del(option) }
+  nghttp2_option_set_no_auto_window_update(option, 1)
   var session: OpaquePointer? = nil
-  precondition(nghttp2_session_server_new(&session, callbacks, userData) == 0, "out of memory")
+  precondition(
+    nghttp2_session_server_new2(&session, callbacks, userData, option) == 0, "out of memory")
   return session!
 }
 
@@ -94,6 +101,9 @@ private func onServerDataChunk(
   let owner = serverConnection(userData)
   if let stream = owner.stream(streamID) {
     owner.dataReceived(stream, UnsafeRawBufferPointer(start: data, count: length))
+  } else {
+    // A stream no longer tracked: its bytes still count against the connection's window.
+    owner.consume(streamID: streamID, length, streamOpen: false)
   }
   return 0
 }

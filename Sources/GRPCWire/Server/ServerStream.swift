@@ -27,6 +27,9 @@ final class ServerStream: @unchecked Sendable {
   var deframer = MessageDeframer(maxMessageSize: 4 << 20)
   /// Set once, on the loop, before the handler's task starts; read-only afterwards.
   var maxSendMessageSize = 4 << 20
+  /// The deframer's limit, for the handler's side (the deframer itself is the loop's).
+  /// Set once, like `maxSendMessageSize`.
+  var maxRequestSize = 4 << 20
   /// The connection's budget of queued response bytes. Set once, like `maxSendMessageSize`.
   var sendBudget: SendBudget?
   /// How much framed response data may wait unsent before a write suspends (off the loop;
@@ -40,14 +43,29 @@ final class ServerStream: @unchecked Sendable {
   /// DATA frames too small for a message prefix received so far (see
   /// ``ServerConnection/tinyDataFrameReceived(_:)``).
   var tinyFrames = 0
+  /// The call has been answered (refused early, or its handler finished): request bytes
+  /// that still come are acknowledged and dropped.
+  var ignoresRequests = false
   /// Set once, on the loop, before the handler's task starts; read-only afterwards.
   var context: ServerContext?
+
+  /// A complete request and the window it holds until the handler reads it.
+  private struct QueuedRequest {
+    var frame: MessageDeframer.Frame
+    /// Its bytes that arrived in the chunk that completed it (those of earlier chunks were
+    /// acknowledged as they came, to let the rest of a large message in).
+    var owed: Int
+  }
 
   // MARK: Shared
   private let shared = PosixMutex(Shared())
 
   private struct Shared {
-    var requests: [MessageDeframer.Frame] = []
+    var requests: [QueuedRequest] = []
+    /// Request bytes the handler has read and the loop has yet to acknowledge to the client.
+    var creditToReturn = 0
+    /// A hop to the loop that acknowledges `creditToReturn` is queued.
+    var creditScheduled = false
     var requestsHead = 0
     var requestsFinished = false
     var readerWaiting: CheckedContinuation<MessageDeframer.Frame?, any Error>?
@@ -94,11 +112,12 @@ final class ServerStream: @unchecked Sendable {
         if let now { c.resume(with: now) }
       }
     }
+    returnReadCredit()
     guard let frame else { return nil }
     context?.recordRequest(compressed: frame.compressed)
     guard frame.compressed else { return frame.payload }
     do {
-      return try Gzip.decompress(frame.payload, limit: deframer.maxMessageSize)
+      return try Gzip.decompress(frame.payload, limit: maxRequestSize)
     } catch {
       throw RPCError(code: .internalError, message: "a compressed request could not be inflated: \(error)")
     }
@@ -108,8 +127,10 @@ final class ServerStream: @unchecked Sendable {
   private static func take(_ s: inout Shared) -> Result<MessageDeframer.Frame?, any Error>? {
     if let aborted = s.aborted { return .failure(aborted) }
     if s.requestsHead < s.requests.count {
-      let frame = s.requests[s.requestsHead]
-      s.requests[s.requestsHead] = MessageDeframer.Frame(compressed: false, payload: [])
+      let request = s.requests[s.requestsHead]
+      let frame = request.frame
+      s.creditToReturn += request.owed
+      s.requests[s.requestsHead] = QueuedRequest(frame: .init(compressed: false, payload: []), owed: 0)
       s.requestsHead += 1
       if s.requestsHead == s.requests.count {
         s.requests.removeAll(keepingCapacity: true)
@@ -119,6 +140,34 @@ final class ServerStream: @unchecked Sendable {
     }
     if s.requestsFinished { return .success(nil) }
     return nil
+  }
+
+  /// Acknowledges what the handler has read, from the loop: at once when on it, else in one
+  /// hop for all the reads until the hop runs.
+  private func returnReadCredit() {
+    let schedule = shared.withLock { s -> Bool in
+      guard s.creditToReturn > 0, !s.creditScheduled else { return false }
+      s.creditScheduled = true
+      return true
+    }
+    guard schedule else { return }
+    if loop.inEventLoop {
+      acknowledgeReadCredit()
+    } else {
+      loop.execute { self.acknowledgeReadCredit() }
+    }
+  }
+
+  private func acknowledgeReadCredit() {
+    loop.assertInLoop()
+    let credit = shared.withLock { s -> Int in
+      defer {
+        s.creditToReturn = 0
+        s.creditScheduled = false
+      }
+      return s.creditToReturn
+    }
+    connection?.consume(streamID: id, credit, streamOpen: !streamClosed)
   }
 
   /// Queues one response message, framed straight into the outbound queue; suspends only while
@@ -210,9 +259,12 @@ final class ServerStream: @unchecked Sendable {
   func receivedData(_ bytes: UnsafeRawBufferPointer) -> RPCError? {
     loop.assertInLoop()
     let frames: [MessageDeframer.Frame]
+    let partialBefore = deframer.bufferedByteCount
     do {
       frames = try deframer.append(bytes)
     } catch {
+      // The call fails; its bytes still count against the connection's window.
+      connection?.consume(streamID: id, bytes.count, streamOpen: false)
       switch error {
       case .tooLarge(let announced, let limit):
         return RPCError(
@@ -223,22 +275,39 @@ final class ServerStream: @unchecked Sendable {
       }
     }
     for frame in frames where frame.compressed && requestEncoding != .gzip {
+      connection?.consume(streamID: id, bytes.count, streamOpen: false)
       return RPCError(
         code: .internalError,
         message: "a request message is compressed but grpc-encoding is not gzip")
     }
-    guard !frames.isEmpty else { return nil }
+    // Bytes of a message still arriving are acknowledged now, so that a message larger than
+    // the window can complete; a complete message's bytes when the handler reads it.
+    var fromEarlier = frames.isEmpty ? 0 : partialBefore
+    var owedByFrames = 0
+    var queued: [QueuedRequest] = []
+    queued.reserveCapacity(frames.count)
+    for frame in frames {
+      let owed = frame.wireSize - fromEarlier
+      fromEarlier = 0
+      owedByFrames += owed
+      queued.append(QueuedRequest(frame: frame, owed: owed))
+    }
+    connection?.consume(streamID: id, bytes.count - owedByFrames, streamOpen: true)
+    guard !queued.isEmpty else { return nil }
     // A waiting reader gets its request under the same lock that queued it.
     let handOff = shared.withLock {
       s -> (
         CheckedContinuation<MessageDeframer.Frame?, any Error>, Result<MessageDeframer.Frame?, any Error>
       )? in
-      s.requests.append(contentsOf: frames)
+      s.requests.append(contentsOf: queued)
       guard let reader = s.readerWaiting, let next = Self.take(&s) else { return nil }
       s.readerWaiting = nil
       return (reader, next)
     }
-    if case let (reader, next)? = handOff { reader.resume(with: next) }
+    if case let (reader, next)? = handOff {
+      reader.resume(with: next)
+      returnReadCredit()
+    }
     return nil
   }
 
@@ -281,16 +350,23 @@ final class ServerStream: @unchecked Sendable {
   }
 
   /// The stream closed (reset, or its connection went): what it had queued will never be
-  /// sent; the connection's budget gets it back.
-  func discardOutbound() {
+  /// sent, and the requests it holds will never be read; the connection's send budget and
+  /// its receive window get them back.
+  func discardQueues() {
     loop.assertInLoop()
-    let dropped = shared.withLock { s -> Int in
+    let (dropped, unread) = shared.withLock { s -> (Int, Int) in
       let left = s.outbound.count - s.outboundOffset
       s.outbound = []
       s.outboundOffset = 0
-      return left
+      var unread = s.creditToReturn
+      for request in s.requests[s.requestsHead...] { unread += request.owed }
+      s.requests = []
+      s.requestsHead = 0
+      s.creditToReturn = 0
+      return (left, unread)
     }
     sendBudget?.released(dropped)
+    connection?.consume(streamID: id, unread, streamOpen: false)
   }
 
   private func responseBytesQueued() {
