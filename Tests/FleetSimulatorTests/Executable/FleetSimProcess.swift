@@ -25,9 +25,15 @@ final class FleetSimProcess: @unchecked Sendable {
       .appendingPathComponent("fleet-sim")
   }
 
-  private init(arguments: [String]) throws {
+  /// util-linux's prlimit, which sets a limit and then execs the command: same PID.
+  static let prlimit = URL(fileURLWithPath: "/usr/bin/prlimit")
+
+  private init(arguments: [String], fileLimit: Int? = nil) throws {
     guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {
       throw Failed(description: "no fleet-sim at \(Self.executable.path); `swift build` builds it")
+    }
+    if fileLimit != nil, !FileManager.default.isExecutableFile(atPath: Self.prlimit.path) {
+      throw Failed(description: "no \(Self.prlimit.path) (util-linux) to lower the fd limit")
     }
     directory = FileManager.default.temporaryDirectory
       .appendingPathComponent("fleet-sim-\(UUID().uuidString)")
@@ -37,8 +43,14 @@ final class FleetSimProcess: @unchecked Sendable {
     _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
     _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
     process = Process()
-    process.executableURL = Self.executable
-    process.arguments = arguments
+    if let fileLimit {
+      process.executableURL = Self.prlimit
+      process.arguments =
+        ["--nofile=\(fileLimit):\(fileLimit)", "--", Self.executable.path] + arguments
+    } else {
+      process.executableURL = Self.executable
+      process.arguments = arguments
+    }
     process.standardInput = FileHandle.nullDevice
     process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
     process.standardError = try FileHandle(forWritingTo: stderrURL)
@@ -50,10 +62,12 @@ final class FleetSimProcess: @unchecked Sendable {
   }
 
   /// Starts `fleet-sim <arguments>` and waits for its first line of output (or its exit).
-  static func start(_ arguments: [String], timeout: Duration = .seconds(15)) async throws
-    -> FleetSimProcess
-  {
-    let sim = try FleetSimProcess(arguments: arguments)
+  ///
+  /// `fileLimit`: run it with RLIMIT_NOFILE (soft and hard) lowered to this many descriptors.
+  static func start(
+    _ arguments: [String], fileLimit: Int? = nil, timeout: Duration = .seconds(15)
+  ) async throws -> FleetSimProcess {
+    let sim = try FleetSimProcess(arguments: arguments, fileLimit: fileLimit)
     try sim.process.run()
     let deadline = ContinuousClock.now + timeout
     while sim.lines.isEmpty && sim.process.isRunning {
@@ -75,6 +89,9 @@ final class FleetSimProcess: @unchecked Sendable {
     let status = try await sim.waitForExit(timeout: timeout)
     return (status, sim.stdout, sim.stderr)
   }
+
+  /// Its process ID (prlimit execs fleet-sim, so with a `fileLimit` too).
+  var pid: pid_t { process.processIdentifier }
 
   var stdout: String { (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "" }
   var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
