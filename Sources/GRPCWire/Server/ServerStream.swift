@@ -184,8 +184,9 @@ final class ServerStream: @unchecked Sendable {
       try await sendBudget.waitForRoom(stream: id) { shared.withLock { $0.aborted } }
     }
     var queuedBytes = 0
-    // Let the next waiting writer of the connection in, whether this one queued or failed.
-    defer { sendBudget?.queued(queuedBytes) }
+    var accounted = false
+    // A writer that fails before it queues still lets the next waiting one in.
+    defer { if !accounted { sendBudget?.queued(0) } }
     let gzip = compress && (connection?.compressionAllowed(for: self) ?? false)
     let limit = loop.inEventLoop ? min(Self.loopWriteLimit, outboundLimit) : outboundLimit
     let (schedule, full): (Bool, Bool)
@@ -219,6 +220,10 @@ final class ServerStream: @unchecked Sendable {
         return (!s.resumeScheduled, s.outbound.count - s.outboundOffset > limit)
       }
     }
+    // Counted before this writer waits for its own stream below: the connection's other
+    // writers must see these bytes now.
+    sendBudget?.queued(queuedBytes)
+    accounted = true
     if schedule { loop.execute { self.responseBytesQueued() } }
     // Under the limit the write is done: no suspension.
     guard full else { return }
