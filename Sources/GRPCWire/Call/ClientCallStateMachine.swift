@@ -217,6 +217,7 @@ private struct ParsedHeaders {
 /// HTTP/2 error codes (RFC 9113 §7) as gRPC statuses (PROTOCOL-HTTP2.md, "Errors").
 enum HTTP2ErrorCode {
   static let noError: UInt32 = 0x0
+  static let internalError: UInt32 = 0x2
   static let refusedStream: UInt32 = 0x7
   static let cancel: UInt32 = 0x8
   static let enhanceYourCalm: UInt32 = 0xB

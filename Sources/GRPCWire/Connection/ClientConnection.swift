@@ -158,7 +158,8 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   func resumeData(of stream: ClientStream) {
     loop.assertInLoop()
     guard let session, streams[stream.streamID] != nil else { return }
-    nghttp2_session_resume_data(session, stream.streamID)
+    // Fails only when nghttp2 no longer defers the stream's data: nothing waits to resume.
+    _ = nghttp2_session_resume_data(session, stream.streamID)
     scheduleFlush()
   }
 
@@ -179,7 +180,13 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     // A call reset once its deadline has passed is one that timed out here: ClientStream's
     // deadline timer fails the call and resets its stream through this method.
     if let deadline = streams[streamID]?.deadline, deadline <= .now { callTimedOut() }
-    nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, HTTP2ErrorCode.cancel)
+    guard nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, HTTP2ErrorCode.cancel) == 0
+    else {
+      // Out of memory: the stream cannot be reset alone; the connection goes with it.
+      return loop.execute { [weak self] in
+        self?.close(with: .interrupted("the connection to \(self?.target ?? "") failed: nghttp2 could not queue a reset"))
+      }
+    }
     scheduleFlush()
   }
 
@@ -302,7 +309,9 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   /// TCP (and TLS) are up: send our preface and SETTINGS, then wait for the server's.
   private func startSession() {
     session = HTTP2Settings.makeClientSession(userData: Unmanaged.passUnretained(self).toOpaque())
-    settings.submit(to: session!)
+    guard settings.submit(to: session!) else {
+      return close(with: .interrupted("the connection to \(target) failed: nghttp2 could not queue our SETTINGS"))
+    }
     state = .awaitingSettings
     setInterest(.read)
     scheduleFlush()
@@ -368,8 +377,10 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   /// failing its calls with UNAVAILABLE (interrupted) saying `deadReason`.
   private func sendPing(deadReason: String) {
     guard let keepalive, let session else { return }
-    nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
-    scheduleFlush()
+    // A PING that cannot be queued (out of memory) is as good as one unanswered: the timer
+    // below closes the connection.
+    let queued = nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil) == 0
+    if queued { scheduleFlush() }
     pingTimeoutTimer = loop.scheduleTimer(at: .now.advanced(by: keepalive.timeout)) { [self] in
       pingTimeoutTimer = nil
       close(with: .interrupted("the connection to \(target) is dead: \(deadReason)"))

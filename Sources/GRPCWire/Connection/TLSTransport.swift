@@ -24,7 +24,11 @@ final class TLSTransport: ByteTransport {
     self.ssl = ssl
     self.target = target
     self.isServer = isServer
-    SSL_set_fd(ssl, fd)
+    guard SSL_set_fd(ssl, fd) == 1 else {
+      throw RPCError(
+        code: .unavailable,
+        message: "cannot start TLS \(preposition) \(target): \(TLSContext.lastError())")
+    }
   }
 
   /// TLS for an accepted connection; the handshake starts with the first `handshake()`.
@@ -38,12 +42,16 @@ final class TLSTransport: ByteTransport {
   {
     try self.init(fd: fd, context: context, target: target, isServer: false, preposition: "to")
     let isAddress = SocketAddress(numericHost: verifyName, port: 0) != nil
-    if isAddress {
+    // Unchecked, a name that cannot be set would leave the certificate's name unverified.
+    let set =
+      isAddress
       // RFC 6066: SNI carries host names only. The certificate must name the IP instead.
-      X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), verifyName)
-    } else {
-      _ = fleet_ssl_set_sni(ssl, verifyName)
-      _ = SSL_set1_host(ssl, verifyName)
+      ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), verifyName) == 1
+      : fleet_ssl_set_sni(ssl, verifyName) == 1 && SSL_set1_host(ssl, verifyName) == 1
+    guard set else {
+      throw RPCError(
+        code: .unavailable,
+        message: "cannot verify \(target) as '\(verifyName)': \(TLSContext.lastError())")
     }
   }
 
@@ -139,7 +147,9 @@ final class TLSContext: @unchecked Sendable {
       throw RPCError(code: .unavailable, message: "cannot create a TLS context: \(Self.lastError())")
     }
     self.context = context
-    _ = fleet_ssl_ctx_set_min_tls12(context)
+    guard fleet_ssl_ctx_set_min_tls12(context) == 1 else {
+      throw RPCError(code: .unavailable, message: "cannot require TLS 1.2: \(Self.lastError())")
+    }
     fleet_ssl_ctx_set_write_modes(context)
     SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
     switch configuration.trustRoots {
@@ -172,14 +182,33 @@ final class TLSContext: @unchecked Sendable {
     }
   }
 
-  /// A server context: this certificate chain and key, TLS 1.2+, ALPN selecting h2.
-  init(serverCertificateChainFile chain: String, privateKeyFile key: String) throws(RPCError) {
+  /// A server context: this certificate chain and key, TLS 1.2+, ALPN selecting h2; with
+  /// `clientCAFile`, client certificates verified against its CAs (required, or only checked
+  /// when a client sends one).
+  init(
+    serverCertificateChainFile chain: String, privateKeyFile key: String,
+    clientCAFile: String? = nil, requireClientCertificate: Bool = true
+  ) throws(RPCError) {
     ERR_clear_error()
     guard let context = SSL_CTX_new(TLS_server_method()) else {
       throw RPCError(code: .unavailable, message: "cannot create a TLS context: \(Self.lastError())")
     }
     self.context = context
-    _ = fleet_ssl_ctx_set_min_tls12(context)
+    guard fleet_ssl_ctx_set_min_tls12(context) == 1 else {
+      throw RPCError(code: .unavailable, message: "cannot require TLS 1.2: \(Self.lastError())")
+    }
+    if let clientCAFile {
+      guard SSL_CTX_load_verify_locations(context, clientCAFile, nil) == 1,
+        let names = SSL_load_client_CA_file(clientCAFile)
+      else {
+        throw RPCError(
+          code: .unavailable, message: "cannot load the client CA file \(clientCAFile): \(Self.lastError())")
+      }
+      // The CAs offered to clients, so that one with several certificates picks the right one.
+      SSL_CTX_set_client_CA_list(context, names)
+      let mode = SSL_VERIFY_PEER | (requireClientCertificate ? SSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0)
+      SSL_CTX_set_verify(context, mode, nil)
+    }
     fleet_ssl_ctx_set_write_modes(context)
     fleet_ssl_ctx_select_h2(context)
     guard SSL_CTX_use_certificate_chain_file(context, chain) == 1 else {

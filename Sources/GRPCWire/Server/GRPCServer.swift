@@ -61,6 +61,12 @@ public struct ServerOptions: Sendable {
   /// Serve TLS (1.2+, ALPN h2) with this certificate chain and private key (PEM files);
   /// nil: plaintext.
   public var tls: (certificateChainFile: String, privateKeyFile: String)?
+  /// With ``tls``: mutual TLS. Client certificates are verified against the CA certificates
+  /// in this PEM file; a client whose certificate does not verify fails the handshake.
+  public var tlsClientCAFile: String?
+  /// With ``tlsClientCAFile``: whether every client must present a certificate (the default);
+  /// false lets clients without one in, while one presented must still verify.
+  public var tlsRequireClientCertificate = true
   /// Run each handler as a task that prefers the server's event loop (the default): a handler
   /// that does not block starts, answers and finishes within the loop tick that brought its
   /// request, with no thread hop or wake-up. Set false for handlers that compute for long or
@@ -243,7 +249,9 @@ final class ServerCore: EventHandler, @unchecked Sendable {
     self.handlers = handlers
     if let tls = options.tls {
       tlsContext = try TLSContext(
-        serverCertificateChainFile: tls.certificateChainFile, privateKeyFile: tls.privateKeyFile)
+        serverCertificateChainFile: tls.certificateChainFile, privateKeyFile: tls.privateKeyFile,
+        clientCAFile: options.tlsClientCAFile,
+        requireClientCertificate: options.tlsRequireClientCertificate)
     }
     let name = host == "localhost" ? "127.0.0.1" : host
     guard let address = SocketAddress(numericHost: name, port: port) else {

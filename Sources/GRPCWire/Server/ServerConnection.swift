@@ -107,8 +107,10 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
       nghttp2_settings_entry(
         settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: 4 << 20),
     ]
-    nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), entries, entries.count)
-    nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, 16 << 20)
+    guard
+      nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), entries, entries.count) == 0,
+      nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, 16 << 20) == 0
+    else { return closeSocket() }
     setInterest(.read)
     scheduleFlush()
   }
@@ -134,7 +136,10 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     stream.tinyFrames += 1
     guard stream.tinyFrames > options.maxTinyFramesPerStream, let session else { return }
     // Inside mem_recv: nghttp2 sends the GOAWAY and stops reading; the flush then closes.
-    nghttp2_session_terminate_session(session, HTTP2ErrorCode.enhanceYourCalm)
+    // Out of memory even for that: close without it, once mem_recv has returned.
+    if nghttp2_session_terminate_session(session, HTTP2ErrorCode.enhanceYourCalm) != 0 {
+      loop.execute { [weak self] in self?.closeSocket() }
+    }
   }
 
   // MARK: Keepalive and ping policing (inside mem_recv, or timers)
@@ -151,9 +156,11 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     guard pingStrikes > options.maxPingStrikes, let session else { return }
     // gRPC's client keepalive (A8) reads this debug data and doubles its interval.
     let debug = Array("too_many_pings".utf8)
-    nghttp2_submit_goaway(
+    let sent = nghttp2_submit_goaway(
       session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
       HTTP2ErrorCode.enhanceYourCalm, debug, debug.count)
+    // Without the GOAWAY queued, end the session at once (nghttp2 then stops reading).
+    if sent != 0 { nghttp2_session_terminate_session(session, HTTP2ErrorCode.enhanceYourCalm) }
     closeWhenFlushed = true
   }
 
@@ -184,7 +191,9 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
       return armKeepalive(after: .nanoseconds(Int64(due.nanoseconds - MonotonicInstant.now.nanoseconds)))
     }
     pingOutstanding = true
-    nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
+    guard nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil) == 0 else {
+      return closeSocket()
+    }
     scheduleFlush()
     armKeepalive(after: options.keepaliveTimeout)
   }
@@ -211,7 +220,8 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
         guard let self, let session = self.session else { return }
         // The calls still open end with the connection (UNAVAILABLE to their clients), not
         // each with a reset: CANCEL would read as the client's own doing.
-        nghttp2_session_terminate_session(session, HTTP2ErrorCode.noError)
+        // Closing regardless: the GOAWAY is a courtesy here.
+        _ = nghttp2_session_terminate_session(session, HTTP2ErrorCode.noError)
         self.flush()
         self.closeSocket()
       }
@@ -386,10 +396,10 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
       HeaderField(name: "grpc-accept-encoding", value: "identity,gzip"),
     ]
     fields.append(pairs: status.headerFields())
-    _ = HeaderBlock.withNameValues(fields) { nva, count in
+    let submitted = HeaderBlock.withNameValues(fields) { nva, count in
       nghttp2_submit_response(session, stream.id, nva, count, nil)
     }
-    scheduleFlush()
+    checkSubmitted(submitted, stream)
   }
 
   // MARK: Responses (loop)
@@ -405,8 +415,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
       startResponse(stream)
     } else if stream.dataDeferred {
       stream.dataDeferred = false
-      nghttp2_session_resume_data(session, stream.id)
-      scheduleFlush()
+      checkSubmitted(nghttp2_session_resume_data(session, stream.id), stream)
     }
   }
 
@@ -437,10 +446,10 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     ]
     fields.append(pairs: status.headerFields())
     fields.append(pairs: metadata.headerFields())
-    _ = HeaderBlock.withNameValues(fields) { nva, count in
+    let submitted = HeaderBlock.withNameValues(fields) { nva, count in
       nghttp2_submit_response(session, stream.id, nva, count, nil)
     }
-    scheduleFlush()
+    checkSubmitted(submitted, stream)
   }
 
   private func startResponse(_ stream: ServerStream) {
@@ -456,10 +465,10 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     var provider = nghttp2_data_provider()
     provider.source.ptr = Unmanaged.passUnretained(stream).toOpaque()
     provider.read_callback = onServerDataSourceRead
-    _ = HeaderBlock.withNameValues(fields) { nva, count in
+    let submitted = HeaderBlock.withNameValues(fields) { nva, count in
       nghttp2_submit_response(session, stream.id, nva, count, &provider)
     }
-    scheduleFlush()
+    checkSubmitted(submitted, stream)
   }
 
   /// Called from the data provider once the body is over: the trailers.
@@ -467,9 +476,21 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     var fields: [HeaderField] = []
     fields.append(pairs: status.headerFields())
     fields.append(pairs: trailers.headerFields())
-    _ = HeaderBlock.withNameValues(fields) { nva, count in
+    let submitted = HeaderBlock.withNameValues(fields) { nva, count in
       nghttp2_submit_trailer(session, stream.id, nva, count)
     }
+    checkSubmitted(submitted, stream)
+  }
+
+  /// A response part nghttp2 refused (out of memory, or fields it will not send): the call
+  /// cannot be answered as it is, so it is reset with INTERNAL_ERROR; if even that fails,
+  /// the connection goes.
+  private func checkSubmitted(_ result: Int32, _ stream: ServerStream) {
+    scheduleFlush()
+    guard result != 0, let session else { return }
+    let reset = nghttp2_submit_rst_stream(
+      session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, HTTP2ErrorCode.internalError)
+    if reset != 0 { loop.execute { [weak self] in self?.closeSocket() } }
   }
 
   // MARK: Shutdown (loop)
@@ -482,13 +503,14 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   func beginDraining() {
     guard let session, !draining else { return }
     draining = true
-    nghttp2_submit_shutdown_notice(session)
+    guard nghttp2_submit_shutdown_notice(session) == 0 else { return closeSocket() }
     scheduleFlush()
     _ = loop.scheduleTimer(at: .now.advanced(by: .milliseconds(100))) { [weak self] in
       guard let self, let session = self.session else { return }
-      nghttp2_submit_goaway(
+      let sent = nghttp2_submit_goaway(
         session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
         nghttp2_session_get_last_proc_stream_id(session), HTTP2ErrorCode.noError, nil, 0)
+      guard sent == 0 else { return self.closeSocket() }
       self.scheduleFlush()
       self.closeIfDrained()
     }
@@ -513,13 +535,14 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     for stream in streams.values {
       stream.abort(error)
       // Tell the client too, before the GOAWAY (after it nghttp2 would drop the reset).
+      // Best effort: the connection closes below whether or not the reset could be queued.
       if let session {
-        nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, HTTP2ErrorCode.cancel)
+        _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, HTTP2ErrorCode.cancel)
       }
     }
     flush()
-    if let session {
-      nghttp2_session_terminate_session(session, HTTP2ErrorCode.noError)
+    // Closing regardless: the GOAWAY is a courtesy here.
+    if let session, nghttp2_session_terminate_session(session, HTTP2ErrorCode.noError) == 0 {
       flush()
     }
     closeSocket()

@@ -14,7 +14,8 @@ struct HTTP2Settings: Sendable {
   /// SETTINGS_MAX_HEADER_LIST_SIZE.
   var maxHeaderListSize: UInt32 = 64 << 10
 
-  func submit(to session: OpaquePointer) {
+  /// Queues our SETTINGS and connection window; false when nghttp2 cannot (out of memory).
+  func submit(to session: OpaquePointer) -> Bool {
     let entries = [
       nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
       nghttp2_settings_entry(
@@ -22,9 +23,9 @@ struct HTTP2Settings: Sendable {
       nghttp2_settings_entry(
         settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: maxHeaderListSize),
     ]
-    nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), entries, entries.count)
-    nghttp2_session_set_local_window_size(
-      session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, connectionWindow)
+    return nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), entries, entries.count) == 0
+      && nghttp2_session_set_local_window_size(
+        session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, connectionWindow) == 0
   }
 
   /// A client session whose callbacks reach `userData` (an unretained ClientConnection).
