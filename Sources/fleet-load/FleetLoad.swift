@@ -306,10 +306,11 @@ struct FleetLoad: AsyncParsableCommand {
 
   // MARK: Pieces
 
-  /// This process's command line, quoted for a POSIX shell where needed.
+  /// This process's command line, credentials redacted, quoted for a POSIX shell where needed.
   private static func commandLine() -> String {
     let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./:,@+%")
-    return (["fleet-load"] + CommandLine.arguments.dropFirst()).map { argument in
+    let arguments = CommandLineRedaction.redacted(Array(CommandLine.arguments.dropFirst()))
+    return (["fleet-load"] + arguments).map { argument in
       guard argument.isEmpty || !argument.allSatisfy(safe.contains) else { return argument }
       return "'" + argument.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }.joined(separator: " ")

@@ -114,3 +114,34 @@ final class SVGElements: NSObject, XMLParserDelegate, @unchecked Sendable {
     names.append(elementName)
   }
 }
+
+/// fleet-load's report repeats its command line; credentials given with -m must not be in it.
+@Suite("fleet-load redacts credentials in its report")
+struct RedactionTests {
+  @Test("-m authorization=Bearer SECRET (every spelling): the text and JSON reports show REDACTED, never the token")
+  func redacted() async throws {
+    let sim = try await SimulatorServer.start(["--trips", "2"])
+    let common = [
+      "--target", sim.target, "--plaintext", "--trips-to-create", "2", "-n", "20", "-c", "2",
+      "--warmup", "0",
+    ]
+    let spellings = [
+      ["-m", "authorization=Bearer SECRET-1"],
+      ["--metadata", "Authorization=Bearer SECRET-1"], ["--metadata=authorization=Bearer SECRET-1"],
+    ]
+    for spelling in spellings {
+      let text = try await FleetLoadProcess.run(common + spelling + ["-m", "x-api-key=SECRET-2", "-m", "x-note=visible"])
+      let json = try await FleetLoadProcess.run(
+        common + spelling + ["-m", "x-api-key=SECRET-2", "-m", "x-note=visible", "--format", "json"])
+      for result in [text, json] {
+        #expect(result.status == 0, "\(result)")
+        #expect(!result.stdout.contains("SECRET"), "\(spelling): \(result.stdout)")
+        #expect(result.stdout.contains("REDACTED"), "\(spelling): \(result.stdout)")
+        #expect(result.stdout.contains("x-note=visible"), "other metadata is shown: \(result.stdout)")
+      }
+      let command = try FleetLoadProcess.report(json)["command"] as? String
+      #expect(command?.contains("SECRET") == false)
+    }
+    try await sim.stop()
+  }
+}
