@@ -355,9 +355,10 @@ final class ClientStream: @unchecked Sendable {
 
   func receivedHeaders(endStream: Bool) {
     loop.assertInLoop()
-    // Parsed in place, then emptied keeping its storage for the next block (the trailers).
+    // Parsed in place, then emptied. A unary call keeps the storage for its trailers, which
+    // come next; a stream, which may stay open for hours, lets it go (400 bytes per stream).
     let action = machine.receiveHeaders(headerBlock, endStream: endStream)
-    headerBlock.removeAll(keepingCapacity: true)
+    headerBlock.removeAll(keepingCapacity: oneResponse)
     switch action {
     case .responseHead(let head):
       let waiters = shared.withLock { s in
