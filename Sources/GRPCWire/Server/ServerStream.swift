@@ -119,7 +119,15 @@ final class ServerStream: @unchecked Sendable {
     do {
       return try Gzip.decompress(frame.payload, limit: maxRequestSize)
     } catch {
-      throw RPCError(code: .internalError, message: "a compressed request could not be inflated: \(error)")
+      // As for an uncompressed request over the limit, and as the client treats responses.
+      switch error {
+      case .tooLarge(let limit):
+        throw RPCError(
+          code: .resourceExhausted,
+          message: "a compressed request inflates past the server's limit of \(limit) bytes")
+      case .corrupt(let reason):
+        throw RPCError(code: .internalError, message: "a gzip request message is corrupt: \(reason)")
+      }
     }
   }
 

@@ -53,6 +53,27 @@ struct ServerLimitsTests {
     await server.shutdown(gracePeriod: .seconds(1))
   }
 
+  @Test("a gzip request that inflates past maxReceiveMessageSize fails with RESOURCE_EXHAUSTED, as an uncompressed one does")
+  func inflatedRequestLimit() async throws {
+    var options = ServerOptions()
+    options.maxReceiveMessageSize = 64 << 10
+    let server = Self.makeServer(options)
+    let port = try await server.start()
+    let channel = GRPCChannel(host: "127.0.0.1", port: port)
+    defer { channel.close() }
+    var request = Self.request(size: 0)
+    var payload = GRPCTesting.Payload()
+    payload.body = [UInt8](repeating: 0, count: 128 << 10)  // a few hundred bytes gzipped
+    request.payload = payload
+    for compression in [CallOptions.Compression.gzip, nil] {
+      let error = try await #require(throws: RPCError.self) {
+        _ = try await channel.unary(Service.unaryCall, request, options: CallOptions(compression: compression))
+      }
+      #expect(error.code == .resourceExhausted, "\(String(describing: compression)): \(error)")
+    }
+    await server.shutdown(gracePeriod: .seconds(1))
+  }
+
   @Test("a connection that sends nothing is closed once the handshake timeout passes")
   func silentConnectionClosed() async throws {
     var options = ServerOptions()
