@@ -43,7 +43,8 @@ final class ServiceCore: Sendable {
     options = configuration.options
     followSettings = TripFollower.Settings(
       pollInterval: configuration.options.pollInterval,
-      retryPolicy: configuration.options.retryPolicy)
+      retryPolicy: configuration.options.retryPolicy,
+      hidesOtherTrips: configuration.options.hidesOtherTrips)
     tokens = TokenCache(
       provider: configuration.accessTokenProvider,
       refreshMargin: configuration.options.tokenRefreshMargin)
@@ -106,12 +107,17 @@ final class ServiceCore: Sendable {
     for lane in lanes { lane.channel.close() }
   }
 
+  /// The live model for `name`, if there is one.
+  func existingModel(for name: TripName) -> TripModel? {
+    models.withLock { $0[name.tripID]?.model }
+  }
+
   /// The live model for `name`, or a new one registered for it.
   func model(for name: TripName) -> TripModel {
     // Keyed by the trip ID alone: every model of a service is of its provider, and the ID
     // is the string the name already holds (the full name would be a new string per trip).
     let key = name.tripID
-    if let existing = models.withLock({ $0[key]?.model }) { return existing }
+    if let existing = existingModel(for: name) { return existing }
     // Made outside the lock: a model's init is ours, but its deinit (of a loser below)
     // takes this lock again.
     let fresh = TripModel(name: name, core: self)

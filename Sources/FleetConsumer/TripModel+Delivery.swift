@@ -47,7 +47,9 @@ extension TripModel {
       }
       guard more else { return }
       for event in events {
-        for registration in registrations {
+        let isRefresh: Bool
+        if case .refreshed = event { isRefresh = true } else { isRefresh = false }
+        for registration in registrations where !isRefresh || registration.receivesRefreshes {
           // A subscriber that arrived or left since the snapshot: look again, under the lock.
           // Otherwise the snapshot is still true, and no lock is taken per callback.
           if membership.load(ordering: .acquiring) != seen {
@@ -59,8 +61,20 @@ extension TripModel {
           guard registrations.contains(where: { $0.id == registration.id }) else { continue }
           deliver(event, to: registration.target)
         }
+        // The terminal update has reached everyone: the trip's end is known.
+        if event == .stateChanged(.inactive) { completionDelivered() }
       }
       events.removeAll()
+    }
+  }
+
+  /// Resumes the ``TripModel/completion`` waiters with the final trip.
+  private func completionDelivered() {
+    protected.withLock { state in
+      state.finalDelivered = true
+      guard let trip = state.follower.trip else { return }
+      for waiter in state.completionWaiters.values { waiter.resume(returning: .success(trip)) }
+      state.completionWaiters = [:]
     }
   }
 

@@ -10,18 +10,40 @@ extension TripModel {
   /// Following to begin once the lock is released.
   struct Start {
     let generation: UInt64
+    let due: MonotonicInstant
     let schedulesDrain: Bool
   }
 
   /// Inside the lock: starts following if not yet (queuing the state change).
   func startIfNeeded(_ state: inout Protected) -> Start? {
     guard case .startLoop(let generation, let events) = state.follower.start() else { return nil }
-    return Start(generation: generation, schedulesDrain: enqueue(events, &state))
+    let due = MonotonicInstant.now
+    state.follower.scheduled(generation: generation, at: due.nanoseconds)
+    return Start(generation: generation, due: due, schedulesDrain: enqueue(events, &state))
+  }
+
+  /// Inside the lock: records that loop `generation`'s next call is due after `delay`;
+  /// returns when, for ``FollowScheduler/schedule(_:generation:at:)`` outside the lock.
+  func scheduleNext(
+    _ generation: UInt64, after delay: Duration, _ state: inout Protected
+  ) -> MonotonicInstant {
+    scheduleNext(generation, at: MonotonicInstant.now.advanced(by: delay), &state)
+  }
+
+  /// Inside the lock: records that loop `generation`'s next call is due at `due`.
+  func scheduleNext(
+    _ generation: UInt64, at due: MonotonicInstant, _ state: inout Protected
+  ) -> MonotonicInstant {
+    state.follower.scheduled(generation: generation, at: due.nanoseconds)
+    return due
   }
 
   /// Inside the lock: stops following; returns the call in flight, to cancel outside it.
   func stopLoop(_ state: inout Protected) -> LoopCall? {
     guard case .stopLoop = state.follower.stop() else { return nil }
+    state.failCompletionWaiters(
+      RPCError(
+        code: .cancelled, message: "following \(tripName) stopped before the trip ended"))
     defer { state.call = nil }
     return state.call?.call
   }
@@ -29,7 +51,7 @@ extension TripModel {
   /// Outside the lock: makes the first call of `start`'s generation due at once.
   func launch(_ start: Start) {
     if start.schedulesDrain { scheduleDrain() }
-    lane.scheduler.schedule(self, generation: start.generation, after: .zero)
+    lane.scheduler.schedule(self, generation: start.generation, at: start.due)
   }
 
   /// On the loop: loop `generation`'s next call was due at `due`.
@@ -40,7 +62,11 @@ extension TripModel {
         // Every subscriber was deallocated: stop as if the last one had unregistered.
         return (TripFollower.OnPollDue.exit, stopLoop(&state))
       }
-      return (state.follower.pollDue(generation: generation, feedAvailable: feedAvailable), nil)
+      return (
+        state.follower.pollDue(
+          generation: generation, due: due.nanoseconds, feedAvailable: feedAvailable),
+        nil
+      )
     }
     stopped?.cancel()
     switch action {
@@ -169,15 +195,16 @@ extension TripModel {
 
   /// On the loop: the response of the poll that was due at `due`.
   private func polled(_ trip: FleetEngine.Trip, generation: UInt64, dueAt due: MonotonicInstant) {
-    let (action, drain) = protected.withLock { state in
+    let (next, drain) = protected.withLock { state -> (MonotonicInstant?, Bool) in
       state.clearCall(of: generation)
-      return received(trip, generation: generation, &state)
+      let (action, drain) = received(trip, generation: generation, &state)
+      guard case .deliver(_, let nextPollIn) = action else { return (nil, drain) }
+      return (
+        scheduleNext(generation, at: Self.nextDue(after: due, every: nextPollIn), &state), drain
+      )
     }
     if drain { lane.scheduler.drainAtEndOfTick(self) }
-    if case .deliver(_, let nextPollIn) = action {
-      lane.scheduler.schedule(
-        self, generation: generation, at: Self.nextDue(after: due, every: nextPollIn))
-    }
+    if let next { lane.scheduler.schedule(self, generation: generation, at: next) }
   }
 
   /// On the loop: one update of a feed stream, which stays open unless the trip ended.
@@ -203,7 +230,15 @@ extension TripModel {
   ) -> (TripFollower.OnResponse, Bool) {
     let action = state.follower.received(trip, generation: generation)
     switch action {
-    case .deliver(let events, _), .finish(let events): return (action, enqueue(events, &state))
+    case .deliver(var events, _):
+      refreshed(&events, &state)
+      return (action, enqueue(events, &state))
+    case .finish(var events):
+      // Before the closing state change.
+      var update: [TripModelEvent] = []
+      refreshed(&update, &state)
+      events.insert(contentsOf: update, at: events.count - 1)
+      return (action, enqueue(events, &state))
     case .ignore: return (action, false)
     }
   }
@@ -212,22 +247,27 @@ extension TripModel {
   /// retry scheduled.
   private func failed(_ failure: PollFailure, generation: UInt64) {
     let random = Double.random(in: 0..<1)
-    let (action, drain) = protected.withLock { state in
+    let (action, drain, next) = protected.withLock {
+      state -> (TripFollower.OnFailure, Bool, MonotonicInstant?) in
       state.clearCall(of: generation)
       let action = state.follower.failed(
         failure.error, generation: generation, tokenFetchFailed: failure.token == nil,
         random: random)
       switch action {
-      case .report(let error, _, _): return (action, enqueue([.updateFailed(error)], &state))
-      case .ignore: return (action, false)
+      case .report(let error, _, let retryIn):
+        return (
+          action, enqueue([.updateFailed(error)], &state),
+          scheduleNext(generation, after: retryIn, &state)
+        )
+      case .ignore: return (action, false, nil)
       }
     }
     if drain { lane.scheduler.drainAtEndOfTick(self) }
-    guard case .report(_, let dropToken, let retryIn) = action else { return }
+    guard case .report(_, let dropToken, _) = action, let next else { return }
     if dropToken, let token = failure.token {
       core.tokens.invalidate(token, for: tripName.tripID)
     }
-    lane.scheduler.schedule(self, generation: generation, after: retryIn)
+    lane.scheduler.schedule(self, generation: generation, at: next)
   }
 
   /// On the loop: a feed stream ended: OK (the server closed it early) reconnects after the
@@ -239,13 +279,15 @@ extension TripModel {
       return
     }
     if error != nil { core.markFeedUnimplemented() }
-    let next = protected.withLock { state in
+    let next = protected.withLock { state -> MonotonicInstant? in
       state.clearCall(of: generation)
-      return error == nil
+      let delay =
+        error == nil
         ? state.follower.watchEnded(generation: generation)
         : state.follower.feedUnimplemented(generation: generation)
+      return delay.map { scheduleNext(generation, after: $0, &state) }
     }
-    if let next { lane.scheduler.schedule(self, generation: generation, after: next) }
+    if let next { lane.scheduler.schedule(self, generation: generation, at: next) }
   }
 
   /// A failed call: the error, and the token it carried (nil when getting the token failed

@@ -1,6 +1,7 @@
 internal import FleetSync
 internal import GRPCWire
 internal import Synchronization
+internal import FoundationEssentials
 
 /// One trip, followed for its subscribers: get it from
 /// ``TripService/tripModel(forTripName:)``, then ``register(_:)`` a ``TripModelSubscriber``
@@ -46,11 +47,48 @@ public final class TripModel: Sendable {
     var call: (generation: UInt64, call: LoopCall)?
     /// What the last poll sent, reused while the versions and the token stay.
     var pollTemplate: PollTemplate?
+    /// How many registrations want ``TripModelEvent/refreshed(_:)``: none usually, and then
+    /// no such event is made.
+    var refreshSubscribers = 0
+    /// When the last good response arrived.
+    var lastRefreshed: Date?
+    /// Tasks awaiting ``TripModel/completion``, by ID.
+    var completionWaiters: [UInt64: CheckedContinuation<Result<FleetEngine.Trip, RPCError>, Never>] =
+      [:]
+    var nextWaiterID: UInt64 = 0
+    /// Whether the terminal update has been delivered to the subscribers.
+    var finalDelivered = false
 
     /// Drops subscribers that were deallocated; returns whether any is left.
     mutating func pruneSubscribers() -> Bool {
-      subscribers.removeAll { !$0.isAlive }
+      subscribers.removeAll { registration in
+        guard !registration.isAlive else { return false }
+        if registration.receivesRefreshes { refreshSubscribers -= 1 }
+        return true
+      }
       return !subscribers.isEmpty
+    }
+
+    /// Adds `registration`.
+    mutating func add(_ registration: Registration) {
+      subscribers.append(registration)
+      if registration.receivesRefreshes { refreshSubscribers += 1 }
+    }
+
+    /// Removes the registration `id`, if present.
+    mutating func remove(_ id: Registration.ID) {
+      subscribers.removeAll { registration in
+        guard registration.id == id else { return false }
+        if registration.receivesRefreshes { refreshSubscribers -= 1 }
+        return true
+      }
+    }
+
+    /// Resumes every ``TripModel/completion`` waiter with `error`.
+    mutating func failCompletionWaiters(_ error: RPCError) {
+      guard !completionWaiters.isEmpty else { return }
+      for waiter in completionWaiters.values { waiter.resume(returning: .failure(error)) }
+      completionWaiters = [:]
     }
   }
 
@@ -68,6 +106,8 @@ public final class TripModel: Sendable {
 
     let id: ID
     let target: Target
+    /// Whether it hears ``TripModelEvent/refreshed(_:)``.
+    let receivesRefreshes: Bool
 
     var isAlive: Bool {
       switch target {
@@ -121,8 +161,10 @@ public final class TripModel: Sendable {
     let start = protected.withLock { state -> Start? in
       _ = state.pruneSubscribers()
       guard !state.subscribers.contains(where: { $0.id == id }) else { return nil }
-      state.subscribers.append(
-        Registration(id: id, target: .subscriber(WeakSubscriber(subscriber))))
+      state.add(
+        Registration(
+          id: id, target: .subscriber(WeakSubscriber(subscriber)),
+          receivesRefreshes: subscriber.receivesRefreshes))
       membership.add(1, ordering: .releasing)
       return startIfNeeded(&state)
     }
@@ -146,7 +188,7 @@ public final class TripModel: Sendable {
 
   func unregister(_ id: Registration.ID) {
     let stopped = protected.withLock { state -> LoopCall? in
-      state.subscribers.removeAll { $0.id == id }
+      state.remove(id)
       membership.add(1, ordering: .releasing)
       guard !state.pruneSubscribers() else { return nil }
       return stopLoop(&state)
@@ -155,12 +197,15 @@ public final class TripModel: Sendable {
   }
 
   /// Registers a stream's continuation; finishes it at once if the model already finished.
-  func registerStream(_ continuation: AsyncStream<TripModelEvent>.Continuation) -> UInt64 {
+  func registerStream(
+    _ continuation: AsyncStream<TripModelEvent>.Continuation, refreshes: Bool
+  ) -> UInt64 {
     let (streamID, start, finished) = protected.withLock { state in
       state.nextStreamID += 1
       let id = state.nextStreamID
       if case .finished = state.follower.state { return (id, Start?.none, true) }
-      state.subscribers.append(Registration(id: .stream(id), target: .stream(continuation)))
+      state.add(
+        Registration(id: .stream(id), target: .stream(continuation), receivesRefreshes: refreshes))
       membership.add(1, ordering: .releasing)
       return (id, startIfNeeded(&state), false)
     }

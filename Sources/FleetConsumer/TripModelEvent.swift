@@ -37,6 +37,28 @@ public indirect enum TripModelEvent: Sendable, Hashable {
   /// The ETA at the next waypoint (which may belong to another trip on a shared vehicle)
   /// changed.
   case etaToNextWaypoint(Date?)
+  /// The trip's name became known (with the first response).
+  case tripName(String)
+  /// The vehicle serving the trip changed: the trip was assigned, or reassigned to another.
+  case vehicleID(String)
+  /// The trip type (EXCLUSIVE, SHARED) changed.
+  case tripType(FleetEngine.TripType)
+  /// The number of passengers changed.
+  case numberOfPassengers(Int32)
+  /// The intermediate destination the vehicle drives to or waits at changed (nil: the trip
+  /// has no intermediate destinations any more).
+  case intermediateDestinationIndex(Int32?)
+  /// The remaining route (beyond the active route) changed; its points.
+  case remainingRoute([GoogleType.LatLng])
+  /// The driving distance of the remaining route changed (meters; nil when unknown).
+  case remainingRouteDistance(Int32?)
+  /// The traffic along the remaining route changed; its speed-reading intervals, with point
+  /// indices into the remaining route.
+  case remainingRouteTraffic([FleetEngine.SpeedReadingInterval])
+  /// A poll (or a feed update) succeeded at this time, whether or not anything changed. Sent
+  /// only to subscribers that asked for it (``TripModelSubscriber/receivesRefreshes``,
+  /// ``TripModel/updates(includingRefreshes:)``), after the update's other events.
+  case refreshed(Date)
   /// The model started or stopped following.
   case stateChanged(TripModelState)
   /// An update failed. One per failed `GetTrip` call (or failed token fetch); the model keeps

@@ -9,7 +9,8 @@ public import FoundationEssentials
 /// `tripModel(_:didUpdate:updatedPropertyFields:)` first, then one method per changed
 /// property in the order of ``TripModelUpdatedPropertyFields/allFields``. A property the
 /// server left out of a response keeps its value and is not reported; a poll that changed
-/// nothing calls nothing.
+/// nothing calls nothing, unless the subscriber asked to hear of every successful poll
+/// (``receivesRefreshes``).
 ///
 /// Subscribers are held weakly, as on iOS: one that is deallocated is dropped, and when no
 /// subscriber is left the model stops following.
@@ -50,6 +51,33 @@ public protocol TripModelSubscriber: AnyObject, Sendable {
     didUpdateActiveRouteTraffic traffic: FleetEngine.ConsumableTrafficPolyline?)
   /// The ETA at the next waypoint changed (on a shared vehicle it may be another trip's).
   func tripModel(_ model: TripModel, didUpdateETAToNextWaypoint eta: Date?)
+  /// The trip's name became known (with the first response).
+  func tripModel(_ model: TripModel, didUpdateTripName name: String)
+  /// The vehicle serving the trip changed: the trip was assigned, or reassigned to another
+  /// vehicle.
+  func tripModel(_ model: TripModel, didUpdateVehicleID vehicleID: String)
+  /// The trip type (EXCLUSIVE, SHARED) changed.
+  func tripModel(_ model: TripModel, didUpdateTripType type: FleetEngine.TripType)
+  /// The number of passengers changed.
+  func tripModel(_ model: TripModel, didUpdateNumberOfPassengers count: Int32)
+  /// The intermediate destination the vehicle drives to or waits at changed (its index in
+  /// the intermediate destinations; nil when the trip has none).
+  func tripModel(_ model: TripModel, didUpdateIntermediateDestinationIndex index: Int32?)
+  /// The remaining route changed: the points beyond the active route
+  /// (``FleetEngine/Trip/remainingRoute``).
+  func tripModel(_ model: TripModel, didUpdateRemainingRoute points: [GoogleType.LatLng])
+  /// The driving distance of the remaining route changed (meters; nil when unknown).
+  func tripModel(_ model: TripModel, didUpdateRemainingRouteDistance meters: Int32?)
+  /// The traffic along the remaining route changed (``FleetEngine/Trip/remainingRouteTraffic``).
+  func tripModel(
+    _ model: TripModel,
+    didUpdateRemainingRouteTraffic intervals: [FleetEngine.SpeedReadingInterval])
+  /// A poll (or a feed update) succeeded at `date`, whether or not anything changed: called
+  /// after that update's other callbacks, and only when ``receivesRefreshes`` is true.
+  func tripModel(_ model: TripModel, didRefreshAt date: Date)
+  /// Whether to call ``tripModel(_:didRefreshAt:)`` after every successful poll; read once,
+  /// when the subscriber registers. False by default: a subscriber hears only of changes.
+  var receivesRefreshes: Bool { get }
   /// The model started or stopped following.
   func tripModel(_ model: TripModel, didChangeState state: TripModelState)
   /// An update failed; `error` is in the domain `io.grpc`. The model keeps following: it
@@ -104,6 +132,29 @@ extension TripModelSubscriber {
   /// Does nothing.
   public func tripModel(_ model: TripModel, didUpdateETAToNextWaypoint eta: Date?) {}
   /// Does nothing.
+  public func tripModel(_ model: TripModel, didUpdateTripName name: String) {}
+  /// Does nothing.
+  public func tripModel(_ model: TripModel, didUpdateVehicleID vehicleID: String) {}
+  /// Does nothing.
+  public func tripModel(_ model: TripModel, didUpdateTripType type: FleetEngine.TripType) {}
+  /// Does nothing.
+  public func tripModel(_ model: TripModel, didUpdateNumberOfPassengers count: Int32) {}
+  /// Does nothing.
+  public func tripModel(_ model: TripModel, didUpdateIntermediateDestinationIndex index: Int32?) {}
+  /// Does nothing.
+  public func tripModel(_ model: TripModel, didUpdateRemainingRoute points: [GoogleType.LatLng]) {}
+  /// Does nothing.
+  public func tripModel(_ model: TripModel, didUpdateRemainingRouteDistance meters: Int32?) {}
+  /// Does nothing.
+  public func tripModel(
+    _ model: TripModel,
+    didUpdateRemainingRouteTraffic intervals: [FleetEngine.SpeedReadingInterval]
+  ) {}
+  /// Does nothing.
+  public func tripModel(_ model: TripModel, didRefreshAt date: Date) {}
+  /// False: only changes are reported.
+  public var receivesRefreshes: Bool { false }
+  /// Does nothing.
   public func tripModel(_ model: TripModel, didChangeState state: TripModelState) {}
   /// Does nothing.
   public func tripModel(_ model: TripModel, didFailUpdateTripWithError error: RPCError) {}
@@ -130,6 +181,18 @@ extension TripModelSubscriber {
       tripModel(model, didUpdateIntermediateDestinations: destinations)
     case .activeRouteTraffic(let traffic): tripModel(model, didUpdateActiveRouteTraffic: traffic)
     case .etaToNextWaypoint(let eta): tripModel(model, didUpdateETAToNextWaypoint: eta)
+    case .tripName(let name): tripModel(model, didUpdateTripName: name)
+    case .vehicleID(let id): tripModel(model, didUpdateVehicleID: id)
+    case .tripType(let type): tripModel(model, didUpdateTripType: type)
+    case .numberOfPassengers(let count): tripModel(model, didUpdateNumberOfPassengers: count)
+    case .intermediateDestinationIndex(let index):
+      tripModel(model, didUpdateIntermediateDestinationIndex: index)
+    case .remainingRoute(let points): tripModel(model, didUpdateRemainingRoute: points)
+    case .remainingRouteDistance(let meters):
+      tripModel(model, didUpdateRemainingRouteDistance: meters)
+    case .remainingRouteTraffic(let intervals):
+      tripModel(model, didUpdateRemainingRouteTraffic: intervals)
+    case .refreshed(let date): tripModel(model, didRefreshAt: date)
     case .stateChanged(let state): tripModel(model, didChangeState: state)
     case .updateFailed(let error): tripModel(model, didFailUpdateTripWithError: error)
     }

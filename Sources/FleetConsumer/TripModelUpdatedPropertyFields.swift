@@ -37,12 +37,41 @@ public struct TripModelUpdatedPropertyFields: OptionSet, Sendable, Hashable,
   public static let intermediateDestinations = Self(rawValue: 1 << 9)
   /// `current_route_segment_traffic`: traffic along the active route.
   public static let activeRouteTraffic = Self(rawValue: 1 << 10)
-  /// `eta_to_first_waypoint`: the ETA at the next stop, whichever trip it belongs to.
+  /// `eta_to_first_waypoint`: the ETA at the next stop (this trip's own next stop when
+  /// ``TripService/Options/hidesOtherTrips`` is on, as it is by default).
   public static let etaToNextWaypoint = Self(rawValue: 1 << 11)
+  /// `name`: the trip's name (reported with the first response).
+  public static let tripName = Self(rawValue: 1 << 12)
+  /// `vehicle_id`: the vehicle serving the trip; a change means the trip was reassigned.
+  public static let vehicleID = Self(rawValue: 1 << 13)
+  /// `trip_type`: EXCLUSIVE or SHARED.
+  public static let tripType = Self(rawValue: 1 << 14)
+  /// `number_of_passengers`.
+  public static let numberOfPassengers = Self(rawValue: 1 << 15)
+  /// `intermediate_destination_index`: which intermediate destination the vehicle drives to
+  /// or waits at; reported only for a trip that has intermediate destinations.
+  public static let intermediateDestinationIndex = Self(rawValue: 1 << 16)
+  /// The remaining route: the route beyond the active one, i.e. the `path_to_waypoint`
+  /// points of `remaining_waypoints[1...]`, in order.
+  public static let remainingRoute = Self(rawValue: 1 << 17)
+  /// The driving distance of the remaining route: the sum of the `distance_meters` of
+  /// `remaining_waypoints[1...]`.
+  public static let remainingRouteDistance = Self(rawValue: 1 << 18)
+  /// The traffic along the remaining route: the speed-reading intervals of the
+  /// `traffic_to_waypoint` of `remaining_waypoints[1...]`, in order, their point indices
+  /// counted in the remaining route.
+  public static let remainingRouteTraffic = Self(rawValue: 1 << 19)
 
   /// Every field, in the order their callbacks are made.
+  ///
+  /// The twelve fields of the first releases keep their relative order; the later ones sit
+  /// beside their kin (identity first, the remaining route after the active route's traffic).
   public static let allFields: [(field: Self, name: String)] = [
+    (.tripName, "tripName"),
+    (.vehicleID, "vehicleID"),
+    (.tripType, "tripType"),
     (.tripStatus, "tripStatus"),
+    (.numberOfPassengers, "numberOfPassengers"),
     (.activeRouteRemainingDistance, "activeRouteRemainingDistance"),
     (.activeRoute, "activeRoute"),
     (.vehicleLocation, "vehicleLocation"),
@@ -52,7 +81,11 @@ public struct TripModelUpdatedPropertyFields: OptionSet, Sendable, Hashable,
     (.dropoffETA, "dropoffETA"),
     (.remainingWaypoints, "remainingWaypoints"),
     (.intermediateDestinations, "intermediateDestinations"),
+    (.intermediateDestinationIndex, "intermediateDestinationIndex"),
     (.activeRouteTraffic, "activeRouteTraffic"),
+    (.remainingRoute, "remainingRoute"),
+    (.remainingRouteDistance, "remainingRouteDistance"),
+    (.remainingRouteTraffic, "remainingRouteTraffic"),
     (.etaToNextWaypoint, "etaToNextWaypoint"),
   ]
 

@@ -11,11 +11,13 @@ public struct TripModelUpdates: AsyncSequence, Sendable {
   public typealias Failure = Never
 
   let model: TripModel
+  /// Whether ``TripModelEvent/refreshed(_:)`` is yielded too.
+  let includesRefreshes: Bool
 
   /// Registers a new subscriber and returns its iterator.
   public func makeAsyncIterator() -> Iterator {
     let (stream, continuation) = AsyncStream.makeStream(of: TripModelEvent.self)
-    let id = model.registerStream(continuation)
+    let id = model.registerStream(continuation, refreshes: includesRefreshes)
     // Runs when the stream finishes or when the iterator goes away (the loop ended, or its
     // task was cancelled).
     continuation.onTermination = { [weak model] _ in model?.unregister(.stream(id)) }
@@ -42,6 +44,13 @@ public struct TripModelUpdates: AsyncSequence, Sendable {
 }
 
 extension TripModel {
-  /// This model's events as an `AsyncSequence`; see ``TripModelUpdates``.
-  public var updates: TripModelUpdates { TripModelUpdates(model: self) }
+  /// This model's events as an `AsyncSequence`; see ``TripModelUpdates``. Changes only: no
+  /// ``TripModelEvent/refreshed(_:)``.
+  public var updates: TripModelUpdates { updates(includingRefreshes: false) }
+
+  /// This model's events as an `AsyncSequence`, with a ``TripModelEvent/refreshed(_:)``
+  /// after every successful poll when `includingRefreshes`.
+  public func updates(includingRefreshes: Bool) -> TripModelUpdates {
+    TripModelUpdates(model: self, includesRefreshes: includingRefreshes)
+  }
 }

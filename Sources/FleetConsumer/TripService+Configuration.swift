@@ -155,6 +155,16 @@ extension TripService {
     /// connection is then noticed only by the operating system, after minutes, and a feed
     /// stream on it stays silent until then.
     public var keepalive: Keepalive? = .standard
+    /// Keep other trips out of what subscribers see. On a shared vehicle (or one that serves
+    /// trips back to back) Fleet Engine lists every stop of the vehicle in a trip's
+    /// `remaining_waypoints` and `vehicle_waypoints`, other riders' included; Google's guide
+    /// on retrieving trips directly says to filter them before showing a trip. On (the
+    /// default), waypoints whose `trip_id` names another trip are removed, and when the
+    /// vehicle's next stop is another trip's, `eta_to_first_waypoint` (and
+    /// ``TripModelEvent/etaToNextWaypoint(_:)``) is the ETA of this trip's own next stop, and
+    /// `remaining_time_to_first_waypoint` the time until then. The active route and its
+    /// distance still lead to the vehicle's next stop, whichever trip it serves.
+    public var hidesOtherTrips = true
 
     /// The defaults above.
     public init() {}

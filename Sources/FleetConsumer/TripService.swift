@@ -75,6 +75,21 @@ public final class TripService: Sendable {
     return core.model(for: tripName)
   }
 
+  /// Every model of this service that is alive (held by someone), following or not, in no
+  /// particular order.
+  public var tripModels: [TripModel] { core.liveModels }
+
+  /// The models that are following their trips now.
+  public var activeTripModels: [TripModel] { core.liveModels.filter { $0.state == .active } }
+
+  /// Whether a model of trip `name` is alive; false for a name that is malformed or of
+  /// another provider. Asking makes no model.
+  public func hasTripModel(forTripName name: String) -> Bool {
+    guard let tripName = try? TripName(name), tripName.providerID == configuration.providerID
+    else { return false }
+    return core.existingModel(for: tripName) != nil
+  }
+
   /// Stops every model of this service and closes its channel. Models that get a subscriber
   /// afterwards report UNAVAILABLE on every update.
   public func shutdown() {

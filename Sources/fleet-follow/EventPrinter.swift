@@ -31,8 +31,13 @@ struct EventPrinter {
       return [errorLine(error)]
     case .tripStatus, .activeRouteRemainingDistance, .activeRoute, .vehicleLocation,
       .pickupLocation, .dropoffLocation, .pickupETA, .dropoffETA, .remainingWaypoints,
-      .intermediateDestinations, .activeRouteTraffic, .etaToNextWaypoint, .stateChanged:
+      .intermediateDestinations, .activeRouteTraffic, .etaToNextWaypoint, .tripName,
+      .vehicleID, .tripType, .numberOfPassengers, .intermediateDestinationIndex,
+      .remainingRoute, .remainingRouteDistance, .remainingRouteTraffic:
       // Derived from the trip of the `tripUpdated` that precedes them.
+      return []
+    case .stateChanged, .refreshed:
+      // Not part of the stdout contract (the state goes to stderr).
       return []
     }
   }
@@ -173,6 +178,48 @@ struct EventPrinter {
           line.add("segments", trip.currentRouteSegmentTraffic?.speedReadingInterval.count ?? 0)
         },
         text: { "\($0.currentRouteSegmentTraffic?.speedReadingInterval.count ?? 0)" }),
+      // Added later, so after the first eleven: their order is part of the contract.
+      Property(
+        name: "vehicleID", label: "vehicle", baseline: nil,
+        value: { $0.vehicleID.isEmpty ? nil : $0.vehicleID },
+        json: { trip, line in line.add("id", trip.vehicleID) },
+        text: { $0.vehicleID }),
+      Property(
+        name: "tripType", label: "type", baseline: nil,
+        value: { $0.tripType == .unknownTripType ? nil : $0.tripType },
+        json: { trip, line in line.add("type", trip.tripType.description) },
+        text: { $0.tripType.description }),
+      Property(
+        name: "numberOfPassengers", label: "passengers", baseline: nil,
+        value: { $0.numberOfPassengers == 0 ? nil : $0.numberOfPassengers },
+        json: { trip, line in line.add("count", Int(trip.numberOfPassengers)) },
+        text: { "\($0.numberOfPassengers)" }),
+      Property(
+        name: "intermediateDestinationIndex", label: "intermediate destination", baseline: nil,
+        value: { $0.intermediateDestinations.isEmpty ? nil : $0.intermediateDestinationIndex },
+        json: { trip, line in line.add("index", Int(trip.intermediateDestinationIndex)) },
+        text: { "#\($0.intermediateDestinationIndex)" }),
+      Property(
+        name: "remainingRoute", label: "remaining route", baseline: [GoogleType.LatLng](),
+        value: { $0.remainingRoute },
+        json: { trip, line in line.add("points", trip.remainingRoute.count) },
+        text: { "\($0.remainingRoute.count) points" }),
+      Property(
+        name: "remainingRouteDistance", label: "remaining route distance", baseline: nil,
+        value: { $0.remainingRouteDistanceMeters },
+        json: { trip, line in line.add("meters", Int(trip.remainingRouteDistanceMeters ?? 0)) },
+        text: { "\($0.remainingRouteDistanceMeters ?? 0) m" }),
+      Property(
+        name: "remainingRouteTraffic", label: "remaining traffic segments",
+        baseline: [FleetEngine.SpeedReadingInterval](),
+        value: { $0.remainingRouteTraffic },
+        json: { trip, line in line.add("segments", trip.remainingRouteTraffic.count) },
+        text: { "\($0.remainingRouteTraffic.count)" }),
+      Property(
+        name: "etaToNextWaypoint", label: "next stop ETA", baseline: nil,
+        value: { $0.etaToFirstWaypoint?.seconds },
+        json: { trip, line in line.add("seconds", trip.etaToFirstWaypoint?.seconds ?? 0) },
+        text: { describe($0.etaToFirstWaypoint) }),
     ]
   }
 

@@ -13,7 +13,11 @@ struct EventLoopsTests {
     let engine = try await FakeFleetEngine.start(quiet: true)
     let prefix = "providers/\(FleetTest.provider)/trips/lanes-"
     try engine.addTemplate(prefix: prefix, steps: Lifecycle.steps(tripID: "lanes"))
-    let service = try FleetTest.service(engine) { $0.eventLoops = loops }
+    // One script for every trip, so its waypoints name none of them: keep them all.
+    let service = try FleetTest.service(engine) {
+      $0.eventLoops = loops
+      $0.hidesOtherTrips = false
+    }
     #expect(service.core.lanes.count == loops)
     let trips = 12
     let counter = ThousandTripsTests.CompletionCounter(target: trips)

@@ -20,7 +20,7 @@ struct FleetFollowTests {
   func lifecycle() async throws {
     let engine = try SharedFakeEngine.engine()
     let name = FakeScript.tripName()
-    try engine.add([name: Lifecycle.steps(tripID: "t")])
+    try engine.add([name: Lifecycle.steps(tripName: name)])
     let result = try await follow(engine, name)
     #expect(result.status == 0, "\(result)")
     let s = Lifecycle.start
@@ -34,13 +34,14 @@ struct FleetFollowTests {
         #"{"event":"pickupETA","seconds":\#(s + 600)}"#,
         #"{"event":"dropoffETA","seconds":\#(s + 1800)}"#,
         #"{"event":"trip","fields":["tripStatus","remainingDistance","activeRoute","#
-          + #""vehicleLocation","pickupETA","remainingWaypoints"]}"#,
+          + #""vehicleLocation","pickupETA","remainingWaypoints","vehicleID"]}"#,
         #"{"event":"tripStatus","status":"ENROUTE_TO_PICKUP"}"#,
         #"{"event":"remainingDistance","meters":2000}"#,
         #"{"event":"activeRoute","points":3}"#,
         #"{"event":"vehicleLocation","lat":52.49,"lng":13.38}"#,
         #"{"event":"pickupETA","seconds":\#(s + 500)}"#,
         #"{"event":"remainingWaypoints","count":2}"#,
+        #"{"event":"vehicleID","id":"vehicle-1"}"#,
         #"{"event":"trip","fields":["remainingDistance","vehicleLocation","pickupETA"]}"#,
         #"{"event":"remainingDistance","meters":900}"#,
         #"{"event":"vehicleLocation","lat":52.495,"lng":13.39}"#,
@@ -50,13 +51,14 @@ struct FleetFollowTests {
         #"{"event":"remainingDistance","meters":0}"#,
         #"{"event":"vehicleLocation","lat":52.5,"lng":13.4}"#,
         #"{"event":"trip","fields":["tripStatus","remainingDistance","activeRoute","#
-          + #""vehicleLocation","dropoffETA","remainingWaypoints"]}"#,
+          + #""vehicleLocation","dropoffETA","remainingWaypoints","remainingRouteDistance"]}"#,
         #"{"event":"tripStatus","status":"ENROUTE_TO_DROPOFF"}"#,
         #"{"event":"remainingDistance","meters":3000}"#,
         #"{"event":"activeRoute","points":4}"#,
         #"{"event":"vehicleLocation","lat":52.505,"lng":13.42}"#,
         #"{"event":"dropoffETA","seconds":\#(s + 1500)}"#,
         #"{"event":"remainingWaypoints","count":1}"#,
+        #"{"event":"remainingRouteDistance","meters":0}"#,
         #"{"event":"trip","fields":["tripStatus","vehicleLocation","remainingWaypoints"]}"#,
         #"{"event":"tripStatus","status":"COMPLETE"}"#,
         #"{"event":"vehicleLocation","lat":52.52,"lng":13.45}"#,
@@ -356,7 +358,7 @@ struct FleetFollowTests {
   func readableView() async throws {
     let engine = try SharedFakeEngine.engine()
     let name = FakeScript.tripName()
-    try engine.add([name: Lifecycle.steps(tripID: "t")])
+    try engine.add([name: Lifecycle.steps(tripName: name)])
     let result = try await FleetFollowProcess.run([
       "--endpoint", "127.0.0.1:\(engine.server.port)", "--plaintext", "--trip-name", name,
       "--token", "x", "--poll-interval", "0.1",

@@ -14,7 +14,7 @@ struct TripFeedTests {
   func streams() async throws {
     let engine = try SharedFakeEngine.engine()
     let name = FakeScript.tripName()
-    let feed = Lifecycle.steps(tripID: "t").map { $0.delayed(30) }
+    let feed = Lifecycle.steps(tripName: name).map { $0.delayed(30) }
     try engine.add([name: [.error("INTERNAL", "GetTrip must not be called")]], feeds: [name: feed])
     let service = try feedService(engine)
     let model = try service.tripModel(forTripName: name)
@@ -34,7 +34,7 @@ struct TripFeedTests {
   func reconnects() async throws {
     let engine = try SharedFakeEngine.engine()
     let name = FakeScript.tripName()
-    var feed = Lifecycle.steps(tripID: "t")
+    var feed = Lifecycle.steps(tripName: name)
     feed.insert(.error("UNAVAILABLE", "the feed restarted"), at: 2)
     try engine.add([name: [.error("INTERNAL", "GetTrip must not be called")]], feeds: [name: feed])
     let service = try feedService(engine)
@@ -58,7 +58,7 @@ struct TripFeedTests {
     let first = FakeScript.tripName()
     let second = FakeScript.tripName()
     try engine.add([
-      first: Lifecycle.steps(tripID: "t"), second: [.trip(["tripStatus": "COMPLETE"])],
+      first: Lifecycle.steps(tripName: first), second: [.trip(["tripStatus": "COMPLETE"])],
     ])
     let service = try feedService(engine)
     let model = try service.tripModel(forTripName: first)

@@ -53,7 +53,7 @@ struct TripModelScenarioTests {
   func updatesSequence() async throws {
     let engine = try SharedFakeEngine.engine()
     let name = FakeScript.tripName()
-    try engine.add([name: Lifecycle.steps(tripID: String(name.split(separator: "/").last!))])
+    try engine.add([name: Lifecycle.steps(tripName: name)])
     let service = try FleetTest.service(engine)
     let model = try service.tripModel(forTripName: name)
     var summaries: [String] = []
@@ -239,8 +239,9 @@ struct TripModelScenarioTests {
     #expect(
       events.map(\.summary) == [
         "state(active)",
-        "tripUpdated[tripStatus, activeRouteRemainingDistance, activeRoute, vehicleLocation]",
-        "tripStatus(ENROUTE_TO_PICKUP)", "remainingDistance(500)", "activeRoute(2 points)",
+        "tripUpdated[tripName, tripStatus, activeRouteRemainingDistance, activeRoute, "
+          + "vehicleLocation]",
+        "tripName", "tripStatus(ENROUTE_TO_PICKUP)", "remainingDistance(500)", "activeRoute(2 points)",
         "vehicleLocation(1.0,2.0)",
         "tripUpdated[tripStatus]", "tripStatus(COMPLETE)", "state(inactive)",
       ])
@@ -312,10 +313,12 @@ struct TripModelScenarioTests {
       summaries[(firstUpdate + 1)...].firstIndex { $0.hasPrefix("tripUpdated") })
     #expect(
       Array(summaries[firstUpdate..<secondUpdate]) == [
-        "tripUpdated[tripStatus, activeRoute, vehicleLocation, remainingWaypoints, "
-          + "intermediateDestinations, activeRouteTraffic]",
-        "tripStatus(ENROUTE_TO_PICKUP)", "activeRoute(3 points)", "vehicleLocation(52.4,13.3)",
-        "remainingWaypoints(1)", "intermediateDestinations(1)", "activeRouteTraffic(2)",
+        "tripUpdated[tripName, tripStatus, activeRoute, vehicleLocation, remainingWaypoints, "
+          + "intermediateDestinations, intermediateDestinationIndex, activeRouteTraffic, "
+          + "remainingRouteDistance]",
+        "tripName", "tripStatus(ENROUTE_TO_PICKUP)", "activeRoute(3 points)",
+        "vehicleLocation(52.4,13.3)", "remainingWaypoints(1)", "intermediateDestinations(1)",
+        "intermediateDestinationIndex(0)", "activeRouteTraffic(2)", "remainingRouteDistance(0)",
       ])
     #expect(
       Array(summaries[secondUpdate...].prefix(2)) == [
@@ -332,7 +335,7 @@ struct TripModelScenarioTests {
   func unregisterDuringCallback() async throws {
     let engine = try SharedFakeEngine.engine()
     let name = FakeScript.tripName()
-    try engine.add([name: Lifecycle.steps(tripID: "t")])
+    try engine.add([name: Lifecycle.steps(tripName: name)])
     let service = try FleetTest.service(engine)
     let model = try service.tripModel(forTripName: name)
     let leaving = RecordingSubscriber { subscriber, model, event in
@@ -346,11 +349,11 @@ struct TripModelScenarioTests {
     #expect(
       all.map(\.summary).filter { $0 != "state(active)" }
         == Array(Lifecycle.expectedSummaries.dropFirst()))
-    // The first response's trip update and status, then nothing: not even the rest of that
-    // response's callbacks.
+    // The first response's trip update, name and status, then nothing: not even the rest
+    // of that response's callbacks.
     #expect(
       leaving.events.map(\.summary) == [
-        "state(active)", Lifecycle.expectedSummaries[1], "tripStatus(NEW)",
+        "state(active)", Lifecycle.expectedSummaries[1], "tripName", "tripStatus(NEW)",
       ])
   }
 
@@ -358,7 +361,7 @@ struct TripModelScenarioTests {
   func lastSubscriberLeavesDuringCallback() async throws {
     let engine = try SharedFakeEngine.engine()
     let name = FakeScript.tripName()
-    try engine.add([name: Lifecycle.steps(tripID: "t")])
+    try engine.add([name: Lifecycle.steps(tripName: name)])
     let service = try FleetTest.service(engine)
     let model = try service.tripModel(forTripName: name)
     let subscriber = RecordingSubscriber { subscriber, model, event in

@@ -9,7 +9,7 @@ internal import GRPCWire
 /// too; the models that queued events in a tick are drained by one job on the callback
 /// executor at the end of that tick — one hop per tick, not one per update.
 ///
-/// Loop-only, except ``schedule(_:generation:after:)``, which hands over from any thread.
+/// Loop-only, except ``schedule(_:generation:at:)``, which hands over from any thread.
 final class FollowScheduler: TickEndHandler, @unchecked Sendable {
   // @unchecked Sendable: `loop` and `deliver` are immutable; every var is touched only on
   // `loop` (asserted in debug builds).
@@ -31,22 +31,14 @@ final class FollowScheduler: TickEndHandler, @unchecked Sendable {
     queue.removeAll()
   }
 
-  /// Makes loop `generation` of `model` due after `delay`. Callable from any thread; on the
-  /// loop it takes effect at once.
-  func schedule(_ model: TripModel, generation: UInt64, after delay: Duration) {
-    if loop.inEventLoop {
-      add(model, generation: generation, at: MonotonicInstant.now.advanced(by: delay))
-    } else {
-      loop.execute { [self] in
-        add(model, generation: generation, at: MonotonicInstant.now.advanced(by: delay))
-      }
-    }
-  }
-
-  /// Makes loop `generation` of `model` due at `due` (at once if that has passed). Loop-only.
+  /// Makes loop `generation` of `model` due at `due` (at once if that has passed). Callable
+  /// from any thread; on the loop it takes effect at once.
   func schedule(_ model: TripModel, generation: UInt64, at due: MonotonicInstant) {
-    loop.assertInLoop()
-    add(model, generation: generation, at: due)
+    if loop.inEventLoop {
+      add(model, generation: generation, at: due)
+    } else {
+      loop.execute { [self] in add(model, generation: generation, at: due) }
+    }
   }
 
   /// Queues `model`'s drain for the end of this tick. Loop-only.

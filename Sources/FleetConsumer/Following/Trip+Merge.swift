@@ -39,7 +39,9 @@ extension FleetEngine.Trip {
     if !response.intermediateDestinations.isEmpty || destinationsChanged {
       intermediateDestinations = response.intermediateDestinations
     }
-    if response.intermediateDestinationIndex != 0 {
+    // 0 is also the first destination's index: taken when the destinations themselves
+    // changed (a new list starts again), otherwise it cannot be told from "left out".
+    if response.intermediateDestinationIndex != 0 || destinationsChanged {
       intermediateDestinationIndex = response.intermediateDestinationIndex
     }
     if !response.actualIntermediateDestinationArrivalPoints.isEmpty {

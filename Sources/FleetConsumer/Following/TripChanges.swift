@@ -31,7 +31,13 @@ struct TripChanges {
       fields.insert(field)
       properties.append(event())
     }
+    check(.tripName, old.name, new.name, .tripName(new.name))
+    check(.vehicleID, old.vehicleID, new.vehicleID, .vehicleID(new.vehicleID))
+    check(.tripType, old.tripType, new.tripType, .tripType(new.tripType))
     check(.tripStatus, old.tripStatus, new.tripStatus, .tripStatus(new.tripStatus))
+    check(
+      .numberOfPassengers, old.numberOfPassengers, new.numberOfPassengers,
+      .numberOfPassengers(new.numberOfPassengers))
     check(
       .activeRouteRemainingDistance, old.remainingDistanceMeters, new.remainingDistanceMeters,
       .activeRouteRemainingDistance(new.remainingDistanceMeters))
@@ -46,15 +52,41 @@ struct TripChanges {
       .dropoffLocation(new.dropoffPoint))
     check(.pickupETA, old.pickupTime, new.pickupTime, .pickupETA(new.pickupTime?.date))
     check(.dropoffETA, old.dropoffTime, new.dropoffTime, .dropoffETA(new.dropoffTime?.date))
-    check(
-      .remainingWaypoints, old.remainingWaypoints, new.remainingWaypoints,
-      .remainingWaypoints(new.remainingWaypoints))
+    let waypointsChanged = old.remainingWaypoints != new.remainingWaypoints
+    if waypointsChanged {
+      fields.insert(.remainingWaypoints)
+      properties.append(.remainingWaypoints(new.remainingWaypoints))
+    }
     check(
       .intermediateDestinations, old.intermediateDestinations, new.intermediateDestinations,
       .intermediateDestinations(new.intermediateDestinations))
     check(
+      .intermediateDestinationIndex, old.intermediateDestinationIndex,
+      new.knownIntermediateDestinationIndex,
+      .intermediateDestinationIndex(new.knownIntermediateDestinationIndex))
+    check(
       .activeRouteTraffic, old.currentRouteSegmentTraffic, new.currentRouteSegmentTraffic,
       .activeRouteTraffic(new.currentRouteSegmentTraffic))
+    // The remaining route is made of the remaining waypoints: unchanged with them (the usual
+    // poll), so it is only looked at when they changed.
+    if waypointsChanged {
+      let before = old.remainingWaypoints
+      let after = new.remainingWaypoints
+      if !RemainingRoute.samePoints(before, after) {
+        fields.insert(.remainingRoute)
+        properties.append(.remainingRoute(RemainingRoute.points(after)))
+      }
+      let distance = RemainingRoute.distance(after)
+      if RemainingRoute.distance(before) != distance {
+        fields.insert(.remainingRouteDistance)
+        properties.append(.remainingRouteDistance(distance))
+      }
+      let traffic = RemainingRoute.traffic(after)
+      if RemainingRoute.traffic(before) != traffic {
+        fields.insert(.remainingRouteTraffic)
+        properties.append(.remainingRouteTraffic(traffic))
+      }
+    }
     check(
       .etaToNextWaypoint, old.etaToFirstWaypoint, new.etaToFirstWaypoint,
       .etaToNextWaypoint(new.etaToFirstWaypoint?.date))
@@ -65,9 +97,14 @@ struct TripChanges {
   }
 
   /// The values of a trip that the callbacks report, each compared as its callback sees it.
-  /// Taken before a response is merged into the held trip in place: a dozen values rather
+  /// Taken before a response is merged into the held trip in place: a score of values rather
   /// than a copy of the whole trip, which would also make the merge copy its storage.
   struct Reported {
+    var name: String
+    var vehicleID: String
+    var tripType: FleetEngine.TripType
+    var numberOfPassengers: Int32
+    var intermediateDestinationIndex: Int32?
     var tripStatus: FleetEngine.TripStatus
     var remainingDistanceMeters: Int32?
     var route: [GoogleType.LatLng]
@@ -82,6 +119,11 @@ struct TripChanges {
     var etaToFirstWaypoint: GoogleProtobuf.Timestamp?
 
     init(_ trip: FleetEngine.Trip) {
+      name = trip.name
+      vehicleID = trip.vehicleID
+      tripType = trip.tripType
+      numberOfPassengers = trip.numberOfPassengers
+      intermediateDestinationIndex = trip.knownIntermediateDestinationIndex
       tripStatus = trip.tripStatus
       remainingDistanceMeters = trip.remainingDistanceMeters
       route = trip.route

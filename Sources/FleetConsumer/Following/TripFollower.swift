@@ -34,6 +34,10 @@ struct TripFollower {
     var consecutiveFailures = 0
     /// Whether the immediate retry after UNAUTHENTICATED was used since the last success.
     var retriedUnauthenticated = false
+    /// When the next call is due (nanoseconds on the monotonic clock), as last scheduled; 0
+    /// before the first. Only the scheduler entry with this due time starts a call: entries
+    /// left behind when ``refresh(now:)`` or a new interval moved the time are ignored.
+    var nextDue: UInt64 = 0
   }
 
   /// The versions of the parts of the trip already held, for the next `GetTrip` request.
@@ -53,23 +57,31 @@ struct TripFollower {
   final class Settings: Sendable {
     let pollInterval: Duration
     let retryPolicy: RetryPolicy
+    /// Whether other trips' waypoints are removed (``FleetEngine/Trip/hideOtherTrips(after:)``).
+    let hidesOtherTrips: Bool
 
-    init(pollInterval: Duration, retryPolicy: RetryPolicy) {
+    init(pollInterval: Duration, retryPolicy: RetryPolicy, hidesOtherTrips: Bool = true) {
       self.pollInterval = pollInterval
       self.retryPolicy = retryPolicy
+      self.hidesOtherTrips = hidesOtherTrips
     }
   }
 
   let settings: Settings
-  var pollInterval: Duration { settings.pollInterval }
+  /// This model's own poll interval, set through ``TripModel/options``; nil: the service's.
+  private(set) var intervalOverride: Duration?
+  /// The poll interval in force.
+  var pollInterval: Duration { intervalOverride ?? settings.pollInterval }
   var retryPolicy: RetryPolicy { settings.retryPolicy }
 
   init(settings: Settings) {
     self.settings = settings
   }
 
-  init(pollInterval: Duration, retryPolicy: RetryPolicy) {
-    self.init(settings: Settings(pollInterval: pollInterval, retryPolicy: retryPolicy))
+  init(pollInterval: Duration, retryPolicy: RetryPolicy, hidesOtherTrips: Bool = true) {
+    self.init(
+      settings: Settings(
+        pollInterval: pollInterval, retryPolicy: retryPolicy, hidesOtherTrips: hidesOtherTrips))
   }
 
   /// The running loop's generation, nil when not following.
@@ -136,8 +148,17 @@ struct TripFollower {
 
   /// Loop `generation` is ready for its next call; `feedAvailable` says whether to try the
   /// streaming trip feed rather than a poll.
-  mutating func pollDue(generation: UInt64, feedAvailable: Bool = false) -> OnPollDue {
+  ///
+  /// `due` is the time the scheduler entry was due at: an entry the follower no longer waits
+  /// for (its time was moved by ``refresh(now:)`` or ``setPollInterval(_:now:)``) starts
+  /// nothing. Nil skips that check (tests that drive the follower by hand).
+  mutating func pollDue(
+    generation: UInt64, due: UInt64? = nil, feedAvailable: Bool = false
+  ) -> OnPollDue {
     switch state {
+    case .following(let following)
+    where following.generation == generation && due != nil && due != following.nextDue:
+      return .exit
     case .following(var following) where following.generation == generation:
       guard !following.polling else {
         assertionFailure("a poll was due while the previous one was still in flight")
@@ -155,6 +176,55 @@ struct TripFollower {
     case .following, .inactive, .finished:
       return .exit
     }
+  }
+
+  /// Loop `generation`'s next call was scheduled for `due` (monotonic nanoseconds): only
+  /// that entry may start it. Ignored for a stale generation.
+  mutating func scheduled(generation: UInt64, at due: UInt64) {
+    guard case .following(var following) = state, following.generation == generation else {
+      return
+    }
+    following.nextDue = due
+    state = .following(following)
+  }
+
+  enum OnRefresh: Equatable {
+    /// Make loop `generation`'s next call due now (it was recorded as due at `due`).
+    case pollNow(generation: UInt64, due: UInt64)
+    /// A call is in flight (it is the refresh), or the model is not following.
+    case nothing
+  }
+
+  /// ``TripModel/refresh()``: poll at once, unless a call is in flight already (the refresh
+  /// then is that call) or the model is not following.
+  mutating func refresh(now: UInt64) -> OnRefresh {
+    guard case .following(var following) = state, !following.polling else { return .nothing }
+    following.nextDue = now
+    state = .following(following)
+    return .pollNow(generation: following.generation, due: now)
+  }
+
+  /// Sets this model's poll interval (nil: the service's again). Returns the new due time of
+  /// the next poll when one is waiting and it moved: the last poll's due time plus the new
+  /// interval, or `now` if that has passed. A call in flight, or a retry after a failure,
+  /// keeps its time; the new interval applies from the next answer.
+  mutating func setPollInterval(_ interval: Duration?, now: UInt64) -> OnRefresh {
+    let old = pollInterval
+    intervalOverride = interval
+    guard case .following(var following) = state, !following.polling,
+      following.consecutiveFailures == 0, following.nextDue != 0, pollInterval != old
+    else { return .nothing }
+    let lastDue = Int64(bitPattern: following.nextDue) - Self.nanoseconds(old)
+    let moved = UInt64(max(Int64(now), lastDue + Self.nanoseconds(pollInterval)))
+    guard moved != following.nextDue else { return .nothing }
+    following.nextDue = moved
+    state = .following(following)
+    return .pollNow(generation: following.generation, due: moved)
+  }
+
+  private static func nanoseconds(_ duration: Duration) -> Int64 {
+    let (seconds, attoseconds) = duration.components
+    return seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
   }
 
   enum OnResponse: Equatable {
@@ -181,6 +251,7 @@ struct TripFollower {
       } else {
         trip!.merge(response)
       }
+      if settings.hidesOtherTrips { trip!.hideOtherTrips(after: response) }
       let changes = TripChanges(from: previous, to: trip!)
       if trip!.tripStatus.isTerminal {
         state = .finished

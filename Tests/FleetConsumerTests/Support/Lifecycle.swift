@@ -16,6 +16,11 @@ enum Lifecycle {
     ["location": FakeScript.location(point.0, point.1), "tripId": trip, "waypointType": type]
   }
 
+  /// The steps for trip `tripName`: its waypoints carry its own ID, as Fleet Engine's do.
+  static func steps(tripName: String, ending terminal: String = "COMPLETE") -> [FakeScript.Step] {
+    steps(tripID: String(tripName.split(separator: "/").last ?? ""), ending: terminal)
+  }
+
   static func steps(tripID: String, ending terminal: String = "COMPLETE") -> [FakeScript.Step] {
     let pickupWaypoint = waypoint("PICKUP_WAYPOINT_TYPE", pickup, trip: tripID)
     let dropoffWaypoint = waypoint("DROP_OFF_WAYPOINT_TYPE", dropoff, trip: tripID)
@@ -77,25 +82,31 @@ enum Lifecycle {
   }
 
   /// The callbacks a subscriber gets for ``steps(tripID:ending:)``, in order, as summaries.
+  /// The waypoints carry no distances, so the remaining route's distance is unknown (nil, as
+  /// before the first response) while two are left, 0 on the last leg, and unknown again
+  /// once none is left.
   static let expectedSummaries: [String] = [
     "state(active)",
-    "tripUpdated[tripStatus, pickupLocation, dropoffLocation, pickupETA, dropoffETA]",
-    "tripStatus(NEW)", "pickupLocation(52.5,13.4)", "dropoffLocation(52.52,13.45)",
+    "tripUpdated[tripName, tripStatus, pickupLocation, dropoffLocation, pickupETA, dropoffETA]",
+    "tripName", "tripStatus(NEW)", "pickupLocation(52.5,13.4)", "dropoffLocation(52.52,13.45)",
     "pickupETA(\(start + 600))", "dropoffETA(\(start + 1800))",
-    "tripUpdated[tripStatus, activeRouteRemainingDistance, activeRoute, vehicleLocation, "
-      + "pickupETA, remainingWaypoints]",
-    "tripStatus(ENROUTE_TO_PICKUP)", "remainingDistance(2000)", "activeRoute(3 points)",
-    "vehicleLocation(52.49,13.38)", "pickupETA(\(start + 500))", "remainingWaypoints(2)",
+    "tripUpdated[vehicleID, tripStatus, activeRouteRemainingDistance, activeRoute, "
+      + "vehicleLocation, pickupETA, remainingWaypoints]",
+    "vehicleID(vehicle-1)", "tripStatus(ENROUTE_TO_PICKUP)", "remainingDistance(2000)",
+    "activeRoute(3 points)", "vehicleLocation(52.49,13.38)", "pickupETA(\(start + 500))",
+    "remainingWaypoints(2)",
     "tripUpdated[activeRouteRemainingDistance, vehicleLocation, pickupETA]",
     "remainingDistance(900)", "vehicleLocation(52.495,13.39)", "pickupETA(\(start + 400))",
     "tripUpdated[tripStatus, activeRouteRemainingDistance, vehicleLocation]",
     "tripStatus(ARRIVED_AT_PICKUP)", "remainingDistance(0)", "vehicleLocation(52.5,13.4)",
     "tripUpdated[tripStatus, activeRouteRemainingDistance, activeRoute, vehicleLocation, "
-      + "dropoffETA, remainingWaypoints]",
+      + "dropoffETA, remainingWaypoints, remainingRouteDistance]",
     "tripStatus(ENROUTE_TO_DROPOFF)", "remainingDistance(3000)", "activeRoute(4 points)",
     "vehicleLocation(52.505,13.42)", "dropoffETA(\(start + 1500))", "remainingWaypoints(1)",
-    "tripUpdated[tripStatus, vehicleLocation, remainingWaypoints]",
+    "remainingRouteDistance(0)",
+    "tripUpdated[tripStatus, vehicleLocation, remainingWaypoints, remainingRouteDistance]",
     "tripStatus(COMPLETE)", "vehicleLocation(52.52,13.45)", "remainingWaypoints(0)",
+    "remainingRouteDistance(nil)",
     "state(inactive)",
   ]
 }

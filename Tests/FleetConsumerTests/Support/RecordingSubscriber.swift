@@ -22,7 +22,14 @@ final class RecordingSubscriber: TripModelSubscriber {
   /// Runs inside each callback after it was recorded (to unregister from a callback, say).
   let onEvent: (@Sendable (RecordingSubscriber, TripModel, TripModelEvent) -> Void)?
 
-  init(onEvent: (@Sendable (RecordingSubscriber, TripModel, TripModelEvent) -> Void)? = nil) {
+  /// Whether it asked for ``TripModelSubscriber/tripModel(_:didRefreshAt:)``.
+  let receivesRefreshes: Bool
+
+  init(
+    receivesRefreshes: Bool = false,
+    onEvent: (@Sendable (RecordingSubscriber, TripModel, TripModelEvent) -> Void)? = nil
+  ) {
+    self.receivesRefreshes = receivesRefreshes
     self.onEvent = onEvent
   }
 
@@ -128,6 +135,34 @@ final class RecordingSubscriber: TripModelSubscriber {
   func tripModel(_ model: TripModel, didUpdateETAToNextWaypoint eta: Date?) {
     record(model, .etaToNextWaypoint(eta))
   }
+  func tripModel(_ model: TripModel, didUpdateTripName name: String) {
+    record(model, .tripName(name))
+  }
+  func tripModel(_ model: TripModel, didUpdateVehicleID vehicleID: String) {
+    record(model, .vehicleID(vehicleID))
+  }
+  func tripModel(_ model: TripModel, didUpdateTripType type: FleetEngine.TripType) {
+    record(model, .tripType(type))
+  }
+  func tripModel(_ model: TripModel, didUpdateNumberOfPassengers count: Int32) {
+    record(model, .numberOfPassengers(count))
+  }
+  func tripModel(_ model: TripModel, didUpdateIntermediateDestinationIndex index: Int32?) {
+    record(model, .intermediateDestinationIndex(index))
+  }
+  func tripModel(_ model: TripModel, didUpdateRemainingRoute points: [GoogleType.LatLng]) {
+    record(model, .remainingRoute(points))
+  }
+  func tripModel(_ model: TripModel, didUpdateRemainingRouteDistance meters: Int32?) {
+    record(model, .remainingRouteDistance(meters))
+  }
+  func tripModel(
+    _ model: TripModel,
+    didUpdateRemainingRouteTraffic intervals: [FleetEngine.SpeedReadingInterval]
+  ) { record(model, .remainingRouteTraffic(intervals)) }
+  func tripModel(_ model: TripModel, didRefreshAt date: Date) {
+    record(model, .refreshed(date))
+  }
   func tripModel(_ model: TripModel, didChangeState state: TripModelState) {
     record(model, .stateChanged(state))
   }
@@ -170,6 +205,17 @@ extension TripModelEvent {
       "activeRouteTraffic(\(traffic?.speedReadingInterval.count ?? 0))"
     case .etaToNextWaypoint(let date):
       "etaToNextWaypoint(\(date.map { Int($0.timeIntervalSince1970) }.map(String.init) ?? "nil"))"
+    case .tripName: "tripName"
+    case .vehicleID(let id): "vehicleID(\(id))"
+    case .tripType(let type): "tripType(\(type))"
+    case .numberOfPassengers(let count): "numberOfPassengers(\(count))"
+    case .intermediateDestinationIndex(let index):
+      "intermediateDestinationIndex(\(index.map(String.init) ?? "nil"))"
+    case .remainingRoute(let points): "remainingRoute(\(points.count) points)"
+    case .remainingRouteDistance(let meters):
+      "remainingRouteDistance(\(meters.map(String.init) ?? "nil"))"
+    case .remainingRouteTraffic(let intervals): "remainingRouteTraffic(\(intervals.count))"
+    case .refreshed: "refreshed"
     case .stateChanged(let state): "state(\(state))"
     case .updateFailed(let error): "failed(\(error.code.name))"
     }

@@ -1,0 +1,87 @@
+public import FleetProtos
+
+// The remaining route as the Consumer SDKs report it (iOS `remainingRoute`,
+// `distanceOfRemainingRouteInMeters`, `remainingRouteTraffic`): the route beyond the active
+// one. Computed from the remaining waypoints a subscriber sees, so with
+// ``TripService/Options/hidesOtherTrips`` on (the default) it is this trip's own way on.
+
+extension FleetEngine.Trip {
+  /// The route beyond the active route: the `path_to_waypoint` points of
+  /// `remaining_waypoints[1...]`, in order, joined as they are (each path starts where the
+  /// one before it ends). Empty on the last leg.
+  public var remainingRoute: [GoogleType.LatLng] {
+    RemainingRoute.points(remainingWaypoints)
+  }
+
+  /// The driving distance of ``remainingRoute`` in meters: the sum of the `distance_meters`
+  /// of `remaining_waypoints[1...]`; 0 on the last leg (one waypoint left), nil when any of
+  /// them has no distance or no waypoint is left.
+  public var remainingRouteDistanceMeters: Int32? {
+    RemainingRoute.distance(remainingWaypoints)
+  }
+
+  /// The traffic along ``remainingRoute``: the speed-reading intervals of the
+  /// `traffic_to_waypoint` of `remaining_waypoints[1...]`, in order, with their point indices
+  /// moved from each waypoint's path into ``remainingRoute`` (a waypoint's interval over
+  /// points 0…5 of its path covers points k…k+5 of the remaining route, k being the points of
+  /// the paths before it). Empty when none of them carries traffic.
+  public var remainingRouteTraffic: [FleetEngine.SpeedReadingInterval] {
+    RemainingRoute.traffic(remainingWaypoints)
+  }
+
+  /// The index of the intermediate destination the vehicle drives to or waits at; nil for a
+  /// trip without intermediate destinations (Fleet Engine ignores the field then).
+  var knownIntermediateDestinationIndex: Int32? {
+    intermediateDestinations.isEmpty ? nil : intermediateDestinationIndex
+  }
+}
+
+/// The remaining route's parts, from a list of remaining waypoints.
+enum RemainingRoute {
+  static func points(_ waypoints: [FleetEngine.TripWaypoint]) -> [GoogleType.LatLng] {
+    let paths = waypoints.dropFirst()
+    guard let first = paths.first else { return [] }
+    // One path (the usual case on a two-stop trip): its array as it is, not a copy.
+    if paths.count == 1 { return first.pathToWaypoint }
+    var points: [GoogleType.LatLng] = []
+    points.reserveCapacity(paths.reduce(0) { $0 + $1.pathToWaypoint.count })
+    for waypoint in paths { points.append(contentsOf: waypoint.pathToWaypoint) }
+    return points
+  }
+
+  static func distance(_ waypoints: [FleetEngine.TripWaypoint]) -> Int32? {
+    // No waypoint at all: nothing known (before the first response, after the end).
+    guard !waypoints.isEmpty else { return nil }
+    var total: Int64 = 0
+    for waypoint in waypoints.dropFirst() {
+      guard let meters = waypoint.distanceMeters else { return nil }
+      total += Int64(meters)
+    }
+    return Int32(clamping: total)
+  }
+
+  static func traffic(_ waypoints: [FleetEngine.TripWaypoint]) -> [FleetEngine.SpeedReadingInterval]
+  {
+    var intervals: [FleetEngine.SpeedReadingInterval] = []
+    var offset: Int32 = 0
+    for waypoint in waypoints.dropFirst() {
+      if let traffic = waypoint.trafficToWaypoint {
+        for var interval in traffic.speedReadingInterval {
+          interval.startPolylinePointIndex = interval.startPolylinePointIndex &+ offset
+          interval.endPolylinePointIndex = interval.endPolylinePointIndex &+ offset
+          intervals.append(interval)
+        }
+      }
+      offset = offset &+ Int32(clamping: waypoint.pathToWaypoint.count)
+    }
+    return intervals
+  }
+
+  /// Whether the remaining route's points are the same in both lists, without joining them.
+  static func samePoints(_ old: [FleetEngine.TripWaypoint], _ new: [FleetEngine.TripWaypoint])
+    -> Bool
+  {
+    old.dropFirst().lazy.flatMap(\.pathToWaypoint)
+      .elementsEqual(new.dropFirst().lazy.flatMap(\.pathToWaypoint))
+  }
+}
