@@ -28,7 +28,7 @@ struct EventPrinter {
     case .tripUpdated(let trip, _):
       return lines(for: trip)
     case .updateFailed(let error):
-      return [errorLine(error)]
+      return [Self.errorLine(error, json: json)]
     case .tripStatus, .activeRouteRemainingDistance, .activeRoute, .vehicleLocation,
       .pickupLocation, .dropoffLocation, .pickupETA, .dropoffETA, .remainingWaypoints,
       .intermediateDestinations, .activeRouteTraffic, .etaToNextWaypoint, .tripName,
@@ -68,7 +68,8 @@ struct EventPrinter {
     return ["\(Self.clock())  " + parts.joined(separator: "  ·  ")]
   }
 
-  private func errorLine(_ error: RPCError) -> String {
+  /// The line of a failed update: the contract's `error` object with `json`.
+  static func errorLine(_ error: RPCError, json: Bool) -> String {
     let category =
       switch error.category {
       case .serverOrNetwork: "serverOrNetwork"

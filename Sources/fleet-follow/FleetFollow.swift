@@ -16,8 +16,11 @@ struct FleetFollow: AsyncParsableCommand {
       Polls maps.fleetengine.v1.TripService/GetTrip and prints one line per callback: with \
       --json, one JSON object per line on stdout (trip, tripStatus, remainingDistance, \
       activeRoute, vehicleLocation, pickupLocation, dropoffLocation, pickupETA, dropoffETA, \
-      remainingWaypoints, intermediateDestinations, activeRouteTraffic, error), logs on \
-      stderr; without it, a readable live view. Exits 0 once COMPLETE or CANCELED has been \
+      remainingWaypoints, intermediateDestinations, activeRouteTraffic, vehicleID, tripType, \
+      numberOfPassengers, intermediateDestinationIndex, remainingRoute, \
+      remainingRouteDistance, remainingRouteTraffic, etaToNextWaypoint, error), logs and the \
+      model's state on stderr; without it, a readable live view. Other trips' waypoints \
+      (shared vehicles) are left out. Exits 0 once COMPLETE or CANCELED has been \
       printed, or after --max-seconds.
 
       Without --endpoint it runs the demo: it starts the Fleet Engine simulator in this \
@@ -137,7 +140,14 @@ struct FleetFollow: AsyncParsableCommand {
     } catch {
       throw ValidationError("--endpoint: \(error.message)")
     }
-    _ = try resolvedTripName()
+    do {
+      _ = try resolvedTripName()
+    } catch let error as RPCError {
+      // A malformed name is INVALID_ARGUMENT, as everywhere else: with --json it is also
+      // the contract's error line, and nothing is sent.
+      if json { Output.print(EventPrinter.errorLine(error, json: true)) }
+      throw ValidationError(error.message)
+    }
     let sources = [token != nil, tokenCommand != nil, tokenURL != nil].filter { $0 }.count
     guard sources == 1 else {
       throw ValidationError("give exactly one of --token, --token-command, --token-url")
@@ -162,21 +172,19 @@ struct FleetFollow: AsyncParsableCommand {
     }
   }
 
-  /// The trip name from `--trip-name` or `--provider` and `--trip`, checked.
+  /// The trip name from `--trip-name` or `--provider` and `--trip`, checked: a usage error
+  /// when the flags do not name one, an INVALID_ARGUMENT `RPCError` when the name is
+  /// malformed.
   private func resolvedTripName() throws -> TripName {
-    do {
-      switch (tripName, provider, trip) {
-      case (let name?, nil, nil):
-        return try TripName(name)
-      case (nil, let provider?, let trip?):
-        return try TripName(providerID: provider, tripID: trip)
-      case (nil, _, _):
-        throw ValidationError("give --provider and --trip together, or --trip-name")
-      case (.some, _, _):
-        throw ValidationError("give either --trip-name or --provider with --trip, not both")
-      }
-    } catch let error as RPCError {
-      throw ValidationError(error.message)
+    switch (tripName, provider, trip) {
+    case (let name?, nil, nil):
+      return try TripName(name)
+    case (nil, let provider?, let trip?):
+      return try TripName(providerID: provider, tripID: trip)
+    case (nil, _, _):
+      throw ValidationError("give --provider and --trip together, or --trip-name")
+    case (.some, _, _):
+      throw ValidationError("give either --trip-name or --provider with --trip, not both")
     }
   }
 
@@ -251,6 +259,8 @@ struct FleetFollow: AsyncParsableCommand {
       group.addTask {
         var printer = EventPrinter(json: json)
         for await event in model.updates {
+          // The model's state is not part of stdout's contract.
+          if case .stateChanged(let state) = event { log("model state: \(state)") }
           for line in printer.lines(for: event) { Output.print(line) }
         }
         return "the trip ended"
