@@ -183,4 +183,62 @@ struct TripFollowerTests {
     _ = follower.received(trip(.enrouteToPickup), generation: 1)
     #expect(follower.watchEnded(generation: 1) == nil)
   }
+
+  // MARK: Moved due times: refresh and a per-model interval
+
+  @Test("refresh while waiting moves the due time; the old scheduler entry starts nothing")
+  func refreshWhileWaiting() {
+    var follower = machine(.waiting)
+    follower.scheduled(generation: 1, at: 5_000)
+    #expect(follower.refresh(now: 1_000) == .pollNow(generation: 1, due: 1_000))
+    #expect(follower.pollDue(generation: 1, due: 5_000) == .exit)
+    #expect(follower.pollDue(generation: 1, due: 1_000) == .poll(TripFollower.HeldVersions()))
+  }
+
+  @Test("refresh during a call, or when not following, does nothing")
+  func refreshCoalesced() {
+    var polling = machine(.polling)
+    #expect(polling.refresh(now: 1_000) == .nothing)
+    var inactive = machine(.inactive)
+    #expect(inactive.refresh(now: 1_000) == .nothing)
+    var finished = machine(.finished)
+    #expect(finished.refresh(now: 1_000) == .nothing)
+  }
+
+  @Test("a new interval moves a waiting poll to the last due time plus the new interval")
+  func newInterval() throws {
+    var follower = machine(.waiting)
+    // Waiting for a poll due at 10 s, the previous one having been due at 5 s.
+    let second: UInt64 = 1_000_000_000
+    follower.scheduled(generation: 1, at: 10 * second)
+    #expect(
+      follower.setPollInterval(.seconds(1), now: 6 * second)
+        == .pollNow(generation: 1, due: 6 * second))
+    #expect(follower.pollInterval == .seconds(1))
+    // Longer again: due 20 s after the virtual previous poll (at 5 s), so at 25 s.
+    #expect(
+      follower.setPollInterval(.seconds(20), now: 7 * second)
+        == .pollNow(generation: 1, due: 25 * second))
+    // Back to the service's (5 s), past that time already: at once.
+    #expect(
+      follower.setPollInterval(nil, now: 30 * second)
+        == .pollNow(generation: 1, due: 30 * second))
+    #expect(follower.pollInterval == .seconds(5))
+  }
+
+  @Test("a new interval during a call or a retry keeps its time, and applies afterwards")
+  func newIntervalLater() {
+    var polling = machine(.polling)
+    #expect(polling.setPollInterval(.seconds(1), now: 0) == .nothing)
+    guard case .deliver(_, let next) = polling.received(trip(.new), generation: 1) else {
+      Issue.record("no delivery")
+      return
+    }
+    #expect(next == .seconds(1))
+    var retrying = machine(.polling)
+    _ = retrying.failed(RPCError(code: .unavailable, message: "down"), generation: 1, random: 0)
+    retrying.scheduled(generation: 1, at: 9_000)
+    #expect(retrying.setPollInterval(.seconds(1), now: 0) == .nothing)
+    #expect(retrying.pollDue(generation: 1, due: 9_000) == .poll(TripFollower.HeldVersions()))
+  }
 }
