@@ -134,3 +134,16 @@ let package = Package(
   ],
   swiftLanguageModes: [.v6]
 )
+
+// MARK: Fuzzing
+
+// libFuzzer targets for the parsers that take a peer's bytes (README "Fuzzing"). Declared only
+// with FLEET_FUZZ=1, as scripts/fuzz builds them: they need -sanitize=fuzzer and GRPCWire's
+// internals (`@testable`, so -enable-testing in release), and the normal build, `swift test`
+// and CI should not build or link them.
+if Context.environment["FLEET_FUZZ"] == "1" {
+  package.targets.append(
+    .executableTarget(
+      name: "fleet-fuzz", dependencies: ["GRPCWire", "FleetProtos", "FleetProtosFixtures"],
+      path: "Fuzz/fleet-fuzz"))
+}

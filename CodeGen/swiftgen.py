@@ -510,7 +510,7 @@ class SwiftWriter:
                 self.line(f"    case {f.f.number}: {ident(camel(o.name, False))} = .{f.id}({self._read_value(f, 'm.' + f.cmember)})")
             self.line(f"    default: break")
             self.line(f"    }}")
-        self.line(f"    unknownFields = ProtoUnknownFields(cMessage: c)")
+        self.line(f"    unknownFields = try ProtoUnknownFields(cMessage: c)")
         self.line(f"  }}")
         self.line()
         self.line(f"  func fill(_ c: UnsafeMutablePointer<{ctype}>, _ arena: ProtoArena) {{")

@@ -103,6 +103,29 @@ struct BadInputTests {
     }
   }
 
+  // Found by `scripts/fuzz proto-decode`: protobuf-c checks only a tag's first byte for field
+  // 0, and kept as an unknown field it re-encoded into bytes no parser accepts.
+  @Test(
+    "field numbers outside 1...2^29-1 are rejected however the tag is written",
+    arguments: [
+      ("field 0 in a two-byte tag", [0x80, 0x00, 0x01]),
+      ("field 0 in a nested message", [0x2A, 0x03, 0x80, 0x00, 0x01]),
+      ("a five-byte tag past 2^29 - 1", [0xF8, 0xFF, 0xFF, 0xFF, 0x7F, 0x01]),
+    ] as [(String, [UInt8])])
+  func invalidFieldNumbers(_ what: String, _ bytes: [UInt8]) {
+    #expect(throws: ProtoDecodingError(message: "maps.fleetengine.v1.Trip", reason: .malformed, byteCount: bytes.count), "\(what)") {
+      try FleetEngine.Trip(serializedBytes: bytes)
+    }
+  }
+
+  @Test("the largest field number is kept as an unknown field and re-encoded as it came")
+  func largestFieldNumber() throws {
+    let bytes: [UInt8] = [0xF8, 0xFF, 0xFF, 0xFF, 0x0F, 0x01]  // field 2^29 - 1, varint 1
+    let trip = try FleetEngine.Trip(serializedBytes: bytes)
+    #expect(trip.unknownFields.fields.map(\.number) == [(1 << 29) - 1])
+    #expect(trip.serializedBytes() == bytes)
+  }
+
   @Test("a string field that is not UTF-8 is rejected with invalidUTF8")
   func invalidUTF8() {
     // Field 1 (name), 3 bytes: 'a', then 0xC3 0x28, an invalid two-byte sequence.

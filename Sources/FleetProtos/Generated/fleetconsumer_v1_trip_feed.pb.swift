@@ -90,7 +90,7 @@ extension FleetFeed.WatchTripRequest: CBridgedMessage {
     if let p = m.remaining_waypoints_version { remainingWaypointsVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
     if let p = m.current_route_segment_traffic_version { currentRouteSegmentTrafficVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
     if let p = m.remaining_waypoints_route_version { remainingWaypointsRouteVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Fleetconsumer__V1__WatchTripRequest>, _ arena: ProtoArena) {
@@ -117,7 +117,7 @@ extension FleetFeed.TripUpdate: CBridgedMessage {
     if let p = m.trip { trip = try FleetEngine.Trip(cMessage: p) }
     sequence = m.sequence
     if let p = m.update_time { updateTime = try GoogleProtobuf.Timestamp(cMessage: p) }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Fleetconsumer__V1__TripUpdate>, _ arena: ProtoArena) {

@@ -1137,7 +1137,7 @@ extension FleetEngine.TerminalPointId: CBridgedMessage {
     case 3: id = .generatedID(try ProtoC.string(m.generated_id))
     default: break
     }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__TerminalPointId>, _ arena: ProtoArena) {
@@ -1169,7 +1169,7 @@ extension FleetEngine.TerminalLocation: CBridgedMessage {
     accessPointID = try ProtoC.string(m.access_point_id)
     tripID = try ProtoC.string(m.trip_id)
     terminalLocationType = FleetEngine.WaypointType(rawValue: Int32(truncatingIfNeeded: m.terminal_location_type.rawValue))
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__TerminalLocation>, _ arena: ProtoArena) {
@@ -1200,7 +1200,7 @@ extension FleetEngine.TripWaypoint: CBridgedMessage {
     if let p = m.distance_meters { distanceMeters = p.pointee.value }
     if let p = m.eta { eta = try GoogleProtobuf.Timestamp(cMessage: p) }
     if let p = m.duration { duration = try GoogleProtobuf.Duration(cMessage: p) }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__TripWaypoint>, _ arena: ProtoArena) {
@@ -1241,7 +1241,7 @@ extension FleetEngine.VehicleAttribute: CBridgedMessage {
     case 5: vehicleAttributeValue = .numberValue(m.number_value)
     default: break
     }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__VehicleAttribute>, _ arena: ProtoArena) {
@@ -1304,7 +1304,7 @@ extension FleetEngine.VehicleLocation: CBridgedMessage {
     supplementalLocationSensor = FleetEngine.LocationSensor(rawValue: Int32(truncatingIfNeeded: m.supplemental_location_sensor.rawValue))
     if let p = m.supplemental_location_accuracy { supplementalLocationAccuracy = p.pointee.value }
     roadSnapped = m.road_snapped != 0
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__VehicleLocation>, _ arena: ProtoArena) {
@@ -1436,7 +1436,7 @@ extension FleetEngine.TripAttribute: CBridgedMessage {
     case 4: tripAttributeValue = .numberValue(m.number_value)
     default: break
     }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__TripAttribute>, _ arena: ProtoArena) {

@@ -183,7 +183,7 @@ extension FleetEngine.RequestHeader: CBridgedMessage {
     manufacturer = try ProtoC.string(m.manufacturer)
     androidApiLevel = m.android_api_level
     traceID = try ProtoC.string(m.trace_id)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__RequestHeader>, _ arena: ProtoArena) {

@@ -125,7 +125,7 @@ extension FleetEngine.SpeedReadingInterval: CBridgedMessage {
     startPolylinePointIndex = m.start_polyline_point_index
     endPolylinePointIndex = m.end_polyline_point_index
     speed = FleetEngine.SpeedReadingInterval.Speed(rawValue: Int32(truncatingIfNeeded: m.speed.rawValue))
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__SpeedReadingInterval>, _ arena: ProtoArena) {
@@ -147,7 +147,7 @@ extension FleetEngine.ConsumableTrafficPolyline: CBridgedMessage {
     let m = c.pointee
     speedReadingInterval = try ProtoC.messages(m.speed_reading_interval, m.n_speed_reading_interval, as: FleetEngine.SpeedReadingInterval.self)
     encodedPathToWaypoint = try ProtoC.string(m.encoded_path_to_waypoint)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__ConsumableTrafficPolyline>, _ arena: ProtoArena) {

@@ -304,7 +304,7 @@ extension FleetEngine.CreateTripRequest: CBridgedMessage {
     parent = try ProtoC.string(m.parent)
     tripID = try ProtoC.string(m.trip_id)
     if let p = m.trip { trip = try FleetEngine.Trip(cMessage: p) }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__CreateTripRequest>, _ arena: ProtoArena) {
@@ -333,7 +333,7 @@ extension FleetEngine.GetTripRequest: CBridgedMessage {
     routeFormatType = FleetEngine.PolylineFormatType(rawValue: Int32(truncatingIfNeeded: m.route_format_type.rawValue))
     if let p = m.current_route_segment_traffic_version { currentRouteSegmentTrafficVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
     if let p = m.remaining_waypoints_route_version { remainingWaypointsRouteVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__GetTripRequest>, _ arena: ProtoArena) {
@@ -360,7 +360,7 @@ extension FleetEngine.DeleteTripRequest: CBridgedMessage {
     let m = c.pointee
     if let p = m.header { header = try FleetEngine.RequestHeader(cMessage: p) }
     name = try ProtoC.string(m.name)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__DeleteTripRequest>, _ arena: ProtoArena) {
@@ -384,7 +384,7 @@ extension FleetEngine.ReportBillableTripRequest: CBridgedMessage {
     platform = FleetEngine.BillingPlatformIdentifier(rawValue: Int32(truncatingIfNeeded: m.platform.rawValue))
     relatedIds = try ProtoC.map(m.related_ids, m.n_related_ids) { v throws(ProtoDecodingError) in try ProtoC.string(v) }
     solutionType = FleetEngine.ReportBillableTripRequest.SolutionType(rawValue: Int32(truncatingIfNeeded: m.solution_type.rawValue))
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__ReportBillableTripRequest>, _ arena: ProtoArena) {
@@ -413,7 +413,7 @@ extension FleetEngine.UpdateTripRequest: CBridgedMessage {
     name = try ProtoC.string(m.name)
     if let p = m.trip { trip = try FleetEngine.Trip(cMessage: p) }
     if let p = m.update_mask { updateMask = try GoogleProtobuf.FieldMask(cMessage: p) }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__UpdateTripRequest>, _ arena: ProtoArena) {
@@ -441,7 +441,7 @@ extension FleetEngine.SearchTripsRequest: CBridgedMessage {
     pageSize = m.page_size
     pageToken = try ProtoC.string(m.page_token)
     if let p = m.minimum_staleness { minimumStaleness = try GoogleProtobuf.Duration(cMessage: p) }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__SearchTripsRequest>, _ arena: ProtoArena) {
@@ -467,7 +467,7 @@ extension FleetEngine.SearchTripsResponse: CBridgedMessage {
     let m = c.pointee
     trips = try ProtoC.messages(m.trips, m.n_trips, as: FleetEngine.Trip.self)
     nextPageToken = try ProtoC.string(m.next_page_token)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__SearchTripsResponse>, _ arena: ProtoArena) {

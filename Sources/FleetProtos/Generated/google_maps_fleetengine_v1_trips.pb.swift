@@ -838,7 +838,7 @@ extension FleetEngine.Trip: CBridgedMessage {
     lastLocationSnappable = m.last_location_snappable != 0
     view = FleetEngine.TripView(rawValue: Int32(truncatingIfNeeded: m.view.rawValue))
     attributes = try ProtoC.messages(m.attributes, m.n_attributes, as: FleetEngine.TripAttribute.self)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__Trip>, _ arena: ProtoArena) {
@@ -917,7 +917,7 @@ extension FleetEngine.StopLocation: CBridgedMessage {
     if let p = m.point { point = try GoogleType.LatLng(cMessage: p) }
     if let p = m.timestamp { timestamp = try GoogleProtobuf.Timestamp(cMessage: p) }
     if let p = m.stop_time { stopTime = try GoogleProtobuf.Timestamp(cMessage: p) }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__StopLocation>, _ arena: ProtoArena) {

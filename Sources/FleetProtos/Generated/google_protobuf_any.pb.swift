@@ -146,7 +146,7 @@ extension GoogleProtobuf.AnyMessage: CBridgedMessage {
     let m = c.pointee
     typeURL = try ProtoC.string(m.type_url)
     value = ProtoC.bytes(m.value)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Any>, _ arena: ProtoArena) {

@@ -103,7 +103,7 @@ extension GoogleProtobuf.Duration: CBridgedMessage {
     let m = c.pointee
     seconds = m.seconds
     nanos = m.nanos
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Duration>, _ arena: ProtoArena) {

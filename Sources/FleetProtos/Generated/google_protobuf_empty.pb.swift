@@ -38,7 +38,7 @@ extension GoogleProtobuf.Empty: CBridgedMessage {
   }
 
   init(cMessage c: UnsafePointer<Google__Protobuf__Empty>) throws(ProtoDecodingError) {
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Empty>, _ arena: ProtoArena) {

@@ -234,7 +234,7 @@ extension GoogleProtobuf.FieldMask: CBridgedMessage {
   init(cMessage c: UnsafePointer<Google__Protobuf__FieldMask>) throws(ProtoDecodingError) {
     let m = c.pointee
     paths = try ProtoC.map(m.paths, m.n_paths) { v throws(ProtoDecodingError) in try ProtoC.string(v) }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Protobuf__FieldMask>, _ arena: ProtoArena) {

@@ -134,7 +134,7 @@ extension GoogleProtobuf.Timestamp: CBridgedMessage {
     let m = c.pointee
     seconds = m.seconds
     nanos = m.nanos
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Timestamp>, _ arena: ProtoArena) {

@@ -230,7 +230,7 @@ extension GoogleProtobuf.DoubleValue: CBridgedMessage {
   init(cMessage c: UnsafePointer<Google__Protobuf__DoubleValue>) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Protobuf__DoubleValue>, _ arena: ProtoArena) {
@@ -249,7 +249,7 @@ extension GoogleProtobuf.FloatValue: CBridgedMessage {
   init(cMessage c: UnsafePointer<Google__Protobuf__FloatValue>) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Protobuf__FloatValue>, _ arena: ProtoArena) {
@@ -268,7 +268,7 @@ extension GoogleProtobuf.Int64Value: CBridgedMessage {
   init(cMessage c: UnsafePointer<Google__Protobuf__Int64Value>) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Int64Value>, _ arena: ProtoArena) {
@@ -287,7 +287,7 @@ extension GoogleProtobuf.UInt64Value: CBridgedMessage {
   init(cMessage c: UnsafePointer<Google__Protobuf__UInt64Value>) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Protobuf__UInt64Value>, _ arena: ProtoArena) {
@@ -306,7 +306,7 @@ extension GoogleProtobuf.Int32Value: CBridgedMessage {
   init(cMessage c: UnsafePointer<Google__Protobuf__Int32Value>) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Int32Value>, _ arena: ProtoArena) {
@@ -325,7 +325,7 @@ extension GoogleProtobuf.UInt32Value: CBridgedMessage {
   init(cMessage c: UnsafePointer<Google__Protobuf__UInt32Value>) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Protobuf__UInt32Value>, _ arena: ProtoArena) {
@@ -344,7 +344,7 @@ extension GoogleProtobuf.BoolValue: CBridgedMessage {
   init(cMessage c: UnsafePointer<Google__Protobuf__BoolValue>) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value != 0
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Protobuf__BoolValue>, _ arena: ProtoArena) {
@@ -363,7 +363,7 @@ extension GoogleProtobuf.StringValue: CBridgedMessage {
   init(cMessage c: UnsafePointer<Google__Protobuf__StringValue>) throws(ProtoDecodingError) {
     let m = c.pointee
     value = try ProtoC.string(m.value)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Protobuf__StringValue>, _ arena: ProtoArena) {
@@ -382,7 +382,7 @@ extension GoogleProtobuf.BytesValue: CBridgedMessage {
   init(cMessage c: UnsafePointer<Google__Protobuf__BytesValue>) throws(ProtoDecodingError) {
     let m = c.pointee
     value = ProtoC.bytes(m.value)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Protobuf__BytesValue>, _ arena: ProtoArena) {

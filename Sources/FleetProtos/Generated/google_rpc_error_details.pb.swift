@@ -379,7 +379,7 @@ extension GoogleRPC.ErrorInfo: CBridgedMessage {
       let e = entry!.pointee
       metadata[try ProtoC.string(e.key)] = try ProtoC.string(e.value)
     }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Rpc__ErrorInfo>, _ arena: ProtoArena) {
@@ -408,7 +408,7 @@ extension GoogleRPC.RetryInfo: CBridgedMessage {
   init(cMessage c: UnsafePointer<Google__Rpc__RetryInfo>) throws(ProtoDecodingError) {
     let m = c.pointee
     if let p = m.retry_delay { retryDelay = try GoogleProtobuf.Duration(cMessage: p) }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Rpc__RetryInfo>, _ arena: ProtoArena) {
@@ -428,7 +428,7 @@ extension GoogleRPC.DebugInfo: CBridgedMessage {
     let m = c.pointee
     stackEntries = try ProtoC.map(m.stack_entries, m.n_stack_entries) { v throws(ProtoDecodingError) in try ProtoC.string(v) }
     detail = try ProtoC.string(m.detail)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Rpc__DebugInfo>, _ arena: ProtoArena) {
@@ -461,7 +461,7 @@ extension GoogleRPC.QuotaFailure.Violation: CBridgedMessage {
     }
     quotaValue = m.quota_value
     if m._future_quota_value_case.rawValue == 8 { futureQuotaValue = m.future_quota_value }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Rpc__QuotaFailure__Violation>, _ arena: ProtoArena) {
@@ -498,7 +498,7 @@ extension GoogleRPC.QuotaFailure: CBridgedMessage {
   init(cMessage c: UnsafePointer<Google__Rpc__QuotaFailure>) throws(ProtoDecodingError) {
     let m = c.pointee
     violations = try ProtoC.messages(m.violations, m.n_violations, as: GoogleRPC.QuotaFailure.Violation.self)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Rpc__QuotaFailure>, _ arena: ProtoArena) {
@@ -522,7 +522,7 @@ extension GoogleRPC.PreconditionFailure.Violation: CBridgedMessage {
     type = try ProtoC.string(m.type)
     subject = try ProtoC.string(m.subject)
     description = try ProtoC.string(m.description)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Rpc__PreconditionFailure__Violation>, _ arena: ProtoArena) {
@@ -543,7 +543,7 @@ extension GoogleRPC.PreconditionFailure: CBridgedMessage {
   init(cMessage c: UnsafePointer<Google__Rpc__PreconditionFailure>) throws(ProtoDecodingError) {
     let m = c.pointee
     violations = try ProtoC.messages(m.violations, m.n_violations, as: GoogleRPC.PreconditionFailure.Violation.self)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Rpc__PreconditionFailure>, _ arena: ProtoArena) {
@@ -568,7 +568,7 @@ extension GoogleRPC.BadRequest.FieldViolation: CBridgedMessage {
     description = try ProtoC.string(m.description)
     reason = try ProtoC.string(m.reason)
     if let p = m.localized_message { localizedMessage = try GoogleRPC.LocalizedMessage(cMessage: p) }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Rpc__BadRequest__FieldViolation>, _ arena: ProtoArena) {
@@ -590,7 +590,7 @@ extension GoogleRPC.BadRequest: CBridgedMessage {
   init(cMessage c: UnsafePointer<Google__Rpc__BadRequest>) throws(ProtoDecodingError) {
     let m = c.pointee
     fieldViolations = try ProtoC.messages(m.field_violations, m.n_field_violations, as: GoogleRPC.BadRequest.FieldViolation.self)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Rpc__BadRequest>, _ arena: ProtoArena) {
@@ -613,7 +613,7 @@ extension GoogleRPC.RequestInfo: CBridgedMessage {
     let m = c.pointee
     requestID = try ProtoC.string(m.request_id)
     servingData = try ProtoC.string(m.serving_data)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Rpc__RequestInfo>, _ arena: ProtoArena) {
@@ -636,7 +636,7 @@ extension GoogleRPC.ResourceInfo: CBridgedMessage {
     resourceName = try ProtoC.string(m.resource_name)
     owner = try ProtoC.string(m.owner)
     description = try ProtoC.string(m.description)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Rpc__ResourceInfo>, _ arena: ProtoArena) {
@@ -659,7 +659,7 @@ extension GoogleRPC.Help.Link: CBridgedMessage {
     let m = c.pointee
     description = try ProtoC.string(m.description)
     url = try ProtoC.string(m.url)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Rpc__Help__Link>, _ arena: ProtoArena) {
@@ -679,7 +679,7 @@ extension GoogleRPC.Help: CBridgedMessage {
   init(cMessage c: UnsafePointer<Google__Rpc__Help>) throws(ProtoDecodingError) {
     let m = c.pointee
     links = try ProtoC.messages(m.links, m.n_links, as: GoogleRPC.Help.Link.self)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Rpc__Help>, _ arena: ProtoArena) {
@@ -702,7 +702,7 @@ extension GoogleRPC.LocalizedMessage: CBridgedMessage {
     let m = c.pointee
     locale = try ProtoC.string(m.locale)
     message = try ProtoC.string(m.message)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Rpc__LocalizedMessage>, _ arena: ProtoArena) {

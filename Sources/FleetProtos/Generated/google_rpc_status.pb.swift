@@ -44,7 +44,7 @@ extension GoogleRPC.Status: CBridgedMessage {
     code = m.code
     message = try ProtoC.string(m.message)
     details = try ProtoC.messages(m.details, m.n_details, as: GoogleProtobuf.AnyMessage.self)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Rpc__Status>, _ arena: ProtoArena) {

@@ -44,7 +44,7 @@ extension GoogleType.LatLng: CBridgedMessage {
     let m = c.pointee
     latitude = m.latitude
     longitude = m.longitude
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Google__Type__LatLng>, _ arena: ProtoArena) {

@@ -38,7 +38,7 @@ extension GRPCTesting.Empty: CBridgedMessage {
   }
 
   init(cMessage c: UnsafePointer<Grpc__Testing__Empty>) throws(ProtoDecodingError) {
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__Empty>, _ arena: ProtoArena) {

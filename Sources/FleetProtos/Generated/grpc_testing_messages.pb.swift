@@ -717,7 +717,7 @@ extension GRPCTesting.BoolValue: CBridgedMessage {
   init(cMessage c: UnsafePointer<Grpc__Testing__BoolValue>) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value != 0
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__BoolValue>, _ arena: ProtoArena) {
@@ -737,7 +737,7 @@ extension GRPCTesting.Payload: CBridgedMessage {
     let m = c.pointee
     type = GRPCTesting.PayloadType(rawValue: Int32(truncatingIfNeeded: m.type.rawValue))
     body = ProtoC.bytes(m.body)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__Payload>, _ arena: ProtoArena) {
@@ -758,7 +758,7 @@ extension GRPCTesting.EchoStatus: CBridgedMessage {
     let m = c.pointee
     code = m.code
     message = try ProtoC.string(m.message)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__EchoStatus>, _ arena: ProtoArena) {
@@ -789,7 +789,7 @@ extension GRPCTesting.SimpleRequest: CBridgedMessage {
     fillGrpclbRouteType = m.fill_grpclb_route_type != 0
     if let p = m.orca_per_query_report { orcaPerQueryReport = try GRPCTesting.TestOrcaReport(cMessage: p) }
     if let p = m.orca_oob_report { orcaOobReport = try GRPCTesting.TestOrcaReport(cMessage: p) }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__SimpleRequest>, _ arena: ProtoArena) {
@@ -824,7 +824,7 @@ extension GRPCTesting.SimpleResponse: CBridgedMessage {
     serverID = try ProtoC.string(m.server_id)
     grpclbRouteType = GRPCTesting.GrpclbRouteType(rawValue: Int32(truncatingIfNeeded: m.grpclb_route_type.rawValue))
     hostname = try ProtoC.string(m.hostname)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__SimpleResponse>, _ arena: ProtoArena) {
@@ -849,7 +849,7 @@ extension GRPCTesting.StreamingInputCallRequest: CBridgedMessage {
     let m = c.pointee
     if let p = m.payload { payload = try GRPCTesting.Payload(cMessage: p) }
     if let p = m.expect_compressed { expectCompressed = try GRPCTesting.BoolValue(cMessage: p) }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__StreamingInputCallRequest>, _ arena: ProtoArena) {
@@ -869,7 +869,7 @@ extension GRPCTesting.StreamingInputCallResponse: CBridgedMessage {
   init(cMessage c: UnsafePointer<Grpc__Testing__StreamingInputCallResponse>) throws(ProtoDecodingError) {
     let m = c.pointee
     aggregatedPayloadSize = m.aggregated_payload_size
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__StreamingInputCallResponse>, _ arena: ProtoArena) {
@@ -890,7 +890,7 @@ extension GRPCTesting.ResponseParameters: CBridgedMessage {
     size = m.size
     intervalUs = m.interval_us
     if let p = m.compressed { compressed = try GRPCTesting.BoolValue(cMessage: p) }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ResponseParameters>, _ arena: ProtoArena) {
@@ -915,7 +915,7 @@ extension GRPCTesting.StreamingOutputCallRequest: CBridgedMessage {
     if let p = m.payload { payload = try GRPCTesting.Payload(cMessage: p) }
     if let p = m.response_status { responseStatus = try GRPCTesting.EchoStatus(cMessage: p) }
     if let p = m.orca_oob_report { orcaOobReport = try GRPCTesting.TestOrcaReport(cMessage: p) }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__StreamingOutputCallRequest>, _ arena: ProtoArena) {
@@ -941,7 +941,7 @@ extension GRPCTesting.StreamingOutputCallResponse: CBridgedMessage {
   init(cMessage c: UnsafePointer<Grpc__Testing__StreamingOutputCallResponse>) throws(ProtoDecodingError) {
     let m = c.pointee
     if let p = m.payload { payload = try GRPCTesting.Payload(cMessage: p) }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__StreamingOutputCallResponse>, _ arena: ProtoArena) {
@@ -960,7 +960,7 @@ extension GRPCTesting.ReconnectParams: CBridgedMessage {
   init(cMessage c: UnsafePointer<Grpc__Testing__ReconnectParams>) throws(ProtoDecodingError) {
     let m = c.pointee
     maxReconnectBackoffMs = m.max_reconnect_backoff_ms
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ReconnectParams>, _ arena: ProtoArena) {
@@ -980,7 +980,7 @@ extension GRPCTesting.ReconnectInfo: CBridgedMessage {
     let m = c.pointee
     passed = m.passed != 0
     backoffMs = ProtoC.scalars(m.backoff_ms, m.n_backoff_ms)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ReconnectInfo>, _ arena: ProtoArena) {
@@ -1004,7 +1004,7 @@ extension GRPCTesting.LoadBalancerStatsRequest: CBridgedMessage {
     let m = c.pointee
     numRpcs = m.num_rpcs
     timeoutSec = m.timeout_sec
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerStatsRequest>, _ arena: ProtoArena) {
@@ -1027,7 +1027,7 @@ extension GRPCTesting.LoadBalancerStatsResponse.RpcsByPeer: CBridgedMessage {
       let e = entry!.pointee
       rpcsByPeer[try ProtoC.string(e.key)] = e.value
     }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerStatsResponse__RpcsByPeer>, _ arena: ProtoArena) {
@@ -1062,7 +1062,7 @@ extension GRPCTesting.LoadBalancerStatsResponse: CBridgedMessage {
       let e = entry!.pointee
       rpcsByMethod[try ProtoC.string(e.key)] = try e.value.map { p throws(ProtoDecodingError) in try GRPCTesting.LoadBalancerStatsResponse.RpcsByPeer(cMessage: p) } ?? GRPCTesting.LoadBalancerStatsResponse.RpcsByPeer()
     }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerStatsResponse>, _ arena: ProtoArena) {
@@ -1097,7 +1097,7 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsRequest: CBridgedMessage {
   }
 
   init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsRequest>) throws(ProtoDecodingError) {
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerAccumulatedStatsRequest>, _ arena: ProtoArena) {
@@ -1119,7 +1119,7 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats: CBridged
       let e = entry!.pointee
       result[e.key] = e.value
     }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse__MethodStats>, _ arena: ProtoArena) {
@@ -1162,7 +1162,7 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsResponse: CBridgedMessage {
       let e = entry!.pointee
       statsPerMethod[try ProtoC.string(e.key)] = try e.value.map { p throws(ProtoDecodingError) in try GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats(cMessage: p) } ?? GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats()
     }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse>, _ arena: ProtoArena) {
@@ -1218,7 +1218,7 @@ extension GRPCTesting.ClientConfigureRequest.Metadata: CBridgedMessage {
     type = GRPCTesting.ClientConfigureRequest.RpcType(rawValue: Int32(truncatingIfNeeded: m.type.rawValue))
     key = try ProtoC.string(m.key)
     value = try ProtoC.string(m.value)
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ClientConfigureRequest__Metadata>, _ arena: ProtoArena) {
@@ -1241,7 +1241,7 @@ extension GRPCTesting.ClientConfigureRequest: CBridgedMessage {
     types = try ProtoC.map(m.types, m.n_types) { v throws(ProtoDecodingError) in GRPCTesting.ClientConfigureRequest.RpcType(rawValue: Int32(truncatingIfNeeded: v.rawValue)) }
     metadata = try ProtoC.messages(m.metadata, m.n_metadata, as: GRPCTesting.ClientConfigureRequest.Metadata.self)
     timeoutSec = m.timeout_sec
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ClientConfigureRequest>, _ arena: ProtoArena) {
@@ -1266,7 +1266,7 @@ extension GRPCTesting.ClientConfigureResponse: CBridgedMessage {
   }
 
   init(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureResponse>) throws(ProtoDecodingError) {
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ClientConfigureResponse>, _ arena: ProtoArena) {
@@ -1293,7 +1293,7 @@ extension GRPCTesting.TestOrcaReport: CBridgedMessage {
       let e = entry!.pointee
       utilization[try ProtoC.string(e.key)] = e.value
     }
-    unknownFields = ProtoUnknownFields(cMessage: c)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   func fill(_ c: UnsafeMutablePointer<Grpc__Testing__TestOrcaReport>, _ arena: ProtoArena) {

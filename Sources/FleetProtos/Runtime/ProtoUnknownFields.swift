@@ -26,14 +26,26 @@ public struct ProtoUnknownFields: Hashable, Sendable {
 
   public init() {}
 
-  init<C>(cMessage: UnsafePointer<C>) {
+  /// Field numbers a message may use (protobuf's encoding guide: 1 to 2^29 - 1).
+  static let validNumbers: ClosedRange<UInt32> = 1...((1 << 29) - 1)
+
+  /// Throws `.malformed` for a field number outside ``validNumbers``.
+  init<C>(cMessage: UnsafePointer<C>) throws(ProtoDecodingError) {
     // Every protobuf-c message struct starts with its ProtobufCMessage base.
     let base = UnsafeRawPointer(cMessage).assumingMemoryBound(to: ProtobufCMessage.self).pointee
     guard base.n_unknown_fields > 0, let unknown = base.unknown_fields else { return }
-    fields = (0..<Int(base.n_unknown_fields)).map { i in
-      let f = unknown[i]
+    fields.reserveCapacity(Int(base.n_unknown_fields))
+    for f in UnsafeBufferPointer(start: unknown, count: Int(base.n_unknown_fields)) {
+      // protobuf-c rejects a tag whose first byte says field 0, but not a longer encoding of
+      // it (0x80 0x00) nor one whose 5th byte overflows 32 bits. Kept, such a field would be
+      // re-encoded into bytes that protobuf-c and Google's parsers refuse; the caller rethrows
+      // with the message name and size (see decodeThroughC).
+      guard Self.validNumbers.contains(f.tag) else {
+        throw ProtoDecodingError(message: "", reason: .malformed, byteCount: 0)
+      }
       let bytes = f.len > 0 ? Array(UnsafeBufferPointer(start: f.data, count: f.len)) : []
-      return Field(number: f.tag, wireType: UInt8(truncatingIfNeeded: f.wire_type.rawValue), bytes: bytes)
+      let wireType = UInt8(truncatingIfNeeded: f.wire_type.rawValue)
+      fields.append(Field(number: f.tag, wireType: wireType, bytes: bytes))
     }
   }
 

@@ -1,0 +1,115 @@
+import FleetProtos
+
+extension FuzzTarget {
+  /// protobuf-c decode of every Fleet Engine, google.rpc and well-known message, then a
+  /// re-encode.
+  ///
+  /// Input: a selector byte (index into ``decodedTypes``, modulo their count), then the
+  /// message's bytes.
+  static let protoDecode = FuzzTarget(
+    name: "proto-decode",
+    summary:
+      "decode of every Fleet Engine/google.rpc message: decode(encode(m)) == m, stable bytes",
+    seeds: protoSeeds,
+    run: fuzzProtoDecode)
+}
+
+/// Every message a peer can send us or that travels inside one: the Fleet Engine trip API, our
+/// trip feed, google.rpc's status and error details, and the well-known types they hold.
+/// Seeds name their type by index here: append new types at the end.
+private let decodedTypes: [any ProtoMessage.Type] = [
+  FleetEngine.Trip.self, FleetEngine.StopLocation.self, FleetEngine.TerminalPointId.self,
+  FleetEngine.TerminalLocation.self, FleetEngine.TripWaypoint.self,
+  FleetEngine.VehicleAttribute.self, FleetEngine.VehicleLocation.self,
+  FleetEngine.TripAttribute.self, FleetEngine.RequestHeader.self,
+  FleetEngine.SpeedReadingInterval.self, FleetEngine.ConsumableTrafficPolyline.self,
+  FleetEngine.CreateTripRequest.self, FleetEngine.GetTripRequest.self,
+  FleetEngine.DeleteTripRequest.self, FleetEngine.ReportBillableTripRequest.self,
+  FleetEngine.UpdateTripRequest.self, FleetEngine.SearchTripsRequest.self,
+  FleetEngine.SearchTripsResponse.self, FleetFeed.WatchTripRequest.self,
+  FleetFeed.TripUpdate.self, GoogleRPC.Status.self, GoogleRPC.ErrorInfo.self,
+  GoogleRPC.RetryInfo.self, GoogleRPC.DebugInfo.self, GoogleRPC.QuotaFailure.self,
+  GoogleRPC.QuotaFailure.Violation.self, GoogleRPC.PreconditionFailure.self,
+  GoogleRPC.PreconditionFailure.Violation.self, GoogleRPC.BadRequest.self,
+  GoogleRPC.BadRequest.FieldViolation.self, GoogleRPC.RequestInfo.self,
+  GoogleRPC.ResourceInfo.self, GoogleRPC.Help.self, GoogleRPC.Help.Link.self,
+  GoogleRPC.LocalizedMessage.self, GoogleProtobuf.AnyMessage.self,
+  GoogleProtobuf.Duration.self, GoogleProtobuf.Empty.self, GoogleProtobuf.FieldMask.self,
+  GoogleProtobuf.Timestamp.self, GoogleProtobuf.DoubleValue.self,
+  GoogleProtobuf.FloatValue.self, GoogleProtobuf.Int64Value.self,
+  GoogleProtobuf.UInt64Value.self, GoogleProtobuf.Int32Value.self,
+  GoogleProtobuf.UInt32Value.self, GoogleProtobuf.BoolValue.self,
+  GoogleProtobuf.StringValue.self, GoogleProtobuf.BytesValue.self, GoogleType.LatLng.self,
+]
+
+private func fuzzProtoDecode(_ input: UnsafeRawBufferPointer) {
+  guard let selector = input.first else { return }
+  let type = decodedTypes[Int(selector) % decodedTypes.count]
+  checkRoundTrip(type, UnsafeRawBufferPointer(rebasing: input[1...]))
+}
+
+private func checkRoundTrip<M: ProtoMessage>(_: M.Type, _ bytes: UnsafeRawBufferPointer) {
+  // Most inputs are not an M: throwing is the expected outcome, crashing is not.
+  guard let decoded = try? M(serializedBytes: bytes) else { return }
+  let encoded = decoded.serializedBytes()
+  let again: M
+  let twice: M
+  do {
+    again = try M(serializedBytes: encoded)
+    twice = try M(serializedBytes: encoded)
+  } catch {
+    fatalError("invariant broken: \(M.protoMessageName)'s own encoding does not decode: \(error)")
+  }
+  invariant(
+    again.serializedBytes() == encoded, "\(M.protoMessageName) encodes differently once decoded")
+  // Two decodes of the same bytes are unequal only when a NaN double is inside (a value with
+  // copy-on-write storage equals itself by identity, so `decoded == decoded` cannot tell);
+  // then only the bytes can be compared.
+  if again == twice {
+    invariant(again == decoded, "\(M.protoMessageName) changed through encode and decode")
+  }
+}
+
+private func protoSeeds() -> [(name: String, bytes: [UInt8])] {
+  func seed<M: ProtoMessage>(_ name: String, _: M.Type, _ bytes: [UInt8]) -> (
+    name: String, bytes: [UInt8]
+  ) {
+    (name, [UInt8(decodedTypes.firstIndex { $0 == M.self }!)] + bytes)
+  }
+  func seed<M: ProtoMessage>(_ name: String, _ message: M) -> (name: String, bytes: [UInt8]) {
+    seed(name, M.self, message.serializedBytes())
+  }
+  let trip = SeedMessages.trip
+  var response = FleetEngine.SearchTripsResponse()
+  response.trips = [trip, FleetEngine.Trip()]
+  response.nextPageToken = "page-2"
+  var update = FleetFeed.TripUpdate()
+  update.trip = trip
+  update.sequence = 7
+  update.updateTime = trip.pickupTime
+  var rpcStatus = GoogleRPC.Status()
+  rpcStatus.code = 8
+  rpcStatus.message = "quota"
+  rpcStatus.details = SeedMessages.details.map(\.packed)
+  let tripBytes = trip.serializedBytes()
+  var tripName = [UInt8](trip.name.utf8)
+  tripName[3] = 0xFF  // not UTF-8
+  return [
+    seed("trip", trip),
+    seed("trip-empty", FleetEngine.Trip()),
+    seed("trip-truncated", FleetEngine.Trip.self, Array(tripBytes.prefix(600))),
+    // Field 1000 as a varint (42): kept as an unknown field.
+    seed("trip-unknown-field", FleetEngine.Trip.self, tripBytes + [0xC0, 0x3E, 0x2A]),
+    seed("trip-name-not-utf8", FleetEngine.Trip.self, [0x0A, UInt8(tripName.count)] + tripName),
+    seed("waypoint", trip.remainingWaypoints[0]),
+    seed("vehicle-location", trip.lastLocation!),
+    seed("traffic", trip.currentRouteSegmentTraffic!),
+    seed("attribute-number", trip.attributes[2]),
+    seed("get-trip-request", SeedMessages.getTripRequest),
+    seed("search-trips-response", response),
+    seed("trip-update", update),
+    seed("rpc-status", rpcStatus),
+    seed("error-info", GoogleRPC.ErrorInfo.self, SeedMessages.details[0].packed.value),
+    seed("any", SeedMessages.details[5].packed),
+  ]
+}
