@@ -56,7 +56,9 @@ let package = Package(
     // MARK: Following trips
 
     // TripService, TripModel, subscribers, authorization and retries over GRPCWire.
-    .target(name: "FleetConsumer", dependencies: ["GRPCWire", "FleetProtos", "FleetSync"]),
+    // OpenSSL signs the consumer tokens ServiceAccountTokenProvider mints (RSASigningKey only).
+    .target(
+      name: "FleetConsumer", dependencies: ["GRPCWire", "FleetProtos", "FleetSync", "COpenSSL"]),
 
     // MARK: Simulating Fleet Engine
 

@@ -14,7 +14,7 @@
 /// its `cause`), unless it throws an ``RPCError``, which is reported as it is.
 ///
 /// Built in: ``FixedAccessTokenProvider``, ``CommandAccessTokenProvider``,
-/// ``HTTPAccessTokenProvider``.
+/// ``HTTPAccessTokenProvider``, ``ServiceAccountTokenProvider``.
 public protocol AccessTokenProvider: Sendable {
   /// A token for the trip in `context`.
   func accessToken(for context: AuthorizationContext) async throws -> AccessToken
