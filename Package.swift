@@ -56,7 +56,11 @@ let package = Package(
     // MARK: Following trips
 
     // TripService, TripModel, subscribers, authorization and retries over GRPCWire.
-    .target(name: "FleetConsumer", dependencies: ["GRPCWire", "FleetProtos", "FleetSync"]),
+    .target(
+      name: "FleetConsumer", dependencies: ["GRPCWire", "FleetProtos", "FleetSync", "FleetSigning"]),
+    // RS256 signatures with OpenSSL for the consumer tokens ServiceAccountTokenProvider mints,
+    // behind a Swift-only API: FleetConsumer never sees a C type.
+    .target(name: "FleetSigning", dependencies: ["COpenSSL"]),
 
     // MARK: Simulating Fleet Engine
 

@@ -1,6 +1,9 @@
-// OpenSSL 3 from libssl-dev: TLS with ALPN for GRPCWire.
+// OpenSSL 3 from libssl-dev: TLS with ALPN for GRPCWire; PEM keys and RS256 signatures for
+// FleetConsumer's service-account tokens.
 #include <openssl/ssl.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
 // Macros Swift cannot import, as functions.

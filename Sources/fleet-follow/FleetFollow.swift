@@ -88,6 +88,14 @@ struct FleetFollow: AsyncParsableCommand {
   var tokenURL: String?
 
   @Option(
+    name: .customLong("service-account-key"),
+    help: ArgumentHelp(
+      "A Google service-account key (JSON) to mint each trip's consumer token from, in "
+        + "process (RS256, valid an hour, renewed before it expires).",
+      valueName: "file"))
+  var serviceAccountKey: String?
+
+  @Option(
     name: .customLong("poll-interval"),
     help: ArgumentHelp(
       "Seconds between polls, at least 0.1 (default 5; 1 for the demo).", valueName: "seconds"))
@@ -126,7 +134,7 @@ struct FleetFollow: AsyncParsableCommand {
     guard let endpoint else {
       // The demo brings its own trip and token.
       guard tripName == nil, provider == nil, trip == nil, token == nil, tokenCommand == nil,
-        tokenURL == nil, !plaintext
+        tokenURL == nil, serviceAccountKey == nil, !plaintext
       else {
         throw ValidationError(
           "without --endpoint fleet-follow follows its own demo trip: give --endpoint to use "
@@ -148,11 +156,15 @@ struct FleetFollow: AsyncParsableCommand {
       if json { Output.print(EventPrinter.errorLine(error, json: true)) }
       throw ValidationError(error.message)
     }
-    let sources = [token != nil, tokenCommand != nil, tokenURL != nil].filter { $0 }.count
+    let sources = [token != nil, tokenCommand != nil, tokenURL != nil, serviceAccountKey != nil]
+      .filter { $0 }.count
     guard sources == 1 else {
-      throw ValidationError("give exactly one of --token, --token-command, --token-url")
+      throw ValidationError(
+        "give exactly one of --token, --token-command, --token-url, --service-account-key")
     }
     try validateIntervals()
+    // A key that cannot be used is a usage error, found before anything is sent.
+    _ = try tokenProvider()
   }
 
   private func validateIntervals() throws {
@@ -193,7 +205,7 @@ struct FleetFollow: AsyncParsableCommand {
     let name = try resolvedTripName()
     let endpoint = try TripService.Endpoint(endpointText)
     try await follow(
-      name, at: endpoint, plaintext: plaintext, tokenProvider: tokenProvider())
+      name, at: endpoint, plaintext: plaintext, tokenProvider: try tokenProvider())
   }
 
   /// The demo: the simulator in this process, one demo trip, followed to the end.
@@ -279,9 +291,16 @@ struct FleetFollow: AsyncParsableCommand {
     service.shutdown()
   }
 
-  private func tokenProvider() -> any AccessTokenProvider {
+  private func tokenProvider() throws -> any AccessTokenProvider {
     if let token { return FixedAccessTokenProvider(AccessToken(token)) }
     if let tokenCommand { return CommandAccessTokenProvider(command: tokenCommand) }
+    if let serviceAccountKey {
+      do {
+        return try ServiceAccountTokenProvider(keyFile: serviceAccountKey)
+      } catch {
+        throw ValidationError("--service-account-key: \(error.message)")
+      }
+    }
     return HTTPAccessTokenProvider(url: tokenURL ?? "")
   }
 

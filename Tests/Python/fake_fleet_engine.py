@@ -11,7 +11,7 @@ grpcio answers it UNIMPLEMENTED.
 Usage (the venv's interpreter; see Tests/PeerSupport/PeerServer.swift):
 
     .venv/bin/python Tests/Python/fake_fleet_engine.py [--host 127.0.0.1] [--port 0]
-        [--script FILE] [--script-dir DIR] [--quiet]
+        [--script FILE] [--script-dir DIR] [--quiet] [--verify-jwt-public-key PEM_FILE]
 
 Prints `LISTENING <port>` once, then EVENT lines (below); SIGTERM/SIGINT end it (status 0).
 
@@ -43,6 +43,18 @@ server without the feed would. `requireToken`, on a trip or a step: a call whose
 `Bearer TOKEN` is answered UNAUTHENTICATED ("the access token is not valid for this trip")
 without using up the step. A trip no script knows is answered NOT_FOUND.
 
+Consumer JWTs
+-------------
+With `--verify-jwt-public-key PEM_FILE` (an RSA public key), every GetTrip and WatchTrip
+must carry `authorization: Bearer <JWT>` that `consumer_jwt.check_token` accepts for the
+requested trip: an RS256 signature that verifies with the key, the header exactly
+`{"alg":"RS256","typ":"JWT","kid":...}`, iss = sub, aud `https://fleetengine.googleapis.com/`,
+iat within 60 s of the server's clock, iat < exp <= iat + 3600, exp still in the future, and
+`authorization` exactly `{"tripid": <the trip ID of the request's name>}`. A call whose
+token fails is answered UNAUTHENTICATED ("the access token is not valid for this trip: <why>")
+before its script is consulted, so no step is used up; its EVENT line says why in `jwt=`.
+This check comes first; a script's `requireToken` still applies after it.
+
 EVENT lines (peer_common.emit)
 ------------------------------
   EVENT connection - peer=<ipv4:127.0.0.1:port>
@@ -50,14 +62,16 @@ EVENT lines (peer_common.emit)
   EVENT getTrip /maps.fleetengine.v1.TripService/GetTrip trip=<name> view=<TripView>
         format=<PolylineFormatType> crsv=<version> rwv=<version> trafficv=<version>
         rwrv=<version> region=<code> language=<code> sdk=<SdkType> sdkv=<version>
-        peer=<peer> step=<index or -> answer=<OK or code name> headers=[[name, value], ...]
+        peer=<peer> step=<index or -> answer=<OK or code name> [jwt=<ok or why not>]
+        headers=[[name, value], ...]
       every GetTrip, after it was answered. Versions are `<seconds>.<nanos>` or `-` when
       the request left them unset; `headers` is the request metadata as received, including
       `authorization` and `x-goog-request-params`.
   EVENT watchTrip /fleetconsumer.v1.TripFeed/WatchTrip trip=<name> view=<n> format=<n>
         crsv=<version> rwv=<version> trafficv=<version> rwrv=<version> peer=<peer>
-        sent=<updates> answer=<OK or code name> headers=[[name, value], ...]
+        sent=<updates> answer=<OK or code name> [jwt=<ok or why not>] headers=[[name, value], ...]
       every WatchTrip, once it has ended.
+  `jwt=` only with --verify-jwt-public-key: `ok`, or why the token was refused (spaces as _).
   EVENT summary - requests=<n> connections=<n>
       once, when the server stops.
 With `--quiet` the getTrip lines are left out (the load test makes thousands of calls).
@@ -73,6 +87,7 @@ import signal
 import sys
 from pathlib import Path
 
+import consumer_jwt
 import peer_common as pc
 
 try:
@@ -265,9 +280,10 @@ def trip_update(trip_bytes: bytes, sequence: int) -> bytes:
 
 
 class FakeTripService:
-    def __init__(self, script: Script, quiet: bool):
+    def __init__(self, script: Script, quiet: bool, jwt_public_key=None):
         self.script = script
         self.quiet = quiet
+        self.jwt_public_key = jwt_public_key
         self.peers: set[str] = set()
         self.requests = 0
 
@@ -284,11 +300,32 @@ class FakeTripService:
         authorization = next((v for k, v in metadata if k == "authorization"), None)
         return peer, metadata, authorization
 
+    def check_jwt(self, authorization: str | None, trip_name: str) -> str | None:
+        """None without --verify-jwt-public-key; else "ok" or why the token is refused."""
+        if self.jwt_public_key is None:
+            return None
+        if authorization is None or not authorization.startswith("Bearer "):
+            return "no bearer token"
+        trip_id = trip_name.rpartition("/trips/")[2]
+        try:
+            consumer_jwt.check_token(authorization[len("Bearer "):], self.jwt_public_key, trip_id)
+        except consumer_jwt.TokenRejected as error:
+            return str(error)
+        return "ok"
+
+    @staticmethod
+    def refused(verdict: str) -> dict:
+        return {"error": {"code": "UNAUTHENTICATED",
+                          "message": f"the access token is not valid for this trip: {verdict}"}}
+
     async def get_trip(self, request, context):
         peer, metadata, authorization = self.arrived(context)
 
+        verdict = self.check_jwt(authorization, request.name)
         cursor = self.script.cursor(request.name)
-        if cursor is None:
+        if verdict not in (None, "ok"):
+            index, step = None, self.refused(verdict)
+        elif cursor is None:
             index, step = None, {"error": {"code": "NOT_FOUND",
                                            "message": f"trip {request.name} not found"}}
         else:
@@ -308,7 +345,8 @@ class FakeTripService:
                     rwrv=version(request, "remaining_waypoints_route_version"),
                     region=header.region_code or "-", language=header.language_code or "-",
                     sdk=enum_name(fe.RequestHeader.SdkType, header.sdk_type), sdkv=header.sdk_version or "-",
-                    peer=peer, step="-" if index is None else index, answer=answer)
+                    peer=peer, step="-" if index is None else index, answer=answer,
+                    jwt=verdict)
         if "error" in step:
             await self.abort(context, step["error"])
         trip = json_format.ParseDict(step["trip"], Trip())
@@ -318,6 +356,7 @@ class FakeTripService:
 
     async def watch_trip(self, request: WatchTripRequest, context):
         peer, metadata, authorization = self.arrived(context)
+        verdict = self.check_jwt(authorization, request.name)
         self.script.cursor(request.name)  # loads new script files
         feed = self.script.feeds.get(request.name)
         sent = 0
@@ -333,11 +372,14 @@ class FakeTripService:
             pc.emit("watchTrip", WATCH_TRIP, headers=metadata, trip=request.name,
                     view=enum_name(fe.TripView, request.view),
                     format=enum_name(fe.PolylineFormatType, request.route_format_type),
-                    peer=peer, sent=sent, answer=answer, **request.versions)
+                    peer=peer, sent=sent, answer=answer, jwt=verdict, **request.versions)
 
         # Recorded once, however the stream ends: a status of ours, the end of the script, or
         # the client going away (CancelledError, or GeneratorExit while suspended at a yield).
         try:
+            if verdict not in (None, "ok"):
+                answer = "UNAUTHENTICATED"
+                await self.abort(context, self.refused(verdict)["error"])
             if feed is None:
                 answer = "UNIMPLEMENTED"
                 await context.abort(grpc.StatusCode.UNIMPLEMENTED,
@@ -380,7 +422,7 @@ class FakeTripService:
 
 async def serve(args, script: Script) -> None:
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-    service = FakeTripService(script, args.quiet)
+    service = FakeTripService(script, args.quiet, args.jwt_public_key)
     handler = grpc.method_handlers_generic_handler(SERVICE, {
         "GetTrip": grpc.unary_unary_rpc_method_handler(
             service.get_trip,
@@ -418,7 +460,16 @@ def main() -> int:
     parser.add_argument("--script", type=Path, help="a script to load at start")
     parser.add_argument("--script-dir", type=Path, help="load new *.json scripts on demand")
     parser.add_argument("--quiet", action="store_true", help="no getTrip EVENT lines")
+    parser.add_argument("--verify-jwt-public-key", metavar="PEM_FILE",
+                        help="require consumer JWTs signed by this RSA key (see above)")
     args = parser.parse_args()
+    args.jwt_public_key = None
+    if args.verify_jwt_public_key is not None:
+        try:
+            args.jwt_public_key = consumer_jwt.load_public_key(args.verify_jwt_public_key)
+        except (OSError, ValueError) as error:
+            pc.log(f"fake_fleet_engine: --verify-jwt-public-key: {error}")
+            return 2
     script = Script(args.script_dir)
     try:
         if args.script is not None:

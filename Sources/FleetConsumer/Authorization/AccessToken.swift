@@ -7,8 +7,9 @@ public import FoundationEssentials
 public struct AccessToken: Sendable, Hashable, CustomStringConvertible {
   /// The token, sent as `authorization: Bearer <token>`.
   public var token: String
-  /// When it stops being valid; nil when unknown (it is then used until the server answers
-  /// UNAUTHENTICATED).
+  /// When it stops being valid; nil when unknown. A ``TripService`` then uses the token's own
+  /// `exp` claim when it is a JWT, and otherwise uses it until the server answers
+  /// UNAUTHENTICATED.
   public var expiresAt: Date?
 
   /// `token`, valid until `expiresAt` (nil: unknown).

@@ -3,11 +3,13 @@ internal import Foundation
 
 /// A provider that runs a command line for each token: `/bin/sh -c <command>` with
 /// `FLEET_TRIP_ID` (and `FLEET_PROVIDER_ID`, `FLEET_TRIP_NAME`) in its environment, reading
-/// `{"token": "...", "expiresAt": <unix seconds>}` from its standard output.
+/// `{"token": "...", "expiresAt": <unix seconds>}` or
+/// `{"token": "...", "expiresInSeconds": <seconds from now>}` from its standard output.
 ///
 /// For tokens minted by a script or a CLI (`gcloud`, a signing tool). The command must exit
-/// with status 0 within `timeout` (else it is killed) and print at most 1 MiB; `expiresAt`
-/// may be left out, and the token is then used until the server answers UNAUTHENTICATED.
+/// with status 0 within `timeout` (else it is killed) and print at most 1 MiB. With both
+/// expiries the earlier counts; with neither, a JWT's own `exp` does, and any other token is
+/// used until the server answers UNAUTHENTICATED.
 /// Its standard error (the last 500 bytes) goes into the error when it fails; its standard
 /// output never does, since it may hold a token.
 public struct CommandAccessTokenProvider: AccessTokenProvider {

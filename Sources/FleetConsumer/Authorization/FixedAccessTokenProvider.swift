@@ -3,9 +3,10 @@
 public struct FixedAccessTokenProvider: AccessTokenProvider {
   private let token: AccessToken
 
-  /// Returns `token` for every trip.
+  /// Returns `token` for every trip. A token without `expiresAt` that is a JWT gets its own
+  /// `exp` claim as its expiry, so it is not used past it.
   public init(_ token: AccessToken) {
-    self.token = token
+    self.token = token.withJWTExpiry()
   }
 
   /// Returns the token given at initialisation.

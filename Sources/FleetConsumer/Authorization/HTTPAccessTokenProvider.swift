@@ -8,6 +8,11 @@ internal import Foundation
 /// does: the response is a JSON object with the token and its expiration under configurable
 /// keys.
 ///
+/// The expiration may instead be relative, `"expiresInSeconds": 3600` (seconds from when the
+/// response is read); with both, the earlier counts. A response with neither gives a JWT its
+/// own `exp` claim as expiry, and any other token none (it is then used until the server
+/// answers UNAUTHENTICATED).
+///
 /// `{tripID}` in the URL is replaced by the trip's ID (percent-encoded), so one endpoint can
 /// serve every trip: `https://backend.example.com/token/consumer/{tripID}`. `http` and `https`
 /// URLs work (through Foundation's `URLSession`); a non-2xx status, a timeout or a body

@@ -6,7 +6,8 @@ internal import FoundationEssentials
 /// A token is reused until `refreshMargin` before it expires, where the margin is never
 /// more than half the token's lifetime (from when it was fetched), so a short-lived token is
 /// still reused for half its life; a token is never handed out once expired. A token without
-/// an expiry is reused until ``invalidate(_:for:)``. Concurrent requests for a trip whose
+/// an expiry is given its JWT's `exp` when it is a JWT, and otherwise reused until
+/// ``invalidate(_:for:)``. Concurrent requests for a trip whose
 /// token is being fetched wait for that one fetch. Entries are removed when their model goes
 /// away (``remove(tripID:)``).
 final class TokenCache: Sendable {
@@ -116,7 +117,8 @@ final class TokenCache: Sendable {
     let tripID = context.tripID
     let result: Result<AccessToken, any Error>
     do {
-      let token = try await provider.accessToken(for: context)
+      // Any provider's JWT without a stated expiry is refreshed before its own `exp`.
+      let token = try await provider.accessToken(for: context).withJWTExpiry()
       let fetchedAt = now()
       if let expiresAt = token.expiresAt, expiresAt <= fetchedAt {
         throw AccessTokenProviderError(

@@ -18,14 +18,19 @@ final class FakeFleetEngine: Sendable {
     self.scriptDirectory = scriptDirectory
   }
 
-  /// Starts a server; `quiet` leaves out the per-request EVENT lines (load tests).
-  static func start(quiet: Bool = false) async throws -> FakeFleetEngine {
+  /// Starts a server; `quiet` leaves out the per-request EVENT lines (load tests);
+  /// `jwtPublicKey` (a PEM file) makes it accept only consumer JWTs signed by that key
+  /// (`--verify-jwt-public-key`: each request's `jwt=` says how its token fared).
+  static func start(quiet: Bool = false, jwtPublicKey: String? = nil) async throws
+    -> FakeFleetEngine
+  {
     let directory = FileManager.default.temporaryDirectory
       .appendingPathComponent("fake-fleet-engine-\(UUID().uuidString)", isDirectory: true)
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let server = try await PeerServer.start(
       "fake_fleet_engine.py",
-      arguments: ["--script-dir", directory.path] + (quiet ? ["--quiet"] : []))
+      arguments: ["--script-dir", directory.path] + (quiet ? ["--quiet"] : [])
+        + (jwtPublicKey.map { ["--verify-jwt-public-key", $0] } ?? []))
     return FakeFleetEngine(server: server, scriptDirectory: directory)
   }
 
@@ -154,6 +159,8 @@ struct GetTripRecord: Sendable, CustomStringConvertible {
   var sdkType: String? { event["sdk"] }
   /// `OK` or the status code name the server answered with.
   var answer: String? { event["answer"] }
+  /// With `--verify-jwt-public-key`: `ok`, or why the server refused the token.
+  var jwt: String? { event["jwt"] }
   /// For a `WatchTrip`: how many updates the server sent.
   var sent: Int? { event["sent"].flatMap { Int($0) } }
   var authorization: String? { event.header("authorization") }
