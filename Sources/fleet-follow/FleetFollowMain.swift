@@ -24,6 +24,11 @@ enum FleetFollowMain {
     do {
       try await command.run()
       exit(0)
+    } catch let error as ValidationError {
+      // A flag found bad only when used (a key file gone since it was checked): still a
+      // usage error, 2.
+      FileHandle.standardError.write(Data("fleet-follow: \(error.message)\n".utf8))
+      exit(2)
     } catch {
       FleetFollow.exit(withError: error)
     }
