@@ -77,11 +77,40 @@ enum RemainingRoute {
     return intervals
   }
 
-  /// Whether the remaining route's points are the same in both lists, without joining them.
-  static func samePoints(_ old: [FleetEngine.TripWaypoint], _ new: [FleetEngine.TripWaypoint])
-    -> Bool
-  {
-    old.dropFirst().lazy.flatMap(\.pathToWaypoint)
-      .elementsEqual(new.dropFirst().lazy.flatMap(\.pathToWaypoint))
+  /// Which parts of the remaining route differ between two lists of remaining waypoints.
+  /// Cheap when they are the same, as on most polls: with as many waypoints in both, the
+  /// paths and traffic are compared waypoint by waypoint, and those the merge carried over
+  /// are the same arrays, which compare at once. Only what may differ is joined and compared
+  /// whole.
+  static func changes(
+    from old: [FleetEngine.TripWaypoint], to new: [FleetEngine.TripWaypoint]
+  ) -> (points: Bool, distance: Bool, traffic: Bool) {
+    let distance = Self.distance(old) != Self.distance(new)
+    var mayDifferInPoints = true
+    var mayDifferInTraffic = true
+    if old.count == new.count {
+      mayDifferInPoints = false
+      mayDifferInTraffic = false
+      for index in old.indices.dropFirst() {
+        let before = old[index].pathToWaypoint
+        let after = new[index].pathToWaypoint
+        if before != after {
+          mayDifferInPoints = true
+          // Paths of other lengths move the later intervals' indices.
+          if before.count != after.count { mayDifferInTraffic = true }
+        }
+        if old[index].trafficToWaypoint?.speedReadingInterval
+          != new[index].trafficToWaypoint?.speedReadingInterval
+        {
+          mayDifferInTraffic = true
+        }
+      }
+    }
+    let points =
+      mayDifferInPoints
+      && !old.dropFirst().lazy.flatMap(\.pathToWaypoint)
+        .elementsEqual(new.dropFirst().lazy.flatMap(\.pathToWaypoint))
+    let traffic = mayDifferInTraffic && Self.traffic(old) != Self.traffic(new)
+    return (points, distance, traffic)
   }
 }

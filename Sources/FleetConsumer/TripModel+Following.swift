@@ -10,16 +10,13 @@ extension TripModel {
   /// Following to begin once the lock is released.
   struct Start {
     let generation: UInt64
-    let due: MonotonicInstant
     let schedulesDrain: Bool
   }
 
   /// Inside the lock: starts following if not yet (queuing the state change).
   func startIfNeeded(_ state: inout Protected) -> Start? {
     guard case .startLoop(let generation, let events) = state.follower.start() else { return nil }
-    let due = MonotonicInstant.now
-    state.follower.scheduled(generation: generation, at: due.nanoseconds)
-    return Start(generation: generation, due: due, schedulesDrain: enqueue(events, &state))
+    return Start(generation: generation, schedulesDrain: enqueue(events, &state))
   }
 
   /// Inside the lock: records that loop `generation`'s next call is due after `delay`;
@@ -48,10 +45,13 @@ extension TripModel {
     return state.call?.call
   }
 
-  /// Outside the lock: makes the first call of `start`'s generation due at once.
+  /// Outside the lock: makes the first call of `start`'s generation due at once — when the
+  /// loop takes it in, so that models started together poll together (their requests share
+  /// writes from then on). The follower records no due time for it: any entry of the new
+  /// generation starts the first call.
   func launch(_ start: Start) {
     if start.schedulesDrain { scheduleDrain() }
-    lane.scheduler.schedule(self, generation: start.generation, at: start.due)
+    lane.scheduler.scheduleNow(self, generation: start.generation)
   }
 
   /// On the loop: loop `generation`'s next call was due at `due`.
@@ -228,7 +228,7 @@ extension TripModel {
   private func received(
     _ trip: FleetEngine.Trip, generation: UInt64, _ state: inout Protected
   ) -> (TripFollower.OnResponse, Bool) {
-    let action = state.follower.received(trip, generation: generation)
+    let action = state.follower.received(trip, generation: generation, ownTripID: tripName.tripID)
     switch action {
     case .deliver(var events, _):
       refreshed(&events, &state)

@@ -9,7 +9,8 @@ internal import GRPCWire
 /// too; the models that queued events in a tick are drained by one job on the callback
 /// executor at the end of that tick — one hop per tick, not one per update.
 ///
-/// Loop-only, except ``schedule(_:generation:at:)``, which hands over from any thread.
+/// Loop-only, except ``schedule(_:generation:at:)`` and ``scheduleNow(_:generation:)``, which
+/// hand over from any thread.
 final class FollowScheduler: TickEndHandler, @unchecked Sendable {
   // @unchecked Sendable: `loop` and `deliver` are immutable; every var is touched only on
   // `loop` (asserted in debug builds).
@@ -29,6 +30,16 @@ final class FollowScheduler: TickEndHandler, @unchecked Sendable {
 
   deinit {
     queue.removeAll()
+  }
+
+  /// Makes loop `generation` of `model` due now, as the loop sees it when it takes this in.
+  /// Callable from any thread.
+  func scheduleNow(_ model: TripModel, generation: UInt64) {
+    if loop.inEventLoop {
+      add(model, generation: generation, at: .now)
+    } else {
+      loop.execute { [self] in add(model, generation: generation, at: .now) }
+    }
   }
 
   /// Makes loop `generation` of `model` due at `due` (at once if that has passed). Callable

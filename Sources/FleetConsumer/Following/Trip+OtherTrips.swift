@@ -14,11 +14,11 @@ extension FleetEngine.Trip {
   /// `remaining_time_to_first_waypoint` the time until then as the server counted it (nil
   /// when the server's values do not tell). Costs a scan of the waypoints when there is
   /// nothing to hide.
-  mutating func hideOtherTrips(after response: FleetEngine.Trip) {
-    let own = ownTripID
+  mutating func hideOtherTrips(after response: FleetEngine.Trip, ownTripID own: String) {
     guard !own.isEmpty else { return }
     @inline(__always) func isOther(_ waypoint: FleetEngine.TripWaypoint) -> Bool {
-      !waypoint.tripID.isEmpty && waypoint.tripID != own
+      let id = waypoint.tripID
+      return !id.isEmpty && id != own
     }
     if let vehicleNext = response.remainingWaypoints.first, isOther(vehicleNext) {
       let ownNext = remainingWaypoints.first { !isOther($0) }
@@ -32,12 +32,6 @@ extension FleetEngine.Trip {
     }
     if remainingWaypoints.contains(where: isOther) { remainingWaypoints.removeAll(where: isOther) }
     if vehicleWaypoints.contains(where: isOther) { vehicleWaypoints.removeAll(where: isOther) }
-  }
-
-  /// The trip ID at the end of `name` (`providers/p/trips/ID`); empty before a name is known.
-  private var ownTripID: Substring {
-    guard let slash = name.lastIndex(of: "/") else { return name[...] }
-    return name[name.index(after: slash)...]
   }
 }
 

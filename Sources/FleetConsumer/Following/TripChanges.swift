@@ -70,21 +70,19 @@ struct TripChanges {
     // The remaining route is made of the remaining waypoints: unchanged with them (the usual
     // poll), so it is only looked at when they changed.
     if waypointsChanged {
-      let before = old.remainingWaypoints
       let after = new.remainingWaypoints
-      if !RemainingRoute.samePoints(before, after) {
+      let differ = RemainingRoute.changes(from: old.remainingWaypoints, to: after)
+      if differ.points {
         fields.insert(.remainingRoute)
         properties.append(.remainingRoute(RemainingRoute.points(after)))
       }
-      let distance = RemainingRoute.distance(after)
-      if RemainingRoute.distance(before) != distance {
+      if differ.distance {
         fields.insert(.remainingRouteDistance)
-        properties.append(.remainingRouteDistance(distance))
+        properties.append(.remainingRouteDistance(RemainingRoute.distance(after)))
       }
-      let traffic = RemainingRoute.traffic(after)
-      if RemainingRoute.traffic(before) != traffic {
+      if differ.traffic {
         fields.insert(.remainingRouteTraffic)
-        properties.append(.remainingRouteTraffic(traffic))
+        properties.append(.remainingRouteTraffic(RemainingRoute.traffic(after)))
       }
     }
     check(

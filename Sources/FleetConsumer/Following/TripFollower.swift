@@ -35,8 +35,9 @@ struct TripFollower {
     /// Whether the immediate retry after UNAUTHENTICATED was used since the last success.
     var retriedUnauthenticated = false
     /// When the next call is due (nanoseconds on the monotonic clock), as last scheduled; 0
-    /// before the first. Only the scheduler entry with this due time starts a call: entries
-    /// left behind when ``refresh(now:)`` or a new interval moved the time are ignored.
+    /// for the first call, which any entry of this generation starts. Otherwise only the
+    /// scheduler entry with this due time starts a call: entries left behind when
+    /// ``refresh(now:)`` or a new interval moved the time are ignored.
     var nextDue: UInt64 = 0
   }
 
@@ -157,7 +158,8 @@ struct TripFollower {
   ) -> OnPollDue {
     switch state {
     case .following(let following)
-    where following.generation == generation && due != nil && due != following.nextDue:
+    where following.generation == generation && due != nil && following.nextDue != 0
+      && due != following.nextDue:
       return .exit
     case .following(var following) where following.generation == generation:
       guard !following.polling else {
@@ -239,7 +241,12 @@ struct TripFollower {
 
   /// Loop `generation`'s call answered `response` (a poll's answer, or one update of a feed
   /// stream, which stays in flight; `nextPollIn` is then meaningless).
-  mutating func received(_ response: FleetEngine.Trip, generation: UInt64) -> OnResponse {
+  ///
+  /// `ownTripID` is the followed trip's ID, for ``Settings/hidesOtherTrips``; nil takes it
+  /// from the trip's name.
+  mutating func received(
+    _ response: FleetEngine.Trip, generation: UInt64, ownTripID: String? = nil
+  ) -> OnResponse {
     switch state {
     case .following(var following) where following.generation == generation && following.polling:
       // What was reported before, then the response merged into the held trip in place:
@@ -251,7 +258,11 @@ struct TripFollower {
       } else {
         trip!.merge(response)
       }
-      if settings.hidesOtherTrips { trip!.hideOtherTrips(after: response) }
+      if settings.hidesOtherTrips {
+        trip!.hideOtherTrips(
+          after: response,
+          ownTripID: ownTripID ?? String(trip!.name.split(separator: "/").last ?? ""))
+      }
       let changes = TripChanges(from: previous, to: trip!)
       if trip!.tripStatus.isTerminal {
         state = .finished
