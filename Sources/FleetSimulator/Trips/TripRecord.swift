@@ -41,7 +41,9 @@ struct TripRecord: Sendable {
 
   /// The trip ID (the last component of ``name``).
   var tripID: Substring {
-    name[name.index(after: name.lastIndex(of: "/")!)...]
+    // Found in the UTF-8 view: a search by Character pays for grapheme breaking on every render.
+    let slash = name.utf8.lastIndex(of: UInt8(ascii: "/"))!
+    return name[name.utf8.index(after: slash)...]
   }
 
   /// The vehicle serving the trip from its creation.

@@ -102,12 +102,12 @@ struct TripRenderer: Sendable {
       trip.lastLocationSnappable = true
       // Up to this trip's drop-off, stops of another trip on the way included.
       trip.remainingWaypoints = waypoints(
-        record, assignment, state, from: nextStop, through: plan.dropoffStop,
+        tripID, record, assignment, state, from: nextStop, through: plan.dropoffStop,
         currentPath: sendWaypointPaths ? currentPath : nil)
       if options.includeVehicleWaypoints {
         // Every stop the vehicle has left, whoever's, without paths.
         trip.vehicleWaypoints = waypoints(
-          record, assignment, state, from: nextStop, through: plan.stopCount - 1,
+          tripID, record, assignment, state, from: nextStop, through: plan.stopCount - 1,
           currentPath: nil)
       }
     }
@@ -132,15 +132,15 @@ struct TripRenderer: Sendable {
       traffic: traffic(plan, from: start, to: end, state, encoded))
   }
 
-  /// The stops from `first` through `last` with their distances, ETAs and travel times, and,
-  /// when given `currentPath` (the first one's path), their paths and traffic.
+  /// The stops from `first` through `last` of trip `tripID` with their distances, ETAs and
+  /// travel times, and, when given `currentPath` (the first one's path), their paths and
+  /// traffic.
   private func waypoints(
-    _ record: TripRecord, _ assignment: Assignment, _ state: TripState, from first: Int,
-    through last: Int, currentPath: Path?
+    _ tripID: String, _ record: TripRecord, _ assignment: Assignment, _ state: TripState,
+    from first: Int, through last: Int, currentPath: Path?
   ) -> [FleetEngine.TripWaypoint] {
     let plan = assignment.plan
     let origin = assignment.origin
-    let tripID = String(record.tripID)
     return (first...last).map { stop in
       var waypoint = waypoint(stop: stop, tripID, plan)
       let isFirst = stop == first
