@@ -15,6 +15,11 @@ internal import GRPCWire
 /// asked for, so thousands of trips cost about 1.8 KB each and no timers; see
 /// ``SimulatorOptions`` for speeds, ``TokenPolicy`` for tokens, ``FaultOptions`` for faults.
 ///
+/// UpdateTrip with `vehicle_id` in its mask reassigns a trip (a new vehicle drives to the
+/// pickup from elsewhere, or takes over in place once the rider is picked up), and a second
+/// SHARED trip created on a vehicle that carries one joins it: both trips' waypoints then
+/// interleave the two riders' stops. ``SimulatedTripKind`` makes such trips up in process.
+///
 /// ```swift
 /// let simulator = try await FleetSimulator.start()          // 127.0.0.1, a free port
 /// let name = try simulator.createDemoTrip()                 // providers/demo-provider/trips/demo-1
@@ -35,7 +40,7 @@ public final class FleetSimulator: Sendable {
 
   let core: SimulatorCore
   private let servers: ServerCycle
-  private let demoTrips = PosixMutex(0)
+  let demoTrips = PosixMutex(0)
 
   private init(core: SimulatorCore, servers: ServerCycle) {
     self.core = core
@@ -87,78 +92,7 @@ public final class FleetSimulator: Sendable {
     await servers.shutdown(gracePeriod: gracePeriod)
   }
 
-  // MARK: Trips in process
-
-  /// Creates a trip for a demo and returns its name: `providers/<providerID>/trips/<tripID>`
-  /// (`demo-<n>` unless `tripID` is given), with a generated pickup and drop-off and
-  /// `intermediateDestinations` generated stops between them. With the default options it
-  /// completes about 15 real seconds later (a second more per intermediate destination).
-  ///
-  /// Throws ``SimulatorError/invalidTrip(_:)`` for a bad provider or trip ID, or when the
-  /// name is taken.
-  public func createDemoTrip(
-    providerID: String = "demo-provider", tripID: String? = nil, intermediateDestinations: Int = 0
-  ) throws -> String {
-    let tripID =
-      tripID
-      ?? demoTrips.withLock { count in
-        count += 1
-        return "demo-\(count)"
-      }
-    return try createTrips(
-      [(providerID: providerID, tripID: tripID)],
-      intermediateDestinations: max(0, intermediateDestinations))[0]
-  }
-
-  /// Creates `count` trips named `providers/<providerID>/trips/<prefix><n>` (n from 1, zero
-  /// padded to the same width) with generated stops, all at once, and returns their names.
-  ///
-  /// Throws ``SimulatorError/invalidTrip(_:)`` when a name is taken (creating none) or
-  /// invalid.
-  public func createTrips(count: Int, providerID: String, tripIDPrefix: String = "trip-") throws
-    -> [String]
-  {
-    let ids = Self.tripIDs(count: count, prefix: tripIDPrefix).map {
-      (providerID: providerID, tripID: $0)
-    }
-    return try createTrips(ids, intermediateDestinations: 0)
-  }
-
-  /// The names ``createTrips(count:providerID:tripIDPrefix:)`` gives, without creating
-  /// anything: for a client of a `fleet-sim --trips N` in another process.
-  public static func tripNames(count: Int, providerID: String, tripIDPrefix: String = "trip-")
-    -> [String]
-  {
-    tripIDs(count: count, prefix: tripIDPrefix).map { "providers/\(providerID)/trips/\($0)" }
-  }
-
-  /// `<prefix><n>` for n from 1 to `count`, zero padded to the same width.
-  private static func tripIDs(count: Int, prefix: String) -> [String] {
-    let width = String(max(count, 1)).count
-    return (1...max(count, 1)).prefix(count).map { number in
-      let digits = String(number)
-      return prefix + String(repeating: "0", count: width - digits.count) + digits
-    }
-  }
-
-  private func createTrips(
-    _ ids: [(providerID: String, tripID: String)], intermediateDestinations: Int
-  ) throws -> [String] {
-    let now = core.clock.now()
-    do throws(RPCError) {
-      var records: [TripRecord] = []
-      records.reserveCapacity(ids.count)
-      for id in ids {
-        let name = try TripName(parent: "providers/\(id.providerID)", tripID: id.tripID)
-        records.append(
-          try core.makeRecord(
-            name, FleetEngine.Trip(), now: now, generatedIntermediates: intermediateDestinations))
-      }
-      return try core.store.insert(records).map(\.name)
-    } catch {
-      throw SimulatorError.invalidTrip(error.message)
-    }
-  }
+  // MARK: Trips in process (more in FleetSimulator+Trips.swift)
 
   /// Trip `name` as GetTrip would answer it now (every part included), or nil when there is
   /// no such trip.

@@ -1,6 +1,6 @@
 import ArgumentParser
-import FleetSync
 import FleetSimulator
+import FleetSync
 
 #if canImport(Glibc)
   import Glibc
@@ -21,6 +21,12 @@ struct FleetSim: AsyncParsableCommand {
       DeleteTrip) and fleetconsumer.v1.TripFeed/WatchTrip over HTTP/2, plaintext or TLS. Every trip gets \
       a simulated vehicle (sim-vehicle-<n>) that drives to the pickup, waits, and drives to \
       the drop-off. The first line on stdout is `listening on HOST:PORT`.
+
+      Trip kinds: --trip-kind makes the --trips trips show more of Fleet Engine's trip model: \
+      multi-stop trips whose intermediate_destination_index advances, trips reassigned to \
+      another vehicle_id, SHARED pairs whose remaining waypoints interleave both trips' stops \
+      (each named by its trip_id). Through the API, UpdateTrip with vehicle_id in the mask \
+      reassigns a trip, and a second SHARED trip created on a vehicle that carries one joins it.
 
       Load targets: beside Fleet Engine it always serves gRPC's own test services, \
       grpc.testing.BenchmarkService (UnaryCall, StreamingCall, StreamingFromClient, \
@@ -55,6 +61,14 @@ struct FleetSim: AsyncParsableCommand {
 
   @Option(help: "The provider ID of the trips made by --trips.")
   var provider = "sim-provider"
+
+  @Option(
+    help: ArgumentHelp(
+      "What the trips made by --trips do: exclusive (pickup and drop-off), multi-stop (three "
+        + "intermediate destinations), reassigned (a new vehicle halfway to the pickup), "
+        + "shared (trips 1 and 2, 3 and 4, … share a vehicle), mixed (those in turn).",
+      valueName: "kind"))
+  var tripKind: SimulatedTripKind = .exclusive
 
   @Option(help: "How much faster than real time the simulation runs.")
   var timeScale = 60.0
@@ -105,13 +119,16 @@ struct FleetSim: AsyncParsableCommand {
     options.faults = faults.options
     options.seed = seed
     options.clockStep = clockStep.map { .milliseconds(Int64(($0 * 1000).rounded())) }
-    if let tlsCert, let tlsKey { options.tls = (certificateChainFile: tlsCert, privateKeyFile: tlsKey) }
+    if let tlsCert, let tlsKey {
+      options.tls = (certificateChainFile: tlsCert, privateKeyFile: tlsKey)
+    }
     // Catch SIGTERM/SIGINT before announcing the port: a signal right after it must not kill us.
     let shutdown = ShutdownSignals()
     let simulator = try await FleetSimulator.start(host: host, port: port, options: options)
     // The trips exist before the first line goes out, so a client that waits for it finds
     // them.
-    let names = trips > 0 ? try simulator.createTrips(count: trips, providerID: provider) : []
+    let names =
+      trips > 0 ? try simulator.createTrips(count: trips, providerID: provider, kind: tripKind) : []
     print("listening on \(simulator.endpoint)")
     if let first = names.first, let last = names.last {
       print("created \(names.count) trips: \(first) ... \(last)")

@@ -10,6 +10,11 @@
 /// from creation: NEW for ``newDuration``; then for each leg the drive at ``speed``, and at
 /// every stop but the last a wait (``pickupWait`` at the pickup, ``intermediateWait`` at an
 /// intermediate destination); COMPLETE on arrival at the drop-off.
+///
+/// A vehicle that serves two trips at once (a shared ride) has one plan through both trips'
+/// stops, which ``sharing`` assigns to their trips; each trip holds it as its own view. The
+/// trip's timeline then ends at its own drop-off (``dropoffStop``), wherever the vehicle goes
+/// on to, and the vehicle waits at every pickup and at no drop-off.
 struct TripPlan: Sendable {
   /// The route through every stop.
   var route: RoutePolyline
@@ -25,6 +30,9 @@ struct TripPlan: Sendable {
   var intermediateWait: Float
   /// Seeds the trip's traffic (``TrafficModel``).
   var trafficSeed: UInt64
+  /// Whose each stop is when the vehicle serves more than one trip; nil for a plan of one
+  /// trip, whose stops are its own in the order above.
+  var sharing: SharedStops? = nil
 
   /// The number of stops, vehicle start included (at least 3).
   var stopCount: Int { stopIndices.count }
@@ -32,8 +40,53 @@ struct TripPlan: Sendable {
   /// The number of legs (at least 2: to the pickup, to the drop-off).
   var legCount: Int { stopIndices.count - 1 }
 
-  /// The number of intermediate destinations.
-  var intermediateCount: Int { stopIndices.count - 3 }
+  /// The number of the trip's intermediate destinations.
+  var intermediateCount: Int { sharing == nil ? stopIndices.count - 3 : 0 }
+
+  /// The trip's pickup.
+  var pickupStop: Int { sharing.map { $0.ownStop(.pickup) ?? 1 } ?? 1 }
+
+  /// The trip's drop-off, where its timeline ends.
+  var dropoffStop: Int {
+    sharing.map { $0.ownStop(.dropoff) ?? stopCount - 1 } ?? stopCount - 1
+  }
+
+  /// The trip's intermediate destinations, in order.
+  var intermediateStops: Range<Int> { sharing == nil ? 2..<(stopCount - 1) : 0..<0 }
+
+  /// What stop `stop` is for.
+  func kind(ofStop stop: Int) -> StopKind {
+    if let sharing { return sharing.roles[stop].kind }
+    switch stop {
+    case 0: return .vehicleStart
+    case 1: return .pickup
+    case stopCount - 1: return .dropoff
+    default: return .intermediateDestination
+    }
+  }
+
+  /// Whether stop `stop` is one of the trip's own (not another trip's, not the vehicle's
+  /// start).
+  func isOwn(_ stop: Int) -> Bool {
+    sharing?.isOwn(stop) ?? (stop > 0)
+  }
+
+  /// The ID of the trip stop `stop` is for, nil when it is the plan's own trip's.
+  func otherTripID(ofStop stop: Int) -> String? {
+    guard let sharing, !sharing.isOwn(stop) else { return nil }
+    return sharing.roles[stop].tripID
+  }
+
+  /// The role of stop `stop`, with `tripID` the plan's own trip.
+  func role(ofStop stop: Int, tripID: String) -> StopRole {
+    sharing?.roles[stop] ?? StopRole(kind: kind(ofStop: stop), tripID: tripID)
+  }
+
+  /// The first of the trip's own stops from stop `stop` on (its drop-off at the latest).
+  func ownStop(from stop: Int) -> Int {
+    guard let sharing else { return stop }
+    return (stop..<dropoffStop).first { sharing.isOwn($0) } ?? dropoffStop
+  }
 
   /// The route index of stop `stop`.
   func routeIndex(ofStop stop: Int) -> Int { Int(stopIndices[stop]) }
@@ -49,12 +102,12 @@ struct TripPlan: Sendable {
   /// Simulated seconds to drive leg `leg`.
   func duration(ofLeg leg: Int) -> Double { length(ofLeg: leg) / Double(speed) }
 
-  /// Simulated seconds the vehicle waits at `stop` (none at the start or the drop-off).
+  /// Simulated seconds the vehicle waits at `stop` (none at the start or a drop-off).
   func wait(atStop stop: Int) -> Double {
-    switch stop {
-    case 0, stopCount - 1: 0
-    case 1: Double(pickupWait)
-    default: Double(intermediateWait)
+    switch kind(ofStop: stop) {
+    case .vehicleStart, .dropoff: 0
+    case .pickup: Double(pickupWait)
+    case .intermediateDestination: Double(intermediateWait)
     }
   }
 
@@ -73,8 +126,8 @@ struct TripPlan: Sendable {
     leg == 0 ? Double(newDuration) : arrival(atStop: leg) + wait(atStop: leg)
   }
 
-  /// When the trip completes (arrival at the drop-off).
-  var completion: Double { arrival(atStop: stopCount - 1) }
+  /// When the trip completes (arrival at its drop-off).
+  var completion: Double { arrival(atStop: dropoffStop) }
 
   /// The phase at simulated time `time` with when it started and ends (`.infinity` for
   /// COMPLETE); never `.canceled`, which only a ``TripState`` knows about.
@@ -82,12 +135,13 @@ struct TripPlan: Sendable {
     var start = 0.0
     var end = Double(newDuration)
     if time < end { return (.new, start, end) }
-    for leg in 0..<legCount {
+    let lastStop = dropoffStop
+    for leg in 0..<lastStop {
       start = end
       end = start + duration(ofLeg: leg)
       if time < end { return (.enroute(leg: leg), start, end) }
       let stop = leg + 1
-      guard stop < stopCount - 1 else { break }
+      guard stop < lastStop else { break }
       start = end
       end = start + wait(atStop: stop)
       if time < end { return (.arrived(stop: stop), start, end) }
@@ -98,6 +152,7 @@ struct TripPlan: Sendable {
   /// Heap bytes held by the plan (not counting allocator overhead).
   var storageBytes: Int {
     route.storageBytes + stopIndices.capacity * MemoryLayout<Int32>.stride
+      + (sharing?.roles.capacity ?? 0) * MemoryLayout<StopRole>.stride
   }
 }
 
@@ -107,9 +162,10 @@ enum TripPhase: Hashable, Sendable {
   case new
   /// Driving leg `leg` (0: to the pickup; the last: to the drop-off).
   case enroute(leg: Int)
-  /// Waiting at stop `stop` (1: the pickup; then the intermediate destinations).
+  /// Waiting at stop `stop` (1: the pickup; then the intermediate destinations; in a shared
+  /// ride also the other trip's pickup).
   case arrived(stop: Int)
-  /// Arrived at the drop-off.
+  /// Arrived at the trip's drop-off.
   case complete
   /// Canceled by an UpdateTrip.
   case canceled

@@ -73,7 +73,7 @@ struct TripPlanner: Sendable {
   }
 
   /// Appends the route from `from` (already in `route`) to `to`, without `from` itself.
-  private func appendStreets(
+  func appendStreets(
     from origin: GeoPoint, to destination: GeoPoint, _ random: inout SplitMix64,
     into route: inout RoutePolyline
   ) {
@@ -123,7 +123,7 @@ struct TripPlanner: Sendable {
   }
 
   /// A random point at a distance within `distances` of `center`.
-  private func randomPoint(
+  func randomPoint(
     around center: GeoPoint, at distances: ClosedRange<Double>, _ random: inout SplitMix64
   ) -> GeoPoint {
     let distance = random.uniform(distances)

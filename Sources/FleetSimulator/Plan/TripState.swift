@@ -10,6 +10,9 @@
 /// drives (``isMoving``), continuously in ``position`` and ``remainingMeters`` and at each
 /// route point passed in the route and heading. A standing vehicle's state stays as it is,
 /// ``time`` aside, until the phase ends (``TripRenderer/nextChange(of:)`` adds the traffic).
+///
+/// Made from one plan, its times count from the plan's time 0; ``TripRecord`` moves them onto
+/// the trip's timeline (``shifted(by:)``) when the plan is a later one.
 struct TripState: Sendable {
   /// The phase, and when it started and ends (simulated seconds from creation).
   var phase: TripPhase
@@ -36,6 +39,9 @@ struct TripState: Sendable {
   var waypointsVersion: Double
   /// The next stop the vehicle will reach; nil once the trip has ended.
   var nextStop: Int?
+  /// Which of the trip's assignments (``TripRecord/assignment(_:)``) the state is of: 0, the
+  /// first, unless the trip was reassigned or its vehicle's plan changed.
+  var assignment = 0
 
   /// The state of `plan` at simulated time `time`, for a trip canceled at `canceledAt` (if at
   /// all).
@@ -117,7 +123,7 @@ struct TripState: Sendable {
       waypointsVersion = start
       nextStop = stop + 1
     case .complete, .canceled:
-      let index = plan.routeIndex(ofStop: plan.stopCount - 1)
+      let index = plan.routeIndex(ofStop: plan.dropoffStop)
       position = route.point(index)
       heading = Self.heading(route, at: max(index - 1, 0))
       isMoving = false
@@ -128,6 +134,19 @@ struct TripState: Sendable {
       waypointsVersion = start
       nextStop = nil
     }
+  }
+
+  /// The state with its times moved `offset` simulated seconds later: the state of a plan
+  /// whose time 0 falls at `offset` on the trip's timeline.
+  func shifted(by offset: Double) -> TripState {
+    guard offset != 0 else { return self }
+    var state = self
+    state.phaseStart += offset
+    state.phaseEnd += offset
+    state.time += offset
+    state.routeVersion += offset
+    state.waypointsVersion += offset
+    return state
   }
 
   /// The heading of the route's segment from `index` to the next point.

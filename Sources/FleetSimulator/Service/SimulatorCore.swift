@@ -78,7 +78,7 @@ final class SimulatorCore: Sendable {
     return TripRecord(
       name: name.description, vehicleID: trip.vehicleID, tripType: tripType,
       numberOfPassengers: trip.numberOfPassengers, attributes: trip.attributes, plan: plan,
-      createdAt: now, canceledAt: nil)
+      createdAt: now)
   }
 
   /// The point of `location`, nil when absent; INVALID_ARGUMENT when it is not a position.

@@ -53,7 +53,8 @@ struct TripFeedHandler: Sendable {
       // steps is what a poller sees too: report the present only, so both see the same states.
       if let rendered, !stepped {
         let phaseEnd = rendered.record.state(atSimulatedTime: rendered.time).phaseEnd
-        if phaseEnd < time { time = phaseEnd }
+        // Only forward: a phase end not after the last look would be looked at again and again.
+        if phaseEnd < time && phaseEnd > rendered.time { time = phaseEnd }
       }
       let wall = core.clock.wallTime(at: time, createdAt: record.createdAt)
       let trip = core.renderer.render(record, at: wall, simulatedTime: time, options: options)

@@ -5,6 +5,11 @@ internal import GRPCWire
 /// `maps.fleetengine.v1.TripService` on a ``GRPCServer``: CreateTrip, GetTrip, UpdateTrip,
 /// SearchTrips and DeleteTrip; ReportBillableTrip answers UNIMPLEMENTED.
 ///
+/// CreateTrip of a SHARED trip on a vehicle that carries another joins the two
+/// (``SimulatorCore/join(_:_:partner:now:)``); UpdateTrip may cancel a trip, reassign it to
+/// another vehicle and change its passengers and attributes
+/// (``SimulatorCore/updateTrip(_:paths:_:now:)``).
+///
 /// Every call first passes the fault injector, then the token check, then the request's own
 /// checks — the order in which Fleet Engine answers: UNAUTHENTICATED before INVALID_ARGUMENT,
 /// PERMISSION_DENIED before NOT_FOUND.
@@ -48,9 +53,28 @@ struct TripServiceHandlers: Sendable {
     let name = try TripName(parent: request.parent, tripID: request.tripID)
     try core.access.authorize(grant, tripID: name.tripID)
     let now = core.clock.now()
-    let record = try core.makeRecord(name, request.trip ?? FleetEngine.Trip(), now: now)
-    let inserted = try core.store.insert([record])[0]
-    return core.renderer.render(inserted, at: now, options: .provider)
+    let trip = request.trip ?? FleetEngine.Trip()
+    let record = try core.makeRecord(name, trip, now: now)
+    guard record.tripType == .shared && !trip.vehicleID.isEmpty else {
+      let inserted = try core.store.insert([record])[0]
+      return core.renderer.render(inserted, at: now, options: .provider)
+    }
+    // A second SHARED trip on a vehicle joins the first: one plan through both riders' stops.
+    for _ in 0..<SimulatorCore.commitAttempts {
+      guard let partner = try core.sharedPartner(for: name, vehicleID: trip.vehicleID, now: now)
+      else {
+        let inserted = try core.store.insert([record])[0]
+        return core.renderer.render(inserted, at: now, options: .provider)
+      }
+      let (joined, joinedPartner) = try core.join(name, trip, partner: partner, now: now)
+      if let stored = try core.store.commit([joinedPartner], inserting: [joined]) {
+        return core.renderer.render(stored[1], at: now, options: .provider)
+      }
+    }
+    throw FleetEngineError.make(
+      .aborted,
+      "vehicle \(trip.vehicleID)'s trips kept changing while this one joined them; "
+        + "try again", reason: "CONCURRENT_UPDATE", metadata: ["vehicle_id": trip.vehicleID])
   }
 
   func getTrip(_ request: FleetEngine.GetTripRequest, _ context: ServerContext) async throws
@@ -89,25 +113,13 @@ struct TripServiceHandlers: Sendable {
       throw FleetEngineError.invalidArgument(
         field: "trip.number_of_passengers", "the number of passengers must not be negative")
     }
-    let now = core.clock.now()
-    let clock = core.clock
-    let record = try core.store.modify(named: name.description) { record throws(RPCError) in
-      if paths.contains("trip_status") {
-        let state = record.state(at: now, clock: clock)
-        guard !state.phase.isTerminal else {
-          throw FleetEngineError.make(
-            .failedPrecondition,
-            "trip \(record.name) has already ended (\(TripRenderer.status(of: state.phase, record.plan)))",
-            reason: "TRIP_ALREADY_ENDED", metadata: ["trip": record.name])
-        }
-        record.canceledAt = state.time
-      }
-      if paths.contains("number_of_passengers") {
-        record.numberOfPassengers = update.numberOfPassengers
-      }
-      if paths.contains("attributes") { record.attributes = update.attributes }
-      if paths.contains("vehicle_id") { record.vehicleID = update.vehicleID }
+    if paths.contains("vehicle_id") && update.vehicleID.isEmpty {
+      throw FleetEngineError.invalidArgument(
+        field: "trip.vehicle_id",
+        "the simulator drives every trip with a vehicle: name the one to reassign the trip to")
     }
+    let now = core.clock.now()
+    let record = try core.updateTrip(name.description, paths: paths, update, now: now)
     return core.renderer.render(record, at: now, options: .provider)
   }
 
@@ -140,8 +152,11 @@ struct TripServiceHandlers: Sendable {
     let now = core.clock.now()
     let prefix = "providers/\(providerID)/trips/"
     let matching = core.store.records(vehicleID: request.vehicleID).filter { record in
-      record.name.hasPrefix(prefix)
-        && !(request.activeTripsOnly && record.state(at: now, clock: core.clock).phase.isTerminal)
+      guard record.name.hasPrefix(prefix) else { return false }
+      // The store lists a trip under every vehicle it has had or will have.
+      let state = record.state(at: now, clock: core.clock)
+      return record.vehicleID(in: state) == request.vehicleID
+        && !(request.activeTripsOnly && state.phase.isTerminal)
     }
     var response = FleetEngine.SearchTripsResponse()
     let page = matching.dropFirst(offset).prefix(pageSize)

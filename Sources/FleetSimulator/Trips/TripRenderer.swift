@@ -6,8 +6,12 @@ internal import FleetProtos
 /// Versions are wall-clock timestamps of when each part last changed: the route
 /// (`current_route_segment_version`) when the vehicle passed a route point or a leg began;
 /// the traffic when the route or the traffic period changed; the remaining waypoints at each
-/// stop; their paths and traffic with the traffic. A part is left out when the caller
+/// stop; their paths and traffic with the traffic or the waypoints. A change of plan
+/// (``Assignment``) counts for the parts it changes. A part is left out when the caller
 /// already holds its current version; the versions themselves are always sent.
+///
+/// A trip whose vehicle serves another trip too shows the vehicle's next stop first, whoever's
+/// it is, and its remaining waypoints run through the other trip's stops to its own drop-off.
 struct TripRenderer: Sendable {
   let clock: SimulationClock
   /// The traffic period in simulated seconds.
@@ -28,7 +32,10 @@ struct TripRenderer: Sendable {
   ) -> FleetEngine.Trip {
     let state = record.state(
       atSimulatedTime: time ?? clock.simulatedTime(at: wall, createdAt: record.createdAt))
-    let plan = record.plan
+    let assignment = record.assignment(state.assignment)
+    let plan = assignment.plan
+    // The plan counts from its own time 0; the trip's timeline from `origin` before that.
+    let origin = assignment.origin
     let timestamp = { (time: Double) in
       GoogleProtobuf.Timestamp(
         nanosecondsSince1970: clock.wallTime(at: time, createdAt: record.createdAt))
@@ -36,23 +43,24 @@ struct TripRenderer: Sendable {
     let versions = self.versions(of: state, record)
     var trip = FleetEngine.Trip()
     trip.name = record.name
-    trip.vehicleID = record.vehicleID
+    trip.vehicleID = assignment.vehicleID
     trip.tripStatus = Self.status(of: state.phase, plan)
     trip.tripType = record.tripType
     trip.numberOfPassengers = record.numberOfPassengers
     trip.attributes = record.attributes
     trip.view = options.view == .unspecified ? .sdk : options.view
-    trip.pickupPoint = Self.terminal(plan.location(ofStop: 1))
-    trip.dropoffPoint = Self.terminal(plan.location(ofStop: plan.stopCount - 1))
-    trip.intermediateDestinations = (2..<(plan.stopCount - 1)).map {
+    trip.pickupPoint = Self.terminal(plan.location(ofStop: plan.pickupStop))
+    trip.dropoffPoint = Self.terminal(plan.location(ofStop: plan.dropoffStop))
+    trip.intermediateDestinations = plan.intermediateStops.map {
       Self.terminal(plan.location(ofStop: $0))
     }
-    trip.intermediateDestinationsVersion = GoogleProtobuf.Timestamp(
-      nanosecondsSince1970: record.createdAt)
-    trip.intermediateDestinationIndex = Self.intermediateIndex(of: state.phase, plan)
+    trip.intermediateDestinationsVersion = timestamp(record.creationTime)
+    trip.intermediateDestinationIndex = Self.intermediateIndex(
+      of: state.phase == .canceled
+        ? plan.phase(at: record.canceledAt.map { $0 - origin } ?? 0).phase : state.phase, plan)
     // Planned until reached, actual afterwards; absent when the trip was canceled first.
-    let pickupArrival = plan.arrival(atStop: 1)
-    let dropoffArrival = plan.completion
+    let pickupArrival = origin + plan.arrival(atStop: plan.pickupStop)
+    let dropoffArrival = origin + plan.completion
     if record.canceledAt.map({ $0 >= pickupArrival }) ?? true {
       trip.pickupTime = timestamp(pickupArrival)
     }
@@ -70,6 +78,7 @@ struct TripRenderer: Sendable {
     let renderWall = clock.wallTime(at: state.time, createdAt: record.createdAt)
 
     if let leg = state.currentLeg, let nextStop = state.nextStop {
+      let tripID = String(record.tripID)
       // Built only when some of it goes out: a caller that holds the current versions (a
       // stream, after its first update) gets none of it.
       let currentPath =
@@ -83,23 +92,23 @@ struct TripRenderer: Sendable {
         }
       }
       if sendTraffic { trip.currentRouteSegmentTraffic = currentPath?.traffic }
-      trip.currentRouteSegmentEndPoint = waypoint(stop: leg + 1, String(record.tripID), plan)
+      trip.currentRouteSegmentEndPoint = waypoint(stop: leg + 1, tripID, plan)
       trip.remainingDistanceMeters = Int32(state.remainingMeters.rounded())
-      let arrival = plan.arrival(atStop: nextStop)
+      // The vehicle's next stop, whichever trip it is for.
+      let arrival = origin + plan.arrival(atStop: nextStop)
       trip.etaToFirstWaypoint = timestamp(arrival)
       trip.remainingTimeToFirstWaypoint = GoogleProtobuf.Duration(
         .nanoseconds(max(0, clock.wallTime(at: arrival, createdAt: record.createdAt) - renderWall)))
       trip.lastLocationSnappable = true
-      trip.remainingWaypoints = remainingWaypoints(
-        record, state, from: nextStop, currentPath: sendWaypointPaths ? currentPath : nil)
+      // Up to this trip's drop-off, stops of another trip on the way included.
+      trip.remainingWaypoints = waypoints(
+        tripID, record, assignment, state, from: nextStop, through: plan.dropoffStop,
+        currentPath: sendWaypointPaths ? currentPath : nil)
       if options.includeVehicleWaypoints {
-        trip.vehicleWaypoints = trip.remainingWaypoints.map {
-          var waypoint = $0
-          waypoint.pathToWaypoint = []
-          waypoint.encodedPathToWaypoint = ""
-          waypoint.trafficToWaypoint = nil
-          return waypoint
-        }
+        // Every stop the vehicle has left, whoever's, without paths.
+        trip.vehicleWaypoints = waypoints(
+          tripID, record, assignment, state, from: nextStop, through: plan.stopCount - 1,
+          currentPath: nil)
       }
     }
 
@@ -123,24 +132,27 @@ struct TripRenderer: Sendable {
       traffic: traffic(plan, from: start, to: end, state, encoded))
   }
 
-  /// The stops from `first` to the drop-off with their distances, ETAs and travel times, and,
-  /// when given `currentPath` (the first one's path), their paths and traffic.
-  private func remainingWaypoints(
-    _ record: TripRecord, _ state: TripState, from first: Int, currentPath: Path?
+  /// The stops from `first` through `last` of trip `tripID` with their distances, ETAs and
+  /// travel times, and, when given `currentPath` (the first one's path), their paths and
+  /// traffic.
+  private func waypoints(
+    _ tripID: String, _ record: TripRecord, _ assignment: Assignment, _ state: TripState,
+    from first: Int, through last: Int, currentPath: Path?
   ) -> [FleetEngine.TripWaypoint] {
-    let plan = record.plan
-    let tripID = String(record.tripID)
-    return (first..<plan.stopCount).map { stop in
+    let plan = assignment.plan
+    let origin = assignment.origin
+    return (first...last).map { stop in
       var waypoint = waypoint(stop: stop, tripID, plan)
       let isFirst = stop == first
       waypoint.distanceMeters = Int32(
         (isFirst ? state.remainingMeters : plan.length(ofLeg: stop - 1)).rounded())
       waypoint.eta = GoogleProtobuf.Timestamp(
         nanosecondsSince1970: clock.wallTime(
-          at: plan.arrival(atStop: stop), createdAt: record.createdAt))
+          at: origin + plan.arrival(atStop: stop), createdAt: record.createdAt))
       // Travel from the previous stop (from here, for the first), in real time like the ETAs.
       let travel =
-        isFirst ? plan.arrival(atStop: stop) - state.time : plan.duration(ofLeg: stop - 1)
+        isFirst
+        ? origin + plan.arrival(atStop: stop) - state.time : plan.duration(ofLeg: stop - 1)
       waypoint.duration = GoogleProtobuf.Duration(
         .nanoseconds(Int64((max(0, travel) / clock.timeScale * 1e9).rounded())))
       guard let currentPath else { return waypoint }
@@ -182,9 +194,11 @@ struct TripRenderer: Sendable {
     let traffic =
       state.phase.isTerminal
       ? route : max(route, wall(Double(trafficPeriodNumber(state)) * trafficPeriod))
+    // The waypoints' paths change with the route and traffic, and when stops come or go.
+    let waypoints = wall(state.waypointsVersion)
     return Versions(
-      route: route, traffic: traffic, waypoints: wall(state.waypointsVersion),
-      waypointsRoute: traffic)
+      route: route, traffic: traffic, waypoints: waypoints,
+      waypointsRoute: max(traffic, waypoints))
   }
 
   /// The simulated time at which what ``render(_:at:simulatedTime:options:)`` shows of a trip
@@ -223,15 +237,16 @@ struct TripRenderer: Sendable {
     return held >= current
   }
 
+  /// Stop `stop` as a waypoint, for trip `tripID` unless it is another trip's.
   private func waypoint(stop: Int, _ tripID: String, _ plan: TripPlan) -> FleetEngine.TripWaypoint {
     var waypoint = FleetEngine.TripWaypoint()
     waypoint.location = Self.terminal(plan.location(ofStop: stop))
-    waypoint.tripID = tripID
+    waypoint.tripID = plan.otherTripID(ofStop: stop) ?? tripID
     waypoint.waypointType =
-      switch stop {
-      case 1: .pickupWaypointType
-      case plan.stopCount - 1: .dropOffWaypointType
-      default: .intermediateDestinationWaypointType
+      switch plan.kind(ofStop: stop) {
+      case .pickup: .pickupWaypointType
+      case .dropoff: .dropOffWaypointType
+      case .intermediateDestination, .vehicleStart: .intermediateDestinationWaypointType
       }
     return waypoint
   }
@@ -242,22 +257,38 @@ struct TripRenderer: Sendable {
     return location
   }
 
-  /// The Fleet Engine status of `phase`.
+  /// The Fleet Engine status of `phase`: the vehicle's progress seen from the plan's trip,
+  /// which in a shared ride is on its way to its own next stop while the vehicle drives to,
+  /// or waits at, the other trip's.
   static func status(of phase: TripPhase, _ plan: TripPlan) -> FleetEngine.TripStatus {
     switch phase {
-    case .new: .new
-    case .enroute(let leg) where leg == 0: .enrouteToPickup
-    case .enroute(let leg) where leg == plan.legCount - 1: .enrouteToDropoff
-    case .enroute: .enrouteToIntermediateDestination
-    case .arrived(let stop) where stop == 1: .arrivedAtPickup
-    case .arrived: .arrivedAtIntermediateDestination
-    case .complete: .complete
-    case .canceled: .canceled
+    case .new: return .new
+    case .enroute(let leg): return enrouteStatus(plan.ownStop(from: leg + 1), plan)
+    case .arrived(let stop) where plan.isOwn(stop):
+      switch plan.kind(ofStop: stop) {
+      case .pickup: return .arrivedAtPickup
+      case .intermediateDestination: return .arrivedAtIntermediateDestination
+      // The vehicle does not wait at a drop-off nor at its start.
+      case .dropoff, .vehicleStart: return enrouteStatus(plan.ownStop(from: stop + 1), plan)
+      }
+    case .arrived(let stop): return enrouteStatus(plan.ownStop(from: stop + 1), plan)
+    case .complete: return .complete
+    case .canceled: return .canceled
+    }
+  }
+
+  /// The status of a trip whose vehicle is on its way to the trip's stop `stop`.
+  private static func enrouteStatus(_ stop: Int, _ plan: TripPlan) -> FleetEngine.TripStatus {
+    switch plan.kind(ofStop: stop) {
+    case .pickup: .enrouteToPickup
+    case .intermediateDestination: .enrouteToIntermediateDestination
+    case .dropoff, .vehicleStart: .enrouteToDropoff
     }
   }
 
   /// The intermediate destination the vehicle is heading to or waiting at; the last one once
-  /// past them all; 0 before them or when there are none.
+  /// past them all; 0 before them or when there are none. `phase` is never `.canceled`: a
+  /// canceled trip keeps the index it had.
   private static func intermediateIndex(of phase: TripPhase, _ plan: TripPlan) -> Int32 {
     let count = plan.intermediateCount
     guard count > 0 else { return 0 }

@@ -14,6 +14,42 @@ final class TripStore: Sendable {
     var vehiclesAssigned = 0
     /// The watches of the trips streams follow, by trip name.
     var watches: [String: [TripWatch]] = [:]
+
+    mutating func newVehicleID() -> String {
+      vehiclesAssigned += 1
+      return "sim-vehicle-\(vehiclesAssigned)"
+    }
+
+    /// Gives each assignment of `record` without a vehicle a new one.
+    mutating func giveVehicles(_ record: inout TripRecord) {
+      if record.first.vehicleID.isEmpty { record.first.vehicleID = newVehicleID() }
+      for index in record.later.indices where record.later[index].vehicleID.isEmpty {
+        record.later[index].vehicleID = newVehicleID()
+      }
+    }
+
+    /// Lists `record` under each of its vehicles.
+    mutating func index(_ record: TripRecord) {
+      for vehicle in record.vehicleIDs {
+        namesByVehicle[vehicle, default: []].append(record.name)
+      }
+    }
+
+    /// Moves a record from the lists of `old`'s vehicles to those of `new`'s.
+    mutating func reindex(from old: TripRecord, to new: TripRecord) {
+      let (oldVehicles, newVehicles) = (old.vehicleIDs, new.vehicleIDs)
+      guard oldVehicles != newVehicles else { return }
+      unindex(old)
+      index(new)
+    }
+
+    /// Takes `record` off the lists of its vehicles.
+    mutating func unindex(_ record: TripRecord) {
+      for vehicle in record.vehicleIDs {
+        namesByVehicle[vehicle]?.removeAll { $0 == record.name }
+        if namesByVehicle[vehicle]?.isEmpty == true { namesByVehicle[vehicle] = nil }
+      }
+    }
   }
 
   private let state = PosixMutex(State())
@@ -23,33 +59,65 @@ final class TripStore: Sendable {
   /// The number of trips.
   var count: Int { state.withLock { $0.trips.count } }
 
-  /// Adds `records`, giving each without a vehicle a new simulated one (`sim-vehicle-<n>`);
-  /// throws ALREADY_EXISTS, adding none, when a name is taken.
+  /// Adds `records`, giving each assignment without a vehicle a new simulated one
+  /// (`sim-vehicle-<n>`); throws ALREADY_EXISTS, adding none, when a name is taken.
   func insert(_ records: [TripRecord]) throws(RPCError) -> [TripRecord] {
-    let result = state.withLock { state -> Result<[TripRecord], RPCError> in
+    try commit([], inserting: records)!
+  }
+
+  /// `count` new simulated vehicle IDs (`sim-vehicle-<n>`), for records that share one or
+  /// change vehicle as planned.
+  func newVehicleIDs(_ count: Int) -> [String] {
+    state.withLock { state in (0..<count).map { _ in state.newVehicleID() } }
+  }
+
+  /// Stores `changed` (changed copies of stored records) and adds `inserted` in one step, and
+  /// returns them as stored (revisions counted, vehicles given); nil, storing nothing, when a
+  /// stored record is no longer at the revision its copy has — another change came first:
+  /// read it again and retry. Throws NOT_FOUND when a changed record is gone, ALREADY_EXISTS
+  /// when an inserted one's name is taken.
+  func commit(_ changed: [TripRecord], inserting inserted: [TripRecord] = []) throws(RPCError)
+    -> [TripRecord]?
+  {
+    let result = state.withLock { state -> Result<([TripRecord], [TripWatch])?, RPCError> in
+      for record in changed {
+        guard let stored = state.trips[record.name] else {
+          return .failure(FleetEngineError.tripNotFound(record.name))
+        }
+        if stored.revision != record.revision { return .success(nil) }
+      }
       var seen = Set<String>()
-      for record in records
+      for record in inserted
       where state.trips[record.name] != nil || !seen.insert(record.name).inserted {
         return .failure(
           FleetEngineError.make(
             .alreadyExists, "trip \(record.name) already exists", reason: "TRIP_ALREADY_EXISTS",
             metadata: ["trip": record.name]))
       }
-      state.trips.reserveCapacity(state.trips.count + records.count)
-      var inserted: [TripRecord] = []
-      inserted.reserveCapacity(records.count)
-      for var record in records {
-        if record.vehicleID.isEmpty {
-          state.vehiclesAssigned += 1
-          record.vehicleID = "sim-vehicle-\(state.vehiclesAssigned)"
-        }
+      var stored: [TripRecord] = []
+      stored.reserveCapacity(changed.count + inserted.count)
+      var watches: [TripWatch] = []
+      for var record in changed {
+        let old = state.trips[record.name]!
+        state.giveVehicles(&record)
+        state.reindex(from: old, to: record)
+        record.revision += 1
         state.trips[record.name] = record
-        state.namesByVehicle[record.vehicleID, default: []].append(record.name)
-        inserted.append(record)
+        watches += state.watches[record.name] ?? []
+        stored.append(record)
       }
-      return .success(inserted)
+      state.trips.reserveCapacity(state.trips.count + inserted.count)
+      for var record in inserted {
+        state.giveVehicles(&record)
+        state.index(record)
+        state.trips[record.name] = record
+        stored.append(record)
+      }
+      return .success((stored, watches))
     }
-    return try result.get()
+    guard let (stored, watches) = try result.get() else { return nil }
+    for watch in watches { watch.signal() }
+    return stored
   }
 
   /// The record of trip `name`, if there is one.
@@ -83,19 +151,13 @@ final class TripStore: Sendable {
       guard var record = state.trips[name] else {
         return .failure(FleetEngineError.tripNotFound(name))
       }
-      let oldVehicle = record.vehicleID
+      let old = record
       do throws(RPCError) {
         try change(&record)
       } catch {
         return .failure(error)
       }
-      if record.vehicleID != oldVehicle {
-        state.namesByVehicle[oldVehicle]?.removeAll { $0 == name }
-        if state.namesByVehicle[oldVehicle]?.isEmpty == true {
-          state.namesByVehicle[oldVehicle] = nil
-        }
-        state.namesByVehicle[record.vehicleID, default: []].append(name)
-      }
+      state.reindex(from: old, to: record)
       record.revision += 1
       state.trips[name] = record
       return .success((record, state.watches[name] ?? []))
@@ -114,16 +176,13 @@ final class TripStore: Sendable {
       }
       if let refusal = allowed(record) { return .failure(refusal) }
       state.trips[name] = nil
-      state.namesByVehicle[record.vehicleID]?.removeAll { $0 == name }
-      if state.namesByVehicle[record.vehicleID]?.isEmpty == true {
-        state.namesByVehicle[record.vehicleID] = nil
-      }
+      state.unindex(record)
       return .success(state.watches[name] ?? [])
     }
     for watch in try result.get() { watch.signal() }
   }
 
-  /// The trips served by vehicle `vehicleID`, sorted by name.
+  /// The trips vehicle `vehicleID` serves, served or will serve, sorted by name.
   func records(vehicleID: String) -> [TripRecord] {
     state.withLock { state in
       (state.namesByVehicle[vehicleID] ?? []).compactMap { state.trips[$0] }

@@ -37,6 +37,26 @@ struct FleetSimExecutableTests {
     #expect(try await sim.stop(SIGTERM) == 0, "stderr: \(sim.stderr)")
   }
 
+  @Test("--trip-kind mixed: multi-stop, reassigned and shared trips, the same output lines")
+  func tripKinds() async throws {
+    let sim = try await FleetSimProcess.start([
+      "--trips", "5", "--time-scale", "1", "--trip-kind", "mixed", "--provider", "kinds",
+    ])
+    let port = try #require(sim.port, "\(sim.lines)")
+    let names = try await eventually("the trips line") { sim.lines.count >= 2 ? sim.lines : nil }
+    #expect(
+      names[1] == "created 5 trips: providers/kinds/trips/trip-1 ... providers/kinds/trips/trip-5")
+    let trips = try await (1...5).asyncMap {
+      try await getTrip(port: port, "providers/kinds/trips/trip-\($0)")
+    }
+    #expect(trips.map(\.intermediateDestinations.count) == [0, 3, 0, 0, 0])
+    #expect(trips.map(\.tripType) == [.exclusive, .exclusive, .exclusive, .shared, .shared])
+    #expect(trips[3].vehicleID == trips[4].vehicleID)
+    #expect(trips[4].remainingWaypoints.map(\.tripID) == ["trip-4", "trip-5", "trip-4", "trip-5"])
+    #expect(Set(trips.map(\.vehicleID)).count == 4)
+    #expect(try await sim.stop() == 0)
+  }
+
   @Test("SIGINT also shuts it down gracefully")
   func interrupt() async throws {
     let sim = try await FleetSimProcess.start([])
@@ -96,7 +116,8 @@ struct FleetSimExecutableTests {
     var options = ChannelOptions()
     options.transportSecurity = .tls(
       TLSConfiguration(
-        trustRoots: .pemFile(fixtures.caCertificate), serverHostnameOverride: TLSFixtures.serverName))
+        trustRoots: .pemFile(fixtures.caCertificate), serverHostnameOverride: TLSFixtures.serverName
+      ))
     let channel = GRPCChannel(host: "127.0.0.1", port: port, options: options)
     defer { channel.close() }
     var request = FleetEngine.GetTripRequest()
@@ -115,7 +136,7 @@ struct FleetSimExecutableTests {
     "bad flags are refused before listening",
     arguments: [
       ["--fail-code", "OK"], ["--fail-rate", "2"], ["--time-scale", "0"], ["--port", "70000"],
-      ["--goaway-every", "-1"], ["--provider", "a/b"],
+      ["--goaway-every", "-1"], ["--provider", "a/b"], ["--trip-kind", "pooled"],
     ])
   func badFlags(_ arguments: [String]) async throws {
     let result = try await FleetSimProcess.run(arguments)
@@ -131,5 +152,14 @@ struct FleetSimExecutableTests {
     #expect(second.status == 1)
     #expect(second.stderr.contains("cannot listen on 127.0.0.1:\(port)"), "\(second.stderr)")
     #expect(try await first.stop() == 0)
+  }
+}
+
+extension Sequence {
+  /// The results of `transform` on each element, in order, one at a time.
+  fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+    var results: [T] = []
+    for element in self { results.append(try await transform(element)) }
+    return results
   }
 }

@@ -104,20 +104,13 @@ struct TripFeedTests {
     // NEW for an hour: without word of the update the stream would sleep past the deadline.
     try await SimulatorHarness.with(VersionTests.standingStill) { sim in
       let created = try await sim.createTrip()
-      var request = FleetFeed.WatchTripRequest()
-      request.name = created.name
-      let (first, second) = try await sim.channel.serverStreaming(
-        FleetFeed.TripFeed.watchTrip, request, options: SimulatorHarness.call()
-      ) { updates in
-        var iterator = updates.makeAsyncIterator()
-        let first = try #require(try await iterator.next())
+      let (first, second) = try await sim.updates(of: created.name) {
         // The same passengers again change nothing a caller sees: no update for that one.
         var trip = FleetEngine.Trip()
         trip.numberOfPassengers = created.numberOfPassengers
         try await sim.updateTrip(created.name, paths: ["number_of_passengers"], trip)
         trip.numberOfPassengers = created.numberOfPassengers + 3
         try await sim.updateTrip(created.name, paths: ["number_of_passengers"], trip)
-        return (first, try #require(try await iterator.next()))
       }
       #expect(first.trip?.numberOfPassengers == created.numberOfPassengers)
       #expect(second.sequence == 2)

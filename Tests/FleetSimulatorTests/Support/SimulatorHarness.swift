@@ -135,6 +135,19 @@ func fastTrip(intermediate: Bool = true) -> FleetEngine.Trip {
   return trip
 }
 
+/// A trip with three intermediate destinations between pickup and drop-off, about 400 m
+/// apart.
+func threeStopTrip() -> FleetEngine.Trip {
+  var trip = FleetEngine.Trip()
+  trip.pickupPoint = terminal(52.5200, 13.4050)
+  trip.intermediateDestinations = [
+    terminal(52.5230, 13.4080), terminal(52.5250, 13.4120), terminal(52.5230, 13.4160),
+  ]
+  trip.dropoffPoint = terminal(52.5260, 13.4200)
+  trip.numberOfPassengers = 1
+  return trip
+}
+
 /// Every status of a trip with one intermediate destination, in order.
 let fullLifecycle: [FleetEngine.TripStatus] = [
   .new, .enrouteToPickup, .arrivedAtPickup, .enrouteToIntermediateDestination,
