@@ -130,7 +130,8 @@ let package = Package(
     .testTarget(
       name: "GRPCWireTests", dependencies: ["GRPCWire", "FleetProtos", "PeerSupport", "FleetSync"]),
     .testTarget(
-      name: "FleetConsumerTests", dependencies: ["FleetConsumer", "PeerSupport", "FleetSync"]),
+      name: "FleetConsumerTests",
+      dependencies: ["FleetConsumer", "FleetSimulator", "PeerSupport", "FleetSync"]),
     .testTarget(
       name: "FleetSimulatorTests", dependencies: ["FleetSimulator", "GRPCWire", "PeerSupport"]),
     .testTarget(name: "FleetLoadTests", dependencies: ["PeerSupport"]),
