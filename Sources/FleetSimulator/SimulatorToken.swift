@@ -1,4 +1,5 @@
 public import Foundation
+internal import GRPCWire
 
 /// Bearer tokens the simulator's ``TokenPolicy/perTrip`` policy accepts, for tests and demos.
 ///
@@ -23,10 +24,7 @@ public enum SimulatorToken {
   }
 
   private static func base64URL(_ text: String) -> String {
-    Data(text.utf8).base64EncodedString()
-      .replacingOccurrences(of: "+", with: "-")
-      .replacingOccurrences(of: "/", with: "_")
-      .replacingOccurrences(of: "=", with: "")
+    Base64.encodeUnpadded(text.utf8, alphabet: .url)
   }
 
   private static func jsonString(_ text: String) -> String {

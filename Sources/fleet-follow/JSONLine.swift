@@ -1,3 +1,5 @@
+import FleetConsumer
+
 /// One JSON object written as one line, keys in the order they were added.
 ///
 /// `fleet-follow --json` promises exact lines, so they are written by hand rather than by an
@@ -45,21 +47,6 @@ struct JSONLine {
   /// `value` as a JSON string: quotes, backslashes and control characters escaped, the rest
   /// as UTF-8.
   static func quoted(_ value: String) -> String {
-    var out = "\""
-    for scalar in value.unicodeScalars {
-      switch scalar {
-      case "\"": out += "\\\""
-      case "\\": out += "\\\\"
-      case "\n": out += "\\n"
-      case "\r": out += "\\r"
-      case "\t": out += "\\t"
-      case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-        let hex = String(scalar.value, radix: 16)
-        out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-      default:
-        out.unicodeScalars.append(scalar)
-      }
-    }
-    return out + "\""
+    JSONText.quoted(value)
   }
 }

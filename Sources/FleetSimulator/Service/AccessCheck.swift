@@ -109,9 +109,6 @@ struct AccessCheck: Sendable {
   }
 
   private static func base64URLDecoded(_ text: Substring) -> Data? {
-    var base64 = text.replacingOccurrences(of: "-", with: "+")
-      .replacingOccurrences(of: "_", with: "/")
-    base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-    return Data(base64Encoded: base64)
+    Base64.decode(text, alphabet: .url).map { Data($0) }
   }
 }

@@ -4,10 +4,34 @@
 /// gRPC's PROTOCOL-HTTP2.md: "Implementations MUST accept padded and un-padded values and
 /// should emit un-padded values." Foundation's `Data(base64Encoded:)` rejects unpadded input,
 /// and these run on every call that carries binary metadata, so this is our own: one
-/// allocation per call, no Foundation.
-enum Base64 {
-  /// `bytes` encoded with the standard alphabet and without `=` padding.
-  static func encodeUnpadded(_ bytes: some Collection<UInt8>) -> String {
+/// allocation per call, no Foundation. The package's JSON Web Tokens use it too, with the
+/// URL-safe alphabet (base64url, RFC 4648 §5).
+package enum Base64 {
+  /// The 64 characters: the standard one (`+`, `/`) or base64url's (`-`, `_`).
+  package enum Alphabet: Sendable {
+    case standard
+    case url
+
+    fileprivate var characters: [UInt8] {
+      switch self {
+      case .standard: Base64.standardCharacters
+      case .url: Base64.urlCharacters
+      }
+    }
+
+    fileprivate var decodeTable: [UInt8] {
+      switch self {
+      case .standard: Base64.standardDecodeTable
+      case .url: Base64.urlDecodeTable
+      }
+    }
+  }
+
+  /// `bytes` encoded with `alphabet` (default the standard one) and without `=` padding.
+  package static func encodeUnpadded(
+    _ bytes: some Collection<UInt8>, alphabet: Alphabet = .standard
+  ) -> String {
+    let alphabet = alphabet.characters
     let count = bytes.count
     if count == 0 { return "" }
     // Without padding a trailing group of 1 or 2 bytes takes 2 or 3 characters.
@@ -39,15 +63,21 @@ enum Base64 {
   /// `-` and `_`), `=` anywhere but the end, more than two `=`, and a length that leaves a
   /// single dangling character. Unused low bits of the last character are ignored, as most
   /// decoders do.
-  static func decode(_ text: some StringProtocol) -> [UInt8]? {
+  /// With `alphabet` `.url`, the same rules hold for base64url's characters.
+  package static func decode(
+    _ text: some StringProtocol, alphabet: Alphabet = .standard
+  ) -> [UInt8]? {
+    let table = alphabet.decodeTable
     let utf8 = text.utf8
-    if let result = utf8.withContiguousStorageIfAvailable({ decode(bytes: $0) }) {
+    if let result = utf8.withContiguousStorageIfAvailable({ decode(bytes: $0, table) }) {
       return result
     }
-    return Array(utf8).withUnsafeBufferPointer { decode(bytes: $0) }
+    return Array(utf8).withUnsafeBufferPointer { decode(bytes: $0, table) }
   }
 
-  private static func decode(bytes input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+  private static func decode(
+    bytes input: UnsafeBufferPointer<UInt8>, _ decodeTable: [UInt8]
+  ) -> [UInt8]? {
     var end = input.count
     // Up to two '=' of padding; whatever padding there is, the data before it decides.
     for _ in 0..<2 where end > 0 && input[end - 1] == UInt8(ascii: "=") { end -= 1 }
@@ -83,13 +113,17 @@ enum Base64 {
     return invalid ? nil : result
   }
 
-  private static let alphabet: [UInt8] = Array(
+  private static let standardCharacters: [UInt8] = Array(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+  private static let urlCharacters: [UInt8] = Array(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+  private static let standardDecodeTable = decodeTable(standardCharacters)
+  private static let urlDecodeTable = decodeTable(urlCharacters)
 
   // 0xFF marks a byte that is not in the alphabet; '=' is handled before the table is used.
-  private static let decodeTable: [UInt8] = {
+  private static func decodeTable(_ characters: [UInt8]) -> [UInt8] {
     var table = [UInt8](repeating: 0xFF, count: 256)
-    for (index, character) in alphabet.enumerated() { table[Int(character)] = UInt8(index) }
+    for (index, character) in characters.enumerated() { table[Int(character)] = UInt8(index) }
     return table
-  }()
+  }
 }
