@@ -62,7 +62,7 @@ extension TripModel {
           deliver(event, to: registration.target)
         }
         // The terminal update has reached everyone: the trip's end is known.
-        if event == .stateChanged(.inactive) { completionDelivered() }
+        if case .stateChanged(.inactive) = event { completionDelivered() }
       }
       events.removeAll()
     }
@@ -85,7 +85,7 @@ extension TripModel {
     case .stream(let continuation):
       continuation.yield(event)
       // The terminal update ends with this; the sequence ends with it.
-      if event == .stateChanged(.inactive) { continuation.finish() }
+      if case .stateChanged(.inactive) = event { continuation.finish() }
     }
   }
 }

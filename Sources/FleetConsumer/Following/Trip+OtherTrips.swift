@@ -22,12 +22,14 @@ extension FleetEngine.Trip {
     }
     if let vehicleNext = response.remainingWaypoints.first, isOther(vehicleNext) {
       let ownNext = remainingWaypoints.first { !isOther($0) }
-      let serverNow = response.etaToFirstWaypoint.flatMap { eta in
-        response.remainingTimeToFirstWaypoint.map { eta.nanoseconds &- $0.nanoseconds }
+      // The server's clock: its ETA at the vehicle's next stop less the time until then.
+      // Values outside protobuf's ranges (a broken server) leave the time unknown.
+      let serverNow = response.etaToFirstWaypoint?.sinceEpoch.flatMap { eta in
+        response.remainingTimeToFirstWaypoint?.checked.map { eta - $0 }
       }
       etaToFirstWaypoint = ownNext?.eta
-      remainingTimeToFirstWaypoint = ownNext?.eta.flatMap { eta in
-        serverNow.map { GoogleProtobuf.Duration(.nanoseconds(eta.nanoseconds &- $0)) }
+      remainingTimeToFirstWaypoint = ownNext?.eta?.sinceEpoch.flatMap { eta in
+        serverNow.map { GoogleProtobuf.Duration(eta - $0) }
       }
     }
     if remainingWaypoints.contains(where: isOther) { remainingWaypoints.removeAll(where: isOther) }
@@ -36,19 +38,17 @@ extension FleetEngine.Trip {
 }
 
 extension GoogleProtobuf.Timestamp {
-  /// Nanoseconds since 1970, saturating.
-  fileprivate var nanoseconds: Int64 { saturatingNanoseconds(seconds, nanos) }
+  /// The time since 1970, when within the range protobuf allows (years 1 to 9999).
+  fileprivate var sinceEpoch: Duration? {
+    guard (-62_135_596_800...253_402_300_799).contains(seconds) else { return nil }
+    return .seconds(seconds) + .nanoseconds(Int64(nanos))
+  }
 }
 
 extension GoogleProtobuf.Duration {
-  /// Nanoseconds, saturating.
-  fileprivate var nanoseconds: Int64 { saturatingNanoseconds(seconds, nanos) }
-}
-
-private func saturatingNanoseconds(_ seconds: Int64, _ nanos: Int32) -> Int64 {
-  let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-  guard !overflow else { return seconds < 0 ? .min : .max }
-  let (sum, overflowed) = scaled.addingReportingOverflow(Int64(nanos))
-  guard !overflowed else { return nanos < 0 ? .min : .max }
-  return sum
+  /// The duration, when within the ±10,000 years protobuf allows.
+  fileprivate var checked: Duration? {
+    guard (-315_576_000_000...315_576_000_000).contains(seconds) else { return nil }
+    return duration
+  }
 }

@@ -242,10 +242,10 @@ struct TripFollower {
   /// Loop `generation`'s call answered `response` (a poll's answer, or one update of a feed
   /// stream, which stays in flight; `nextPollIn` is then meaningless).
   ///
-  /// `ownTripID` is the followed trip's ID, for ``Settings/hidesOtherTrips``; nil takes it
-  /// from the trip's name.
+  /// `ownTripID` is the followed trip's ID, for ``Settings/hidesOtherTrips`` (empty: hide
+  /// nothing).
   mutating func received(
-    _ response: FleetEngine.Trip, generation: UInt64, ownTripID: String? = nil
+    _ response: FleetEngine.Trip, generation: UInt64, ownTripID: String = ""
   ) -> OnResponse {
     switch state {
     case .following(var following) where following.generation == generation && following.polling:
@@ -258,11 +258,7 @@ struct TripFollower {
       } else {
         trip!.merge(response)
       }
-      if settings.hidesOtherTrips {
-        trip!.hideOtherTrips(
-          after: response,
-          ownTripID: ownTripID ?? String(trip!.name.split(separator: "/").last ?? ""))
-      }
+      if settings.hidesOtherTrips { trip!.hideOtherTrips(after: response, ownTripID: ownTripID) }
       let changes = TripChanges(from: previous, to: trip!)
       if trip!.tripStatus.isTerminal {
         state = .finished
