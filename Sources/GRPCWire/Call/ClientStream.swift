@@ -407,18 +407,12 @@ final class ClientStream: @unchecked Sendable {
         finish(.failure(Self.deframingError(error)), reset: true)
         return
       }
-      var fromEarlier = frames.isEmpty ? 0 : partialBefore
-      var owedByFrames = 0
       var received: [Received] = []
       received.reserveCapacity(frames.count)
-      for frame in frames {
-        let owed = frame.wireSize - fromEarlier
-        fromEarlier = 0
-        owedByFrames += owed
-        received.append(Received(frame: frame, encoding: encoding, owed: owed))
-      }
-      // What did not go into complete messages belongs to the one still arriving.
-      let partialBytes = bytes.count - owedByFrames
+      let partialBytes = MessageDeframer.shareCredit(
+        of: frames, bufferedBefore: partialBefore, readCount: bytes.count
+      ) { frame, owed in received.append(Received(frame: frame, encoding: encoding, owed: owed)) }
+      let owedByFrames = bytes.count - partialBytes
       if partialBytes > 0 { connection?.consume(streamID: streamID, partialBytes, streamOpen: true) }
       guard !received.isEmpty else { return }
       owedBytes += owedByFrames

@@ -89,3 +89,29 @@ struct MessageDeframer {
     return position
   }
 }
+
+extension MessageDeframer {
+  /// How the bytes of one read are owed back to the peer's flow-control window, for a
+  /// receiver that acknowledges a complete message only when its reader takes it (client
+  /// and server alike): calls `body` with each frame that read completed and the bytes it
+  /// took on the wire, less those of it that arrived in earlier reads (acknowledged then);
+  /// returns the bytes of the read left in the message still arriving, to acknowledge now so
+  /// that a message larger than the window can complete.
+  ///
+  /// `frames` is what ``append(_:)`` returned for a read of `readCount` bytes, and
+  /// `bufferedBefore` the ``bufferedByteCount`` just before it.
+  @inline(__always)
+  static func shareCredit(
+    of frames: [Frame], bufferedBefore: Int, readCount: Int, _ body: (Frame, Int) -> Void
+  ) -> Int {
+    var fromEarlier = frames.isEmpty ? 0 : bufferedBefore
+    var owedByFrames = 0
+    for frame in frames {
+      let owed = frame.wireSize - fromEarlier
+      fromEarlier = 0
+      owedByFrames += owed
+      body(frame, owed)
+    }
+    return readCount - owedByFrames
+  }
+}

@@ -168,9 +168,8 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   func consume(streamID: Int32, _ count: Int, streamOpen: Bool) {
     loop.assertInLoop()
     guard let session, count > 0 else { return }
-    if !streamOpen || streams[streamID] == nil || nghttp2_session_consume(session, streamID, count) != 0 {
-      nghttp2_session_consume_connection(session, count)
-    }
+    ReceiveCredit.acknowledge(
+      count, streamID: streamID, streamOpen: streamOpen && streams[streamID] != nil, in: session)
     scheduleFlush()
   }
 

@@ -293,19 +293,13 @@ final class ServerStream: @unchecked Sendable {
         code: .internalError,
         message: "a request message is compressed but grpc-encoding is not gzip")
     }
-    // Bytes of a message still arriving are acknowledged now, so that a message larger than
-    // the window can complete; a complete message's bytes when the handler reads it.
-    var fromEarlier = frames.isEmpty ? 0 : partialBefore
-    var owedByFrames = 0
+    // A complete message's bytes are acknowledged when the handler reads it.
     var queued: [QueuedRequest] = []
     queued.reserveCapacity(frames.count)
-    for frame in frames {
-      let owed = frame.wireSize - fromEarlier
-      fromEarlier = 0
-      owedByFrames += owed
-      queued.append(QueuedRequest(frame: frame, owed: owed))
-    }
-    connection?.consume(streamID: id, bytes.count - owedByFrames, streamOpen: true)
+    let partialBytes = MessageDeframer.shareCredit(
+      of: frames, bufferedBefore: partialBefore, readCount: bytes.count
+    ) { frame, owed in queued.append(QueuedRequest(frame: frame, owed: owed)) }
+    connection?.consume(streamID: id, partialBytes, streamOpen: true)
     guard !queued.isEmpty else { return nil }
     // A waiting reader gets its request under the same lock that queued it.
     let handOff = shared.withLock {
