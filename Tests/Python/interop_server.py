@@ -848,6 +848,12 @@ async def serve(args) -> None:
     pc.watch_parent(lambda: loop.call_soon_threadsafe(stop.set))
     pc.announce_listening(port)
     await stop.wait()
+    # Stopping now: a further SIGTERM (a test stopping a server that is already draining)
+    # must not kill it. Ignored from here on, and no longer the loop's, so closing the loop
+    # cannot put the default action back while grpcio's threads are still being joined.
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.remove_signal_handler(signum)
+        signal.signal(signum, signal.SIG_IGN)
 
     grace = args.shutdown_grace
     if listener is not None:
@@ -910,10 +916,6 @@ def main() -> int:
         pc.log(f"interop_server: {error}")
         return 2
     asyncio.run(serve(args))
-    # Closing the loop put SIGTERM back to its default action, and the interpreter may still
-    # be joining grpcio's threads: a second SIGTERM (a test stopping a server that is already
-    # draining) would kill it instead of letting it exit 0.
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     return 0
 
 
