@@ -10,6 +10,8 @@ let package = Package(
   name: "FleetConsumer",
   products: [
     .library(name: "FleetProtos", targets: ["FleetProtos"]),
+    .library(name: "GRPCWire", targets: ["GRPCWire"]),
+    .library(name: "GRPCObservability", targets: ["GRPCObservability"]),
     .library(name: "FleetConsumer", targets: ["FleetConsumer"]),
     .library(name: "FleetSimulator", targets: ["FleetSimulator"]),
   ],
@@ -17,6 +19,12 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     // fleet-load's latency percentiles (HdrHistogram, as ghz and wrk2 use).
     .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+    // Operability (issue 16): logs, metrics, traces and lifecycle through the server
+    // ecosystem's APIs, so a service's own backends see our calls.
+    .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+    .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+    .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.0"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
   ],
   targets: [
     // MARK: C libraries from Debian's -dev packages
@@ -46,7 +54,21 @@ let package = Package(
     // Our gRPC client (and later server) over nghttp2: event loop, connections, calls, status.
     .target(
       name: "GRPCWire",
-      dependencies: ["CNGHTTP2", "CZlib", "COpenSSL", "CGRPCSystem", "FleetSync", "FleetProtos"]
+      dependencies: [
+        "CNGHTTP2", "CZlib", "COpenSSL", "CGRPCSystem", "FleetSync", "FleetProtos",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+      ]
+    ),
+    // Metrics (OpenTelemetry's RPC conventions, through swift-metrics) and tracing (through
+    // swift-distributed-tracing) as client and server interceptors users could have written.
+    .target(
+      name: "GRPCObservability",
+      dependencies: [
+        "GRPCWire",
+        .product(name: "CoreMetrics", package: "swift-metrics"),
+        .product(name: "Tracing", package: "swift-distributed-tracing"),
+      ]
     ),
     // A pthread-mutex lock ThreadSanitizer can see (Synchronization.Mutex uses raw futexes).
     .target(name: "FleetSync"),
@@ -57,7 +79,12 @@ let package = Package(
 
     // TripService, TripModel, subscribers, authorization and retries over GRPCWire.
     .target(
-      name: "FleetConsumer", dependencies: ["GRPCWire", "FleetProtos", "FleetSync", "FleetSigning"]),
+      name: "FleetConsumer",
+      dependencies: [
+        "GRPCWire", "FleetProtos", "FleetSync", "FleetSigning",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+      ]),
     // RS256 signatures with OpenSSL for the consumer tokens ServiceAccountTokenProvider mints,
     // behind a Swift-only API: FleetConsumer never sees a C type.
     .target(name: "FleetSigning", dependencies: ["COpenSSL"]),
@@ -68,7 +95,10 @@ let package = Package(
     // versioned routes and traffic, token checks and fault injection.
     .target(
       name: "FleetSimulator",
-      dependencies: ["GRPCWire", "FleetProtos", "FleetSync", "GRPCTestingServices"]),
+      dependencies: [
+        "GRPCWire", "FleetProtos", "FleetSync", "GRPCTestingServices",
+        .product(name: "Logging", package: "swift-log"),
+      ]),
     // grpc.testing.TestService and BenchmarkService handlers, for interop-server and fleet-sim.
     .target(name: "GRPCTestingServices", dependencies: ["GRPCWire", "FleetProtos", "FleetSync"]),
 
@@ -129,6 +159,14 @@ let package = Package(
     ),
     .testTarget(
       name: "GRPCWireTests", dependencies: ["GRPCWire", "FleetProtos", "PeerSupport", "FleetSync"]),
+    .testTarget(
+      name: "GRPCObservabilityTests",
+      dependencies: [
+        "GRPCObservability", "GRPCWire", "FleetProtos", "FleetSync", "FleetConsumer", "FleetSimulator",
+        .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+        .product(name: "MetricsTestKit", package: "swift-metrics"),
+        .product(name: "Logging", package: "swift-log"),
+      ]),
     .testTarget(
       name: "FleetConsumerTests",
       dependencies: ["FleetConsumer", "FleetSimulator", "PeerSupport", "FleetSync"]),

@@ -20,3 +20,8 @@ public typealias ErrorDetail = GRPCWire.ErrorDetail
 
 /// The metadata (trailers) an error carries; `description` masks credentials.
 public typealias Metadata = GRPCWire.Metadata
+
+/// Code that runs around every call the service makes (``TripService/Options/interceptors``);
+/// GRPCObservability has metrics and tracing ones, and `import GRPCWire` gives the types to
+/// write your own.
+public typealias ClientInterceptor = GRPCWire.ClientInterceptor

@@ -1,4 +1,5 @@
 internal import Dispatch
+internal import Logging
 internal import FleetSync
 internal import GRPCWire
 internal import Synchronization
@@ -11,6 +12,8 @@ internal import Synchronization
 /// is released; the channels close once the last of them is gone.
 final class ServiceCore: Sendable {
   let providerID: String
+  /// The configuration's logger, with the provider (`fleet.provider`).
+  let logger: Logger
   let options: TripService.Options
   /// The event loops, each with its channel; new models are spread over them in turn.
   let lanes: [FollowLane]
@@ -39,6 +42,9 @@ final class ServiceCore: Sendable {
   }
 
   init(configuration: TripService.Configuration) {
+    var logger = configuration.logger
+    logger[metadataKey: "fleet.provider"] = "\(configuration.providerID)"
+    self.logger = logger
     providerID = configuration.providerID
     options = configuration.options
     followSettings = TripFollower.Settings(
@@ -47,7 +53,7 @@ final class ServiceCore: Sendable {
       hidesOtherTrips: configuration.options.hidesOtherTrips)
     tokens = TokenCache(
       provider: configuration.accessTokenProvider,
-      refreshMargin: configuration.options.tokenRefreshMargin)
+      refreshMargin: configuration.options.tokenRefreshMargin, logger: logger)
     let schedule = configuration.options.callbackExecutor.scheduler(
       serviceQueue: DispatchQueue(label: "FleetConsumer.TripService.callbacks"))
     self.schedule = schedule
@@ -74,6 +80,8 @@ final class ServiceCore: Sendable {
     var options = ChannelOptions()
     options.allowInsecureCredentials = configuration.options.allowsTokensOverPlaintext
     options.maxConnections = configuration.options.maxConnections
+    options.interceptors = configuration.options.interceptors
+    options.logger = configuration.logger
     // Never without calls: an idle service sends nothing, and servers count idle PINGs as
     // abuse (gRPC's A8).
     options.keepalive = configuration.options.keepalive.map {

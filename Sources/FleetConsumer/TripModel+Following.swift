@@ -1,4 +1,5 @@
 internal import GRPCWire
+internal import Logging
 
 // How a model follows its trip: no task of its own. Its loop generation is an entry in the
 // service's FollowScheduler; when due, the event loop starts a GetTrip (or a WatchTrip
@@ -50,6 +51,7 @@ extension TripModel {
   /// writes from then on). The follower records no due time for it: any entry of the new
   /// generation starts the first call.
   func launch(_ start: Start) {
+    core.logger.debug("following", metadata: ["fleet.trip": "\(tripName)"])
     if start.schedulesDrain { scheduleDrain() }
     lane.scheduler.scheduleNow(self, generation: start.generation)
   }
@@ -263,7 +265,15 @@ extension TripModel {
       }
     }
     if drain { lane.scheduler.drainAtEndOfTick(self) }
-    guard case .report(_, let dropToken, _) = action, let next else { return }
+    guard case .report(let error, let dropToken, let retryIn) = action, let next else { return }
+    core.logger.log(
+      level: failure.token == nil ? .warning : .info,
+      failure.token == nil ? "access token fetch failed" : "trip update failed",
+      metadata: [
+        "fleet.trip": "\(tripName)", "grpc.status": "\(error.code)",
+        "fleet.category": "\(error.category)", "fleet.retry_in": "\(retryIn)",
+        "fleet.error": "\(error.message)",
+      ])
     if dropToken, let token = failure.token {
       core.tokens.invalidate(token, for: tripName.tripID)
     }

@@ -1,4 +1,6 @@
 internal import FoundationEssentials
+public import Logging
+public import GRPCWire
 
 extension TripService {
   /// Everything a ``TripService`` needs: where Fleet Engine is, whose trips, how to
@@ -14,12 +16,20 @@ extension TripService {
     public var accessTokenProvider: any AccessTokenProvider
     /// Polling, retries, deadlines, request header, callbacks.
     public var options: Options
+    /// Where the service tells what it does (swift-log): models following and stopping,
+    /// failed updates with their category and the retry's delay, token fetches and their
+    /// failures, and — with `grpc.`-prefixed metadata — its connections (see
+    /// ``ChannelOptions/logger``). Trip names appear; tokens and metadata values never do.
+    /// The default discards everything.
+    public var logger: Logger
 
     /// A configuration; TLS with the system's trust roots unless told otherwise.
     public init(
       endpoint: Endpoint, transportSecurity: TransportSecurity = .tls(TLS()), providerID: String,
-      accessTokenProvider: any AccessTokenProvider, options: Options = Options()
+      accessTokenProvider: any AccessTokenProvider, options: Options = Options(),
+      logger: Logger = .disabled
     ) {
+      self.logger = logger
       self.endpoint = endpoint
       self.transportSecurity = transportSecurity
       self.providerID = providerID
@@ -165,6 +175,10 @@ extension TripService {
     /// `remaining_time_to_first_waypoint` the time until then. The active route and its
     /// distance still lead to the vehicle's next stop, whichever trip it serves.
     public var hidesOtherTrips = true
+    /// Interceptors of every call the service makes (``ChannelOptions/interceptors``):
+    /// metrics and tracing (GRPCObservability), logging or policy of your own. A followed
+    /// trip's polls then run their interceptors in a task each, on the loop.
+    public var interceptors: [any ClientInterceptor] = []
 
     /// The defaults above.
     public init() {}

@@ -63,6 +63,8 @@ public final class FleetSimulator: Sendable {
     let core = SimulatorCore(options: options)
     var serverOptions = ServerOptions()
     serverOptions.tls = options.tls
+    serverOptions.interceptors = options.interceptors
+    serverOptions.logger = options.logger
     let makeServer: @Sendable () -> GRPCServer = { [serverOptions] in
       let server = GRPCServer(options: serverOptions)
       TripServiceHandlers(core: core).register(on: server)

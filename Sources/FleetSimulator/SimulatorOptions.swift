@@ -1,4 +1,6 @@
 public import FleetProtos
+public import GRPCWire
+public import Logging
 
 /// How a ``FleetSimulator`` behaves: the speed of simulated time and vehicles, the shape of
 /// generated trips, token checks and injected faults.
@@ -54,6 +56,11 @@ public struct SimulatorOptions: Sendable {
   public var clockStep: Duration? = nil
   /// Serve TLS with this PEM certificate chain and private key; nil: plaintext.
   public var tls: (certificateChainFile: String, privateKeyFile: String)?
+  /// Interceptors of every call the simulator serves (``ServerOptions/interceptors``):
+  /// metrics, tracing, logging of your own.
+  public var interceptors: [any ServerInterceptor] = []
+  /// Where the simulator's server logs (``ServerOptions/logger``); the default discards all.
+  public var logger = Logger.disabled
 
   /// The defaults: 60× real time, 30 km/h, any bearer token, no faults.
   public init() {}

@@ -1,5 +1,6 @@
 internal import FleetSync
 internal import FoundationEssentials
+internal import Logging
 
 /// The access tokens of one ``TripService``, cached per trip ID, fetched once at a time.
 ///
@@ -25,11 +26,13 @@ final class TokenCache: Sendable {
   private let refreshMargin: Duration
   private let now: @Sendable () -> Date
   private let state = PosixMutex(State())
+  private let logger: Logger
 
   init(
-    provider: any AccessTokenProvider, refreshMargin: Duration,
+    provider: any AccessTokenProvider, refreshMargin: Duration, logger: Logger = .disabled,
     now: @escaping @Sendable () -> Date = { Date() }
   ) {
+    self.logger = logger
     self.provider = provider
     self.refreshMargin = refreshMargin
     self.now = now
@@ -125,6 +128,13 @@ final class TokenCache: Sendable {
           "the provider returned a token that had already expired (at \(expiresAt))")
       }
       result = .success(token)
+      // The token's expiry, never its value.
+      logger.debug(
+        "access token fetched",
+        metadata: [
+          "fleet.trip_id": "\(tripID)",
+          "fleet.token_expires_at": "\(token.expiresAt.map { "\($0)" } ?? "none")",
+        ])
     } catch {
       result = .failure(error)
     }

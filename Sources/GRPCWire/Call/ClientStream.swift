@@ -1,3 +1,4 @@
+internal import Logging
 internal import FleetSync
 
 /// One call: its HTTP/2 stream as seen by the connection's loop, and its request and response
@@ -82,6 +83,9 @@ final class ClientStream: @unchecked Sendable {
     /// by `finish`, which empties the list under the lock.
     var endWaiters: [UnsafeContinuation<Void, Never>] = []
     var outcome: CallOutcome?
+    /// Messages written with ``write(_:finish:)`` and responses delivered, for interceptors.
+    var messagesWritten = 0
+    var messagesDelivered = 0
   }
 
   /// A complete message waiting for the caller, and the acknowledgement it owes.
@@ -136,6 +140,7 @@ final class ClientStream: @unchecked Sendable {
       }
       s.outbound.append(contentsOf: framed)
       s.outboundFinished = finish
+      s.messagesWritten += 1
       defer { s.resumeScheduled = true }
       return (!s.resumeScheduled, s.outbound.count - s.outboundOffset > Self.outboundLimit, nil)
     }
@@ -263,6 +268,13 @@ final class ClientStream: @unchecked Sendable {
 
   /// The outcome, once the call is over.
   var outcome: CallOutcome? { shared.withLock { $0.outcome } }
+
+  /// What interceptors learn of the call once the caller is done with it: the response
+  /// headers' metadata, the outcome (nil while a reset is on its way), messages written and
+  /// responses delivered.
+  var progress: (head: Metadata?, outcome: CallOutcome?, written: Int, delivered: Int) {
+    shared.withLock { ($0.head?.metadata, $0.outcome, $0.messagesWritten, $0.messagesDelivered) }
+  }
 
   /// Payload bytes of complete responses received but not yet read.
   var bufferedResponseBytes: Int { shared.withLock { $0.bufferedBytes } }
@@ -455,6 +467,7 @@ final class ClientStream: @unchecked Sendable {
       }
       for r in rest { s.bufferedBytes += r.frame.payload.count }
       s.frames.append(contentsOf: rest)
+      s.messagesDelivered += received.count
       return reader
     }
     if let reader, let direct {
@@ -517,6 +530,12 @@ final class ClientStream: @unchecked Sendable {
     }
     guard replayable else { return false }
     transparentRetries += 1
+    pool.logger.debug(
+      "call retried transparently: the server did not process it",
+      metadata: [
+        "grpc.path": "\(headerPrefix.path)", "grpc.stream_id": "\(streamID)",
+        "grpc.retry": "\(transparentRetries)",
+      ])
     if owedBytes > 0 {
       connection?.consume(streamID: streamID, owedBytes, streamOpen: false)
       owedBytes = 0

@@ -1,3 +1,5 @@
+public import Logging
+
 /// Per-call settings.
 public struct CallOptions: Sendable {
   /// How long the call may take, from when it is started; sent as `grpc-timeout` and enforced
@@ -14,6 +16,8 @@ public struct CallOptions: Sendable {
   /// While the channel is not ready (connecting after a failure, in backoff), wait for it —
   /// up to the call's timeout — instead of failing at once with UNAVAILABLE.
   public var waitForReady = false
+  /// Interceptors of this call, run after the channel's (``ChannelOptions/interceptors``).
+  public var interceptors: [any ClientInterceptor] = []
 
   /// Message compression algorithms.
   public enum Compression: String, Sendable, Hashable {
@@ -22,8 +26,10 @@ public struct CallOptions: Sendable {
 
   public init(
     timeout: Duration? = nil, metadata: Metadata = Metadata(), compression: Compression? = nil,
-    maxReceiveMessageSize: Int? = nil, waitForReady: Bool = false
+    maxReceiveMessageSize: Int? = nil, waitForReady: Bool = false,
+    interceptors: [any ClientInterceptor] = []
   ) {
+    self.interceptors = interceptors
     self.timeout = timeout
     self.metadata = metadata
     self.compression = compression
@@ -57,6 +63,13 @@ public struct ChannelOptions: Sendable {
   /// The most connections to the target; more are opened only when the open ones have no
   /// stream left under the server's MAX_CONCURRENT_STREAMS.
   public var maxConnections = 8
+  /// Interceptors of every call on the channel, outermost first (see ``ClientInterceptor``).
+  public var interceptors: [any ClientInterceptor] = []
+  /// Where the channel tells of its connections (swift-log): attempts, readiness, losses and
+  /// failures, GOAWAY, keepalive, backoff and transparent retries, TLS and protocol errors,
+  /// with the target, connection, peer and stream as metadata. Never a metadata value, so
+  /// never a token. The default discards everything.
+  public var logger = Logger.disabled
 
   public init() {}
 

@@ -13,10 +13,55 @@ extension GRPCChannel {
     path: String, request: Request, serializer: some MessageSerializer<Request>,
     deserializer: some MessageDeserializer<Response>, options: CallOptions = CallOptions()
   ) async throws -> ClientResponse<Response> {
-    var bytes: [UInt8] = []
-    try frame(request, serializer, compress: options.compression != nil, into: &bytes)
+    let interceptors = interceptors(of: options)
+    if interceptors.isEmpty {
+      var bytes: [UInt8] = []
+      try frame(request, serializer, compress: options.compression != nil, into: &bytes)
+      return try await unaryFramed(path: path, bytes, deserializer, options)
+    }
+    // Serialized here, framed once the interceptors have settled the compression: what goes
+    // through them is Sendable.
+    var message: [UInt8] = []
+    do {
+      try serializer.serialize(request, into: &message)
+    } catch {
+      throw RPCError(code: .internalError, message: "could not serialize the request: \(error)", cause: error)
+    }
+    let serialized = message
+    return try await unary(path: path, options, interceptors, deserializer) { options in
+      var bytes: [UInt8] = []
+      try frame(serialized, RawBytesSerializer(), compress: options.compression != nil, into: &bytes)
+      return bytes
+    }
+  }
+
+  /// A unary call through `interceptors`; `framed` gives the framed request for the options
+  /// they leave, and may change those.
+  func unary<Response: Sendable>(
+    path: String, _ options: CallOptions, _ interceptors: [any ClientInterceptor],
+    _ deserializer: some MessageDeserializer<Response>,
+    framed: @Sendable (inout CallOptions) throws -> [UInt8]
+  ) async throws -> ClientResponse<Response> {
+    var response: ClientResponse<Response>? = nil
+    let summary = try await intercept(interceptors[...], clientCall(path, .unary, options)) { call in
+      var options = call.options
+      let bytes = try framed(&options)
+      let made = try await unaryFramed(path: path, bytes, deserializer, options)
+      response = made
+      return ClientCallSummary(
+        status: .ok, initialMetadata: made.initialMetadata, trailingMetadata: made.trailingMetadata,
+        requestMessages: 1, responseMessages: 1)
+    }
+    return try Self.made(response, summary)
+  }
+
+  /// A unary call of a request already framed, without interceptors.
+  nonisolated(nonsending) func unaryFramed<Response: Sendable>(
+    path: String, _ framed: [UInt8], _ deserializer: some MessageDeserializer<Response>,
+    _ options: CallOptions
+  ) async throws -> ClientResponse<Response> {
     let stream = try makeStream(
-      path: path, options: options, firstRequest: bytes, requestsFinished: true, oneResponse: true)
+      path: path, options: options, firstRequest: framed, requestsFinished: true, oneResponse: true)
     return try await run(stream) {
       let (messages, outcome, headMetadata) = await stream.awaitEnd()
       return try Self.single(messages, outcome, headMetadata, stream, deserializer)
@@ -31,12 +76,14 @@ extension GRPCChannel {
     deserializer: some MessageDeserializer<Response>, options: CallOptions = CallOptions(),
     _ body: (ResponseStream<Response>) async throws -> Result
   ) async throws -> Result {
-    var bytes: [UInt8] = []
-    try frame(request, serializer, compress: options.compression != nil, into: &bytes)
-    let stream = try makeStream(
-      path: path, options: options, firstRequest: bytes, requestsFinished: true, oneResponse: false)
-    return try await run(stream) {
-      try await body(ResponseStream(stream: stream, deserializer: deserializer))
+    try await intercepted(path, .serverStreaming, options) { options in
+      var bytes: [UInt8] = []
+      try frame(request, serializer, compress: options.compression != nil, into: &bytes)
+      let stream = try makeStream(
+        path: path, options: options, firstRequest: bytes, requestsFinished: true, oneResponse: false)
+      return (stream, try await run(stream) {
+        try await body(ResponseStream(stream: stream, deserializer: deserializer))
+      })
     }
   }
 
@@ -47,13 +94,15 @@ extension GRPCChannel {
     deserializer: some MessageDeserializer<Response>, options: CallOptions = CallOptions(),
     _ body: (RequestWriter<Request>) async throws -> Void
   ) async throws -> ClientResponse<Response> {
-    let stream = try makeStream(
-      path: path, options: options, firstRequest: [], requestsFinished: false, oneResponse: true)
-    return try await run(stream) {
-      try await body(RequestWriter(stream: stream, serializer: serializer, compression: options.compression))
-      stream.finishRequests()
-      let (messages, outcome, headMetadata) = await stream.awaitEnd()
-      return try Self.single(messages, outcome, headMetadata, stream, deserializer)
+    try await intercepted(path, .clientStreaming, options) { options in
+      let stream = try makeStream(
+        path: path, options: options, firstRequest: [], requestsFinished: false, oneResponse: true)
+      return (stream, try await run(stream) {
+        try await body(RequestWriter(stream: stream, serializer: serializer, compression: options.compression))
+        stream.finishRequests()
+        let (messages, outcome, headMetadata) = await stream.awaitEnd()
+        return try Self.single(messages, outcome, headMetadata, stream, deserializer)
+      })
     }
   }
 
@@ -65,15 +114,80 @@ extension GRPCChannel {
     deserializer: some MessageDeserializer<Response>, options: CallOptions = CallOptions(),
     _ body: (RequestWriter<Request>, ResponseStream<Response>) async throws -> Result
   ) async throws -> Result {
-    let stream = try makeStream(
-      path: path, options: options, firstRequest: [], requestsFinished: false, oneResponse: false)
-    return try await run(stream) {
-      let result = try await body(
-        RequestWriter(stream: stream, serializer: serializer, compression: options.compression),
-        ResponseStream(stream: stream, deserializer: deserializer))
-      stream.finishRequests()
-      return result
+    try await intercepted(path, .bidirectionalStreaming, options) { options in
+      let stream = try makeStream(
+        path: path, options: options, firstRequest: [], requestsFinished: false, oneResponse: false)
+      return (stream, try await run(stream) {
+        let result = try await body(
+          RequestWriter(stream: stream, serializer: serializer, compression: options.compression),
+          ResponseStream(stream: stream, deserializer: deserializer))
+        stream.finishRequests()
+        return result
+      })
     }
+  }
+
+  // MARK: Interceptors
+
+  /// The channel's interceptors, then the call's.
+  func interceptors(of options: CallOptions) -> [any ClientInterceptor] {
+    if options.interceptors.isEmpty { return self.options.interceptors }
+    return self.options.interceptors + options.interceptors
+  }
+
+  private func clientCall(_ path: String, _ kind: CallKind, _ options: CallOptions) -> ClientCall {
+    ClientCall(method: MethodDescriptor(path: path), kind: kind, target: pool.target, options: options)
+  }
+
+  /// A streaming call through the interceptors, if there are any: `make` makes it with the
+  /// options they leave and returns its stream (for the summary) and the caller's result.
+  private func intercepted<Result>(
+    _ path: String, _ kind: CallKind, _ options: CallOptions,
+    _ make: (CallOptions) async throws -> (ClientStream, Result)
+  ) async throws -> Result {
+    let interceptors = interceptors(of: options)
+    if interceptors.isEmpty { return try await make(options).1 }
+    var result: Result? = nil
+    let summary = try await intercept(interceptors[...], clientCall(path, kind, options)) { call in
+      let (stream, made) = try await make(call.options)
+      result = made
+      return Self.summary(of: stream, kind)
+    }
+    return try Self.made(result, summary)
+  }
+
+  /// What a streaming call reports to interceptors once the caller's body is done with it.
+  private static func summary(of stream: ClientStream, _ kind: CallKind) -> ClientCallSummary {
+    let progress = stream.progress
+    let status: Status
+    var trailers = Metadata()
+    switch progress.outcome {
+    case .success(let metadata)?:
+      status = .ok
+      trailers = metadata
+    case .failure(let error)?:
+      status = error.status
+      trailers = error.metadata
+    case nil:
+      // `run` has just reset the stream; the reset's outcome is on its way.
+      status = Status(code: .cancelled, message: "the caller stopped reading responses")
+    }
+    let oneRequest = kind == .unary || kind == .serverStreaming
+    return ClientCallSummary(
+      status: status, initialMetadata: progress.head ?? Metadata(), trailingMetadata: trailers,
+      requestMessages: oneRequest ? 1 : progress.written,
+      responseMessages: kind == .clientStreaming ? 1 : progress.delivered)
+  }
+
+  /// The caller's result once the interceptors returned `summary`: nil when one of them did
+  /// not call `next`, which is then its status, or an error when it claims OK.
+  private static func made<Result>(_ result: Result?, _ summary: ClientCallSummary) throws -> Result {
+    if let result { return result }
+    if !summary.status.isOK {
+      throw RPCError(status: summary.status, metadata: summary.trailingMetadata)
+    }
+    throw RPCError(
+      code: .internalError, message: "an interceptor returned OK without making the call")
   }
 
   private func frame<Request>(

@@ -168,10 +168,13 @@ public final class GRPCChannel: Sendable {
     for (name, value) in options.metadata.headerFields() {
       headers.append(HeaderField(name: name, value: value))
     }
+    let interceptors = interceptors(of: options)
     return PreparedCall(
       headerPrefix: headerPrefix(for: path), headers: headers, timeout: options.timeout,
       maxReceiveSize: options.maxReceiveMessageSize ?? self.options.maxReceiveMessageSize,
-      waitForReady: options.waitForReady, carriesCredentials: carriesCredentials)
+      waitForReady: options.waitForReady, carriesCredentials: carriesCredentials,
+      interception: interceptors.isEmpty
+        ? nil : Interception(path: path, options: options, interceptors: interceptors))
   }
 
   /// The fixed request fields of calls to `path`, made on the first call and kept: a channel
@@ -251,4 +254,20 @@ package struct PreparedCall: Sendable {
   let maxReceiveSize: Int
   let waitForReady: Bool
   let carriesCredentials: Bool
+  /// What a loop-driven call needs to run its interceptors; nil when there are none.
+  let interception: Interception?
+}
+
+/// A prepared call's path, options and interceptors, for a loop-driven call whose
+/// interceptors (async code) run in a task.
+final class Interception: Sendable {
+  let path: String
+  let options: CallOptions
+  let interceptors: [any ClientInterceptor]
+
+  init(path: String, options: CallOptions, interceptors: [any ClientInterceptor]) {
+    self.path = path
+    self.options = options
+    self.interceptors = interceptors
+  }
 }

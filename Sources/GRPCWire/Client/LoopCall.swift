@@ -7,17 +7,35 @@ package import FleetProtos
 /// trip polls once a second and holds nothing between polls): no task, continuation or
 /// executor hop per call. Callbacks run outside nghttp2's callbacks, so they may start or
 /// cancel calls; they must not block, as they share the thread with every socket of the loop.
+///
+/// With interceptors (``ChannelOptions/interceptors``, ``CallOptions/interceptors``), which
+/// are async code, the call runs in a task that prefers the loop; its callbacks still run on
+/// the loop thread.
 package final class LoopCall: Sendable {
-  private let stream: ClientStream
+  private enum Driver {
+    case stream(ClientStream)
+    case task(Task<Void, Never>)
+  }
+
+  private let driver: Driver
 
   fileprivate init(stream: ClientStream) {
-    self.stream = stream
+    driver = .stream(stream)
+  }
+
+  fileprivate init(task: Task<Void, Never>) {
+    driver = .task(task)
   }
 
   /// Ends the call with CANCELLED (resetting its stream) unless it is already over; its
   /// end callback then reports that. Callable from any thread.
   package func cancel() {
-    stream.cancel(RPCError(code: .cancelled, message: "the call was cancelled by its owner"))
+    switch driver {
+    case .stream(let stream):
+      stream.cancel(RPCError(code: .cancelled, message: "the call was cancelled by its owner"))
+    case .task(let task):
+      task.cancel()
+    }
   }
 }
 
@@ -56,6 +74,25 @@ extension GRPCChannel {
     _ prepared: PreparedCall, framedRequest: [UInt8], as response: Response.Type,
     completion: @escaping @Sendable (Result<Response, RPCError>) -> Void
   ) throws(RPCError) -> LoopCall {
+    if let interception = prepared.interception {
+      return LoopCall(task: Task(executorPreference: loop) { [self] in
+        let result: Result<Response, RPCError>
+        do {
+          result = .success(
+            try await unary(
+              path: interception.path, interception.options, interception.interceptors,
+              ProtoDeserializer<Response>()
+            ) { options in
+              // Framed already: the call keeps the compression it was framed with.
+              options.compression = interception.options.compression
+              return framedRequest
+            }.message)
+        } catch {
+          result = .failure(RPCError.local(error))
+        }
+        completion(result)
+      })
+    }
     let stream = try makeLoopStream(prepared, framedRequest, oneResponse: true)
     stream.observer = UnaryObserver<Response>(completion: completion)
     return start(stream)
@@ -79,8 +116,21 @@ extension GRPCChannel {
     onMessage: @escaping @Sendable (Response) -> Void,
     onEnd: @escaping @Sendable (RPCError?) -> Void
   ) throws(RPCError) -> LoopCall {
+    let prepared = try prepare(path: method.path, options: options)
+    if prepared.interception != nil {
+      return LoopCall(task: Task(executorPreference: loop) { [self] in
+        do {
+          try await serverStreaming(method, request, options: options) { responses in
+            for try await response in responses { onMessage(response) }
+          }
+          onEnd(nil)
+        } catch {
+          onEnd(RPCError.local(error))
+        }
+      })
+    }
     let stream = try makeLoopStream(
-      prepare(path: method.path, options: options),
+      prepared,
       Self.frame(request, compress: options.compression != nil), oneResponse: false)
     stream.observer = StreamingObserver<Response>(onMessage: onMessage, onEnd: onEnd)
     return start(stream)

@@ -1,6 +1,7 @@
 internal import CGRPCSystem
 internal import CNGHTTP2
 internal import Glibc
+internal import Logging
 
 /// One HTTP/2 connection to a gRPC server, owned by a single event loop.
 ///
@@ -26,6 +27,8 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   private let tls: (context: TLSContext, verifyName: String)?
   private let keepalive: ChannelOptions.Keepalive?
   private let allowInsecureCredentials: Bool
+  /// The pool's logger with this connection's number (`grpc.connection`).
+  private var logger: Logger
 
   private enum State {
     case idle
@@ -61,8 +64,9 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   init(
     loop: EventLoop, target: String, settings: HTTP2Settings,
     tls: (context: TLSContext, verifyName: String)?, keepalive: ChannelOptions.Keepalive?,
-    allowInsecureCredentials: Bool
+    allowInsecureCredentials: Bool, logger: Logger
   ) {
+    self.logger = logger
     self.loop = loop
     self.target = target
     self.settings = settings
@@ -203,6 +207,7 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     loop.assertInLoop()
     guard case .idle = state else { return }
     state = .connecting(addresses: addresses, index: 0, failures: [])
+    logger.debug("connecting", metadata: ["grpc.addresses": "\(addresses.map { "\($0)" })"])
     connectTimer = loop.scheduleTimer(at: .now.advanced(by: timeout)) { [self] in
       connectTimer = nil
       close(with: RPCError(
@@ -301,7 +306,9 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     case .done: startSession()
     case .wantRead: setInterest(.read)
     case .wantWrite: setInterest(.write)
-    case .failed(let error): close(with: error)
+    case .failed(let error):
+      logger.warning("TLS handshake failed", metadata: ["grpc.error": "\(error.message)"])
+      close(with: error)
     }
   }
 
@@ -320,6 +327,9 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   func settingsReceived() {
     guard case .awaitingSettings = state else { return }
     state = .ready
+    if let remoteAddress { logger[metadataKey: "grpc.peer"] = "\(remoteAddress)" }
+    logger.debug(
+      "connection ready", metadata: ["grpc.max_concurrent_streams": "\(maxConcurrentStreams)"])
     if let connectTimer {
       loop.cancelTimer(connectTimer)
       self.connectTimer = nil
@@ -380,8 +390,10 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     // below closes the connection.
     let queued = nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil) == 0
     if queued { scheduleFlush() }
+    logger.trace("PING sent", metadata: ["grpc.ping_reason": "\(deadReason)"])
     pingTimeoutTimer = loop.scheduleTimer(at: .now.advanced(by: keepalive.timeout)) { [self] in
       pingTimeoutTimer = nil
+      logger.info("keepalive PING unanswered: closing the connection")
       close(with: .interrupted("the connection to \(target) is dead: \(deadReason)"))
     }
   }
@@ -422,6 +434,8 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
           session, readBuffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count)
         if consumed < 0 {
           // nghttp2 has queued a GOAWAY describing the violation; send it, then give up.
+          logger.warning(
+            "the server broke HTTP/2", metadata: ["grpc.error": "\(nghttp2Error(Int32(consumed)))"])
           flush()
           close(with: .interrupted("the connection to \(target) failed: the server broke HTTP/2 (\(nghttp2Error(Int32(consumed))))"))
           return
@@ -539,6 +553,14 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     if case .closed = state { return }
     let wasReady = isReady || goingAway
     state = .closed(error)
+    if !wasReady {
+      logger.info("connection attempt failed", metadata: ["grpc.error": "\(error.message)"])
+    } else if error.isInterrupted {
+      logger.info(
+        "connection lost", metadata: ["grpc.error": "\(error.message)", "grpc.open_calls": "\(streams.count)"])
+    } else {
+      logger.debug("connection closed", metadata: ["grpc.reason": "\(error.message)"])
+    }
     for timer in [connectTimer, keepaliveTimer, pingTimeoutTimer].compactMap({ $0 }) {
       loop.cancelTimer(timer)
     }
@@ -592,6 +614,12 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   func goAwayReceived(lastStreamID: Int32, errorCode: UInt32, debugData: String) {
     guard !goingAway else { return }
     goingAway = true
+    logger.info(
+      "GOAWAY received",
+      metadata: [
+        "grpc.http2_error": "\(errorCode)", "grpc.last_stream_id": "\(lastStreamID)",
+        "grpc.debug_data": "\(debugData.prefix(256))",
+      ])
     // gRPC servers send ENHANCE_YOUR_CALM "too_many_pings" when we ping too often.
     let tooManyPings = errorCode == 0xB && debugData.contains("too_many_pings")
     pool?.connectionDraining(self, tooManyPings: tooManyPings)

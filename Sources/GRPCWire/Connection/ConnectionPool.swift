@@ -1,3 +1,4 @@
+internal import Logging
 internal import FleetSync
 
 /// The connections of one channel to its target, and the channel's connectivity state.
@@ -50,7 +51,13 @@ final class ConnectionPool: @unchecked Sendable {
     self.port = port
     self.options = options
     self.keepaliveInterval = options.keepalive?.interval
+    var logger = options.logger
+    logger[metadataKey: "grpc.target"] = "\(host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")"
+    self.logger = logger
   }
+
+  /// The channel's logger with the target (`grpc.target`).
+  let logger: Logger
 
   var target: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
@@ -91,6 +98,7 @@ final class ConnectionPool: @unchecked Sendable {
       return (all, true)
     }
     guard changed else { return }
+    logger.debug("connectivity changed", metadata: ["grpc.state": "\(state)"])
     for observer in observers {
       observer.yield(state)
       if state == .shutdown { observer.finish() }
@@ -212,11 +220,18 @@ final class ConnectionPool: @unchecked Sendable {
         streamWindow: Int32(clamping: options.streamWindow),
         connectionWindow: Int32(clamping: options.connectionWindow)),
       tls: tls, keepalive: options.keepalive,
-      allowInsecureCredentials: options.allowInsecureCredentials)
+      allowInsecureCredentials: options.allowInsecureCredentials,
+      logger: connectionLogger(connectionsOpened + 1))
     connection.pool = self
     connections.append(connection)
     connectionsOpened += 1
     return connection
+  }
+
+  private func connectionLogger(_ number: Int) -> Logger {
+    var logger = self.logger
+    logger[metadataKey: "grpc.connection"] = "\(number)"
+    return logger
   }
 
   private func transportSecurity() -> Result<(context: TLSContext, verifyName: String)?, RPCError> {
@@ -244,7 +259,12 @@ final class ConnectionPool: @unchecked Sendable {
   }
 
   func connectionDraining(_ connection: ClientConnection, tooManyPings: Bool) {
-    if tooManyPings, let interval = keepaliveInterval { keepaliveInterval = interval * 2 }
+    if tooManyPings, let interval = keepaliveInterval {
+      keepaliveInterval = interval * 2
+      logger.notice(
+        "the server asked for fewer PINGs (too_many_pings): keepalive interval doubled",
+        metadata: ["grpc.keepalive_interval": "\(interval * 2)"])
+    }
     if !connections.contains(where: \.isReady) && connectivity == .ready { setState(.idle) }
   }
 
@@ -278,6 +298,9 @@ final class ConnectionPool: @unchecked Sendable {
     let now = MonotonicInstant.now
     if backoff == nil { backoff = ConnectionBackoff(options.backoff, now: now) }
     let retryAt = backoff!.attemptFailed(now: now)
+    logger.debug(
+      "backing off before the next connection attempt",
+      metadata: ["grpc.backoff": "\(ClientStream.describe(now.duration(to: retryAt)))"])
     retryTimer = loop.scheduleTimer(at: retryAt) { [self] in
       retryTimer = nil
       guard case .running = shutdownState, connectivity == .transientFailure else { return }

@@ -1,4 +1,5 @@
 public import FleetProtos
+public import Logging
 internal import CGRPCSystem
 internal import FleetSync
 internal import Glibc
@@ -72,6 +73,14 @@ public struct ServerOptions: Sendable {
   /// request, with no thread hop or wake-up. Set false for handlers that compute for long or
   /// block, so that they run on the global executor and the loop keeps serving sockets.
   public var handlersRunOnEventLoop = true
+  /// Interceptors of every call, outermost first (see ``ServerInterceptor``); a method's own,
+  /// given to `register`, run inside these.
+  public var interceptors: [any ServerInterceptor] = []
+  /// Where the server tells of its listener and connections (swift-log): listening, accept
+  /// pauses and refusals, connections accepted and closed, GOAWAY, keepalive, limits a client
+  /// broke and its protocol errors, with the peer and stream as metadata. Never a metadata
+  /// value, so never a token. The default discards everything.
+  public var logger = Logger.disabled
 
   public init() {}
 }
@@ -99,10 +108,10 @@ public final class GRPCServer: Sendable {
 
   /// Serves a unary method.
   public func register<Request: ProtoMessage, Response: ProtoMessage>(
-    unary method: ProtoMethod<Request, Response>,
+    unary method: ProtoMethod<Request, Response>, interceptors: [any ServerInterceptor] = [],
     _ handler: @escaping @Sendable (Request, ServerContext) async throws -> Response
   ) {
-    add(method.path) { stream, context in
+    add(method.path, interceptors) { stream, context in
       let request = try await Self.onlyRequest(stream, Request.self)
       let response = try await handler(request, context)
       try await stream.writeResponse(compress: true) { response.encode(appendingTo: &$0) }
@@ -111,10 +120,10 @@ public final class GRPCServer: Sendable {
 
   /// Serves a server-streaming method.
   public func register<Request: ProtoMessage, Response: ProtoMessage>(
-    serverStreaming method: ProtoMethod<Request, Response>,
+    serverStreaming method: ProtoMethod<Request, Response>, interceptors: [any ServerInterceptor] = [],
     _ handler: @escaping @Sendable (Request, ResponseWriter<Response>, ServerContext) async throws -> Void
   ) {
-    add(method.path) { stream, context in
+    add(method.path, interceptors) { stream, context in
       let request = try await Self.onlyRequest(stream, Request.self)
       try await handler(request, Self.writer(stream), context)
     }
@@ -122,10 +131,10 @@ public final class GRPCServer: Sendable {
 
   /// Serves a client-streaming method.
   public func register<Request: ProtoMessage, Response: ProtoMessage>(
-    clientStreaming method: ProtoMethod<Request, Response>,
+    clientStreaming method: ProtoMethod<Request, Response>, interceptors: [any ServerInterceptor] = [],
     _ handler: @escaping @Sendable (RequestStream<Request>, ServerContext) async throws -> Response
   ) {
-    add(method.path) { stream, context in
+    add(method.path, interceptors) { stream, context in
       let response = try await handler(Self.requests(stream), context)
       try await stream.writeResponse(compress: true) { response.encode(appendingTo: &$0) }
     }
@@ -133,22 +142,30 @@ public final class GRPCServer: Sendable {
 
   /// Serves a bidirectional method.
   public func register<Request: ProtoMessage, Response: ProtoMessage>(
-    bidirectional method: ProtoMethod<Request, Response>,
+    bidirectional method: ProtoMethod<Request, Response>, interceptors: [any ServerInterceptor] = [],
     _ handler: @escaping @Sendable (RequestStream<Request>, ResponseWriter<Response>, ServerContext) async throws -> Void
   ) {
-    add(method.path) { stream, context in
+    add(method.path, interceptors) { stream, context in
       try await handler(Self.requests(stream), Self.writer(stream), context)
     }
   }
 
-  private func add(_ path: String, _ body: @escaping @Sendable (ServerStream, ServerContext) async throws -> Void) {
+  private func add(
+    _ path: String, _ interceptors: [any ServerInterceptor],
+    _ body: @escaping @Sendable (ServerStream, ServerContext) async throws -> Void
+  ) {
+    let chain = core.options.interceptors + interceptors
     handlers.withLock {
       $0[path] = { stream, context in
         do {
-          try await body(stream, context)
+          if chain.isEmpty {
+            try await body(stream, context)
+          } else {
+            try await intercept(chain[...], context) { context in try await body(stream, context) }
+          }
           stream.finish(.ok, trailers: context.trailingMetadata)
         } catch {
-          stream.finish(Self.status(for: error), trailers: context.trailingMetadata)
+          stream.finish(Status(handlerError: error), trailers: context.trailingMetadata)
         }
       }
     }
@@ -177,14 +194,6 @@ public final class GRPCServer: Sendable {
 
   private static func writer<Response: ProtoMessage>(_ stream: ServerStream) -> ResponseWriter<Response> {
     ResponseWriter(stream: stream) { message, buffer in message.encode(appendingTo: &buffer) }
-  }
-
-  static func status(for error: any Error) -> Status {
-    switch error {
-    case let error as RPCError: error.status
-    case is CancellationError: Status(code: .cancelled, message: "the handler was cancelled")
-    default: Status(code: .unknown, message: "the handler failed: \(error)")
-    }
   }
 
   // MARK: Running
@@ -238,7 +247,10 @@ final class ServerCore: EventHandler, @unchecked Sendable {
   init(loop: EventLoop, options: ServerOptions) {
     self.loop = loop
     self.options = options
+    logger = options.logger
   }
+
+  let logger: Logger
 
   var maxReceiveMessageSize: Int { options.maxReceiveMessageSize }
 
@@ -280,6 +292,9 @@ final class ServerCore: EventHandler, @unchecked Sendable {
     }
     listenFD = fd
     loop.register(fd, .read, self)
+    logger.info(
+      "listening",
+      metadata: ["grpc.address": "\(name):\(boundPort)", "grpc.methods": "\(handlers.count)"])
     return boundPort
   }
 
@@ -312,6 +327,9 @@ final class ServerCore: EventHandler, @unchecked Sendable {
       acceptPause = .zero
       guard connections.count < options.maxConnections else {
         Glibc.close(fd)
+        logger.notice(
+          "connection refused: maxConnections reached",
+          metadata: ["grpc.max_connections": "\(options.maxConnections)"])
         continue
       }
       _ = fleet_set_tcp_nodelay(fd)
@@ -321,6 +339,8 @@ final class ServerCore: EventHandler, @unchecked Sendable {
         connection = try ServerConnection(loop: loop, fd: fd, peer: peer, server: self, tls: tlsContext)
       } catch {
         Glibc.close(fd)
+        logger.warning(
+          "cannot serve an accepted connection", metadata: ["grpc.peer": "\(peer)", "grpc.error": "\(error.message)"])
         continue
       }
       connections[ObjectIdentifier(connection)] = connection
@@ -330,6 +350,9 @@ final class ServerCore: EventHandler, @unchecked Sendable {
 
   private func pauseAccepting() {
     acceptPause = min(max(acceptPause * 2, Self.firstAcceptPause), Self.longestAcceptPause)
+    logger.warning(
+      "accept failed: out of descriptors or memory; pausing",
+      metadata: ["grpc.error": "\(errnoDescription(errno))", "grpc.pause": "\(acceptPause)"])
     loop.unregister(listenFD)
     _ = loop.scheduleTimer(at: .now.advanced(by: acceptPause)) { [self] in
       guard listenFD >= 0 else { return }

@@ -1,3 +1,4 @@
+internal import Logging
 internal import CNGHTTP2
 internal import Glibc
 
@@ -41,6 +42,8 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   private var pingStrikes = 0
   /// A final GOAWAY is queued: close once it is written.
   private var closeWhenFlushed = false
+  /// The server's logger with the client's address (`grpc.peer`).
+  private let logger: Logger
 
   /// `tls`: the server's TLS context, when it serves TLS (the handshake comes first).
   init(loop: EventLoop, fd: Int32, peer: String, server: ServerCore, tls: TLSContext?) throws(RPCError) {
@@ -49,6 +52,9 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     self.peer = peer
     self.server = server
     options = server.options
+    var logger = server.logger
+    logger[metadataKey: "grpc.peer"] = "\(peer)"
+    self.logger = logger
     sendBudget = SendBudget(limit: options.connectionSendBuffer)
     if let tls {
       self.transport = try TLSTransport(acceptedFD: fd, context: tls, peer: peer)
@@ -68,8 +74,10 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   func start() {
     loop.assertInLoop()
     // Strong: closing the socket cancels the timer.
+    logger.debug("connection accepted")
     handshakeTimer = loop.scheduleTimer(at: .now.advanced(by: options.handshakeTimeout)) { [self] in
       handshakeTimer = nil
+      logger.debug("handshake timed out: TLS, preface or SETTINGS unfinished")
       closeSocket()
     }
     armIdleTimer()
@@ -93,7 +101,9 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
       startSession()
     case .wantRead: setInterest(.read)
     case .wantWrite: setInterest(.write)
-    case .failed: closeSocket()
+    case .failed(let error):
+      logger.debug("TLS handshake failed", metadata: ["grpc.error": "\(error.message)"])
+      closeSocket()
     }
   }
 
@@ -135,6 +145,9 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   func tinyDataFrameReceived(_ stream: ServerStream) {
     stream.tinyFrames += 1
     guard stream.tinyFrames > options.maxTinyFramesPerStream, let session else { return }
+    logger.notice(
+      "too many tiny DATA frames: GOAWAY ENHANCE_YOUR_CALM",
+      metadata: ["grpc.stream_id": "\(stream.id)", "grpc.frames": "\(stream.tinyFrames)"])
     // Inside mem_recv: nghttp2 sends the GOAWAY and stops reading; the flush then closes.
     // Out of memory even for that: close without it, once mem_recv has returned.
     if nghttp2_session_terminate_session(session, HTTP2ErrorCode.enhanceYourCalm) != 0 {
@@ -154,6 +167,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     guard let last = lastClientPingAt, now < last.advanced(by: options.minPingInterval) else { return }
     pingStrikes += 1
     guard pingStrikes > options.maxPingStrikes, let session else { return }
+    logger.notice("too many PINGs: GOAWAY ENHANCE_YOUR_CALM too_many_pings")
     // gRPC's client keepalive (A8) reads this debug data and doubles its interval.
     let debug = Array("too_many_pings".utf8)
     let sent = nghttp2_submit_goaway(
@@ -184,6 +198,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     guard let interval = options.keepaliveInterval, let session, transport != nil else { return }
     if pingOutstanding {
       // The PING sent a timeout ago is still unanswered: the client is gone.
+      logger.debug("keepalive PING unanswered: closing the connection")
       return closeSocket()
     }
     let due = lastFrameAt.advanced(by: interval)
@@ -502,6 +517,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   func beginDraining() {
     guard let session, !draining else { return }
     draining = true
+    logger.debug("draining: GOAWAY", metadata: ["grpc.open_calls": "\(streams.count)"])
     guard nghttp2_submit_shutdown_notice(session) == 0 else { return closeSocket() }
     scheduleFlush()
     _ = loop.scheduleTimer(at: .now.advanced(by: .milliseconds(100))) { [weak self] in
@@ -560,6 +576,8 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
         let consumed = nghttp2_session_mem_recv(
           session, readBuffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count)
         if consumed < 0 {
+          logger.info(
+            "the client broke HTTP/2: GOAWAY", metadata: ["grpc.error": "\(nghttp2Error(Int32(consumed)))"])
           flush()
           closeSocket()
           return
@@ -635,6 +653,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     setInterest([])
     self.transport = nil
     transport.close()
+    logger.debug("connection closed", metadata: ["grpc.open_calls": "\(streams.count)"])
     let open = streams
     streams.removeAll()
     for stream in open.values {

@@ -8,6 +8,8 @@ internal import FleetSync
 public final class ServerContext: Sendable {
   /// `/package.Service/Method`.
   public let path: String
+  /// The method called: the path's service and method names.
+  public var method: MethodDescriptor { MethodDescriptor(path: path) }
   /// The request's custom metadata (reserved and pseudo-headers removed).
   public let requestMetadata: Metadata
   /// The client's deadline (from `grpc-timeout`), as a time from when the call arrived.

@@ -46,3 +46,15 @@ extension RPCError {
       code: .internalError, message: "the call was not sent: \(problem)", cause: problem)
   }
 }
+
+extension RPCError {
+  /// `error` as an ``RPCError``: itself, CANCELLED for a task's cancellation, else UNKNOWN
+  /// with the error as its cause (what code an interceptor threw, say).
+  static func local(_ error: any Error) -> RPCError {
+    switch error {
+    case let error as RPCError: error
+    case is CancellationError: RPCError(code: .cancelled, message: "the call's task was cancelled")
+    default: RPCError(code: .unknown, message: "\(error)", cause: error)
+    }
+  }
+}

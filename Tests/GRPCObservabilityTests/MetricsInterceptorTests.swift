@@ -1,0 +1,72 @@
+import FleetProtos
+import GRPCObservability
+import GRPCWire
+import MetricsTestKit
+import Testing
+
+/// The metrics interceptors on both ends of real calls, into swift-metrics' test factory:
+/// OpenTelemetry's names and dimensions, one value per call, the status code of each.
+@Suite("Metrics interceptors", .timeLimit(.minutes(1)))
+struct MetricsInterceptorTests {
+  typealias Service = GRPCTesting.TestService
+
+  func dimensions(_ method: String, _ code: Int) -> [(String, String)] {
+    [
+      ("rpc.system", "grpc"), ("rpc.service", "grpc.testing.TestService"), ("rpc.method", method),
+      ("rpc.grpc.status_code", String(code)),
+    ]
+  }
+
+  @Test("rpc.client.duration and rpc.server.duration: one value per call, by method and status")
+  func durations() async throws {
+    let metrics = TestMetrics()
+    var serverOptions = ServerOptions()
+    serverOptions.interceptors = [ServerMetricsInterceptor(factory: metrics)]
+    let server = GRPCServer(options: serverOptions)
+    server.register(unary: Service.emptyCall) { _, _ in GRPCTesting.Empty() }
+    server.register(unary: Service.unaryCall) { _, _ in
+      throw RPCError(code: .invalidArgument, message: "no")
+    }
+    let port = try await server.start()
+    var options = ChannelOptions()
+    options.interceptors = [ClientMetricsInterceptor(factory: metrics)]
+    let channel = GRPCChannel(host: "127.0.0.1", port: port, options: options)
+    defer { channel.close() }
+    for _ in 0..<3 { _ = try await channel.unary(Service.emptyCall, GRPCTesting.Empty()) }
+    await #expect(throws: RPCError.self) {
+      _ = try await channel.unary(Service.unaryCall, GRPCTesting.SimpleRequest())
+    }
+    for side in ["client", "server"] {
+      let ok = try metrics.expectTimer("rpc.\(side).duration", dimensions("EmptyCall", 0))
+      #expect(ok.values.count == 3, "\(side): \(ok.values)")
+      #expect(ok.values.allSatisfy { $0 > 0 && $0 < 10_000_000_000 })
+      let failed = try metrics.expectTimer("rpc.\(side).duration", dimensions("UnaryCall", 3))
+      #expect(failed.values.count == 1, "\(side): \(failed.values)")
+    }
+    await server.shutdown(gracePeriod: .seconds(1))
+  }
+
+  @Test("rpc.client.requests_per_rpc and responses_per_rpc count a streaming call's messages")
+  func messagesPerRPC() async throws {
+    let metrics = TestMetrics()
+    let server = GRPCServer()
+    server.register(serverStreaming: Service.streamingOutputCall) { request, writer, _ in
+      for _ in request.responseParameters {
+        try await writer.write(GRPCTesting.StreamingOutputCallResponse())
+      }
+    }
+    let port = try await server.start()
+    let channel = GRPCChannel(host: "127.0.0.1", port: port)
+    defer { channel.close() }
+    var request = GRPCTesting.StreamingOutputCallRequest()
+    request.responseParameters = Array(repeating: GRPCTesting.ResponseParameters(), count: 4)
+    let options = CallOptions(interceptors: [ClientMetricsInterceptor(factory: metrics)])
+    _ = try await channel.serverStreaming(Service.streamingOutputCall, request, options: options) {
+      for try await _ in $0 {}
+    }
+    let labels = dimensions("StreamingOutputCall", 0)
+    #expect(try metrics.expectRecorder("rpc.client.requests_per_rpc", labels).values == [1])
+    #expect(try metrics.expectRecorder("rpc.client.responses_per_rpc", labels).values == [4])
+    await server.shutdown(gracePeriod: .seconds(1))
+  }
+}
