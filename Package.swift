@@ -98,6 +98,7 @@ let package = Package(
       dependencies: [
         "GRPCWire", "FleetProtos", "FleetSync", "GRPCTestingServices",
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]),
     // grpc.testing.TestService and BenchmarkService handlers, for interop-server and fleet-sim.
     .target(name: "GRPCTestingServices", dependencies: ["GRPCWire", "FleetProtos", "FleetSync"]),
@@ -124,6 +125,8 @@ let package = Package(
       name: "fleet-sim",
       dependencies: [
         "FleetSimulator", "GRPCWire", "FleetSync",
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "Logging", package: "swift-log"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     // A ghz-like load generator: rate, latency percentiles, status codes, CPU per RPC.
@@ -158,7 +161,12 @@ let package = Package(
       dependencies: ["FleetProtos", "FleetProtosFixtures", "PeerSupport"]
     ),
     .testTarget(
-      name: "GRPCWireTests", dependencies: ["GRPCWire", "FleetProtos", "PeerSupport", "FleetSync"]),
+      name: "GRPCWireTests",
+      dependencies: [
+        "GRPCWire", "FleetProtos", "PeerSupport", "FleetSync",
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "Logging", package: "swift-log"),
+      ]),
     .testTarget(
       name: "GRPCObservabilityTests",
       dependencies: [

@@ -1,6 +1,9 @@
 import ArgumentParser
 import FleetSimulator
 import FleetSync
+import GRPCWire
+import Logging
+import ServiceLifecycle
 
 #if canImport(Glibc)
   import Glibc
@@ -135,7 +138,18 @@ struct FleetSim: AsyncParsableCommand {
     }
     // Whoever started us reads these lines from a pipe: do not leave them in stdout's buffer.
     fflush(nil)  // nil flushes every stream; naming `stdout` is not concurrency-safe in Swift 6
-    await shutdown.wait()
-    await simulator.shutdown(gracePeriod: .seconds(1))
+    // The simulator runs as a service of a ServiceGroup; the signals caught above end it
+    // gracefully (GOAWAY, a second for calls in flight).
+    let group = ServiceGroup(
+      configuration: ServiceGroupConfiguration(
+        services: [.init(service: simulator)], logger: Logger.disabled))
+    try await withThrowingTaskGroup(of: Void.self) { tasks in
+      tasks.addTask { try await group.run() }
+      tasks.addTask {
+        await shutdown.wait()
+        await group.triggerGracefulShutdown()
+      }
+      try await tasks.waitForAll()
+    }
   }
 }

@@ -81,6 +81,9 @@ public struct ServerOptions: Sendable {
   /// broke and its protocol errors, with the peer and stream as metadata. Never a metadata
   /// value, so never a token. The default discards everything.
   public var logger = Logger.disabled
+  /// How long calls in flight may finish when the server runs in a `ServiceGroup` that shuts
+  /// down gracefully (``run()``).
+  public var shutdownGracePeriod: Duration = .seconds(5)
 
   public init() {}
 }
@@ -96,6 +99,10 @@ public final class GRPCServer: Sendable {
   let core: ServerCore
   private let ownsLoop: Bool
   private let handlers = PosixMutex<[String: ServerHandler]>([:])
+  private let started = PosixMutex(false)
+
+  /// Whether ``start(host:port:)`` has bound the server's port.
+  var isStarted: Bool { started.withLock { $0 } }
 
   /// With no `eventLoop` the server runs its own loop thread, which shutdown ends.
   public init(options: ServerOptions = ServerOptions(), eventLoop: EventLoop? = nil) {
@@ -203,13 +210,15 @@ public final class GRPCServer: Sendable {
   public func start(host: String = "127.0.0.1", port: Int = 0) async throws -> Int {
     let handlers = self.handlers.withLock { $0 }
     let core = self.core
-    return try await withCheckedThrowingContinuation { continuation in
+    let port = try await withCheckedThrowingContinuation { continuation in
       core.loop.execute {
         continuation.resume(with: Result { () throws(RPCError) in
           try core.listen(host: host, port: port, handlers: handlers)
         })
       }
     }
+    started.withLock { $0 = true }
+    return port
   }
 
   /// Sends GOAWAY on every open connection while the server keeps listening: calls in flight
