@@ -25,6 +25,9 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.0"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    // fleet-sim --metrics-port: Prometheus text exposition over HTTP.
+    .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
   ],
   targets: [
     // MARK: C libraries from Debian's -dev packages
@@ -124,9 +127,11 @@ let package = Package(
     .executableTarget(
       name: "fleet-sim",
       dependencies: [
-        "FleetSimulator", "GRPCWire", "FleetSync",
+        "FleetSimulator", "GRPCWire", "GRPCObservability", "FleetSync",
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
+        .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     // A ghz-like load generator: rate, latency percentiles, status codes, CPU per RPC.

@@ -69,6 +69,7 @@ final class RPCMetrics: Sendable {
   private let durationLabel: String
   private let requestsLabel: String
   private let responsesLabel: String
+  private let countsMessages: Bool
   private let made = Mutex<[Key: Made]>([:])
 
   private struct Key: Hashable {
@@ -78,8 +79,9 @@ final class RPCMetrics: Sendable {
 
   private struct Made: Sendable {
     let duration: Timer
-    let requests: Recorder
-    let responses: Recorder
+    /// Only for the client, which knows a call's message counts.
+    let requests: Recorder?
+    let responses: Recorder?
   }
 
   /// A bound on the methods × codes kept, against a peer that calls ever new paths.
@@ -87,6 +89,7 @@ final class RPCMetrics: Sendable {
 
   init(side: String, factory: any MetricsFactory) {
     self.factory = factory
+    countsMessages = side == "client"
     durationLabel = "rpc.\(side).duration"
     requestsLabel = "rpc.\(side).requests_per_rpc"
     responsesLabel = "rpc.\(side).responses_per_rpc"
@@ -101,8 +104,8 @@ final class RPCMetrics: Sendable {
     metrics.duration.recordNanoseconds(
       elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
     if let messages {
-      metrics.requests.record(messages.requests)
-      metrics.responses.record(messages.responses)
+      metrics.requests?.record(messages.requests)
+      metrics.responses?.record(messages.responses)
     }
   }
 
@@ -114,8 +117,10 @@ final class RPCMetrics: Sendable {
     ]
     let new = Made(
       duration: Timer(label: durationLabel, dimensions: dimensions, factory: factory),
-      requests: Recorder(label: requestsLabel, dimensions: dimensions, factory: factory),
-      responses: Recorder(label: responsesLabel, dimensions: dimensions, factory: factory))
+      requests: countsMessages
+        ? Recorder(label: requestsLabel, dimensions: dimensions, factory: factory) : nil,
+      responses: countsMessages
+        ? Recorder(label: responsesLabel, dimensions: dimensions, factory: factory) : nil)
     return made.withLock { made in
       if let raced = made[key] { return raced }
       if made.count < Self.limit { made[key] = new }

@@ -190,9 +190,10 @@ struct FleetLoad: AsyncParsableCommand {
       channels: channels, options: CallOptions(metadata: load.metadata), tripNames: tripNames,
       concurrency: load.concurrency, requestSize: workload.requestSize,
       responseSize: workload.responseSize, streamMessages: workload.streamMessages)
+    var probeCount = 0
     do {
       if call.callsTrips, !embedded {
-        try await Self.probe(channels[0], workers.options, tripNames)
+        probeCount = try await Self.probe(channels[0], workers.options, tripNames)
       }
     } catch {
       for channel in channels { channel.close() }
@@ -227,16 +228,20 @@ struct FleetLoad: AsyncParsableCommand {
       unit: call.unit, concurrency: load.concurrency, connections: load.connections,
       rps: load.rps, embedded: embedded, measured: measured)
     report.executor = load.executor.rawValue
+    report.probeCount = probeCount
     return (report, measured.tally)
   }
 
   /// One GetTrip of the first and the last trip, so that a target without those trips fails
   /// at once with advice rather than reporting a run of NOT_FOUND. (--trips reports
   /// NOT_FOUND as failed updates.)
+  /// Returns the calls it made.
   private static func probe(_ channel: GRPCChannel, _ options: CallOptions, _ names: [String])
-    async throws
+    async throws -> Int
   {
+    var made = 0
     for name in [names[0], names[names.count - 1]] {
+      made += 1
       var request = FleetEngine.GetTripRequest()
       request.name = name
       do {
@@ -248,9 +253,10 @@ struct FleetLoad: AsyncParsableCommand {
         throw ExitCode.failure
       } catch {
         // Any other failure is the run's to measure and report.
-        return
+        return made
       }
     }
+    return made
   }
 
   // MARK: Following trips

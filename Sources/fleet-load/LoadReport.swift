@@ -33,6 +33,9 @@ struct LoadReport: Encodable {
   var peakRSSBytes: Int
   /// Units completed during the warm-up (not in any other figure).
   var warmupCount: Int
+  /// GetTrip calls made before the load to check that the target has the trips (not in any
+  /// other figure): a server counting calls saw count + warmupCount + probeCount.
+  var probeCount = 0
   /// True when Ctrl-C or SIGTERM cut the run short.
   var partial: Bool
   /// The figures of `--trips`.

@@ -91,6 +91,12 @@ struct FleetSim: AsyncParsableCommand {
   @Option(help: "Seed for generated trips and injected faults.")
   var seed: UInt64 = 1
 
+  @Option(
+    help: ArgumentHelp(
+      "Serve Prometheus metrics (rpc_server_duration by method and status) over HTTP at http://127.0.0.1:<port>/metrics (0: a port the OS picks).",
+      discussion: "A line `metrics on http://127.0.0.1:PORT/metrics` follows the first line once it listens."))
+  var metricsPort: Int?
+
   @OptionGroup(title: "Fault injection")
   var faults: FaultArguments
 
@@ -125,6 +131,16 @@ struct FleetSim: AsyncParsableCommand {
     if let tlsCert, let tlsKey {
       options.tls = (certificateChainFile: tlsCert, privateKeyFile: tlsKey)
     }
+    if let metricsPort, !(0...65_535).contains(metricsPort) {
+      throw ValidationError("--metrics-port must be within 0...65535")
+    }
+    let metrics = metricsPort.map { port in
+      MetricsEndpoint(port: port) { bound in
+        print("metrics on http://127.0.0.1:\(bound)/metrics")
+        fflush(nil)
+      }
+    }
+    if let metrics { options.interceptors = [metrics.interceptor] }
     // Catch SIGTERM/SIGINT before announcing the port: a signal right after it must not kill us.
     let shutdown = ShutdownSignals()
     let simulator = try await FleetSimulator.start(host: host, port: port, options: options)
@@ -142,7 +158,8 @@ struct FleetSim: AsyncParsableCommand {
     // gracefully (GOAWAY, a second for calls in flight).
     let group = ServiceGroup(
       configuration: ServiceGroupConfiguration(
-        services: [.init(service: simulator)], logger: Logger.disabled))
+        services: [.init(service: simulator)] + (metrics.map { [.init(service: $0.application)] } ?? []),
+        logger: Logger.disabled))
     try await withThrowingTaskGroup(of: Void.self) { tasks in
       tasks.addTask { try await group.run() }
       tasks.addTask {

@@ -104,5 +104,7 @@ struct SimulatorServer {
     return SimulatorServer(tool: tool, target: String(first.dropFirst("listening on ".count)))
   }
 
-  func stop() async throws { _ = try await tool.stop() }
+  /// Stops it (SIGTERM) and returns its exit status.
+  @discardableResult
+  func stop() async throws -> Int32 { try await tool.stop() }
 }
