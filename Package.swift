@@ -60,6 +60,7 @@ let package = Package(
       dependencies: [
         "CNGHTTP2", "CZlib", "COpenSSL", "CGRPCSystem", "FleetSync", "FleetProtos",
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "CoreMetrics", package: "swift-metrics"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]
     ),
@@ -86,6 +87,7 @@ let package = Package(
       dependencies: [
         "GRPCWire", "FleetProtos", "FleetSync", "FleetSigning",
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "CoreMetrics", package: "swift-metrics"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]),
     // RS256 signatures with OpenSSL for the consumer tokens ServiceAccountTokenProvider mints,

@@ -14,6 +14,7 @@ final class ServiceCore: Sendable {
   let providerID: String
   /// The configuration's logger, with the provider (`fleet.provider`).
   let logger: Logger
+  let metrics: TripMetrics
   let options: TripService.Options
   /// The event loops, each with its channel; new models are spread over them in turn.
   let lanes: [FollowLane]
@@ -45,6 +46,7 @@ final class ServiceCore: Sendable {
     var logger = configuration.logger
     logger[metadataKey: "fleet.provider"] = "\(configuration.providerID)"
     self.logger = logger
+    metrics = TripMetrics(factory: configuration.metricsFactory)
     providerID = configuration.providerID
     options = configuration.options
     followSettings = TripFollower.Settings(

@@ -17,6 +17,7 @@ extension TripModel {
   /// Inside the lock: starts following if not yet (queuing the state change).
   func startIfNeeded(_ state: inout Protected) -> Start? {
     guard case .startLoop(let generation, let events) = state.follower.start() else { return nil }
+    core.metrics.startedFollowing()
     return Start(generation: generation, schedulesDrain: enqueue(events, &state))
   }
 
@@ -39,6 +40,7 @@ extension TripModel {
   /// Inside the lock: stops following; returns the call in flight, to cancel outside it.
   func stopLoop(_ state: inout Protected) -> LoopCall? {
     guard case .stopLoop = state.follower.stop() else { return nil }
+    core.metrics.stoppedFollowing()
     state.failCompletionWaiters(
       RPCError(
         code: .cancelled, message: "following \(tripName) stopped before the trip ended"))
@@ -233,9 +235,11 @@ extension TripModel {
     let action = state.follower.received(trip, generation: generation, ownTripID: tripName.tripID)
     switch action {
     case .deliver(var events, _):
+      core.metrics.updated()
       refreshed(&events, &state)
       return (action, enqueue(events, &state))
     case .finish(var events):
+      core.metrics.updated()
       // Before the closing state change.
       var update: [TripModelEvent] = []
       refreshed(&update, &state)
@@ -266,6 +270,7 @@ extension TripModel {
     }
     if drain { lane.scheduler.drainAtEndOfTick(self) }
     guard case .report(let error, let dropToken, let retryIn) = action, let next else { return }
+    core.metrics.failed(error.category)
     core.logger.log(
       level: failure.token == nil ? .warning : .info,
       failure.token == nil ? "access token fetch failed" : "trip update failed",

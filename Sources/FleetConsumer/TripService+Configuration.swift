@@ -1,4 +1,5 @@
 internal import FoundationEssentials
+public import CoreMetrics
 public import Logging
 public import GRPCWire
 
@@ -22,14 +23,22 @@ extension TripService {
     /// ``ChannelOptions/logger``). Trip names appear; tokens and metadata values never do.
     /// The default discards everything.
     public var logger: Logger
+    /// Where the service's metrics go (swift-metrics): `fleetconsumer.trips.followed` (a
+    /// meter: models following now), `fleetconsumer.trip.updates` (a counter: responses that
+    /// updated a model) and `fleetconsumer.trip.errors` (a counter per `category`,
+    /// `serverOrNetwork`, `client` or `other`: failed updates). By default the process's factory
+    /// (`MetricsSystem.bootstrap`), which discards them until bootstrapped. Call metrics come
+    /// from interceptors (``Options/interceptors``, GRPCObservability).
+    public var metricsFactory: any MetricsFactory
 
     /// A configuration; TLS with the system's trust roots unless told otherwise.
     public init(
       endpoint: Endpoint, transportSecurity: TransportSecurity = .tls(TLS()), providerID: String,
       accessTokenProvider: any AccessTokenProvider, options: Options = Options(),
-      logger: Logger = .disabled
+      logger: Logger = .disabled, metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
       self.logger = logger
+      self.metricsFactory = metricsFactory
       self.endpoint = endpoint
       self.transportSecurity = transportSecurity
       self.providerID = providerID

@@ -70,3 +70,29 @@ struct MetricsInterceptorTests {
     await server.shutdown(gracePeriod: .seconds(1))
   }
 }
+
+/// The connection meters the transport keeps itself.
+@Suite("Connection metrics", .timeLimit(.minutes(1)))
+struct ConnectionMetricsTests {
+  @Test("rpc.client.connections and rpc.server.connections go up with a connection and down when it closes")
+  func connectionCounts() async throws {
+    let metrics = TestMetrics()
+    var serverOptions = ServerOptions()
+    serverOptions.metricsFactory = metrics
+    let server = GRPCServer(options: serverOptions)
+    server.register(unary: GRPCTesting.TestService.emptyCall) { _, _ in GRPCTesting.Empty() }
+    let port = try await server.start()
+    var options = ChannelOptions()
+    options.metricsFactory = metrics
+    let channel = GRPCChannel(host: "127.0.0.1", port: port, options: options)
+    _ = try await channel.unary(GRPCTesting.TestService.emptyCall, GRPCTesting.Empty())
+    let client = try metrics.expectMeter(
+      "rpc.client.connections", [("server.address", "127.0.0.1:\(port)")])
+    let served = try metrics.expectMeter("rpc.server.connections")
+    #expect(client.values.last == 1 && served.values.last == 1)
+    await channel.close(gracePeriod: .seconds(1))
+    await server.shutdown(gracePeriod: .seconds(1))
+    #expect(client.values.last == 0, "\(client.values)")
+    #expect(served.values.last == 0, "\(served.values)")
+  }
+}

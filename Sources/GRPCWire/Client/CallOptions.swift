@@ -1,3 +1,4 @@
+public import CoreMetrics
 public import Logging
 
 /// Per-call settings.
@@ -70,6 +71,10 @@ public struct ChannelOptions: Sendable {
   /// with the target, connection, peer and stream as metadata. Never a metadata value, so
   /// never a token. The default discards everything.
   public var logger = Logger.disabled
+  /// Where the channel's connection count goes (swift-metrics): the meter
+  /// `rpc.client.connections` (ready connections) with dimension `server.address`. By
+  /// default the process's factory, which discards it until bootstrapped.
+  public var metricsFactory: any MetricsFactory = MetricsSystem.factory
 
   public init() {}
 

@@ -60,6 +60,8 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   private var lastReadAt = MonotonicInstant.now
   /// The server sent GOAWAY: no new calls; close once the last stream is done.
   private(set) var goingAway = false
+  /// The server's SETTINGS arrived once: the connection was ready at some point.
+  private(set) var becameReady = false
 
   init(
     loop: EventLoop, target: String, settings: HTTP2Settings,
@@ -327,6 +329,7 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   func settingsReceived() {
     guard case .awaitingSettings = state else { return }
     state = .ready
+    becameReady = true
     if let remoteAddress { logger[metadataKey: "grpc.peer"] = "\(remoteAddress)" }
     logger.debug(
       "connection ready", metadata: ["grpc.max_concurrent_streams": "\(maxConcurrentStreams)"])

@@ -1,3 +1,4 @@
+internal import CoreMetrics
 internal import Logging
 internal import FleetSync
 
@@ -54,10 +55,16 @@ final class ConnectionPool: @unchecked Sendable {
     var logger = options.logger
     logger[metadataKey: "grpc.target"] = "\(host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")"
     self.logger = logger
+    readyConnections = Meter(
+      label: "rpc.client.connections", dimensions: [("server.address", "\(host):\(port)")],
+      factory: options.metricsFactory)
   }
 
   /// The channel's logger with the target (`grpc.target`).
   let logger: Logger
+  /// Ready connections (swift-metrics): up when one becomes ready, down when a ready one
+  /// closes.
+  private let readyConnections: Meter
 
   var target: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
@@ -245,6 +252,7 @@ final class ConnectionPool: @unchecked Sendable {
   // MARK: From connections (loop)
 
   func connectionReady(_ connection: ClientConnection) {
+    readyConnections.increment()
     knownStreamLimit = connection.maxConcurrentStreams
     backoff?.reset(now: .now)
     lastFailure = nil
@@ -273,6 +281,7 @@ final class ConnectionPool: @unchecked Sendable {
     _ connection: ClientConnection, error: RPCError, wasReady: Bool, waiting: [ClientStream]
   ) {
     connections.removeAll { $0 === connection }
+    if connection.becameReady { readyConnections.decrement() }
     if case .draining = shutdownState, connections.isEmpty { finishShutdown() }
     guard case .running = shutdownState else {
       for stream in waiting { stream.fail(error, reset: false) }

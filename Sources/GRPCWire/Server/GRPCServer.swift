@@ -1,3 +1,4 @@
+public import CoreMetrics
 public import FleetProtos
 public import Logging
 internal import CGRPCSystem
@@ -81,6 +82,9 @@ public struct ServerOptions: Sendable {
   /// broke and its protocol errors, with the peer and stream as metadata. Never a metadata
   /// value, so never a token. The default discards everything.
   public var logger = Logger.disabled
+  /// Where the server's connection count goes (swift-metrics): the meter
+  /// `rpc.server.connections` (open connections). By default the process's factory.
+  public var metricsFactory: any MetricsFactory = MetricsSystem.factory
   /// How long calls in flight may finish when the server runs in a `ServiceGroup` that shuts
   /// down gracefully (``run()``).
   public var shutdownGracePeriod: Duration = .seconds(5)
@@ -257,9 +261,12 @@ final class ServerCore: EventHandler, @unchecked Sendable {
     self.loop = loop
     self.options = options
     logger = options.logger
+    connectionCount = Meter(label: "rpc.server.connections", factory: options.metricsFactory)
   }
 
   let logger: Logger
+  /// Open connections (swift-metrics).
+  private let connectionCount: Meter
 
   var maxReceiveMessageSize: Int { options.maxReceiveMessageSize }
 
@@ -353,6 +360,7 @@ final class ServerCore: EventHandler, @unchecked Sendable {
         continue
       }
       connections[ObjectIdentifier(connection)] = connection
+      connectionCount.increment()
       connection.start()
     }
   }
@@ -412,7 +420,9 @@ final class ServerCore: EventHandler, @unchecked Sendable {
   }
 
   func connectionClosed(_ connection: ServerConnection) {
-    connections[ObjectIdentifier(connection)] = nil
+    if connections.removeValue(forKey: ObjectIdentifier(connection)) != nil {
+      connectionCount.decrement()
+    }
     if connections.isEmpty { resumeShutdownWaiters() }
   }
 
