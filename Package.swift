@@ -12,6 +12,7 @@ let package = Package(
     .library(name: "FleetProtos", targets: ["FleetProtos"]),
     .library(name: "FleetConsumer", targets: ["FleetConsumer"]),
     .library(name: "FleetSimulator", targets: ["FleetSimulator"]),
+    .library(name: "GRPCHealth", targets: ["GRPCHealth"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -52,6 +53,9 @@ let package = Package(
     .target(name: "FleetSync"),
     // Linux calls Glibc's Swift module does not expose (epoll, eventfd, TCP_NODELAY).
     .target(name: "CGRPCSystem"),
+    // grpc.health.v1.Health for a GRPCServer: per-service serving status set at run time,
+    // answered to Check and streamed to Watch.
+    .target(name: "GRPCHealth", dependencies: ["GRPCWire", "FleetProtos", "FleetSync"]),
 
     // MARK: Following trips
 
@@ -135,6 +139,9 @@ let package = Package(
     .testTarget(
       name: "FleetSimulatorTests", dependencies: ["FleetSimulator", "GRPCWire", "PeerSupport"]),
     .testTarget(name: "FleetLoadTests", dependencies: ["PeerSupport"]),
+    .testTarget(
+      name: "GRPCHealthTests",
+      dependencies: ["GRPCHealth", "GRPCWire", "FleetProtos"]),
     .testTarget(name: "CModulesTests", dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CProtobufC"]),
   ],
   swiftLanguageModes: [.v6]
