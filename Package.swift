@@ -13,6 +13,7 @@ let package = Package(
     .library(name: "FleetConsumer", targets: ["FleetConsumer"]),
     .library(name: "FleetSimulator", targets: ["FleetSimulator"]),
     .library(name: "GRPCHealth", targets: ["GRPCHealth"]),
+    .library(name: "GRPCReflection", targets: ["GRPCReflection"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -56,6 +57,9 @@ let package = Package(
     // grpc.health.v1.Health for a GRPCServer: per-service serving status set at run time,
     // answered to Check and streamed to Watch.
     .target(name: "GRPCHealth", dependencies: ["GRPCWire", "FleetProtos", "FleetSync"]),
+    // grpc.reflection.v1 and v1alpha ServerReflection for a GRPCServer: its services, and the
+    // .proto file descriptors CodeGen embeds in FleetProtos, for grpcurl and the like.
+    .target(name: "GRPCReflection", dependencies: ["GRPCWire", "FleetProtos"]),
 
     // MARK: Following trips
 
@@ -142,6 +146,9 @@ let package = Package(
     .testTarget(
       name: "GRPCHealthTests",
       dependencies: ["GRPCHealth", "GRPCWire", "FleetProtos"]),
+    .testTarget(
+      name: "GRPCReflectionTests",
+      dependencies: ["GRPCReflection", "GRPCHealth", "GRPCWire", "FleetProtos"]),
     .testTarget(name: "CModulesTests", dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CProtobufC"]),
   ],
   swiftLanguageModes: [.v6]
