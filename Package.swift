@@ -76,7 +76,10 @@ let package = Package(
     // versioned routes and traffic, token checks and fault injection.
     .target(
       name: "FleetSimulator",
-      dependencies: ["GRPCWire", "FleetProtos", "FleetSync", "GRPCTestingServices"]),
+      dependencies: [
+        "GRPCWire", "FleetProtos", "FleetSync", "GRPCTestingServices", "GRPCHealth",
+        "GRPCReflection",
+      ]),
     // grpc.testing.TestService and BenchmarkService handlers, for interop-server and fleet-sim.
     .target(name: "GRPCTestingServices", dependencies: ["GRPCWire", "FleetProtos", "FleetSync"]),
 
@@ -116,8 +119,8 @@ let package = Package(
     .executableTarget(
       name: "interop-server",
       dependencies: [
-        "GRPCWire", "FleetProtos", "FleetSync", "GRPCTestingServices",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "GRPCWire", "FleetProtos", "FleetSync", "GRPCTestingServices", "GRPCHealth",
+        "GRPCReflection", .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     // The standard gRPC interop client (interop-test-descriptions.md flags and cases).
     .executableTarget(
