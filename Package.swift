@@ -14,6 +14,8 @@ let package = Package(
     .library(name: "GRPCObservability", targets: ["GRPCObservability"]),
     .library(name: "FleetConsumer", targets: ["FleetConsumer"]),
     .library(name: "FleetSimulator", targets: ["FleetSimulator"]),
+    .library(name: "GRPCHealth", targets: ["GRPCHealth"]),
+    .library(name: "GRPCReflection", targets: ["GRPCReflection"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -78,6 +80,12 @@ let package = Package(
     .target(name: "FleetSync"),
     // Linux calls Glibc's Swift module does not expose (epoll, eventfd, TCP_NODELAY).
     .target(name: "CGRPCSystem"),
+    // grpc.health.v1.Health for a GRPCServer: per-service serving status set at run time,
+    // answered to Check and streamed to Watch.
+    .target(name: "GRPCHealth", dependencies: ["GRPCWire", "FleetProtos", "FleetSync"]),
+    // grpc.reflection.v1 and v1alpha ServerReflection for a GRPCServer: its services, and the
+    // .proto file descriptors CodeGen embeds in FleetProtos, for grpcurl and the like.
+    .target(name: "GRPCReflection", dependencies: ["GRPCWire", "FleetProtos"]),
 
     // MARK: Following trips
 
@@ -101,7 +109,8 @@ let package = Package(
     .target(
       name: "FleetSimulator",
       dependencies: [
-        "GRPCWire", "FleetProtos", "FleetSync", "GRPCTestingServices",
+        "GRPCWire", "FleetProtos", "FleetSync", "GRPCTestingServices", "GRPCHealth",
+        "GRPCReflection",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]),
@@ -148,8 +157,8 @@ let package = Package(
     .executableTarget(
       name: "interop-server",
       dependencies: [
-        "GRPCWire", "FleetProtos", "FleetSync", "GRPCTestingServices",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "GRPCWire", "FleetProtos", "FleetSync", "GRPCTestingServices", "GRPCHealth",
+        "GRPCReflection", .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     // The standard gRPC interop client (interop-test-descriptions.md flags and cases).
     .executableTarget(
@@ -188,6 +197,12 @@ let package = Package(
     .testTarget(
       name: "FleetSimulatorTests", dependencies: ["FleetSimulator", "GRPCWire", "PeerSupport"]),
     .testTarget(name: "FleetLoadTests", dependencies: ["PeerSupport"]),
+    .testTarget(
+      name: "GRPCHealthTests",
+      dependencies: ["GRPCHealth", "GRPCWire", "FleetProtos"]),
+    .testTarget(
+      name: "GRPCReflectionTests",
+      dependencies: ["GRPCReflection", "GRPCHealth", "GRPCWire", "FleetProtos"]),
     .testTarget(name: "CModulesTests", dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CProtobufC"]),
   ],
   swiftLanguageModes: [.v6]

@@ -4,11 +4,13 @@
 Input: a FileDescriptorSet from `protoc --include_imports --include_source_info` of every
 proto we generate, and the protobuf-c output directory (its *.pb-c.c files are read for the
 exact C names protoc-c chose, so this script never re-derives protobuf-c's naming rules).
-Output: one Swift file per .proto, one namespace file, and the C umbrella header with one
+Output: one Swift file per .proto (its types, and the file's own descriptor for reflection),
+one namespace file, one index of the file descriptors, and the C umbrella header with one
 descriptor accessor per message. Called by CodeGen/generate; see CodeGen/README.md.
 """
 
 import argparse
+import base64
 import os
 import re
 import sys
@@ -26,6 +28,9 @@ NAMESPACES = {
     "google.protobuf": "GoogleProtobuf",
     "grpc.testing": "GRPCTesting",
     "fleetconsumer.v1": "FleetFeed",
+    "grpc.health.v1": "GRPCHealthV1",
+    "grpc.reflection.v1": "GRPCReflectionV1",
+    "grpc.reflection.v1alpha": "GRPCReflectionV1Alpha",
 }
 
 # Messages kept in copy-on-write storage: the struct holds one reference to a class with the
@@ -541,6 +546,8 @@ class SwiftWriter:
             return f"ProtoC.bytes({expr})"
         if k == "enum":
             return f"{f.swift}(rawValue: Int32(truncatingIfNeeded: {expr}.rawValue))"
+        if k == "message":
+            return f"try ProtoC.message({expr}, as: {f.swift}.self)"
         raise GenError(f"no single-value read for {k}")
 
     def _read(self, f, ind):
@@ -669,6 +676,7 @@ def generate(fds, c_dir, out_dir, header_path, targets):
     wanted = set(targets)
     written = {}
     accessors = []
+    descriptors = []  # in the set's order: protoc lists a file after the files it imports
     for fd in fds.file:
         if fd.name not in wanted:
             continue
@@ -696,6 +704,9 @@ def generate(fds, c_dir, out_dir, header_path, targets):
         for s in fd.service:
             w.line()
             service(w, model, fd, s, ns)
+        w.line()
+        file_descriptor(w, fd)
+        descriptors.append(descriptor_name(fd.name))
         written[swift_file_name(fd.name)] = "\n".join(w.out) + "\n"
 
     ns_lines = [HEADER.format(source="the proto packages").rstrip("\n"), ""]
@@ -704,6 +715,7 @@ def generate(fds, c_dir, out_dir, header_path, targets):
         ns_lines.append(f"public enum {ns} {{}}")
         ns_lines.append("")
     written["Namespaces.pb.swift"] = "\n".join(ns_lines)
+    written["FileDescriptors.pb.swift"] = descriptor_index(descriptors)
 
     os.makedirs(out_dir, exist_ok=True)
     for old in os.listdir(out_dir):
@@ -753,6 +765,108 @@ def service(w, model, fd, s, ns):
         w.line(f'      path: "/{fd.package}.{s.name}/{meth.name}", kind: .{kind})')
     w.line("  }")
     w.line("}")
+
+
+# MARK: file descriptors, for gRPC server reflection
+
+# Characters of base64 per line of a descriptor's literal (a line then fits in 100 columns).
+BASE64_LINE = 88
+
+
+def descriptor_name(proto_name):
+    return camel(proto_name[: -len(".proto")].replace("/", "_").replace("-", "_").replace(".", "_"), False)
+
+
+def declared_symbols(fd):
+    """Every fully qualified name (no leading dot) `fd` declares, as a descriptor pool resolves
+    them: messages and enums (nested ones too), fields, oneofs, enum values (beside their enum,
+    in the scope that holds it, as protobuf scopes them), services, methods and extensions."""
+    names = []
+
+    def scope(parent, name):
+        return f"{parent}.{name}" if parent else name
+
+    def enum(parent, e):
+        names.append(scope(parent, e.name))
+        names.extend(scope(parent, v.name) for v in e.value)
+
+    def message(parent, m):
+        full = scope(parent, m.name)
+        names.append(full)
+        names.extend(scope(full, f.name) for f in m.field)
+        names.extend(scope(full, o.name) for o in m.oneof_decl)
+        names.extend(scope(full, x.name) for x in m.extension)
+        for n in m.nested_type:
+            message(full, n)
+        for e in m.enum_type:
+            enum(full, e)
+
+    for m in fd.message_type:
+        message(fd.package, m)
+    for e in fd.enum_type:
+        enum(fd.package, e)
+    for x in fd.extension:
+        names.append(scope(fd.package, x.name))
+    for s in fd.service:
+        names.append(scope(fd.package, s.name))
+        names.extend(scope(scope(fd.package, s.name), meth.name) for meth in s.method)
+    return names
+
+
+def declared_extensions(fd):
+    """(extended message, field number) of every extension `fd` declares, nested ones too."""
+    found = [(x.extendee.lstrip("."), x.number) for x in fd.extension]
+
+    def message(m):
+        found.extend((x.extendee.lstrip("."), x.number) for x in m.extension)
+        for n in m.nested_type:
+            message(n)
+
+    for m in fd.message_type:
+        message(m)
+    return found
+
+
+def file_descriptor(w, fd):
+    """The file's serialized FileDescriptorProto and its index entries, as a ProtoFileDescriptor.
+
+    Source code info (comments, spans) is left out: reflection clients do not need it and it
+    would triple the size. The bytes are a base64 string literal, decoded when asked for: the
+    compiler takes a long string literal at once, but type-checks a byte array literal element
+    by element."""
+    stripped = type(fd)()
+    stripped.CopyFrom(fd)
+    stripped.ClearField("source_code_info")
+    encoded = base64.b64encode(stripped.SerializeToString(deterministic=True)).decode("ascii")
+    chunks = [encoded[i : i + BASE64_LINE] for i in range(0, len(encoded), BASE64_LINE)] or [""]
+    w.line("extension ProtoFileDescriptor {")
+    w.line(f"  /// `{fd.name}`, as protoc compiled it; one of ``ProtoFileDescriptor/all``.")
+    w.line(f"  static let {descriptor_name(fd.name)} = ProtoFileDescriptor(")
+    w.line(f'    name: "{fd.name}",')
+    deps = ", ".join(f'"{d}"' for d in fd.dependency)
+    w.line(f"    dependencies: [{deps}],")
+    extensions = ", ".join(f'.init(extendee: "{e}", number: {n})' for e, n in declared_extensions(fd))
+    w.line(f"    extensions: [{extensions}],")
+    w.line('    symbols: """')
+    for name in declared_symbols(fd):
+        w.line(f"      {name}")
+    w.line('      """,')
+    w.line('    base64: """')
+    for i, chunk in enumerate(chunks):
+        w.line(f"      {chunk}" + ("\\" if i < len(chunks) - 1 else ""))
+    w.line('      """)')
+    w.line("}")
+
+
+def descriptor_index(names):
+    out = [HEADER.format(source="every .proto file").rstrip("\n"), ""]
+    out.append("extension ProtoFileDescriptor {")
+    out.append("  /// Every .proto file FleetProtos was generated from, each after the files it imports.")
+    out.append("  public static let all: [ProtoFileDescriptor] = [")
+    out.extend(f"    .{name}," for name in names)
+    out.append("  ]")
+    out.append("}")
+    return "\n".join(out) + "\n"
 
 
 def camel_method(name):

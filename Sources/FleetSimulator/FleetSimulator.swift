@@ -1,5 +1,7 @@
 public import FleetProtos
 internal import FleetSync
+internal import GRPCHealth
+internal import GRPCReflection
 internal import GRPCTestingServices
 internal import GRPCWire
 
@@ -27,6 +29,10 @@ internal import GRPCWire
 /// await simulator.shutdown()
 /// ```
 ///
+/// Beside them it serves gRPC's health checks (`grpc.health.v1.Health`: SERVING for `""` and
+/// every service above, NOT_SERVING from the start of shutdown) and server reflection
+/// (`grpc.reflection.v1` and `v1alpha`), so grpcurl and health probes work against it.
+///
 /// Call ``shutdown(gracePeriod:)`` when done: the server and its event-loop thread run until
 /// then. All methods may be called from any task. Calls to a simulator that was shut down fail
 /// UNAVAILABLE on the client; its in-process methods keep working on the stored trips.
@@ -40,11 +46,14 @@ public final class FleetSimulator: Sendable {
 
   let core: SimulatorCore
   private let servers: ServerCycle
+  /// The health statuses every server of the cycle reports.
+  let health: HealthService
   let demoTrips = PosixMutex(0)
 
-  private init(core: SimulatorCore, servers: ServerCycle) {
+  private init(core: SimulatorCore, servers: ServerCycle, health: HealthService) {
     self.core = core
     self.servers = servers
+    self.health = health
     self.host = servers.host
     self.port = servers.port
     self.options = core.options
@@ -65,11 +74,17 @@ public final class FleetSimulator: Sendable {
     serverOptions.tls = options.tls
     serverOptions.interceptors = options.interceptors
     serverOptions.logger = options.logger
+    // One of each for every server of the cycle: statuses outlive a restart.
+    let health = HealthService()
+    let reflection = ReflectionService()
     let makeServer: @Sendable () -> GRPCServer = { [serverOptions] in
       let server = GRPCServer(options: serverOptions)
       TripServiceHandlers(core: core).register(on: server)
       TripFeedHandler(core: core).register(on: server)
       GRPCTestingServices.register(on: server)
+      health.register(on: server)
+      reflection.register(on: server)
+      health.setStatus(.serving, forServicesOf: server)
       return server
     }
     let servers: ServerCycle
@@ -80,7 +95,7 @@ public final class FleetSimulator: Sendable {
     } catch {
       throw SimulatorError.cannotListen(host: host, port: port, reason: "\(error)")
     }
-    return FleetSimulator(core: core, servers: servers)
+    return FleetSimulator(core: core, servers: servers, health: health)
   }
 
   /// `host:port`, ready for a client's target.
@@ -88,9 +103,11 @@ public final class FleetSimulator: Sendable {
     host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
   }
 
-  /// Stops serving: GOAWAY to every connection, calls in flight may finish for
-  /// `gracePeriod` (a WatchTrip stream is then cancelled), then every connection closes.
+  /// Stops serving: health turns NOT_SERVING (health watchers are told), GOAWAY to every
+  /// connection, calls in flight may finish for `gracePeriod` (a WatchTrip stream is then
+  /// cancelled), then every connection closes.
   public func shutdown(gracePeriod: Duration = .seconds(1)) async {
+    health.enterNotServing()
     await servers.shutdown(gracePeriod: gracePeriod)
   }
 

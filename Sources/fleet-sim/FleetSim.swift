@@ -39,6 +39,11 @@ struct FleetSim: AsyncParsableCommand {
       standard workloads. They need no token, and the per-call faults (--fail-rate, \
       --latency-ms, --drop-rate) leave them alone.
 
+      Health and reflection: grpc.health.v1.Health answers SERVING for "" and for every \
+      service above until shutdown begins, then NOT_SERVING; grpc.reflection.v1 and v1alpha \
+      ServerReflection list the services and serve their .proto descriptors, so grpcurl \
+      and other tools can call fleet-sim with no .proto files. Neither needs a token.
+
       Tokens: by default any `authorization: Bearer <token>` is accepted and a call without \
       one is UNAUTHENTICATED. With --strict-tokens a token must be `sim:<trip_id>` (or \
       `sim:*`), or a JWT whose payload has {"authorization": {"tripid": "<trip_id>"}} and \

@@ -2,6 +2,8 @@ import ArgumentParser
 import GRPCTestingServices
 import FleetProtos
 import FleetSync
+import GRPCHealth
+import GRPCReflection
 import GRPCWire
 
 #if canImport(Glibc)
@@ -9,7 +11,8 @@ import GRPCWire
 #endif
 
 /// `grpc.testing.TestService` on our own server, as gRPC's interop-test-descriptions.md
-/// prescribes for servers, so other implementations' clients can check it.
+/// prescribes for servers, so other implementations' clients can check it; with health
+/// (SERVING for `""` and every service, NOT_SERVING once it stops) and server reflection.
 ///
 /// Prints `LISTENING <port>` once it serves; SIGTERM or SIGINT end it.
 @main
@@ -45,6 +48,10 @@ struct InteropServerCommand: AsyncParsableCommand {
     }
     let server = GRPCServer(options: options)
     TestServiceHandlers.register(on: server)
+    let health = HealthService()
+    health.register(on: server)
+    ReflectionService().register(on: server)
+    health.setStatus(.serving, forServicesOf: server)
     // Catch SIGTERM/SIGINT before announcing the port: a signal right after it must not kill us.
     let shutdown = ShutdownSignals()
     let bound = try await server.start(host: host, port: port)
@@ -52,6 +59,7 @@ struct InteropServerCommand: AsyncParsableCommand {
     // Whoever started us reads this line from a pipe: do not leave it in stdout's buffer.
     fflush(nil)  // nil flushes every stream; naming `stdout` is not concurrency-safe in Swift 6
     await shutdown.wait(orParentExit: true)
+    health.enterNotServing()
     await server.shutdown(gracePeriod: .seconds(1))
   }
 }

@@ -19,10 +19,11 @@ summary; on the first failed check prints `FAILED <name>: <why>` to stdout and e
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 import uuid
+
+from check_lines import CheckFailed, check, report
 
 try:
     import grpc
@@ -37,16 +38,6 @@ except ImportError as error:  # pragma: no cover - environment problem
     print(f"sim_google_client: cannot import Google's client library ({error}); run with the "
           "venv that scripts/test creates (.venv/bin/python)", file=sys.stderr)
     sys.exit(2)
-
-
-class CheckFailed(Exception):
-    pass
-
-
-def check(name: str, condition: bool, why: str = "") -> None:
-    if not condition:
-        raise CheckFailed(f"{name}: {why}")
-    print(f"CHECK {name}", flush=True)
 
 
 def point(latitude: float, longitude: float) -> fe.TerminalLocation:
@@ -208,19 +199,8 @@ def main() -> int:
     parser.add_argument("--provider", default="py-provider")
     parser.add_argument("--token", default="python-token")
     arguments = parser.parse_args()
-    try:
-        summary = run(arguments.target, arguments.provider, arguments.token)
-    except CheckFailed as failure:
-        print(f"FAILED {failure}", flush=True)
-        return 1
-    except core_exceptions.GoogleAPICallError as error:
-        print(f"FAILED call: {type(error).__name__}: {error}", flush=True)
-        return 1
-    except Exception as error:  # a bug here or an unexpected answer: report, do not hide
-        print(f"FAILED unexpected {type(error).__name__}: {error}", flush=True)
-        raise
-    print(f"RESULT ok {json.dumps(summary)}", flush=True)
-    return 0
+    return report(lambda: run(arguments.target, arguments.provider, arguments.token),
+                  core_exceptions.GoogleAPICallError, lambda e: f"{type(e).__name__}: {e}")
 
 
 if __name__ == "__main__":

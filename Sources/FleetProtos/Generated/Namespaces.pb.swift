@@ -7,6 +7,15 @@ public enum FleetEngine {}
 /// Messages, enums and services of the proto package `fleetconsumer.v1`.
 public enum FleetFeed {}
 
+/// Messages, enums and services of the proto package `grpc.health.v1`.
+public enum GRPCHealthV1 {}
+
+/// Messages, enums and services of the proto package `grpc.reflection.v1`.
+public enum GRPCReflectionV1 {}
+
+/// Messages, enums and services of the proto package `grpc.reflection.v1alpha`.
+public enum GRPCReflectionV1Alpha {}
+
 /// Messages, enums and services of the proto package `grpc.testing`.
 public enum GRPCTesting {}
 

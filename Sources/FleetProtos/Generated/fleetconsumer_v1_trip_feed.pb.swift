@@ -154,3 +154,45 @@ extension FleetFeed {
       path: "/fleetconsumer.v1.TripFeed/WatchTrip", kind: .serverStreaming)
   }
 }
+
+extension ProtoFileDescriptor {
+  /// `fleetconsumer/v1/trip_feed.proto`, as protoc compiled it; one of ``ProtoFileDescriptor/all``.
+  static let fleetconsumerV1TripFeed = ProtoFileDescriptor(
+    name: "fleetconsumer/v1/trip_feed.proto",
+    dependencies: ["google/maps/fleetengine/v1/fleetengine.proto", "google/maps/fleetengine/v1/trips.proto", "google/protobuf/timestamp.proto"],
+    extensions: [],
+    symbols: """
+      fleetconsumer.v1.WatchTripRequest
+      fleetconsumer.v1.WatchTripRequest.name
+      fleetconsumer.v1.WatchTripRequest.view
+      fleetconsumer.v1.WatchTripRequest.route_format_type
+      fleetconsumer.v1.WatchTripRequest.current_route_segment_version
+      fleetconsumer.v1.WatchTripRequest.remaining_waypoints_version
+      fleetconsumer.v1.WatchTripRequest.current_route_segment_traffic_version
+      fleetconsumer.v1.WatchTripRequest.remaining_waypoints_route_version
+      fleetconsumer.v1.TripUpdate
+      fleetconsumer.v1.TripUpdate.trip
+      fleetconsumer.v1.TripUpdate.sequence
+      fleetconsumer.v1.TripUpdate.update_time
+      fleetconsumer.v1.TripFeed
+      fleetconsumer.v1.TripFeed.WatchTrip
+      """,
+    base64: """
+      CiBmbGVldGNvbnN1bWVyL3YxL3RyaXBfZmVlZC5wcm90bxIQZmxlZXRjb25zdW1lci52MRosZ29vZ2xlL21hcHMv\
+      ZmxlZXRlbmdpbmUvdjEvZmxlZXRlbmdpbmUucHJvdG8aJmdvb2dsZS9tYXBzL2ZsZWV0ZW5naW5lL3YxL3RyaXBz\
+      LnByb3RvGh9nb29nbGUvcHJvdG9idWYvdGltZXN0YW1wLnByb3RvIr4EChBXYXRjaFRyaXBSZXF1ZXN0EhIKBG5h\
+      bWUYASABKAlSBG5hbWUSMQoEdmlldxgCIAEoDjIdLm1hcHMuZmxlZXRlbmdpbmUudjEuVHJpcFZpZXdSBHZpZXcS\
+      UwoRcm91dGVfZm9ybWF0X3R5cGUYAyABKA4yJy5tYXBzLmZsZWV0ZW5naW5lLnYxLlBvbHlsaW5lRm9ybWF0VHlw\
+      ZVIPcm91dGVGb3JtYXRUeXBlEl0KHWN1cnJlbnRfcm91dGVfc2VnbWVudF92ZXJzaW9uGAQgASgLMhouZ29vZ2xl\
+      LnByb3RvYnVmLlRpbWVzdGFtcFIaY3VycmVudFJvdXRlU2VnbWVudFZlcnNpb24SWgobcmVtYWluaW5nX3dheXBv\
+      aW50c192ZXJzaW9uGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcFIZcmVtYWluaW5nV2F5cG9pbnRz\
+      VmVyc2lvbhJsCiVjdXJyZW50X3JvdXRlX3NlZ21lbnRfdHJhZmZpY192ZXJzaW9uGAYgASgLMhouZ29vZ2xlLnBy\
+      b3RvYnVmLlRpbWVzdGFtcFIhY3VycmVudFJvdXRlU2VnbWVudFRyYWZmaWNWZXJzaW9uEmUKIXJlbWFpbmluZ193\
+      YXlwb2ludHNfcm91dGVfdmVyc2lvbhgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBSHnJlbWFpbmlu\
+      Z1dheXBvaW50c1JvdXRlVmVyc2lvbiKUAQoKVHJpcFVwZGF0ZRItCgR0cmlwGAEgASgLMhkubWFwcy5mbGVldGVu\
+      Z2luZS52MS5UcmlwUgR0cmlwEhoKCHNlcXVlbmNlGAIgASgEUghzZXF1ZW5jZRI7Cgt1cGRhdGVfdGltZRgDIAEo\
+      CzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBSCnVwZGF0ZVRpbWUyWwoIVHJpcEZlZWQSTwoJV2F0Y2hUcmlw\
+      EiIuZmxlZXRjb25zdW1lci52MS5XYXRjaFRyaXBSZXF1ZXN0GhwuZmxlZXRjb25zdW1lci52MS5UcmlwVXBkYXRl\
+      MAFiBnByb3RvMw==
+      """)
+}

@@ -202,3 +202,50 @@ extension FleetEngine.RequestHeader: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 }
+
+extension ProtoFileDescriptor {
+  /// `google/maps/fleetengine/v1/header.proto`, as protoc compiled it; one of ``ProtoFileDescriptor/all``.
+  static let googleMapsFleetengineV1Header = ProtoFileDescriptor(
+    name: "google/maps/fleetengine/v1/header.proto",
+    dependencies: [],
+    extensions: [],
+    symbols: """
+      maps.fleetengine.v1.RequestHeader
+      maps.fleetengine.v1.RequestHeader.language_code
+      maps.fleetengine.v1.RequestHeader.region_code
+      maps.fleetengine.v1.RequestHeader.sdk_version
+      maps.fleetengine.v1.RequestHeader.os_version
+      maps.fleetengine.v1.RequestHeader.device_model
+      maps.fleetengine.v1.RequestHeader.sdk_type
+      maps.fleetengine.v1.RequestHeader.maps_sdk_version
+      maps.fleetengine.v1.RequestHeader.nav_sdk_version
+      maps.fleetengine.v1.RequestHeader.platform
+      maps.fleetengine.v1.RequestHeader.manufacturer
+      maps.fleetengine.v1.RequestHeader.android_api_level
+      maps.fleetengine.v1.RequestHeader.trace_id
+      maps.fleetengine.v1.RequestHeader.SdkType
+      maps.fleetengine.v1.RequestHeader.SDK_TYPE_UNSPECIFIED
+      maps.fleetengine.v1.RequestHeader.CONSUMER
+      maps.fleetengine.v1.RequestHeader.DRIVER
+      maps.fleetengine.v1.RequestHeader.JAVASCRIPT
+      maps.fleetengine.v1.RequestHeader.Platform
+      maps.fleetengine.v1.RequestHeader.PLATFORM_UNSPECIFIED
+      maps.fleetengine.v1.RequestHeader.ANDROID
+      maps.fleetengine.v1.RequestHeader.IOS
+      maps.fleetengine.v1.RequestHeader.WEB
+      """,
+    base64: """
+      Cidnb29nbGUvbWFwcy9mbGVldGVuZ2luZS92MS9oZWFkZXIucHJvdG8SE21hcHMuZmxlZXRlbmdpbmUudjEimQUK\
+      DVJlcXVlc3RIZWFkZXISIwoNbGFuZ3VhZ2VfY29kZRgBIAEoCVIMbGFuZ3VhZ2VDb2RlEh8KC3JlZ2lvbl9jb2Rl\
+      GAIgASgJUgpyZWdpb25Db2RlEh8KC3Nka192ZXJzaW9uGAMgASgJUgpzZGtWZXJzaW9uEh0KCm9zX3ZlcnNpb24Y\
+      BCABKAlSCW9zVmVyc2lvbhIhCgxkZXZpY2VfbW9kZWwYBSABKAlSC2RldmljZU1vZGVsEkUKCHNka190eXBlGAYg\
+      ASgOMioubWFwcy5mbGVldGVuZ2luZS52MS5SZXF1ZXN0SGVhZGVyLlNka1R5cGVSB3Nka1R5cGUSKAoQbWFwc19z\
+      ZGtfdmVyc2lvbhgHIAEoCVIObWFwc1Nka1ZlcnNpb24SJgoPbmF2X3Nka192ZXJzaW9uGAggASgJUg1uYXZTZGtW\
+      ZXJzaW9uEkcKCHBsYXRmb3JtGAkgASgOMisubWFwcy5mbGVldGVuZ2luZS52MS5SZXF1ZXN0SGVhZGVyLlBsYXRm\
+      b3JtUghwbGF0Zm9ybRIiCgxtYW51ZmFjdHVyZXIYCiABKAlSDG1hbnVmYWN0dXJlchIqChFhbmRyb2lkX2FwaV9s\
+      ZXZlbBgLIAEoBVIPYW5kcm9pZEFwaUxldmVsEhkKCHRyYWNlX2lkGAwgASgJUgd0cmFjZUlkIk0KB1Nka1R5cGUS\
+      GAoUU0RLX1RZUEVfVU5TUEVDSUZJRUQQABIMCghDT05TVU1FUhABEgoKBkRSSVZFUhACEg4KCkpBVkFTQ1JJUFQQ\
+      AyJDCghQbGF0Zm9ybRIYChRQTEFURk9STV9VTlNQRUNJRklFRBAAEgsKB0FORFJPSUQQARIHCgNJT1MQAhIHCgNX\
+      RUIQA2IGcHJvdG8z
+      """)
+}

@@ -159,3 +159,36 @@ extension FleetEngine.ConsumableTrafficPolyline: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 }
+
+extension ProtoFileDescriptor {
+  /// `google/maps/fleetengine/v1/traffic.proto`, as protoc compiled it; one of ``ProtoFileDescriptor/all``.
+  static let googleMapsFleetengineV1Traffic = ProtoFileDescriptor(
+    name: "google/maps/fleetengine/v1/traffic.proto",
+    dependencies: [],
+    extensions: [],
+    symbols: """
+      maps.fleetengine.v1.SpeedReadingInterval
+      maps.fleetengine.v1.SpeedReadingInterval.start_polyline_point_index
+      maps.fleetengine.v1.SpeedReadingInterval.end_polyline_point_index
+      maps.fleetengine.v1.SpeedReadingInterval.speed
+      maps.fleetengine.v1.SpeedReadingInterval.Speed
+      maps.fleetengine.v1.SpeedReadingInterval.SPEED_UNSPECIFIED
+      maps.fleetengine.v1.SpeedReadingInterval.NORMAL
+      maps.fleetengine.v1.SpeedReadingInterval.SLOW
+      maps.fleetengine.v1.SpeedReadingInterval.TRAFFIC_JAM
+      maps.fleetengine.v1.ConsumableTrafficPolyline
+      maps.fleetengine.v1.ConsumableTrafficPolyline.speed_reading_interval
+      maps.fleetengine.v1.ConsumableTrafficPolyline.encoded_path_to_waypoint
+      """,
+    base64: """
+      Cihnb29nbGUvbWFwcy9mbGVldGVuZ2luZS92MS90cmFmZmljLnByb3RvEhNtYXBzLmZsZWV0ZW5naW5lLnYxIpoC\
+      ChRTcGVlZFJlYWRpbmdJbnRlcnZhbBI7ChpzdGFydF9wb2x5bGluZV9wb2ludF9pbmRleBgBIAEoBVIXc3RhcnRQ\
+      b2x5bGluZVBvaW50SW5kZXgSNwoYZW5kX3BvbHlsaW5lX3BvaW50X2luZGV4GAIgASgFUhVlbmRQb2x5bGluZVBv\
+      aW50SW5kZXgSRQoFc3BlZWQYAyABKA4yLy5tYXBzLmZsZWV0ZW5naW5lLnYxLlNwZWVkUmVhZGluZ0ludGVydmFs\
+      LlNwZWVkUgVzcGVlZCJFCgVTcGVlZBIVChFTUEVFRF9VTlNQRUNJRklFRBAAEgoKBk5PUk1BTBABEggKBFNMT1cQ\
+      AhIPCgtUUkFGRklDX0pBTRADIrUBChlDb25zdW1hYmxlVHJhZmZpY1BvbHlsaW5lEl8KFnNwZWVkX3JlYWRpbmdf\
+      aW50ZXJ2YWwYASADKAsyKS5tYXBzLmZsZWV0ZW5naW5lLnYxLlNwZWVkUmVhZGluZ0ludGVydmFsUhRzcGVlZFJl\
+      YWRpbmdJbnRlcnZhbBI3ChhlbmNvZGVkX3BhdGhfdG9fd2F5cG9pbnQYAiABKAlSFWVuY29kZWRQYXRoVG9XYXlw\
+      b2ludGIGcHJvdG8z
+      """)
+}

@@ -509,3 +509,107 @@ extension FleetEngine {
       path: "/maps.fleetengine.v1.TripService/UpdateTrip", kind: .unary)
   }
 }
+
+extension ProtoFileDescriptor {
+  /// `google/maps/fleetengine/v1/trip_api.proto`, as protoc compiled it; one of ``ProtoFileDescriptor/all``.
+  static let googleMapsFleetengineV1TripApi = ProtoFileDescriptor(
+    name: "google/maps/fleetengine/v1/trip_api.proto",
+    dependencies: ["google/maps/fleetengine/v1/fleetengine.proto", "google/maps/fleetengine/v1/header.proto", "google/maps/fleetengine/v1/trips.proto", "google/protobuf/duration.proto", "google/protobuf/empty.proto", "google/protobuf/field_mask.proto", "google/protobuf/timestamp.proto"],
+    extensions: [],
+    symbols: """
+      maps.fleetengine.v1.CreateTripRequest
+      maps.fleetengine.v1.CreateTripRequest.header
+      maps.fleetengine.v1.CreateTripRequest.parent
+      maps.fleetengine.v1.CreateTripRequest.trip_id
+      maps.fleetengine.v1.CreateTripRequest.trip
+      maps.fleetengine.v1.GetTripRequest
+      maps.fleetengine.v1.GetTripRequest.header
+      maps.fleetengine.v1.GetTripRequest.name
+      maps.fleetengine.v1.GetTripRequest.view
+      maps.fleetengine.v1.GetTripRequest.current_route_segment_version
+      maps.fleetengine.v1.GetTripRequest.remaining_waypoints_version
+      maps.fleetengine.v1.GetTripRequest.route_format_type
+      maps.fleetengine.v1.GetTripRequest.current_route_segment_traffic_version
+      maps.fleetengine.v1.GetTripRequest.remaining_waypoints_route_version
+      maps.fleetengine.v1.DeleteTripRequest
+      maps.fleetengine.v1.DeleteTripRequest.header
+      maps.fleetengine.v1.DeleteTripRequest.name
+      maps.fleetengine.v1.ReportBillableTripRequest
+      maps.fleetengine.v1.ReportBillableTripRequest.name
+      maps.fleetengine.v1.ReportBillableTripRequest.country_code
+      maps.fleetengine.v1.ReportBillableTripRequest.platform
+      maps.fleetengine.v1.ReportBillableTripRequest.related_ids
+      maps.fleetengine.v1.ReportBillableTripRequest.solution_type
+      maps.fleetengine.v1.ReportBillableTripRequest.SolutionType
+      maps.fleetengine.v1.ReportBillableTripRequest.SOLUTION_TYPE_UNSPECIFIED
+      maps.fleetengine.v1.ReportBillableTripRequest.ON_DEMAND_RIDESHARING_AND_DELIVERIES
+      maps.fleetengine.v1.UpdateTripRequest
+      maps.fleetengine.v1.UpdateTripRequest.header
+      maps.fleetengine.v1.UpdateTripRequest.name
+      maps.fleetengine.v1.UpdateTripRequest.trip
+      maps.fleetengine.v1.UpdateTripRequest.update_mask
+      maps.fleetengine.v1.SearchTripsRequest
+      maps.fleetengine.v1.SearchTripsRequest.header
+      maps.fleetengine.v1.SearchTripsRequest.parent
+      maps.fleetengine.v1.SearchTripsRequest.vehicle_id
+      maps.fleetengine.v1.SearchTripsRequest.active_trips_only
+      maps.fleetengine.v1.SearchTripsRequest.page_size
+      maps.fleetengine.v1.SearchTripsRequest.page_token
+      maps.fleetengine.v1.SearchTripsRequest.minimum_staleness
+      maps.fleetengine.v1.SearchTripsResponse
+      maps.fleetengine.v1.SearchTripsResponse.trips
+      maps.fleetengine.v1.SearchTripsResponse.next_page_token
+      maps.fleetengine.v1.TripService
+      maps.fleetengine.v1.TripService.CreateTrip
+      maps.fleetengine.v1.TripService.GetTrip
+      maps.fleetengine.v1.TripService.DeleteTrip
+      maps.fleetengine.v1.TripService.ReportBillableTrip
+      maps.fleetengine.v1.TripService.SearchTrips
+      maps.fleetengine.v1.TripService.UpdateTrip
+      """,
+    base64: """
+      Cilnb29nbGUvbWFwcy9mbGVldGVuZ2luZS92MS90cmlwX2FwaS5wcm90bxITbWFwcy5mbGVldGVuZ2luZS52MRos\
+      Z29vZ2xlL21hcHMvZmxlZXRlbmdpbmUvdjEvZmxlZXRlbmdpbmUucHJvdG8aJ2dvb2dsZS9tYXBzL2ZsZWV0ZW5n\
+      aW5lL3YxL2hlYWRlci5wcm90bxomZ29vZ2xlL21hcHMvZmxlZXRlbmdpbmUvdjEvdHJpcHMucHJvdG8aHmdvb2ds\
+      ZS9wcm90b2J1Zi9kdXJhdGlvbi5wcm90bxobZ29vZ2xlL3Byb3RvYnVmL2VtcHR5LnByb3RvGiBnb29nbGUvcHJv\
+      dG9idWYvZmllbGRfbWFzay5wcm90bxofZ29vZ2xlL3Byb3RvYnVmL3RpbWVzdGFtcC5wcm90byKvAQoRQ3JlYXRl\
+      VHJpcFJlcXVlc3QSOgoGaGVhZGVyGAEgASgLMiIubWFwcy5mbGVldGVuZ2luZS52MS5SZXF1ZXN0SGVhZGVyUgZo\
+      ZWFkZXISFgoGcGFyZW50GAMgASgJUgZwYXJlbnQSFwoHdHJpcF9pZBgFIAEoCVIGdHJpcElkEi0KBHRyaXAYBCAB\
+      KAsyGS5tYXBzLmZsZWV0ZW5naW5lLnYxLlRyaXBSBHRyaXAi/AQKDkdldFRyaXBSZXF1ZXN0EjoKBmhlYWRlchgB\
+      IAEoCzIiLm1hcHMuZmxlZXRlbmdpbmUudjEuUmVxdWVzdEhlYWRlclIGaGVhZGVyEhIKBG5hbWUYAyABKAlSBG5h\
+      bWUSMQoEdmlldxgLIAEoDjIdLm1hcHMuZmxlZXRlbmdpbmUudjEuVHJpcFZpZXdSBHZpZXcSXQodY3VycmVudF9y\
+      b3V0ZV9zZWdtZW50X3ZlcnNpb24YBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wUhpjdXJyZW50Um91\
+      dGVTZWdtZW50VmVyc2lvbhJeChtyZW1haW5pbmdfd2F5cG9pbnRzX3ZlcnNpb24YByABKAsyGi5nb29nbGUucHJv\
+      dG9idWYuVGltZXN0YW1wQgIYAVIZcmVtYWluaW5nV2F5cG9pbnRzVmVyc2lvbhJTChFyb3V0ZV9mb3JtYXRfdHlw\
+      ZRgIIAEoDjInLm1hcHMuZmxlZXRlbmdpbmUudjEuUG9seWxpbmVGb3JtYXRUeXBlUg9yb3V0ZUZvcm1hdFR5cGUS\
+      bAolY3VycmVudF9yb3V0ZV9zZWdtZW50X3RyYWZmaWNfdmVyc2lvbhgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5U\
+      aW1lc3RhbXBSIWN1cnJlbnRSb3V0ZVNlZ21lbnRUcmFmZmljVmVyc2lvbhJlCiFyZW1haW5pbmdfd2F5cG9pbnRz\
+      X3JvdXRlX3ZlcnNpb24YCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wUh5yZW1haW5pbmdXYXlwb2lu\
+      dHNSb3V0ZVZlcnNpb24iYwoRRGVsZXRlVHJpcFJlcXVlc3QSOgoGaGVhZGVyGAEgASgLMiIubWFwcy5mbGVldGVu\
+      Z2luZS52MS5SZXF1ZXN0SGVhZGVyUgZoZWFkZXISEgoEbmFtZRgCIAEoCVIEbmFtZSL6AgoZUmVwb3J0QmlsbGFi\
+      bGVUcmlwUmVxdWVzdBISCgRuYW1lGAIgASgJUgRuYW1lEiEKDGNvdW50cnlfY29kZRgDIAEoCVILY291bnRyeUNv\
+      ZGUSSgoIcGxhdGZvcm0YBSABKA4yLi5tYXBzLmZsZWV0ZW5naW5lLnYxLkJpbGxpbmdQbGF0Zm9ybUlkZW50aWZp\
+      ZXJSCHBsYXRmb3JtEh8KC3JlbGF0ZWRfaWRzGAYgAygJUgpyZWxhdGVkSWRzEmAKDXNvbHV0aW9uX3R5cGUYByAB\
+      KA4yOy5tYXBzLmZsZWV0ZW5naW5lLnYxLlJlcG9ydEJpbGxhYmxlVHJpcFJlcXVlc3QuU29sdXRpb25UeXBlUgxz\
+      b2x1dGlvblR5cGUiVwoMU29sdXRpb25UeXBlEh0KGVNPTFVUSU9OX1RZUEVfVU5TUEVDSUZJRUQQABIoCiRPTl9E\
+      RU1BTkRfUklERVNIQVJJTkdfQU5EX0RFTElWRVJJRVMQASLPAQoRVXBkYXRlVHJpcFJlcXVlc3QSOgoGaGVhZGVy\
+      GAEgASgLMiIubWFwcy5mbGVldGVuZ2luZS52MS5SZXF1ZXN0SGVhZGVyUgZoZWFkZXISEgoEbmFtZRgDIAEoCVIE\
+      bmFtZRItCgR0cmlwGAQgASgLMhkubWFwcy5mbGVldGVuZ2luZS52MS5UcmlwUgR0cmlwEjsKC3VwZGF0ZV9tYXNr\
+      GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFza1IKdXBkYXRlTWFzayK3AgoSU2VhcmNoVHJpcHNSZXF1\
+      ZXN0EjoKBmhlYWRlchgBIAEoCzIiLm1hcHMuZmxlZXRlbmdpbmUudjEuUmVxdWVzdEhlYWRlclIGaGVhZGVyEhYK\
+      BnBhcmVudBgDIAEoCVIGcGFyZW50Eh0KCnZlaGljbGVfaWQYBCABKAlSCXZlaGljbGVJZBIqChFhY3RpdmVfdHJp\
+      cHNfb25seRgFIAEoCFIPYWN0aXZlVHJpcHNPbmx5EhsKCXBhZ2Vfc2l6ZRgGIAEoBVIIcGFnZVNpemUSHQoKcGFn\
+      ZV90b2tlbhgHIAEoCVIJcGFnZVRva2VuEkYKEW1pbmltdW1fc3RhbGVuZXNzGAggASgLMhkuZ29vZ2xlLnByb3Rv\
+      YnVmLkR1cmF0aW9uUhBtaW5pbXVtU3RhbGVuZXNzIm4KE1NlYXJjaFRyaXBzUmVzcG9uc2USLwoFdHJpcHMYASAD\
+      KAsyGS5tYXBzLmZsZWV0ZW5naW5lLnYxLlRyaXBSBXRyaXBzEiYKD25leHRfcGFnZV90b2tlbhgCIAEoCVINbmV4\
+      dFBhZ2VUb2tlbjKIBAoLVHJpcFNlcnZpY2USTwoKQ3JlYXRlVHJpcBImLm1hcHMuZmxlZXRlbmdpbmUudjEuQ3Jl\
+      YXRlVHJpcFJlcXVlc3QaGS5tYXBzLmZsZWV0ZW5naW5lLnYxLlRyaXASSQoHR2V0VHJpcBIjLm1hcHMuZmxlZXRl\
+      bmdpbmUudjEuR2V0VHJpcFJlcXVlc3QaGS5tYXBzLmZsZWV0ZW5naW5lLnYxLlRyaXASTAoKRGVsZXRlVHJpcBIm\
+      Lm1hcHMuZmxlZXRlbmdpbmUudjEuRGVsZXRlVHJpcFJlcXVlc3QaFi5nb29nbGUucHJvdG9idWYuRW1wdHkSXAoS\
+      UmVwb3J0QmlsbGFibGVUcmlwEi4ubWFwcy5mbGVldGVuZ2luZS52MS5SZXBvcnRCaWxsYWJsZVRyaXBSZXF1ZXN0\
+      GhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5EmAKC1NlYXJjaFRyaXBzEicubWFwcy5mbGVldGVuZ2luZS52MS5TZWFy\
+      Y2hUcmlwc1JlcXVlc3QaKC5tYXBzLmZsZWV0ZW5naW5lLnYxLlNlYXJjaFRyaXBzUmVzcG9uc2USTwoKVXBkYXRl\
+      VHJpcBImLm1hcHMuZmxlZXRlbmdpbmUudjEuVXBkYXRlVHJpcFJlcXVlc3QaGS5tYXBzLmZsZWV0ZW5naW5lLnYx\
+      LlRyaXBiBnByb3RvMw==
+      """)
+}

@@ -927,3 +927,130 @@ extension FleetEngine.StopLocation: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 }
+
+extension ProtoFileDescriptor {
+  /// `google/maps/fleetengine/v1/trips.proto`, as protoc compiled it; one of ``ProtoFileDescriptor/all``.
+  static let googleMapsFleetengineV1Trips = ProtoFileDescriptor(
+    name: "google/maps/fleetengine/v1/trips.proto",
+    dependencies: ["google/maps/fleetengine/v1/fleetengine.proto", "google/maps/fleetengine/v1/traffic.proto", "google/protobuf/duration.proto", "google/protobuf/timestamp.proto", "google/protobuf/wrappers.proto", "google/type/latlng.proto"],
+    extensions: [],
+    symbols: """
+      maps.fleetengine.v1.Trip
+      maps.fleetengine.v1.Trip.name
+      maps.fleetengine.v1.Trip.vehicle_id
+      maps.fleetengine.v1.Trip.trip_status
+      maps.fleetengine.v1.Trip.trip_type
+      maps.fleetengine.v1.Trip.pickup_point
+      maps.fleetengine.v1.Trip.actual_pickup_point
+      maps.fleetengine.v1.Trip.actual_pickup_arrival_point
+      maps.fleetengine.v1.Trip.pickup_time
+      maps.fleetengine.v1.Trip.intermediate_destinations
+      maps.fleetengine.v1.Trip.intermediate_destinations_version
+      maps.fleetengine.v1.Trip.intermediate_destination_index
+      maps.fleetengine.v1.Trip.actual_intermediate_destination_arrival_points
+      maps.fleetengine.v1.Trip.actual_intermediate_destinations
+      maps.fleetengine.v1.Trip.dropoff_point
+      maps.fleetengine.v1.Trip.actual_dropoff_point
+      maps.fleetengine.v1.Trip.dropoff_time
+      maps.fleetengine.v1.Trip.remaining_waypoints
+      maps.fleetengine.v1.Trip.vehicle_waypoints
+      maps.fleetengine.v1.Trip.route
+      maps.fleetengine.v1.Trip.current_route_segment
+      maps.fleetengine.v1.Trip.current_route_segment_version
+      maps.fleetengine.v1.Trip.current_route_segment_traffic
+      maps.fleetengine.v1.Trip.current_route_segment_traffic_version
+      maps.fleetengine.v1.Trip.current_route_segment_end_point
+      maps.fleetengine.v1.Trip.remaining_distance_meters
+      maps.fleetengine.v1.Trip.eta_to_first_waypoint
+      maps.fleetengine.v1.Trip.remaining_time_to_first_waypoint
+      maps.fleetengine.v1.Trip.remaining_waypoints_version
+      maps.fleetengine.v1.Trip.remaining_waypoints_route_version
+      maps.fleetengine.v1.Trip.number_of_passengers
+      maps.fleetengine.v1.Trip.last_location
+      maps.fleetengine.v1.Trip.last_location_snappable
+      maps.fleetengine.v1.Trip.view
+      maps.fleetengine.v1.Trip.attributes
+      maps.fleetengine.v1.StopLocation
+      maps.fleetengine.v1.StopLocation.point
+      maps.fleetengine.v1.StopLocation.timestamp
+      maps.fleetengine.v1.StopLocation.stop_time
+      maps.fleetengine.v1.TripStatus
+      maps.fleetengine.v1.UNKNOWN_TRIP_STATUS
+      maps.fleetengine.v1.NEW
+      maps.fleetengine.v1.ENROUTE_TO_PICKUP
+      maps.fleetengine.v1.ARRIVED_AT_PICKUP
+      maps.fleetengine.v1.ARRIVED_AT_INTERMEDIATE_DESTINATION
+      maps.fleetengine.v1.ENROUTE_TO_INTERMEDIATE_DESTINATION
+      maps.fleetengine.v1.ENROUTE_TO_DROPOFF
+      maps.fleetengine.v1.COMPLETE
+      maps.fleetengine.v1.CANCELED
+      maps.fleetengine.v1.BillingPlatformIdentifier
+      maps.fleetengine.v1.BILLING_PLATFORM_IDENTIFIER_UNSPECIFIED
+      maps.fleetengine.v1.SERVER
+      maps.fleetengine.v1.WEB
+      maps.fleetengine.v1.ANDROID
+      maps.fleetengine.v1.IOS
+      maps.fleetengine.v1.OTHERS
+      maps.fleetengine.v1.TripView
+      maps.fleetengine.v1.TRIP_VIEW_UNSPECIFIED
+      maps.fleetengine.v1.SDK
+      maps.fleetengine.v1.JOURNEY_SHARING_V1S
+      """,
+    base64: """
+      CiZnb29nbGUvbWFwcy9mbGVldGVuZ2luZS92MS90cmlwcy5wcm90bxITbWFwcy5mbGVldGVuZ2luZS52MRosZ29v\
+      Z2xlL21hcHMvZmxlZXRlbmdpbmUvdjEvZmxlZXRlbmdpbmUucHJvdG8aKGdvb2dsZS9tYXBzL2ZsZWV0ZW5naW5l\
+      L3YxL3RyYWZmaWMucHJvdG8aHmdvb2dsZS9wcm90b2J1Zi9kdXJhdGlvbi5wcm90bxofZ29vZ2xlL3Byb3RvYnVm\
+      L3RpbWVzdGFtcC5wcm90bxoeZ29vZ2xlL3Byb3RvYnVmL3dyYXBwZXJzLnByb3RvGhhnb29nbGUvdHlwZS9sYXRs\
+      bmcucHJvdG8igBUKBFRyaXASEgoEbmFtZRgBIAEoCVIEbmFtZRIdCgp2ZWhpY2xlX2lkGAIgASgJUgl2ZWhpY2xl\
+      SWQSQAoLdHJpcF9zdGF0dXMYAyABKA4yHy5tYXBzLmZsZWV0ZW5naW5lLnYxLlRyaXBTdGF0dXNSCnRyaXBTdGF0\
+      dXMSOgoJdHJpcF90eXBlGAQgASgOMh0ubWFwcy5mbGVldGVuZ2luZS52MS5UcmlwVHlwZVIIdHJpcFR5cGUSSAoM\
+      cGlja3VwX3BvaW50GAUgASgLMiUubWFwcy5mbGVldGVuZ2luZS52MS5UZXJtaW5hbExvY2F0aW9uUgtwaWNrdXBQ\
+      b2ludBJRChNhY3R1YWxfcGlja3VwX3BvaW50GBYgASgLMiEubWFwcy5mbGVldGVuZ2luZS52MS5TdG9wTG9jYXRp\
+      b25SEWFjdHVhbFBpY2t1cFBvaW50EmAKG2FjdHVhbF9waWNrdXBfYXJyaXZhbF9wb2ludBggIAEoCzIhLm1hcHMu\
+      ZmxlZXRlbmdpbmUudjEuU3RvcExvY2F0aW9uUhhhY3R1YWxQaWNrdXBBcnJpdmFsUG9pbnQSOwoLcGlja3VwX3Rp\
+      bWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wUgpwaWNrdXBUaW1lEmIKGWludGVybWVkaWF0ZV9k\
+      ZXN0aW5hdGlvbnMYDiADKAsyJS5tYXBzLmZsZWV0ZW5naW5lLnYxLlRlcm1pbmFsTG9jYXRpb25SGGludGVybWVk\
+      aWF0ZURlc3RpbmF0aW9ucxJmCiFpbnRlcm1lZGlhdGVfZGVzdGluYXRpb25zX3ZlcnNpb24YGSABKAsyGi5nb29n\
+      bGUucHJvdG9idWYuVGltZXN0YW1wUh9pbnRlcm1lZGlhdGVEZXN0aW5hdGlvbnNWZXJzaW9uEkQKHmludGVybWVk\
+      aWF0ZV9kZXN0aW5hdGlvbl9pbmRleBgPIAEoBVIcaW50ZXJtZWRpYXRlRGVzdGluYXRpb25JbmRleBKFAQouYWN0\
+      dWFsX2ludGVybWVkaWF0ZV9kZXN0aW5hdGlvbl9hcnJpdmFsX3BvaW50cxghIAMoCzIhLm1hcHMuZmxlZXRlbmdp\
+      bmUudjEuU3RvcExvY2F0aW9uUiphY3R1YWxJbnRlcm1lZGlhdGVEZXN0aW5hdGlvbkFycml2YWxQb2ludHMSawog\
+      YWN0dWFsX2ludGVybWVkaWF0ZV9kZXN0aW5hdGlvbnMYIiADKAsyIS5tYXBzLmZsZWV0ZW5naW5lLnYxLlN0b3BM\
+      b2NhdGlvblIeYWN0dWFsSW50ZXJtZWRpYXRlRGVzdGluYXRpb25zEkoKDWRyb3BvZmZfcG9pbnQYByABKAsyJS5t\
+      YXBzLmZsZWV0ZW5naW5lLnYxLlRlcm1pbmFsTG9jYXRpb25SDGRyb3BvZmZQb2ludBJTChRhY3R1YWxfZHJvcG9m\
+      Zl9wb2ludBgXIAEoCzIhLm1hcHMuZmxlZXRlbmdpbmUudjEuU3RvcExvY2F0aW9uUhJhY3R1YWxEcm9wb2ZmUG9p\
+      bnQSPQoMZHJvcG9mZl90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcFILZHJvcG9mZlRpbWUS\
+      UgoTcmVtYWluaW5nX3dheXBvaW50cxgQIAMoCzIhLm1hcHMuZmxlZXRlbmdpbmUudjEuVHJpcFdheXBvaW50UhJy\
+      ZW1haW5pbmdXYXlwb2ludHMSTgoRdmVoaWNsZV93YXlwb2ludHMYFCADKAsyIS5tYXBzLmZsZWV0ZW5naW5lLnYx\
+      LlRyaXBXYXlwb2ludFIQdmVoaWNsZVdheXBvaW50cxIpCgVyb3V0ZRgJIAMoCzITLmdvb2dsZS50eXBlLkxhdExu\
+      Z1IFcm91dGUSMgoVY3VycmVudF9yb3V0ZV9zZWdtZW50GBUgASgJUhNjdXJyZW50Um91dGVTZWdtZW50El0KHWN1\
+      cnJlbnRfcm91dGVfc2VnbWVudF92ZXJzaW9uGBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcFIaY3Vy\
+      cmVudFJvdXRlU2VnbWVudFZlcnNpb24ScQodY3VycmVudF9yb3V0ZV9zZWdtZW50X3RyYWZmaWMYHCABKAsyLi5t\
+      YXBzLmZsZWV0ZW5naW5lLnYxLkNvbnN1bWFibGVUcmFmZmljUG9seWxpbmVSGmN1cnJlbnRSb3V0ZVNlZ21lbnRU\
+      cmFmZmljEmwKJWN1cnJlbnRfcm91dGVfc2VnbWVudF90cmFmZmljX3ZlcnNpb24YHiABKAsyGi5nb29nbGUucHJv\
+      dG9idWYuVGltZXN0YW1wUiFjdXJyZW50Um91dGVTZWdtZW50VHJhZmZpY1ZlcnNpb24SZwofY3VycmVudF9yb3V0\
+      ZV9zZWdtZW50X2VuZF9wb2ludBgYIAEoCzIhLm1hcHMuZmxlZXRlbmdpbmUudjEuVHJpcFdheXBvaW50UhtjdXJy\
+      ZW50Um91dGVTZWdtZW50RW5kUG9pbnQSVwoZcmVtYWluaW5nX2Rpc3RhbmNlX21ldGVycxgMIAEoCzIbLmdvb2ds\
+      ZS5wcm90b2J1Zi5JbnQzMlZhbHVlUhdyZW1haW5pbmdEaXN0YW5jZU1ldGVycxJNChVldGFfdG9fZmlyc3Rfd2F5\
+      cG9pbnQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wUhJldGFUb0ZpcnN0V2F5cG9pbnQSYQogcmVt\
+      YWluaW5nX3RpbWVfdG9fZmlyc3Rfd2F5cG9pbnQYGyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25SHHJl\
+      bWFpbmluZ1RpbWVUb0ZpcnN0V2F5cG9pbnQSWgobcmVtYWluaW5nX3dheXBvaW50c192ZXJzaW9uGBMgASgLMhou\
+      Z29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcFIZcmVtYWluaW5nV2F5cG9pbnRzVmVyc2lvbhJlCiFyZW1haW5pbmdf\
+      d2F5cG9pbnRzX3JvdXRlX3ZlcnNpb24YHSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wUh5yZW1haW5p\
+      bmdXYXlwb2ludHNSb3V0ZVZlcnNpb24SMAoUbnVtYmVyX29mX3Bhc3NlbmdlcnMYCiABKAVSEm51bWJlck9mUGFz\
+      c2VuZ2VycxJJCg1sYXN0X2xvY2F0aW9uGAsgASgLMiQubWFwcy5mbGVldGVuZ2luZS52MS5WZWhpY2xlTG9jYXRp\
+      b25SDGxhc3RMb2NhdGlvbhI2ChdsYXN0X2xvY2F0aW9uX3NuYXBwYWJsZRgaIAEoCFIVbGFzdExvY2F0aW9uU25h\
+      cHBhYmxlEjEKBHZpZXcYHyABKA4yHS5tYXBzLmZsZWV0ZW5naW5lLnYxLlRyaXBWaWV3UgR2aWV3EkIKCmF0dHJp\
+      YnV0ZXMYIyADKAsyIi5tYXBzLmZsZWV0ZW5naW5lLnYxLlRyaXBBdHRyaWJ1dGVSCmF0dHJpYnV0ZXMisAEKDFN0\
+      b3BMb2NhdGlvbhIpCgVwb2ludBgBIAEoCzITLmdvb2dsZS50eXBlLkxhdExuZ1IFcG9pbnQSOAoJdGltZXN0YW1w\
+      GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcFIJdGltZXN0YW1wEjsKCXN0b3BfdGltZRgDIAEoCzIa\
+      Lmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCAhgBUghzdG9wVGltZSriAQoKVHJpcFN0YXR1cxIXChNVTktOT1dO\
+      X1RSSVBfU1RBVFVTEAASBwoDTkVXEAESFQoRRU5ST1VURV9UT19QSUNLVVAQAhIVChFBUlJJVkVEX0FUX1BJQ0tV\
+      UBADEicKI0FSUklWRURfQVRfSU5URVJNRURJQVRFX0RFU1RJTkFUSU9OEAcSJwojRU5ST1VURV9UT19JTlRFUk1F\
+      RElBVEVfREVTVElOQVRJT04QCBIWChJFTlJPVVRFX1RPX0RST1BPRkYQBBIMCghDT01QTEVURRAFEgwKCENBTkNF\
+      TEVEEAYqfwoZQmlsbGluZ1BsYXRmb3JtSWRlbnRpZmllchIrCidCSUxMSU5HX1BMQVRGT1JNX0lERU5USUZJRVJf\
+      VU5TUEVDSUZJRUQQABIKCgZTRVJWRVIQARIHCgNXRUIQAhILCgdBTkRST0lEEAMSBwoDSU9TEAQSCgoGT1RIRVJT\
+      EAUqRwoIVHJpcFZpZXcSGQoVVFJJUF9WSUVXX1VOU1BFQ0lGSUVEEAASBwoDU0RLEAESFwoTSk9VUk5FWV9TSEFS\
+      SU5HX1YxUxACYgZwcm90bzM=
+      """)
+}

@@ -155,3 +155,22 @@ extension GoogleProtobuf.AnyMessage: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 }
+
+extension ProtoFileDescriptor {
+  /// `google/protobuf/any.proto`, as protoc compiled it; one of ``ProtoFileDescriptor/all``.
+  static let googleProtobufAny = ProtoFileDescriptor(
+    name: "google/protobuf/any.proto",
+    dependencies: [],
+    extensions: [],
+    symbols: """
+      google.protobuf.Any
+      google.protobuf.Any.type_url
+      google.protobuf.Any.value
+      """,
+    base64: """
+      Chlnb29nbGUvcHJvdG9idWYvYW55LnByb3RvEg9nb29nbGUucHJvdG9idWYiNgoDQW55EhkKCHR5cGVfdXJsGAEg\
+      ASgJUgd0eXBlVXJsEhQKBXZhbHVlGAIgASgMUgV2YWx1ZUJ2ChNjb20uZ29vZ2xlLnByb3RvYnVmQghBbnlQcm90\
+      b1ABWixnb29nbGUuZ29sYW5nLm9yZy9wcm90b2J1Zi90eXBlcy9rbm93bi9hbnlwYqICA0dQQqoCHkdvb2dsZS5Q\
+      cm90b2J1Zi5XZWxsS25vd25UeXBlc2IGcHJvdG8z
+      """)
+}

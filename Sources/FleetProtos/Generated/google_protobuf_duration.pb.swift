@@ -112,3 +112,22 @@ extension GoogleProtobuf.Duration: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 }
+
+extension ProtoFileDescriptor {
+  /// `google/protobuf/duration.proto`, as protoc compiled it; one of ``ProtoFileDescriptor/all``.
+  static let googleProtobufDuration = ProtoFileDescriptor(
+    name: "google/protobuf/duration.proto",
+    dependencies: [],
+    extensions: [],
+    symbols: """
+      google.protobuf.Duration
+      google.protobuf.Duration.seconds
+      google.protobuf.Duration.nanos
+      """,
+    base64: """
+      Ch5nb29nbGUvcHJvdG9idWYvZHVyYXRpb24ucHJvdG8SD2dvb2dsZS5wcm90b2J1ZiI6CghEdXJhdGlvbhIYCgdz\
+      ZWNvbmRzGAEgASgDUgdzZWNvbmRzEhQKBW5hbm9zGAIgASgFUgVuYW5vc0KDAQoTY29tLmdvb2dsZS5wcm90b2J1\
+      ZkINRHVyYXRpb25Qcm90b1ABWjFnb29nbGUuZ29sYW5nLm9yZy9wcm90b2J1Zi90eXBlcy9rbm93bi9kdXJhdGlv\
+      bnBi+AEBogIDR1BCqgIeR29vZ2xlLlByb3RvYnVmLldlbGxLbm93blR5cGVzYgZwcm90bzM=
+      """)
+}

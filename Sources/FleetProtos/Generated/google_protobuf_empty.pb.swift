@@ -45,3 +45,19 @@ extension GoogleProtobuf.Empty: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 }
+
+extension ProtoFileDescriptor {
+  /// `google/protobuf/empty.proto`, as protoc compiled it; one of ``ProtoFileDescriptor/all``.
+  static let googleProtobufEmpty = ProtoFileDescriptor(
+    name: "google/protobuf/empty.proto",
+    dependencies: [],
+    extensions: [],
+    symbols: """
+      google.protobuf.Empty
+      """,
+    base64: """
+      Chtnb29nbGUvcHJvdG9idWYvZW1wdHkucHJvdG8SD2dvb2dsZS5wcm90b2J1ZiIHCgVFbXB0eUJ9ChNjb20uZ29v\
+      Z2xlLnByb3RvYnVmQgpFbXB0eVByb3RvUAFaLmdvb2dsZS5nb2xhbmcub3JnL3Byb3RvYnVmL3R5cGVzL2tub3du\
+      L2VtcHR5cGL4AQGiAgNHUEKqAh5Hb29nbGUuUHJvdG9idWYuV2VsbEtub3duVHlwZXNiBnByb3RvMw==
+      """)
+}

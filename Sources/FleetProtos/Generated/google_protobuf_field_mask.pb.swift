@@ -245,3 +245,21 @@ extension GoogleProtobuf.FieldMask: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 }
+
+extension ProtoFileDescriptor {
+  /// `google/protobuf/field_mask.proto`, as protoc compiled it; one of ``ProtoFileDescriptor/all``.
+  static let googleProtobufFieldMask = ProtoFileDescriptor(
+    name: "google/protobuf/field_mask.proto",
+    dependencies: [],
+    extensions: [],
+    symbols: """
+      google.protobuf.FieldMask
+      google.protobuf.FieldMask.paths
+      """,
+    base64: """
+      CiBnb29nbGUvcHJvdG9idWYvZmllbGRfbWFzay5wcm90bxIPZ29vZ2xlLnByb3RvYnVmIiEKCUZpZWxkTWFzaxIU\
+      CgVwYXRocxgBIAMoCVIFcGF0aHNChQEKE2NvbS5nb29nbGUucHJvdG9idWZCDkZpZWxkTWFza1Byb3RvUAFaMmdv\
+      b2dsZS5nb2xhbmcub3JnL3Byb3RvYnVmL3R5cGVzL2tub3duL2ZpZWxkbWFza3Bi+AEBogIDR1BCqgIeR29vZ2xl\
+      LlByb3RvYnVmLldlbGxLbm93blR5cGVzYgZwcm90bzM=
+      """)
+}

@@ -143,3 +143,22 @@ extension GoogleProtobuf.Timestamp: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 }
+
+extension ProtoFileDescriptor {
+  /// `google/protobuf/timestamp.proto`, as protoc compiled it; one of ``ProtoFileDescriptor/all``.
+  static let googleProtobufTimestamp = ProtoFileDescriptor(
+    name: "google/protobuf/timestamp.proto",
+    dependencies: [],
+    extensions: [],
+    symbols: """
+      google.protobuf.Timestamp
+      google.protobuf.Timestamp.seconds
+      google.protobuf.Timestamp.nanos
+      """,
+    base64: """
+      Ch9nb29nbGUvcHJvdG9idWYvdGltZXN0YW1wLnByb3RvEg9nb29nbGUucHJvdG9idWYiOwoJVGltZXN0YW1wEhgK\
+      B3NlY29uZHMYASABKANSB3NlY29uZHMSFAoFbmFub3MYAiABKAVSBW5hbm9zQoUBChNjb20uZ29vZ2xlLnByb3Rv\
+      YnVmQg5UaW1lc3RhbXBQcm90b1ABWjJnb29nbGUuZ29sYW5nLm9yZy9wcm90b2J1Zi90eXBlcy9rbm93bi90aW1l\
+      c3RhbXBwYvgBAaICA0dQQqoCHkdvb2dsZS5Qcm90b2J1Zi5XZWxsS25vd25UeXBlc2IGcHJvdG8z
+      """)
+}

@@ -390,3 +390,41 @@ extension GoogleProtobuf.BytesValue: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 }
+
+extension ProtoFileDescriptor {
+  /// `google/protobuf/wrappers.proto`, as protoc compiled it; one of ``ProtoFileDescriptor/all``.
+  static let googleProtobufWrappers = ProtoFileDescriptor(
+    name: "google/protobuf/wrappers.proto",
+    dependencies: [],
+    extensions: [],
+    symbols: """
+      google.protobuf.DoubleValue
+      google.protobuf.DoubleValue.value
+      google.protobuf.FloatValue
+      google.protobuf.FloatValue.value
+      google.protobuf.Int64Value
+      google.protobuf.Int64Value.value
+      google.protobuf.UInt64Value
+      google.protobuf.UInt64Value.value
+      google.protobuf.Int32Value
+      google.protobuf.Int32Value.value
+      google.protobuf.UInt32Value
+      google.protobuf.UInt32Value.value
+      google.protobuf.BoolValue
+      google.protobuf.BoolValue.value
+      google.protobuf.StringValue
+      google.protobuf.StringValue.value
+      google.protobuf.BytesValue
+      google.protobuf.BytesValue.value
+      """,
+    base64: """
+      Ch5nb29nbGUvcHJvdG9idWYvd3JhcHBlcnMucHJvdG8SD2dvb2dsZS5wcm90b2J1ZiIjCgtEb3VibGVWYWx1ZRIU\
+      CgV2YWx1ZRgBIAEoAVIFdmFsdWUiIgoKRmxvYXRWYWx1ZRIUCgV2YWx1ZRgBIAEoAlIFdmFsdWUiIgoKSW50NjRW\
+      YWx1ZRIUCgV2YWx1ZRgBIAEoA1IFdmFsdWUiIwoLVUludDY0VmFsdWUSFAoFdmFsdWUYASABKARSBXZhbHVlIiIK\
+      CkludDMyVmFsdWUSFAoFdmFsdWUYASABKAVSBXZhbHVlIiMKC1VJbnQzMlZhbHVlEhQKBXZhbHVlGAEgASgNUgV2\
+      YWx1ZSIhCglCb29sVmFsdWUSFAoFdmFsdWUYASABKAhSBXZhbHVlIiMKC1N0cmluZ1ZhbHVlEhQKBXZhbHVlGAEg\
+      ASgJUgV2YWx1ZSIiCgpCeXRlc1ZhbHVlEhQKBXZhbHVlGAEgASgMUgV2YWx1ZUKDAQoTY29tLmdvb2dsZS5wcm90\
+      b2J1ZkINV3JhcHBlcnNQcm90b1ABWjFnb29nbGUuZ29sYW5nLm9yZy9wcm90b2J1Zi90eXBlcy9rbm93bi93cmFw\
+      cGVyc3Bi+AEBogIDR1BCqgIeR29vZ2xlLlByb3RvYnVmLldlbGxLbm93blR5cGVzYgZwcm90bzM=
+      """)
+}

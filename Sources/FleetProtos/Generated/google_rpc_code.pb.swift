@@ -142,3 +142,39 @@ extension GoogleRPC {
     }
   }
 }
+
+extension ProtoFileDescriptor {
+  /// `google/rpc/code.proto`, as protoc compiled it; one of ``ProtoFileDescriptor/all``.
+  static let googleRpcCode = ProtoFileDescriptor(
+    name: "google/rpc/code.proto",
+    dependencies: [],
+    extensions: [],
+    symbols: """
+      google.rpc.Code
+      google.rpc.OK
+      google.rpc.CANCELLED
+      google.rpc.UNKNOWN
+      google.rpc.INVALID_ARGUMENT
+      google.rpc.DEADLINE_EXCEEDED
+      google.rpc.NOT_FOUND
+      google.rpc.ALREADY_EXISTS
+      google.rpc.PERMISSION_DENIED
+      google.rpc.UNAUTHENTICATED
+      google.rpc.RESOURCE_EXHAUSTED
+      google.rpc.FAILED_PRECONDITION
+      google.rpc.ABORTED
+      google.rpc.OUT_OF_RANGE
+      google.rpc.UNIMPLEMENTED
+      google.rpc.INTERNAL
+      google.rpc.UNAVAILABLE
+      google.rpc.DATA_LOSS
+      """,
+    base64: """
+      ChVnb29nbGUvcnBjL2NvZGUucHJvdG8SCmdvb2dsZS5ycGMqtwIKBENvZGUSBgoCT0sQABINCglDQU5DRUxMRUQQ\
+      ARILCgdVTktOT1dOEAISFAoQSU5WQUxJRF9BUkdVTUVOVBADEhUKEURFQURMSU5FX0VYQ0VFREVEEAQSDQoJTk9U\
+      X0ZPVU5EEAUSEgoOQUxSRUFEWV9FWElTVFMQBhIVChFQRVJNSVNTSU9OX0RFTklFRBAHEhMKD1VOQVVUSEVOVElD\
+      QVRFRBAQEhYKElJFU09VUkNFX0VYSEFVU1RFRBAIEhcKE0ZBSUxFRF9QUkVDT05ESVRJT04QCRILCgdBQk9SVEVE\
+      EAoSEAoMT1VUX09GX1JBTkdFEAsSEQoNVU5JTVBMRU1FTlRFRBAMEgwKCElOVEVSTkFMEA0SDwoLVU5BVkFJTEFC\
+      TEUQDhINCglEQVRBX0xPU1MQD2IGcHJvdG8z
+      """)
+}

@@ -711,3 +711,99 @@ extension GoogleRPC.LocalizedMessage: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 }
+
+extension ProtoFileDescriptor {
+  /// `google/rpc/error_details.proto`, as protoc compiled it; one of ``ProtoFileDescriptor/all``.
+  static let googleRpcErrorDetails = ProtoFileDescriptor(
+    name: "google/rpc/error_details.proto",
+    dependencies: ["google/protobuf/duration.proto"],
+    extensions: [],
+    symbols: """
+      google.rpc.ErrorInfo
+      google.rpc.ErrorInfo.reason
+      google.rpc.ErrorInfo.domain
+      google.rpc.ErrorInfo.metadata
+      google.rpc.ErrorInfo.MetadataEntry
+      google.rpc.ErrorInfo.MetadataEntry.key
+      google.rpc.ErrorInfo.MetadataEntry.value
+      google.rpc.RetryInfo
+      google.rpc.RetryInfo.retry_delay
+      google.rpc.DebugInfo
+      google.rpc.DebugInfo.stack_entries
+      google.rpc.DebugInfo.detail
+      google.rpc.QuotaFailure
+      google.rpc.QuotaFailure.violations
+      google.rpc.QuotaFailure.Violation
+      google.rpc.QuotaFailure.Violation.subject
+      google.rpc.QuotaFailure.Violation.description
+      google.rpc.QuotaFailure.Violation.api_service
+      google.rpc.QuotaFailure.Violation.quota_metric
+      google.rpc.QuotaFailure.Violation.quota_id
+      google.rpc.QuotaFailure.Violation.quota_dimensions
+      google.rpc.QuotaFailure.Violation.quota_value
+      google.rpc.QuotaFailure.Violation.future_quota_value
+      google.rpc.QuotaFailure.Violation._future_quota_value
+      google.rpc.QuotaFailure.Violation.QuotaDimensionsEntry
+      google.rpc.QuotaFailure.Violation.QuotaDimensionsEntry.key
+      google.rpc.QuotaFailure.Violation.QuotaDimensionsEntry.value
+      google.rpc.PreconditionFailure
+      google.rpc.PreconditionFailure.violations
+      google.rpc.PreconditionFailure.Violation
+      google.rpc.PreconditionFailure.Violation.type
+      google.rpc.PreconditionFailure.Violation.subject
+      google.rpc.PreconditionFailure.Violation.description
+      google.rpc.BadRequest
+      google.rpc.BadRequest.field_violations
+      google.rpc.BadRequest.FieldViolation
+      google.rpc.BadRequest.FieldViolation.field
+      google.rpc.BadRequest.FieldViolation.description
+      google.rpc.BadRequest.FieldViolation.reason
+      google.rpc.BadRequest.FieldViolation.localized_message
+      google.rpc.RequestInfo
+      google.rpc.RequestInfo.request_id
+      google.rpc.RequestInfo.serving_data
+      google.rpc.ResourceInfo
+      google.rpc.ResourceInfo.resource_type
+      google.rpc.ResourceInfo.resource_name
+      google.rpc.ResourceInfo.owner
+      google.rpc.ResourceInfo.description
+      google.rpc.Help
+      google.rpc.Help.links
+      google.rpc.Help.Link
+      google.rpc.Help.Link.description
+      google.rpc.Help.Link.url
+      google.rpc.LocalizedMessage
+      google.rpc.LocalizedMessage.locale
+      google.rpc.LocalizedMessage.message
+      """,
+    base64: """
+      Ch5nb29nbGUvcnBjL2Vycm9yX2RldGFpbHMucHJvdG8SCmdvb2dsZS5ycGMaHmdvb2dsZS9wcm90b2J1Zi9kdXJh\
+      dGlvbi5wcm90byK5AQoJRXJyb3JJbmZvEhYKBnJlYXNvbhgBIAEoCVIGcmVhc29uEhYKBmRvbWFpbhgCIAEoCVIG\
+      ZG9tYWluEj8KCG1ldGFkYXRhGAMgAygLMiMuZ29vZ2xlLnJwYy5FcnJvckluZm8uTWV0YWRhdGFFbnRyeVIIbWV0\
+      YWRhdGEaOwoNTWV0YWRhdGFFbnRyeRIQCgNrZXkYASABKAlSA2tleRIUCgV2YWx1ZRgCIAEoCVIFdmFsdWU6AjgB\
+      IkcKCVJldHJ5SW5mbxI6CgtyZXRyeV9kZWxheRgBIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvblIKcmV0\
+      cnlEZWxheSJICglEZWJ1Z0luZm8SIwoNc3RhY2tfZW50cmllcxgBIAMoCVIMc3RhY2tFbnRyaWVzEhYKBmRldGFp\
+      bBgCIAEoCVIGZGV0YWlsIosECgxRdW90YUZhaWx1cmUSQgoKdmlvbGF0aW9ucxgBIAMoCzIiLmdvb2dsZS5ycGMu\
+      UXVvdGFGYWlsdXJlLlZpb2xhdGlvblIKdmlvbGF0aW9ucxq2AwoJVmlvbGF0aW9uEhgKB3N1YmplY3QYASABKAlS\
+      B3N1YmplY3QSIAoLZGVzY3JpcHRpb24YAiABKAlSC2Rlc2NyaXB0aW9uEh8KC2FwaV9zZXJ2aWNlGAMgASgJUgph\
+      cGlTZXJ2aWNlEiEKDHF1b3RhX21ldHJpYxgEIAEoCVILcXVvdGFNZXRyaWMSGQoIcXVvdGFfaWQYBSABKAlSB3F1\
+      b3RhSWQSYgoQcXVvdGFfZGltZW5zaW9ucxgGIAMoCzI3Lmdvb2dsZS5ycGMuUXVvdGFGYWlsdXJlLlZpb2xhdGlv\
+      bi5RdW90YURpbWVuc2lvbnNFbnRyeVIPcXVvdGFEaW1lbnNpb25zEh8KC3F1b3RhX3ZhbHVlGAcgASgDUgpxdW90\
+      YVZhbHVlEi4KEmZ1dHVyZV9xdW90YV92YWx1ZRgIIAEoA0gAUhBmdXR1cmVRdW90YVZhbHVlGkIKFFF1b3RhRGlt\
+      ZW5zaW9uc0VudHJ5EhAKA2tleRgBIAEoCVIDa2V5EhQKBXZhbHVlGAIgASgJUgV2YWx1ZToCOAFCFQoTX2Z1dHVy\
+      ZV9xdW90YV92YWx1ZSK9AQoTUHJlY29uZGl0aW9uRmFpbHVyZRJJCgp2aW9sYXRpb25zGAEgAygLMikuZ29vZ2xl\
+      LnJwYy5QcmVjb25kaXRpb25GYWlsdXJlLlZpb2xhdGlvblIKdmlvbGF0aW9ucxpbCglWaW9sYXRpb24SEgoEdHlw\
+      ZRgBIAEoCVIEdHlwZRIYCgdzdWJqZWN0GAIgASgJUgdzdWJqZWN0EiAKC2Rlc2NyaXB0aW9uGAMgASgJUgtkZXNj\
+      cmlwdGlvbiKMAgoKQmFkUmVxdWVzdBJQChBmaWVsZF92aW9sYXRpb25zGAEgAygLMiUuZ29vZ2xlLnJwYy5CYWRS\
+      ZXF1ZXN0LkZpZWxkVmlvbGF0aW9uUg9maWVsZFZpb2xhdGlvbnMaqwEKDkZpZWxkVmlvbGF0aW9uEhQKBWZpZWxk\
+      GAEgASgJUgVmaWVsZBIgCgtkZXNjcmlwdGlvbhgCIAEoCVILZGVzY3JpcHRpb24SFgoGcmVhc29uGAMgASgJUgZy\
+      ZWFzb24SSQoRbG9jYWxpemVkX21lc3NhZ2UYBCABKAsyHC5nb29nbGUucnBjLkxvY2FsaXplZE1lc3NhZ2VSEGxv\
+      Y2FsaXplZE1lc3NhZ2UiTwoLUmVxdWVzdEluZm8SHQoKcmVxdWVzdF9pZBgBIAEoCVIJcmVxdWVzdElkEiEKDHNl\
+      cnZpbmdfZGF0YRgCIAEoCVILc2VydmluZ0RhdGEikAEKDFJlc291cmNlSW5mbxIjCg1yZXNvdXJjZV90eXBlGAEg\
+      ASgJUgxyZXNvdXJjZVR5cGUSIwoNcmVzb3VyY2VfbmFtZRgCIAEoCVIMcmVzb3VyY2VOYW1lEhQKBW93bmVyGAMg\
+      ASgJUgVvd25lchIgCgtkZXNjcmlwdGlvbhgEIAEoCVILZGVzY3JpcHRpb24ibwoESGVscBIrCgVsaW5rcxgBIAMo\
+      CzIVLmdvb2dsZS5ycGMuSGVscC5MaW5rUgVsaW5rcxo6CgRMaW5rEiAKC2Rlc2NyaXB0aW9uGAEgASgJUgtkZXNj\
+      cmlwdGlvbhIQCgN1cmwYAiABKAlSA3VybCJEChBMb2NhbGl6ZWRNZXNzYWdlEhYKBmxvY2FsZRgBIAEoCVIGbG9j\
+      YWxlEhgKB21lc3NhZ2UYAiABKAlSB21lc3NhZ2ViBnByb3RvMw==
+      """)
+}

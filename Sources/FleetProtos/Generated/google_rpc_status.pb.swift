@@ -57,3 +57,22 @@ extension GoogleRPC.Status: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 }
+
+extension ProtoFileDescriptor {
+  /// `google/rpc/status.proto`, as protoc compiled it; one of ``ProtoFileDescriptor/all``.
+  static let googleRpcStatus = ProtoFileDescriptor(
+    name: "google/rpc/status.proto",
+    dependencies: ["google/protobuf/any.proto"],
+    extensions: [],
+    symbols: """
+      google.rpc.Status
+      google.rpc.Status.code
+      google.rpc.Status.message
+      google.rpc.Status.details
+      """,
+    base64: """
+      Chdnb29nbGUvcnBjL3N0YXR1cy5wcm90bxIKZ29vZ2xlLnJwYxoZZ29vZ2xlL3Byb3RvYnVmL2FueS5wcm90byJm\
+      CgZTdGF0dXMSEgoEY29kZRgBIAEoBVIEY29kZRIYCgdtZXNzYWdlGAIgASgJUgdtZXNzYWdlEi4KB2RldGFpbHMY\
+      AyADKAsyFC5nb29nbGUucHJvdG9idWYuQW55UgdkZXRhaWxzYgZwcm90bzM=
+      """)
+}

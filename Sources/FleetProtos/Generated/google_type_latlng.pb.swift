@@ -53,3 +53,20 @@ extension GoogleType.LatLng: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 }
+
+extension ProtoFileDescriptor {
+  /// `google/type/latlng.proto`, as protoc compiled it; one of ``ProtoFileDescriptor/all``.
+  static let googleTypeLatlng = ProtoFileDescriptor(
+    name: "google/type/latlng.proto",
+    dependencies: [],
+    extensions: [],
+    symbols: """
+      google.type.LatLng
+      google.type.LatLng.latitude
+      google.type.LatLng.longitude
+      """,
+    base64: """
+      Chhnb29nbGUvdHlwZS9sYXRsbmcucHJvdG8SC2dvb2dsZS50eXBlIkIKBkxhdExuZxIaCghsYXRpdHVkZRgBIAEo\
+      AVIIbGF0aXR1ZGUSHAoJbG9uZ2l0dWRlGAIgASgBUglsb25naXR1ZGViBnByb3RvMw==
+      """)
+}

@@ -30,3 +30,30 @@ extension GRPCTesting {
       path: "/grpc.testing.BenchmarkService/StreamingBothWays", kind: .bidirectionalStreaming)
   }
 }
+
+extension ProtoFileDescriptor {
+  /// `grpc/testing/benchmark_service.proto`, as protoc compiled it; one of ``ProtoFileDescriptor/all``.
+  static let grpcTestingBenchmarkService = ProtoFileDescriptor(
+    name: "grpc/testing/benchmark_service.proto",
+    dependencies: ["grpc/testing/messages.proto"],
+    extensions: [],
+    symbols: """
+      grpc.testing.BenchmarkService
+      grpc.testing.BenchmarkService.UnaryCall
+      grpc.testing.BenchmarkService.StreamingCall
+      grpc.testing.BenchmarkService.StreamingFromClient
+      grpc.testing.BenchmarkService.StreamingFromServer
+      grpc.testing.BenchmarkService.StreamingBothWays
+      """,
+    base64: """
+      CiRncnBjL3Rlc3RpbmcvYmVuY2htYXJrX3NlcnZpY2UucHJvdG8SDGdycGMudGVzdGluZxobZ3JwYy90ZXN0aW5n\
+      L21lc3NhZ2VzLnByb3RvMqYDChBCZW5jaG1hcmtTZXJ2aWNlEkYKCVVuYXJ5Q2FsbBIbLmdycGMudGVzdGluZy5T\
+      aW1wbGVSZXF1ZXN0GhwuZ3JwYy50ZXN0aW5nLlNpbXBsZVJlc3BvbnNlEk4KDVN0cmVhbWluZ0NhbGwSGy5ncnBj\
+      LnRlc3RpbmcuU2ltcGxlUmVxdWVzdBocLmdycGMudGVzdGluZy5TaW1wbGVSZXNwb25zZSgBMAESUgoTU3RyZWFt\
+      aW5nRnJvbUNsaWVudBIbLmdycGMudGVzdGluZy5TaW1wbGVSZXF1ZXN0GhwuZ3JwYy50ZXN0aW5nLlNpbXBsZVJl\
+      c3BvbnNlKAESUgoTU3RyZWFtaW5nRnJvbVNlcnZlchIbLmdycGMudGVzdGluZy5TaW1wbGVSZXF1ZXN0GhwuZ3Jw\
+      Yy50ZXN0aW5nLlNpbXBsZVJlc3BvbnNlMAESUgoRU3RyZWFtaW5nQm90aFdheXMSGy5ncnBjLnRlc3RpbmcuU2lt\
+      cGxlUmVxdWVzdBocLmdycGMudGVzdGluZy5TaW1wbGVSZXNwb25zZSgBMAFCKgoPaW8uZ3JwYy50ZXN0aW5nQhVC\
+      ZW5jaG1hcmtTZXJ2aWNlUHJvdG9QAWIGcHJvdG8z
+      """)
+}

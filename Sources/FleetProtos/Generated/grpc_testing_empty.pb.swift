@@ -45,3 +45,18 @@ extension GRPCTesting.Empty: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 }
+
+extension ProtoFileDescriptor {
+  /// `grpc/testing/empty.proto`, as protoc compiled it; one of ``ProtoFileDescriptor/all``.
+  static let grpcTestingEmpty = ProtoFileDescriptor(
+    name: "grpc/testing/empty.proto",
+    dependencies: [],
+    extensions: [],
+    symbols: """
+      grpc.testing.Empty
+      """,
+    base64: """
+      ChhncnBjL3Rlc3RpbmcvZW1wdHkucHJvdG8SDGdycGMudGVzdGluZyIHCgVFbXB0eUIqChtpby5ncnBjLnRlc3Rp\
+      bmcuaW50ZWdyYXRpb25CC0VtcHR5UHJvdG9zYgZwcm90bzM=
+      """)
+}

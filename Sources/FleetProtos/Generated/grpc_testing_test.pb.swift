@@ -101,3 +101,62 @@ extension GRPCTesting {
       path: "/grpc.testing.XdsUpdateClientConfigureService/Configure", kind: .unary)
   }
 }
+
+extension ProtoFileDescriptor {
+  /// `grpc/testing/test.proto`, as protoc compiled it; one of ``ProtoFileDescriptor/all``.
+  static let grpcTestingTest = ProtoFileDescriptor(
+    name: "grpc/testing/test.proto",
+    dependencies: ["grpc/testing/empty.proto", "grpc/testing/messages.proto"],
+    extensions: [],
+    symbols: """
+      grpc.testing.TestService
+      grpc.testing.TestService.EmptyCall
+      grpc.testing.TestService.UnaryCall
+      grpc.testing.TestService.CacheableUnaryCall
+      grpc.testing.TestService.StreamingOutputCall
+      grpc.testing.TestService.StreamingInputCall
+      grpc.testing.TestService.FullDuplexCall
+      grpc.testing.TestService.HalfDuplexCall
+      grpc.testing.TestService.UnimplementedCall
+      grpc.testing.UnimplementedService
+      grpc.testing.UnimplementedService.UnimplementedCall
+      grpc.testing.ReconnectService
+      grpc.testing.ReconnectService.Start
+      grpc.testing.ReconnectService.Stop
+      grpc.testing.LoadBalancerStatsService
+      grpc.testing.LoadBalancerStatsService.GetClientStats
+      grpc.testing.LoadBalancerStatsService.GetClientAccumulatedStats
+      grpc.testing.XdsUpdateHealthService
+      grpc.testing.XdsUpdateHealthService.SetServing
+      grpc.testing.XdsUpdateHealthService.SetNotServing
+      grpc.testing.XdsUpdateClientConfigureService
+      grpc.testing.XdsUpdateClientConfigureService.Configure
+      """,
+    base64: """
+      ChdncnBjL3Rlc3RpbmcvdGVzdC5wcm90bxIMZ3JwYy50ZXN0aW5nGhhncnBjL3Rlc3RpbmcvZW1wdHkucHJvdG8a\
+      G2dycGMvdGVzdGluZy9tZXNzYWdlcy5wcm90bzLLBQoLVGVzdFNlcnZpY2USNQoJRW1wdHlDYWxsEhMuZ3JwYy50\
+      ZXN0aW5nLkVtcHR5GhMuZ3JwYy50ZXN0aW5nLkVtcHR5EkYKCVVuYXJ5Q2FsbBIbLmdycGMudGVzdGluZy5TaW1w\
+      bGVSZXF1ZXN0GhwuZ3JwYy50ZXN0aW5nLlNpbXBsZVJlc3BvbnNlEk8KEkNhY2hlYWJsZVVuYXJ5Q2FsbBIbLmdy\
+      cGMudGVzdGluZy5TaW1wbGVSZXF1ZXN0GhwuZ3JwYy50ZXN0aW5nLlNpbXBsZVJlc3BvbnNlEmwKE1N0cmVhbWlu\
+      Z091dHB1dENhbGwSKC5ncnBjLnRlc3RpbmcuU3RyZWFtaW5nT3V0cHV0Q2FsbFJlcXVlc3QaKS5ncnBjLnRlc3Rp\
+      bmcuU3RyZWFtaW5nT3V0cHV0Q2FsbFJlc3BvbnNlMAESaQoSU3RyZWFtaW5nSW5wdXRDYWxsEicuZ3JwYy50ZXN0\
+      aW5nLlN0cmVhbWluZ0lucHV0Q2FsbFJlcXVlc3QaKC5ncnBjLnRlc3RpbmcuU3RyZWFtaW5nSW5wdXRDYWxsUmVz\
+      cG9uc2UoARJpCg5GdWxsRHVwbGV4Q2FsbBIoLmdycGMudGVzdGluZy5TdHJlYW1pbmdPdXRwdXRDYWxsUmVxdWVz\
+      dBopLmdycGMudGVzdGluZy5TdHJlYW1pbmdPdXRwdXRDYWxsUmVzcG9uc2UoATABEmkKDkhhbGZEdXBsZXhDYWxs\
+      EiguZ3JwYy50ZXN0aW5nLlN0cmVhbWluZ091dHB1dENhbGxSZXF1ZXN0GikuZ3JwYy50ZXN0aW5nLlN0cmVhbWlu\
+      Z091dHB1dENhbGxSZXNwb25zZSgBMAESPQoRVW5pbXBsZW1lbnRlZENhbGwSEy5ncnBjLnRlc3RpbmcuRW1wdHka\
+      Ey5ncnBjLnRlc3RpbmcuRW1wdHkyVQoUVW5pbXBsZW1lbnRlZFNlcnZpY2USPQoRVW5pbXBsZW1lbnRlZENhbGwS\
+      Ey5ncnBjLnRlc3RpbmcuRW1wdHkaEy5ncnBjLnRlc3RpbmcuRW1wdHkyiQEKEFJlY29ubmVjdFNlcnZpY2USOwoF\
+      U3RhcnQSHS5ncnBjLnRlc3RpbmcuUmVjb25uZWN0UGFyYW1zGhMuZ3JwYy50ZXN0aW5nLkVtcHR5EjgKBFN0b3AS\
+      Ey5ncnBjLnRlc3RpbmcuRW1wdHkaGy5ncnBjLnRlc3RpbmcuUmVjb25uZWN0SW5mbzKGAgoYTG9hZEJhbGFuY2Vy\
+      U3RhdHNTZXJ2aWNlEmMKDkdldENsaWVudFN0YXRzEiYuZ3JwYy50ZXN0aW5nLkxvYWRCYWxhbmNlclN0YXRzUmVx\
+      dWVzdBonLmdycGMudGVzdGluZy5Mb2FkQmFsYW5jZXJTdGF0c1Jlc3BvbnNlIgAShAEKGUdldENsaWVudEFjY3Vt\
+      dWxhdGVkU3RhdHMSMS5ncnBjLnRlc3RpbmcuTG9hZEJhbGFuY2VyQWNjdW11bGF0ZWRTdGF0c1JlcXVlc3QaMi5n\
+      cnBjLnRlc3RpbmcuTG9hZEJhbGFuY2VyQWNjdW11bGF0ZWRTdGF0c1Jlc3BvbnNlIgAyiwEKFlhkc1VwZGF0ZUhl\
+      YWx0aFNlcnZpY2USNgoKU2V0U2VydmluZxITLmdycGMudGVzdGluZy5FbXB0eRoTLmdycGMudGVzdGluZy5FbXB0\
+      eRI5Cg1TZXROb3RTZXJ2aW5nEhMuZ3JwYy50ZXN0aW5nLkVtcHR5GhMuZ3JwYy50ZXN0aW5nLkVtcHR5MnsKH1hk\
+      c1VwZGF0ZUNsaWVudENvbmZpZ3VyZVNlcnZpY2USWAoJQ29uZmlndXJlEiQuZ3JwYy50ZXN0aW5nLkNsaWVudENv\
+      bmZpZ3VyZVJlcXVlc3QaJS5ncnBjLnRlc3RpbmcuQ2xpZW50Q29uZmlndXJlUmVzcG9uc2VCHQobaW8uZ3JwYy50\
+      ZXN0aW5nLmludGVncmF0aW9uYgZwcm90bzM=
+      """)
+}

@@ -34,6 +34,15 @@ enum ProtoC {
     return out
   }
 
+  /// A message member of a oneof: protobuf-c sets the pointer along with the case; a NULL one
+  /// reads as the empty message, as an absent message field would.
+  static func message<M: CBridgedMessage>(_ p: UnsafeMutablePointer<M.CMessage>?, as: M.Type)
+    throws(ProtoDecodingError) -> M
+  {
+    guard let p else { return M() }
+    return try M(cMessage: p)
+  }
+
   static func messages<M: CBridgedMessage>(
     _ p: UnsafeMutablePointer<UnsafeMutablePointer<M.CMessage>?>?, _ n: Int, as: M.Type
   ) throws(ProtoDecodingError) -> [M] {

@@ -22,6 +22,9 @@
 #include "google/rpc/error_details.pb-c.h"
 #include "google/rpc/status.pb-c.h"
 #include "google/type/latlng.pb-c.h"
+#include "grpc/health/v1/health.pb-c.h"
+#include "grpc/reflection/v1/reflection.pb-c.h"
+#include "grpc/reflection/v1alpha/reflection.pb-c.h"
 #include "grpc/testing/benchmark_service.pb-c.h"
 #include "grpc/testing/empty.pb-c.h"
 #include "grpc/testing/messages.pb-c.h"
@@ -129,6 +132,60 @@ static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__google__
 }
 static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__google__type__lat_lng(void) {
   return &google__type__lat_lng__descriptor;
+}
+static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__grpc__health__v1__health_check_request(void) {
+  return &grpc__health__v1__health_check_request__descriptor;
+}
+static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__grpc__health__v1__health_check_response(void) {
+  return &grpc__health__v1__health_check_response__descriptor;
+}
+static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__grpc__reflection__v1__error_response(void) {
+  return &grpc__reflection__v1__error_response__descriptor;
+}
+static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__grpc__reflection__v1__extension_number_response(void) {
+  return &grpc__reflection__v1__extension_number_response__descriptor;
+}
+static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__grpc__reflection__v1__extension_request(void) {
+  return &grpc__reflection__v1__extension_request__descriptor;
+}
+static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__grpc__reflection__v1__file_descriptor_response(void) {
+  return &grpc__reflection__v1__file_descriptor_response__descriptor;
+}
+static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__grpc__reflection__v1__list_service_response(void) {
+  return &grpc__reflection__v1__list_service_response__descriptor;
+}
+static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__grpc__reflection__v1__server_reflection_request(void) {
+  return &grpc__reflection__v1__server_reflection_request__descriptor;
+}
+static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__grpc__reflection__v1__server_reflection_response(void) {
+  return &grpc__reflection__v1__server_reflection_response__descriptor;
+}
+static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__grpc__reflection__v1__service_response(void) {
+  return &grpc__reflection__v1__service_response__descriptor;
+}
+static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__grpc__reflection__v1alpha__error_response(void) {
+  return &grpc__reflection__v1alpha__error_response__descriptor;
+}
+static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__grpc__reflection__v1alpha__extension_number_response(void) {
+  return &grpc__reflection__v1alpha__extension_number_response__descriptor;
+}
+static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__grpc__reflection__v1alpha__extension_request(void) {
+  return &grpc__reflection__v1alpha__extension_request__descriptor;
+}
+static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__grpc__reflection__v1alpha__file_descriptor_response(void) {
+  return &grpc__reflection__v1alpha__file_descriptor_response__descriptor;
+}
+static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__grpc__reflection__v1alpha__list_service_response(void) {
+  return &grpc__reflection__v1alpha__list_service_response__descriptor;
+}
+static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__grpc__reflection__v1alpha__server_reflection_request(void) {
+  return &grpc__reflection__v1alpha__server_reflection_request__descriptor;
+}
+static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__grpc__reflection__v1alpha__server_reflection_response(void) {
+  return &grpc__reflection__v1alpha__server_reflection_response__descriptor;
+}
+static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__grpc__reflection__v1alpha__service_response(void) {
+  return &grpc__reflection__v1alpha__service_response__descriptor;
 }
 static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__grpc__testing__bool_value(void) {
   return &grpc__testing__bool_value__descriptor;

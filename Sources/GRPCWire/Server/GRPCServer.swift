@@ -207,6 +207,13 @@ public final class GRPCServer: Sendable {
     ResponseWriter(stream: stream) { message, buffer in message.encode(appendingTo: &buffer) }
   }
 
+  /// The services (`package.Service`) with a method registered, sorted: what reflection
+  /// lists and health reports on.
+  public var registeredServices: [String] {
+    let paths = handlers.withLock { Array($0.keys) }  // `/package.Service/Method`
+    return Set(paths.compactMap { $0.split(separator: "/").first.map(String.init) }).sorted()
+  }
+
   // MARK: Running
 
   /// Binds `host:port` (port 0: one the OS picks) and serves; returns the bound port.

@@ -114,7 +114,8 @@ final class FleetSimProcess: @unchecked Sendable {
     return try await waitForExit(timeout: timeout)
   }
 
-  private func waitForExit(timeout: Duration) async throws -> Int32 {
+  /// Waits for the exit status (after a signal someone else sent); SIGKILL after `timeout`.
+  func waitForExit(timeout: Duration) async throws -> Int32 {
     let deadline = ContinuousClock.now + timeout
     // Polled, not waited on: waitUntilExit would block a cooperative thread.
     while process.isRunning {
