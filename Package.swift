@@ -30,6 +30,8 @@ let package = Package(
     // fleet-sim --metrics-port: Prometheus text exposition over HTTP.
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
     .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+    // Docs/OwnServices.md's adapter, tested: swift-protobuf messages over GRPCWire.
+    .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
   ],
   targets: [
     // MARK: C libraries from Debian's -dev packages
@@ -197,6 +199,9 @@ let package = Package(
     .testTarget(
       name: "FleetSimulatorTests", dependencies: ["FleetSimulator", "GRPCWire", "PeerSupport"]),
     .testTarget(name: "FleetLoadTests", dependencies: ["PeerSupport"]),
+    .testTarget(
+      name: "OwnServiceTests",
+      dependencies: ["GRPCWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
     .testTarget(
       name: "GRPCHealthTests",
       dependencies: ["GRPCHealth", "GRPCWire", "FleetProtos"]),

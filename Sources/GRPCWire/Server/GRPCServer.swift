@@ -1,5 +1,4 @@
 public import CoreMetrics
-public import FleetProtos
 public import Logging
 internal import CGRPCSystem
 internal import FleetSync
@@ -115,53 +114,11 @@ public final class GRPCServer: Sendable {
     ownsLoop = eventLoop == nil
   }
 
-  // MARK: Handlers
+  // MARK: Handlers (the `register` methods are in GRPCServer+Handlers.swift)
 
-  /// Serves a unary method.
-  public func register<Request: ProtoMessage, Response: ProtoMessage>(
-    unary method: ProtoMethod<Request, Response>, interceptors: [any ServerInterceptor] = [],
-    _ handler: @escaping @Sendable (Request, ServerContext) async throws -> Response
-  ) {
-    add(method.path, interceptors) { stream, context in
-      let request = try await Self.onlyRequest(stream, Request.self)
-      let response = try await handler(request, context)
-      try await stream.writeResponse(compress: true) { response.encode(appendingTo: &$0) }
-    }
-  }
-
-  /// Serves a server-streaming method.
-  public func register<Request: ProtoMessage, Response: ProtoMessage>(
-    serverStreaming method: ProtoMethod<Request, Response>, interceptors: [any ServerInterceptor] = [],
-    _ handler: @escaping @Sendable (Request, ResponseWriter<Response>, ServerContext) async throws -> Void
-  ) {
-    add(method.path, interceptors) { stream, context in
-      let request = try await Self.onlyRequest(stream, Request.self)
-      try await handler(request, Self.writer(stream), context)
-    }
-  }
-
-  /// Serves a client-streaming method.
-  public func register<Request: ProtoMessage, Response: ProtoMessage>(
-    clientStreaming method: ProtoMethod<Request, Response>, interceptors: [any ServerInterceptor] = [],
-    _ handler: @escaping @Sendable (RequestStream<Request>, ServerContext) async throws -> Response
-  ) {
-    add(method.path, interceptors) { stream, context in
-      let response = try await handler(Self.requests(stream), context)
-      try await stream.writeResponse(compress: true) { response.encode(appendingTo: &$0) }
-    }
-  }
-
-  /// Serves a bidirectional method.
-  public func register<Request: ProtoMessage, Response: ProtoMessage>(
-    bidirectional method: ProtoMethod<Request, Response>, interceptors: [any ServerInterceptor] = [],
-    _ handler: @escaping @Sendable (RequestStream<Request>, ResponseWriter<Response>, ServerContext) async throws -> Void
-  ) {
-    add(method.path, interceptors) { stream, context in
-      try await handler(Self.requests(stream), Self.writer(stream), context)
-    }
-  }
-
-  private func add(
+  /// Routes `path` to `body`, inside the server's and `interceptors`; the call ends with
+  /// OK when `body` returns, else with the status of what it threw.
+  func add(
     _ path: String, _ interceptors: [any ServerInterceptor],
     _ body: @escaping @Sendable (ServerStream, ServerContext) async throws -> Void
   ) {
@@ -180,31 +137,6 @@ public final class GRPCServer: Sendable {
         }
       }
     }
-  }
-
-  private static func onlyRequest<Request: ProtoMessage>(_ stream: ServerStream, _: Request.Type)
-    async throws -> Request
-  {
-    // doc/statuscodes.md: a request cardinality violation is UNIMPLEMENTED.
-    guard let bytes = try await stream.nextRequest() else {
-      throw RPCError(code: .unimplemented, message: "the call sent no request message")
-    }
-    guard try await stream.nextRequest() == nil else {
-      throw RPCError(code: .unimplemented, message: "the call sent more than one request message")
-    }
-    do {
-      return try Request(serializedBytes: bytes)
-    } catch {
-      throw RPCError(code: .internalError, message: "could not decode the request: \(error)")
-    }
-  }
-
-  private static func requests<Request: ProtoMessage>(_ stream: ServerStream) -> RequestStream<Request> {
-    RequestStream(stream: stream) { try Request(serializedBytes: $0) }
-  }
-
-  private static func writer<Response: ProtoMessage>(_ stream: ServerStream) -> ResponseWriter<Response> {
-    ResponseWriter(stream: stream) { message, buffer in message.encode(appendingTo: &buffer) }
   }
 
   /// The services (`package.Service`) with a method registered, sorted: what reflection
