@@ -14,6 +14,7 @@ let package = Package(
     .library(name: "GRPCObservability", targets: ["GRPCObservability"]),
     .library(name: "FleetConsumer", targets: ["FleetConsumer"]),
     .library(name: "FleetSimulator", targets: ["FleetSimulator"]),
+    .library(name: "FleetShare", targets: ["FleetShare"]),
     .library(name: "GRPCHealth", targets: ["GRPCHealth"]),
     .library(name: "GRPCReflection", targets: ["GRPCReflection"]),
   ],
@@ -103,6 +104,9 @@ let package = Package(
     // RS256 signatures with OpenSSL for the consumer tokens ServiceAccountTokenProvider mints,
     // behind a Swift-only API: FleetConsumer never sees a C type.
     .target(name: "FleetSigning", dependencies: ["COpenSSL"]),
+
+    // fleet-share's core: sealed share links and one follow per trip for any number of viewers.
+    .target(name: "FleetShare", dependencies: ["FleetConsumer", "FleetSigning", "GRPCWire", "FleetSync"]),
 
     // MARK: Simulating Fleet Engine
 
@@ -199,6 +203,9 @@ let package = Package(
     .testTarget(
       name: "FleetSimulatorTests", dependencies: ["FleetSimulator", "GRPCWire", "PeerSupport"]),
     .testTarget(name: "FleetLoadTests", dependencies: ["PeerSupport"]),
+    .testTarget(
+      name: "FleetShareTests",
+      dependencies: ["FleetShare", "FleetConsumer", "FleetSimulator", "GRPCWire", "FleetSync"]),
     .testTarget(
       name: "OwnServiceTests",
       dependencies: ["GRPCWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),

@@ -1,10 +1,13 @@
 // OpenSSL 3 from libssl-dev: TLS with ALPN for GRPCWire; PEM keys and RS256 signatures for
-// FleetConsumer's service-account tokens.
+// FleetConsumer's service-account tokens; HMAC, AES-CTR and random bytes for share links.
 #include <openssl/ssl.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <openssl/crypto.h>
 
 // Macros Swift cannot import, as functions.
 

@@ -1,0 +1,59 @@
+import FleetShare
+import Foundation
+import Testing
+
+/// Sealed share-link tokens: what opens, what does not, and what a token shows.
+@Suite("Share links")
+struct ShareLinksTests {
+  let trip = "providers/demo-provider/trips/ride-42"
+  let now: Int64 = 1_900_000_000
+
+  func links(_ secret: String = "a link secret") throws -> ShareLinks {
+    try ShareLinks(secret: Array(secret.utf8))
+  }
+
+  @Test("a token opens to its trip and expiry until the expiry, then is expired")
+  func opens() throws {
+    let links = try links()
+    let token = try links.token(for: trip, expiresAt: now + 60)
+    #expect(links.open(token, now: now) == .valid(tripName: trip, expiresAt: now + 60))
+    #expect(links.open(token, now: now + 59) == .valid(tripName: trip, expiresAt: now + 60))
+    #expect(links.open(token, now: now + 60) == .expired)
+  }
+
+  @Test("a token shows nothing of the trip, and two tokens for one trip differ")
+  func hidden() throws {
+    let links = try links()
+    let token = try links.token(for: trip, expiresAt: now + 60)
+    #expect(!token.contains("ride-42") && !token.contains("demo-provider"))
+    let padded = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+      + String(repeating: "=", count: (4 - token.count % 4) % 4)
+    let bytes = try #require(Data(base64Encoded: padded))
+    #expect(bytes.range(of: Data("ride-42".utf8)) == nil, "the trip ID is in the token's bytes")
+    #expect(try links.token(for: trip, expiresAt: now + 60) != token)
+  }
+
+  @Test("any changed character, another secret, a cut or garbage: invalid, never expired")
+  func tampered() throws {
+    let links = try links()
+    let token = try links.token(for: trip, expiresAt: now + 60)
+    var tried = 0
+    for index in token.indices {
+      var changed = token
+      let replacement: Character = token[index] == "A" ? "B" : "A"
+      changed.replaceSubrange(index...index, with: String(replacement))
+      #expect(links.open(changed, now: now) == .invalid, "changed at \(token.distance(from: token.startIndex, to: index))")
+      tried += 1
+    }
+    #expect(tried == token.count)
+    #expect(try self.links("another secret").open(token, now: now) == .invalid)
+    #expect(links.open(token.dropLast(4), now: now) == .invalid)
+    for garbage in ["", "x", "!!!!", String(repeating: "A", count: 100), String(repeating: "A", count: 5_000)] {
+      #expect(links.open(garbage, now: now) == .invalid)
+    }
+    // A forged token for a long-expired link is as unknown as any other: 404, not 410.
+    let old = try links.token(for: trip, expiresAt: now - 3_600)
+    #expect(links.open(old, now: now) == .expired)
+    #expect(try self.links("another secret").open(old, now: now) == .invalid)
+  }
+}
