@@ -16,6 +16,7 @@ let package = Package(
     .library(name: "FleetSimulator", targets: ["FleetSimulator"]),
     .library(name: "GRPCHealth", targets: ["GRPCHealth"]),
     .library(name: "GRPCReflection", targets: ["GRPCReflection"]),
+    .library(name: "JourneySharing", targets: ["JourneySharing"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -103,6 +104,12 @@ let package = Package(
     // RS256 signatures with OpenSSL for the consumer tokens ServiceAccountTokenProvider mints,
     // behind a Swift-only API: FleetConsumer never sees a C type.
     .target(name: "FleetSigning", dependencies: ["COpenSSL"]),
+
+    // MARK: Journey sharing
+
+    // The trip as a picture: a rendering model (route by traffic, markers, camera) with the
+    // Consumer SDK's style options, and a self-contained SVG renderer of it.
+    .target(name: "JourneySharing", dependencies: ["FleetConsumer"]),
 
     // MARK: Simulating Fleet Engine
 
@@ -199,6 +206,8 @@ let package = Package(
     .testTarget(
       name: "FleetSimulatorTests", dependencies: ["FleetSimulator", "GRPCWire", "PeerSupport"]),
     .testTarget(name: "FleetLoadTests", dependencies: ["PeerSupport"]),
+    .testTarget(
+      name: "JourneySharingTests", dependencies: ["JourneySharing", "FleetConsumer", "PeerSupport"]),
     .testTarget(
       name: "OwnServiceTests",
       dependencies: ["GRPCWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
