@@ -17,6 +17,7 @@ let package = Package(
     .library(name: "FleetShare", targets: ["FleetShare"]),
     .library(name: "GRPCHealth", targets: ["GRPCHealth"]),
     .library(name: "GRPCReflection", targets: ["GRPCReflection"]),
+    .library(name: "JourneySharing", targets: ["JourneySharing"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -105,6 +106,11 @@ let package = Package(
     // behind a Swift-only API: FleetConsumer never sees a C type.
     .target(name: "FleetSigning", dependencies: ["COpenSSL"]),
 
+    // MARK: Journey sharing
+
+    // The trip as a picture: a rendering model (route by traffic, markers, camera) with the
+    // Consumer SDK's style options, and a self-contained SVG renderer of it.
+    .target(name: "JourneySharing", dependencies: ["FleetConsumer"]),
     // fleet-share's core: sealed share links and one follow per trip for any number of viewers.
     .target(name: "FleetShare", dependencies: ["FleetConsumer", "FleetSigning", "GRPCWire", "FleetSync"]),
 
@@ -206,6 +212,8 @@ let package = Package(
     .testTarget(
       name: "FleetShareTests",
       dependencies: ["FleetShare", "FleetConsumer", "FleetSimulator", "GRPCWire", "FleetSync"]),
+    .testTarget(
+      name: "JourneySharingTests", dependencies: ["JourneySharing", "FleetConsumer", "PeerSupport"]),
     .testTarget(
       name: "OwnServiceTests",
       dependencies: ["GRPCWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
