@@ -112,7 +112,12 @@ let package = Package(
     // Consumer SDK's style options, and a self-contained SVG renderer of it.
     .target(name: "JourneySharing", dependencies: ["FleetConsumer"]),
     // fleet-share's core: sealed share links and one follow per trip for any number of viewers.
-    .target(name: "FleetShare", dependencies: ["FleetConsumer", "FleetSigning", "GRPCWire", "FleetSync"]),
+    .target(
+      name: "FleetShare",
+      dependencies: [
+        "FleetConsumer", "FleetSigning", "GRPCWire", "FleetSync", "JourneySharing",
+        .product(name: "Hummingbird", package: "hummingbird"),
+      ]),
 
     // MARK: Simulating Fleet Engine
 
@@ -156,6 +161,16 @@ let package = Package(
         .product(name: "Prometheus", package: "swift-prometheus"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]),
+    // Live share links: a page per trip, fed by one follow per trip (FleetShare).
+    .executableTarget(
+      name: "fleet-share",
+      dependencies: [
+        "FleetShare", "FleetConsumer", "FleetSimulator", "FleetSync",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "Logging", package: "swift-log"),
       ]),
     // A ghz-like load generator: rate, latency percentiles, status codes, CPU per RPC.
     .executableTarget(
@@ -211,7 +226,11 @@ let package = Package(
     .testTarget(name: "FleetLoadTests", dependencies: ["PeerSupport"]),
     .testTarget(
       name: "FleetShareTests",
-      dependencies: ["FleetShare", "FleetConsumer", "FleetSimulator", "GRPCWire", "FleetSync"]),
+      dependencies: [
+        "FleetShare", "FleetConsumer", "FleetSimulator", "GRPCWire", "FleetSync", "PeerSupport",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "Logging", package: "swift-log"),
+      ]),
     .testTarget(
       name: "JourneySharingTests", dependencies: ["JourneySharing", "FleetConsumer", "PeerSupport"]),
     .testTarget(

@@ -292,16 +292,13 @@ struct FleetFollow: AsyncParsableCommand {
   }
 
   private func tokenProvider() throws -> any AccessTokenProvider {
-    if let token { return FixedAccessTokenProvider(AccessToken(token)) }
-    if let tokenCommand { return CommandAccessTokenProvider(command: tokenCommand) }
-    if let serviceAccountKey {
-      do {
-        return try ServiceAccountTokenProvider(keyFile: serviceAccountKey)
-      } catch {
-        throw ValidationError("--service-account-key: \(error.message)")
-      }
+    do {
+      return try AccessTokenFlags.provider(
+        token: token, tokenCommand: tokenCommand, tokenURL: tokenURL,
+        serviceAccountKey: serviceAccountKey)
+    } catch {
+      throw ValidationError("--service-account-key: \(error.message)")
     }
-    return HTTPAccessTokenProvider(url: tokenURL ?? "")
   }
 
   private func log(_ message: String) {

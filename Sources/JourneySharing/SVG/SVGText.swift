@@ -2,11 +2,11 @@
 // of decimals, trailing zeros removed, whatever the locale: the same rendering gives the same
 // bytes, and a cache or a test can compare documents.
 
-enum SVGText {
+package enum SVGText {
   /// `text` with the five characters XML gives a meaning escaped, safe in element content
   /// and in attribute values quoted with `"` or `'`. Characters XML 1.0 does not allow at
   /// all (control characters other than tab, newline and return) become U+FFFD.
-  static func escaped(_ text: String) -> String {
+  package static func escaped(_ text: String) -> String {
     var result = ""
     result.reserveCapacity(text.utf8.count)
     for scalar in text.unicodeScalars {

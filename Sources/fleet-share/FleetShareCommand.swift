@@ -1,0 +1,161 @@
+import ArgumentParser
+import FleetConsumer
+import FleetShare
+import FleetSimulator
+import FleetSync
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// `fleet-share`: live share links for Fleet Engine trips, served over HTTP.
+@main
+struct FleetShareCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "fleet-share",
+    abstract: "Serve live share links for Fleet Engine trips: a page anyone with the link can watch.",
+    discussion: """
+      The first line on stdout is `listening on http://HOST:PORT`. Without --endpoint it runs \
+      the demo: the Fleet Engine simulator in this process, two demo trips, and a line \
+      `share link: http://HOST:PORT/s/<token>` for each.
+
+      POST /links with `Authorization: Bearer <--admin-token>` and {"tripName": \
+      "providers/<id>/trips/<id>", "ttlSeconds": N} makes a link (201 {"url", "expiresAt"}); \
+      without --admin-token no link can be made over HTTP. GET /s/<token> is the live page, \
+      /s/<token>/map.svg the map now, /s/<token>/events its Server-Sent Events. A link that \
+      does not open is 404, an expired one 410. Each trip is followed once, however many \
+      people watch, and only while someone does.
+      """)
+
+  @Option(help: ArgumentHelp("Fleet Engine's address; leave it out for the demo.", valueName: "host:port"))
+  var endpoint: String?
+
+  @Flag(help: "Connect to --endpoint without TLS; access tokens then travel unencrypted.")
+  var plaintext = false
+
+  @Option(help: ArgumentHelp("The provider (Google Cloud project) ID of the shared trips.", valueName: "id"))
+  var provider: String?
+
+  @Option(help: ArgumentHelp("A fixed access token.", valueName: "token"))
+  var token: String?
+
+  @Option(
+    name: .customLong("token-command"),
+    help: ArgumentHelp("A command printing {\"token\": ..., \"expiresAt\": <unix s>} (FLEET_TRIP_ID set).", valueName: "command"))
+  var tokenCommand: String?
+
+  @Option(
+    name: .customLong("token-url"),
+    help: ArgumentHelp("A URL to GET {\"token\": ..., \"expiresAt\": <unix s>} from; {tripID} is replaced.", valueName: "url"))
+  var tokenURL: String?
+
+  @Option(
+    name: .customLong("service-account-key"),
+    help: ArgumentHelp("A Google service-account key (JSON) to mint consumer tokens from.", valueName: "file"))
+  var serviceAccountKey: String?
+
+  @Option(help: "The address to serve HTTP on.")
+  var host = "127.0.0.1"
+
+  @Option(help: "The port to serve HTTP on (0: one the OS picks; see the first line).")
+  var port = 8080
+
+  @Option(name: .customLong("admin-token"), help: ArgumentHelp("The bearer token POST /links needs.", valueName: "token"))
+  var adminToken: String?
+
+  @Option(
+    name: .customLong("link-secret"),
+    help: ArgumentHelp("The secret links are sealed with (default: random, so links end with the process).", valueName: "secret"))
+  var linkSecret: String?
+
+  @Option(name: .customLong("link-ttl"), help: ArgumentHelp("How long a link lives by default.", valueName: "seconds"))
+  var linkTTL: Int64 = 3_600
+
+  @Option(name: .customLong("poll-interval"), help: ArgumentHelp("Seconds between polls of a watched trip (default 5; 1 for the demo).", valueName: "seconds"))
+  var pollInterval: Double?
+
+  func validate() throws {
+    let sources = [token, tokenCommand, tokenURL, serviceAccountKey].compactMap { $0 }
+    if endpoint == nil {
+      guard provider == nil, sources.isEmpty, !plaintext else {
+        throw ValidationError("the demo brings its own trips and tokens: give --endpoint to use --provider, --plaintext or a token flag")
+      }
+    } else {
+      guard let provider, !provider.isEmpty, !provider.contains("/") else {
+        throw ValidationError("--endpoint needs --provider <id>")
+      }
+      guard sources.count == 1 else {
+        throw ValidationError("--endpoint needs one of --token, --token-command, --token-url, --service-account-key")
+      }
+    }
+    guard (0...65_535).contains(port) else { throw ValidationError("--port must be within 0...65535") }
+    guard (1...31_536_000).contains(linkTTL) else { throw ValidationError("--link-ttl must be within 1...31536000") }
+    if let pollInterval, !(pollInterval >= 0.1 && pollInterval.isFinite) {
+      throw ValidationError("--poll-interval must be at least 0.1")
+    }
+    if let linkSecret, linkSecret.isEmpty { throw ValidationError("--link-secret must not be empty") }
+  }
+
+  func run() async throws {
+    var services: [any Service] = []
+    let configuration: TripService.Configuration
+    var demoTrips: [String] = []
+    var options = TripService.Options()
+    if let endpoint {
+      options.pollInterval = .milliseconds(Int64((pollInterval ?? 5) * 1000))
+      let provider: any AccessTokenProvider
+      do {
+        provider = try AccessTokenFlags.provider(
+          token: token, tokenCommand: tokenCommand, tokenURL: tokenURL, serviceAccountKey: serviceAccountKey)
+      } catch {
+        throw ValidationError("--service-account-key: \(error.message)")
+      }
+      configuration = .init(
+        endpoint: try .init(endpoint), transportSecurity: plaintext ? .plaintext : .tls(.init()),
+        providerID: self.provider ?? "", accessTokenProvider: provider, options: options)
+    } else {
+      let simulator = try await FleetSimulator.start()
+      services.append(simulator)
+      demoTrips = [
+        try simulator.createDemoTrip(providerID: "demo-provider", tripID: "demo-ride"),
+        try simulator.createDemoTrip(
+          providerID: "demo-provider", tripID: "demo-multi-stop", intermediateDestinations: 2),
+      ]
+      options.pollInterval = .milliseconds(Int64((pollInterval ?? 1) * 1000))
+      configuration = .init(
+        endpoint: try .init(simulator.endpoint), transportSecurity: .plaintext,
+        providerID: "demo-provider", accessTokenProvider: FixedAccessTokenProvider(AccessToken("demo-token")),
+        options: options)
+    }
+    let service = try TripService(configuration: configuration)
+    services.append(service)
+    let links = try ShareLinks(secret: try linkSecret.map { Array($0.utf8) } ?? ShareLinks.randomSecret())
+    let base = PosixMutex("http://\(host):\(port)")
+    let server = ShareServer(
+      fanOut: TripFanOut(service: service), links: links, adminToken: adminToken,
+      providerID: configuration.providerID, defaultTTLSeconds: linkTTL, baseURL: { base.withLock { $0 } })
+    let (host, linkTTL, demoLinks) = (self.host, self.linkTTL, demoTrips)
+    let application = Application(
+      router: server.router(),
+      configuration: ApplicationConfiguration(address: .hostname(host, port: port)),
+      onServerRunning: { channel in
+        let url = "http://\(host):\(channel.localAddress?.port ?? 0)"
+        base.withLock { $0 = url }
+        print("listening on \(url)")
+        let expiresAt = Int64(Date().timeIntervalSince1970) + linkTTL
+        for trip in demoLinks {
+          if let token = try? links.token(for: trip, expiresAt: expiresAt) {
+            print("share link: \(url)/s/\(token)")
+          }
+        }
+        fflush(nil)
+      },
+      logger: Logger.disabled)
+    services.append(application)
+    let group = ServiceGroup(
+      configuration: ServiceGroupConfiguration(
+        services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint],
+        logger: Logger.disabled))
+    try await group.run()
+  }
+}

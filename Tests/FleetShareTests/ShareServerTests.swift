@@ -1,0 +1,154 @@
+import FleetConsumer
+import FleetShare
+import FleetSimulator
+import FleetSync
+import Foundation
+import Hummingbird
+import Logging
+import PeerSupport
+import Testing
+
+/// fleet-share's HTTP side in this process, on a port the OS picks, against the simulator,
+/// with Python's HTTP client as the browser: the admin endpoint, the link tokens, the page,
+/// the snapshot and the event stream.
+@Suite("Share server", .timeLimit(.minutes(2)))
+struct ShareServerTests {
+  static let secret = Array("share server test secret".utf8)
+  static let admin = "admin-secret"
+
+  /// A running share server over a simulator with one demo trip.
+  final class Running: Sendable {
+    let base: String
+    let trip: String
+    let links: ShareLinks
+    let simulator: FleetSimulator
+    let service: TripService
+    let task: Task<Void, any Error>
+
+    init(base: String, trip: String, links: ShareLinks, simulator: FleetSimulator, service: TripService, task: Task<Void, any Error>) {
+      (self.base, self.trip, self.links, self.simulator, self.service, self.task) = (base, trip, links, simulator, service, task)
+    }
+
+    func stop() async {
+      task.cancel()
+      _ = await task.result
+      service.shutdown()
+      await simulator.shutdown(gracePeriod: .seconds(1))
+    }
+  }
+
+  static func start() async throws -> Running {
+    let simulator = try await FleetSimulator.start()
+    let trip = try simulator.createDemoTrip(providerID: "demo-provider", tripID: "shared-ride")
+    var options = TripService.Options()
+    options.pollInterval = .milliseconds(200)
+    let service = try TripService(
+      configuration: .init(
+        endpoint: try .init(simulator.endpoint), transportSecurity: .plaintext,
+        providerID: "demo-provider", accessTokenProvider: FixedAccessTokenProvider(AccessToken("t")),
+        options: options))
+    let links = try ShareLinks(secret: secret)
+    let base = PosixMutex("")
+    let server = ShareServer(
+      fanOut: TripFanOut(service: service), links: links, adminToken: admin,
+      providerID: "demo-provider", defaultTTLSeconds: 600, baseURL: { base.withLock { $0 } })
+    let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
+    let application = Application(
+      router: server.router(),
+      configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
+      onServerRunning: { channel in readyContinuation.yield(channel.localAddress?.port ?? 0) },
+      logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+    let task = Task { try await application.run() }
+    var iterator = ready.makeAsyncIterator()
+    let port = try #require(await iterator.next())
+    base.withLock { $0 = "http://127.0.0.1:\(port)" }
+    return Running(
+      base: "http://127.0.0.1:\(port)", trip: trip, links: links, simulator: simulator,
+      service: service, task: task)
+  }
+
+  /// One request through `Tests/Python/http_request.py`.
+  static func request(_ arguments: [String]) async throws -> [String: Any] {
+    let output = try await PythonPeer.run("http_request.py", arguments, timeout: .seconds(30))
+    #expect(output.status == 0, "\(output.stderr)")
+    return try #require(try JSONSerialization.jsonObject(with: Data(output.stdout)) as? [String: Any])
+  }
+
+  @Test("POST /links: 401 without or with a wrong admin token, 400 for a bad body or another provider, else 201")
+  func adminEndpoint() async throws {
+    let running = try await Self.start()
+    let url = running.base + "/links"
+    let body = #"{"tripName": "\#(running.trip)", "ttlSeconds": 120}"#
+    let none = try await Self.request(["POST", url, "--data", body])
+    #expect(none["status"] as? Int == 401)
+    let wrong = try await Self.request(["POST", url, "--header", "Authorization: Bearer nope", "--data", body])
+    #expect(wrong["status"] as? Int == 401)
+    let auth = ["--header", "Authorization: Bearer \(Self.admin)"]
+    let bad = try await Self.request(["POST", url] + auth + ["--data", "not json"])
+    #expect(bad["status"] as? Int == 400)
+    let other = try await Self.request(
+      ["POST", url] + auth + ["--data", #"{"tripName": "providers/elsewhere/trips/x"}"#])
+    #expect(other["status"] as? Int == 400)
+    let made = try await Self.request(["POST", url] + auth + ["--data", body])
+    #expect(made["status"] as? Int == 201)
+    let json = try #require(
+      try JSONSerialization.jsonObject(with: Data((made["body"] as? String ?? "").utf8)) as? [String: Any])
+    let link = try #require(json["url"] as? String)
+    #expect(link.hasPrefix(running.base + "/s/"))
+    let expiresAt = try #require(json["expiresAt"] as? Int)
+    #expect(abs(expiresAt - Int(Date().timeIntervalSince1970) - 120) <= 5)
+    let page = try await Self.request(["GET", link])
+    #expect(page["status"] as? Int == 200)
+    #expect((page["body"] as? String)?.contains("data-trip-status=\"") == true)
+    await running.stop()
+  }
+
+  @Test("a tampered or unknown token is 404, an expired one 410, another provider's trip 404; no body names the trip")
+  func tokens() async throws {
+    let running = try await Self.start()
+    let now = Int64(Date().timeIntervalSince1970)
+    let good = try running.links.token(for: running.trip, expiresAt: now + 600)
+    var tampered = good
+    tampered.replaceSubrange(tampered.index(tampered.startIndex, offsetBy: 30)...tampered.index(tampered.startIndex, offsetBy: 30), with: good.dropFirst(30).first == "A" ? "B" : "A")
+    let expired = try running.links.token(for: running.trip, expiresAt: now - 1)
+    let elsewhere = try running.links.token(for: "providers/elsewhere/trips/secret-ride", expiresAt: now + 600)
+    let forged = try ShareLinks(secret: Array("another".utf8)).token(for: running.trip, expiresAt: now + 600)
+    for (token, status) in [(tampered, 404), ("nonsense", 404), (forged, 404), (expired, 410), (elsewhere, 404)] {
+      for suffix in ["", "/map.svg", "/events"] {
+        let answer = try await Self.request(["GET", "\(running.base)/s/\(token)\(suffix)"])
+        #expect(answer["status"] as? Int == status, "\(suffix) \(answer)")
+        let text = answer["body"] as? String ?? ""
+        #expect(!text.contains("shared-ride") && !text.contains("secret-ride") && !text.contains("providers/"), "\(text)")
+      }
+    }
+    await running.stop()
+  }
+
+  @Test("a valid link: the page, the SVG snapshot, and events carrying the trip's status and map")
+  func liveLink() async throws {
+    let running = try await Self.start()
+    let token = try running.links.token(for: running.trip, expiresAt: Int64(Date().timeIntervalSince1970) + 600)
+    let link = "\(running.base)/s/\(token)"
+    let snapshot = try await Self.request(["GET", link + "/map.svg"])
+    #expect(snapshot["status"] as? Int == 200)
+    #expect((snapshot["headers"] as? [String: String])?["content-type"] == "image/svg+xml")
+    let svg = snapshot["body"] as? String ?? ""
+    #expect(svg.hasPrefix("<svg ") && svg.contains(#"data-role="pickup""#) && svg.contains("data-trip-status="))
+    let events = try await Self.request(["GET", link + "/events", "--sse", "2"])
+    #expect((events["headers"] as? [String: String])?["content-type"] == "text/event-stream")
+    let received = try #require(events["events"] as? [[String: Any]])
+    #expect(received.count == 2)
+    for event in received {
+      #expect(event["status"] is String)
+      #expect((event["svg"] as? String)?.contains(#"data-role="vehicle""#) == true, "\(event)")
+    }
+    let page = try await Self.request(["GET", link])
+    let html = page["body"] as? String ?? ""
+    #expect(html.contains(#"id="status""#) && html.contains(#"id="eta""#) && html.contains("EventSource"))
+    // Self-contained: no script, style sheet, image or font loaded from anywhere.
+    for reference in ["src=", "href=", "<link", "@import", "url("] {
+      #expect(!html.contains(reference), "the page references something: \(reference)")
+    }
+    await running.stop()
+  }
+}
