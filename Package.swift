@@ -228,6 +228,7 @@ let package = Package(
       name: "FleetShareTests",
       dependencies: [
         "FleetShare", "FleetConsumer", "FleetSimulator", "GRPCWire", "FleetSync", "PeerSupport",
+        "JourneySharing",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),
       ]),

@@ -2,6 +2,7 @@ import FleetConsumer
 import FleetShare
 import FleetSimulator
 import FleetSync
+import JourneySharing
 import Foundation
 import Hummingbird
 import Logging
@@ -150,5 +151,51 @@ struct ShareServerTests {
       #expect(!html.contains(reference), "the page references something: \(reference)")
     }
     await running.stop()
+  }
+}
+
+/// A shared ride's link shows its own rider's stops only.
+@Suite("Share server privacy", .timeLimit(.minutes(1)))
+struct ShareServerPrivacyTests {
+  /// Every `data-lat`/`data-lng` pair in `svg`.
+  static func positions(_ svg: String) -> [(Double, Double)] {
+    let lats = svg.matches(of: /data-lat="(-?[0-9.]+)"/).compactMap { Double($0.1) }
+    let lngs = svg.matches(of: /data-lng="(-?[0-9.]+)"/).compactMap { Double($0.1) }
+    return Array(zip(lats, lngs))
+  }
+
+  @Test("a shared ride's map never shows the other rider's pickup or drop-off")
+  func sharedRide() async throws {
+    let simulator = try await FleetSimulator.start()
+    let names = try simulator.createTrips(count: 2, providerID: "demo-provider", kind: .shared)
+    var options = TripService.Options()
+    options.pollInterval = .milliseconds(200)
+    let service = try TripService(
+      configuration: .init(
+        endpoint: try .init(simulator.endpoint), transportSecurity: .plaintext,
+        providerID: "demo-provider", accessTokenProvider: FixedAccessTokenProvider(AccessToken("t")),
+        options: options))
+    let fanOut = TripFanOut(service: service)
+    let other = try #require(simulator.trip(named: names[1]))
+    let otherStops = [other.pickupPoint?.point, other.dropoffPoint?.point].compactMap { $0 }
+    #expect(otherStops.count == 2)
+    // What the page, the snapshot and the events are drawn from: the fan-out's trip, as the
+    // server renders it.
+    var checked = 0
+    for await event in try fanOut.view(names[0]) {
+      guard case .trip(let trip) = event else { continue }
+      let svg = SVGRenderer(width: 800, height: 600, showsCaption: false).render(TripRendering(trip: trip))
+      let drawn = Self.positions(svg)
+      #expect(drawn.count >= 2, "no markers drawn")
+      for stop in otherStops {
+        #expect(
+          !drawn.contains { abs($0.0 - stop.latitude) < 1e-6 && abs($0.1 - stop.longitude) < 1e-6 },
+          "the other rider's stop \(stop.latitude),\(stop.longitude) is drawn")
+      }
+      checked += 1
+      if checked == 5 { break }
+    }
+    service.shutdown()
+    await simulator.shutdown(gracePeriod: .seconds(1))
   }
 }

@@ -51,7 +51,7 @@ struct TripFanOutTests {
     }
   }
 
-  @Test("N viewers of one trip cost one follow: the GetTrips of N = 200 are those of N = 1", arguments: [1, 200])
+  @Test("N viewers of one trip cost one follow: the GetTrips of N = 200 and 1,000 are those of N = 1", arguments: [1, 200, 1_000])
   func oneFollow(viewers: Int) async throws {
     let (simulator, service, counter, name) = try await start(pollInterval: .milliseconds(200))
     let fanOut = TripFanOut(service: service)
