@@ -38,16 +38,21 @@ struct ShareServerTests {
     }
   }
 
-  static func start() async throws -> Running {
-    let simulator = try await FleetSimulator.start()
-    let trip = try simulator.createDemoTrip(providerID: "demo-provider", tripID: "shared-ride")
+  /// A service polling `simulator`'s demo-provider trips every 200 ms.
+  static func service(_ simulator: FleetSimulator) throws -> TripService {
     var options = TripService.Options()
     options.pollInterval = .milliseconds(200)
-    let service = try TripService(
+    return try TripService(
       configuration: .init(
         endpoint: try .init(simulator.endpoint), transportSecurity: .plaintext,
         providerID: "demo-provider", accessTokenProvider: FixedAccessTokenProvider(AccessToken("t")),
         options: options))
+  }
+
+  static func start() async throws -> Running {
+    let simulator = try await FleetSimulator.start()
+    let trip = try simulator.createDemoTrip(providerID: "demo-provider", tripID: "shared-ride")
+    let service = try ShareServerTests.service(simulator)
     let links = try ShareLinks(secret: secret)
     let base = PosixMutex("")
     let server = ShareServer(
@@ -168,13 +173,7 @@ struct ShareServerPrivacyTests {
   func sharedRide() async throws {
     let simulator = try await FleetSimulator.start()
     let names = try simulator.createTrips(count: 2, providerID: "demo-provider", kind: .shared)
-    var options = TripService.Options()
-    options.pollInterval = .milliseconds(200)
-    let service = try TripService(
-      configuration: .init(
-        endpoint: try .init(simulator.endpoint), transportSecurity: .plaintext,
-        providerID: "demo-provider", accessTokenProvider: FixedAccessTokenProvider(AccessToken("t")),
-        options: options))
+    let service = try ShareServerTests.service(simulator)
     let fanOut = TripFanOut(service: service)
     let other = try #require(simulator.trip(named: names[1]))
     let otherStops = [other.pickupPoint?.point, other.dropoffPoint?.point].compactMap { $0 }
