@@ -74,6 +74,7 @@ public final class FleetSimulator: Sendable {
     serverOptions.tls = options.tls
     serverOptions.interceptors = options.interceptors
     serverOptions.logger = options.logger
+    serverOptions.eventLoops = options.eventLoops
     // One of each for every server of the cycle: statuses outlive a restart.
     let health = HealthService()
     let reflection = ReflectionService()

@@ -61,6 +61,9 @@ public struct SimulatorOptions: Sendable {
   public var interceptors: [any ServerInterceptor] = []
   /// Where the simulator's server logs (``ServerOptions/logger``); the default discards all.
   public var logger = Logger.disabled
+  /// The event-loop threads its server spreads client connections over
+  /// (``ServerOptions/eventLoops``); at least 1, the default.
+  public var eventLoops = 1
 
   /// The defaults: 60× real time, 30 km/h, any bearer token, no faults.
   public init() {}
@@ -68,6 +71,7 @@ public struct SimulatorOptions: Sendable {
   /// Why these options cannot be used, or nil when they can.
   public var problem: String? {
     if !(timeScale > 0 && timeScale.isFinite) { return "the time scale must be positive" }
+    if eventLoops < 1 { return "the server needs at least 1 event loop, not \(eventLoops)" }
     if !(speedKilometersPerHour > 0 && speedKilometersPerHour.isFinite) {
       return "the speed must be positive"
     }

@@ -102,6 +102,12 @@ struct FleetSim: AsyncParsableCommand {
       discussion: "A line `metrics on http://127.0.0.1:PORT/metrics` follows the first line once it listens."))
   var metricsPort: Int?
 
+  @Option(
+    help: ArgumentHelp(
+      "The event-loop threads client connections are spread over (one loop serves a connection and its calls).",
+      discussion: "Give more than 1 when the simulator has cores to itself and many clients: on a machine it shares with its load (a 2-core one running fleet-load too), extra loops only contend for the same cores."))
+  var eventLoops: Int = 1
+
   @OptionGroup(title: "Fault injection")
   var faults: FaultArguments
 
@@ -111,6 +117,7 @@ struct FleetSim: AsyncParsableCommand {
     }
     guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
     guard trips >= 0 else { throw ValidationError("--trips must not be negative") }
+    guard eventLoops >= 1 else { throw ValidationError("--event-loops must be at least 1") }
     guard !provider.isEmpty, !provider.contains("/") else {
       throw ValidationError("--provider must be a non-empty ID without '/'")
     }
@@ -132,6 +139,7 @@ struct FleetSim: AsyncParsableCommand {
     options.tokenPolicy = strictTokens ? .perTrip : .anyBearerToken
     options.faults = faults.options
     options.seed = seed
+    options.eventLoops = eventLoops
     options.clockStep = clockStep.map { .milliseconds(Int64(($0 * 1000).rounded())) }
     if let tlsCert, let tlsKey {
       options.tls = (certificateChainFile: tlsCert, privateKeyFile: tlsKey)

@@ -87,6 +87,12 @@ public struct ServerOptions: Sendable {
   /// How long calls in flight may finish when the server runs in a `ServiceGroup` that shuts
   /// down gracefully (``run()``).
   public var shutdownGracePeriod: Duration = .seconds(5)
+  /// The event-loop threads connections are served on: the server accepts on the first and
+  /// hands each new connection to the next in turn, so a server with many clients can use
+  /// that many cores. Each connection, its calls and the handlers that run on the event loop
+  /// stay on one loop. A server given an `eventLoop` accepts on that loop and makes the
+  /// others itself. Values below 1 count as 1, the default.
+  public var eventLoops = 1
 
   public init() {}
 }
@@ -100,18 +106,22 @@ public struct ServerOptions: Sendable {
 /// task. ``shutdown(gracePeriod:)`` sends GOAWAY, lets calls finish, then ends them.
 public final class GRPCServer: Sendable {
   let core: ServerCore
-  private let ownsLoop: Bool
+  /// The loops shutdown ends: those the server made.
+  private let ownedLoops: [EventLoop]
   private let handlers = PosixMutex<[String: ServerHandler]>([:])
   private let started = PosixMutex(false)
 
   /// Whether ``start(host:port:)`` has bound the server's port.
   var isStarted: Bool { started.withLock { $0 } }
 
-  /// With no `eventLoop` the server runs its own loop thread, which shutdown ends.
+  /// With no `eventLoop` the server runs its own loop threads (``ServerOptions/eventLoops``),
+  /// which shutdown ends; with one, it accepts and serves on it, and ends only the loops it
+  /// made for ``ServerOptions/eventLoops`` beyond the first.
   public init(options: ServerOptions = ServerOptions(), eventLoop: EventLoop? = nil) {
-    let loop = eventLoop ?? EventLoop(name: "grpc-server")
-    core = ServerCore(loop: loop, options: options)
-    ownsLoop = eventLoop == nil
+    let first = eventLoop ?? EventLoop(name: "grpc-server")
+    let more = (1..<max(options.eventLoops, 1)).map { EventLoop(name: "grpc-server-\($0)") }
+    core = ServerCore(loops: [first] + more, options: options)
+    ownedLoops = eventLoop == nil ? [first] + more : more
   }
 
   // MARK: Handlers (the `register` methods are in GRPCServer+Handlers.swift)
@@ -178,17 +188,28 @@ public final class GRPCServer: Sendable {
     await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
       core.loop.execute { core.shutdown(gracePeriod: gracePeriod, done: done) }
     }
-    if ownsLoop { core.loop.shutdown() }
+    for loop in ownedLoops { loop.shutdown() }
   }
 }
 
 typealias ServerHandler = @Sendable (ServerStream, ServerContext) async -> Void
 
 /// The loop-owned side of a server: its listening socket, connections and handlers.
+///
+/// Owned by the accepting loop (`loop`): the listener, the table of connections and the
+/// shutdown state are only touched there. Each connection lives on one of `loops` and is
+/// only touched on its own; the core reaches a connection on another loop through that
+/// loop's `execute`, and a connection tells the core it closed the same way.
 final class ServerCore: EventHandler, @unchecked Sendable {
-  // @unchecked Sendable: loop-only state; other threads use loop.execute.
+  // @unchecked Sendable: loop-only state; other threads use loop.execute. `handlers` is set
+  // once in `listen`, before the first connection is accepted, and only read after.
 
+  /// The loop that accepts and owns this core's state.
   let loop: EventLoop
+  /// Every loop connections are served on, `loop` first.
+  let loops: [EventLoop]
+  /// The loop the next accepted connection goes to (an index into `loops`).
+  private var nextLoop = 0
   let options: ServerOptions
   private var handlers: [String: ServerHandler] = [:]
   private var listenFD: Int32 = -1
@@ -196,8 +217,10 @@ final class ServerCore: EventHandler, @unchecked Sendable {
   private var shutdownWaiters: [CheckedContinuation<Void, Never>]? = nil
   private var tlsContext: TLSContext?
 
-  init(loop: EventLoop, options: ServerOptions) {
-    self.loop = loop
+  init(loops: [EventLoop], options: ServerOptions) {
+    precondition(!loops.isEmpty, "a server needs a loop")
+    self.loop = loops[0]
+    self.loops = loops
     self.options = options
     logger = options.logger
     connectionCount = Meter(label: "rpc.server.connections", factory: options.metricsFactory)
@@ -289,9 +312,12 @@ final class ServerCore: EventHandler, @unchecked Sendable {
       }
       _ = fleet_set_tcp_nodelay(fd)
       let peer = Self.describe(storage)
+      let target = loops[nextLoop]
+      nextLoop = (nextLoop + 1) % loops.count
       let connection: ServerConnection
       do {
-        connection = try ServerConnection(loop: loop, fd: fd, peer: peer, server: self, tls: tlsContext)
+        connection = try ServerConnection(
+          loop: target, fd: fd, peer: peer, server: self, tls: tlsContext)
       } catch {
         Glibc.close(fd)
         logger.warning(
@@ -300,7 +326,8 @@ final class ServerCore: EventHandler, @unchecked Sendable {
       }
       connections[ObjectIdentifier(connection)] = connection
       connectionCount.increment()
-      connection.start()
+      // Made here, used only on its own loop from now on.
+      onLoop(of: connection) { $0.start() }
     }
   }
 
@@ -339,26 +366,33 @@ final class ServerCore: EventHandler, @unchecked Sendable {
 
   // MARK: Connections and shutdown
 
+  /// Runs `body` on `connection`'s loop: at once when that is this one (the core's caller is
+  /// on `loop`), else soon, through that loop's queue.
+  private func onLoop(
+    of connection: ServerConnection, _ body: @escaping @Sendable (ServerConnection) -> Void
+  ) {
+    if connection.loop === loop {
+      body(connection)
+    } else {
+      connection.loop.execute { body(connection) }
+    }
+  }
+
   func goAwayAll() {
     for connection in Array(connections.values) {
-      if connection.openCallCount == 0 {
+      onLoop(of: connection) { connection in
         connection.beginDraining()
         connection.closeIfDrained()
-      } else {
-        connection.beginDraining()
       }
     }
   }
 
-  func callEnded(on connection: ServerConnection) {
-    guard shutdownWaiters != nil, connection.openCallCount == 0 else { return }
-    // Inside nghttp2's stream-close callback: close once it has returned.
-    loop.execute {
-      connection.close(cancelling: RPCError(code: .unavailable, message: "the server is shutting down"))
-    }
-  }
-
+  /// On any loop: `connection` closed its socket; it leaves the table on the core's loop.
   func connectionClosed(_ connection: ServerConnection) {
+    guard loop.inEventLoop else {
+      loop.execute { [self] in connectionClosed(connection) }
+      return
+    }
     if connections.removeValue(forKey: ObjectIdentifier(connection)) != nil {
       connectionCount.decrement()
     }
@@ -381,18 +415,16 @@ final class ServerCore: EventHandler, @unchecked Sendable {
     shutdownWaiters = [done]
     let error = RPCError(code: .unavailable, message: "the server is shutting down")
     for connection in Array(connections.values) {
-      if connection.openCallCount == 0 {
-        connection.close(cancelling: error)
-      } else {
-        connection.beginDraining()
-      }
+      onLoop(of: connection) { $0.serverShuttingDown(error) }
     }
     if connections.isEmpty {
       resumeShutdownWaiters()
       return
     }
     _ = loop.scheduleTimer(at: .now.advanced(by: gracePeriod)) { [self] in
-      for connection in Array(connections.values) { connection.close(cancelling: error) }
+      for connection in Array(connections.values) {
+        onLoop(of: connection) { $0.close(cancelling: error) }
+      }
     }
   }
 }

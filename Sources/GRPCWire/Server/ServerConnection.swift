@@ -23,6 +23,8 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   private var flushScheduled = false
   private var interest: EventLoop.Interest = []
   private var draining = false
+  /// The server is shutting down: the connection closes once its last call has ended.
+  private var shuttingDown = false
 
   private var handshaking = false
   /// Queued response bytes of all streams (``ServerOptions/connectionSendBuffer``).
@@ -385,7 +387,12 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     // Closed before the handler finished: the client reset it (or the connection ended).
     stream.abort(RPCError(code: .cancelled, message: "the client cancelled the call"))
     stream.discardQueues()
-    server?.callEnded(on: self)
+    if shuttingDown && streams.isEmpty {
+      // Inside nghttp2's stream-close callback: close once it has returned.
+      loop.execute { [weak self] in
+        self?.close(cancelling: RPCError(code: .unavailable, message: "the server is shutting down"))
+      }
+    }
     if streams.isEmpty { armIdleTimer() }
     if draining && streams.isEmpty {
       // Inside nghttp2's callback: close once it has returned.
@@ -528,6 +535,19 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
       guard sent == 0 else { return self.closeSocket() }
       self.scheduleFlush()
       self.closeIfDrained()
+    }
+  }
+
+  /// The server shuts down: with no call open the connection closes now (a final GOAWAY);
+  /// otherwise it drains, and closes when its last call ends (or the server's grace period
+  /// does).
+  func serverShuttingDown(_ error: RPCError) {
+    loop.assertInLoop()
+    shuttingDown = true
+    if streams.isEmpty {
+      close(cancelling: error)
+    } else {
+      beginDraining()
     }
   }
 
