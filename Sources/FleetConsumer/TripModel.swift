@@ -61,6 +61,8 @@ public final class TripModel: Sendable {
 
     /// Drops subscribers that were deallocated; returns whether any is left.
     mutating func pruneSubscribers() -> Bool {
+      // Every poll asks; usually all are alive, and looking costs no write to the array.
+      guard subscribers.contains(where: { !$0.isAlive }) else { return !subscribers.isEmpty }
       subscribers.removeAll { registration in
         guard !registration.isAlive else { return false }
         if registration.receivesRefreshes { refreshSubscribers -= 1 }

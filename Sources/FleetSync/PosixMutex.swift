@@ -10,22 +10,19 @@
 /// that one locks with raw futex system calls, which ThreadSanitizer cannot see: every access
 /// it guards shows up as a race, burying real ones. pthread mutexes are intercepted by TSan,
 /// and uncontended they cost about what a futex lock does. Not reentrant.
-public final class PosixMutex<Value>: @unchecked Sendable {
-  // @unchecked Sendable: `value` is only touched between lock and unlock of `mutex`.
-  private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-  private var value: Value
+///
+/// One allocation holds both the value and the mutex (a `ManagedBuffer`: the value as its
+/// header, the `pthread_mutex_t` as its one element), and the value is reached through
+/// pointers, so no run-time exclusivity check is made: a mutex is made for every call and
+/// every followed trip, and taken several times per update.
+///
+/// A struct over that shared buffer: copies of a `PosixMutex` are the same lock and value.
+public struct PosixMutex<Value>: @unchecked Sendable {
+  // @unchecked Sendable: the value is only touched between lock and unlock of the mutex.
+  @usableFromInline let storage: Storage
 
   public init(_ value: Value) {
-    self.value = value
-    mutex = .allocate(capacity: 1)
-    mutex.initialize(to: pthread_mutex_t())
-    let result = pthread_mutex_init(mutex, nil)
-    precondition(result == 0, "pthread_mutex_init failed: \(result)")
-  }
-
-  deinit {
-    pthread_mutex_destroy(mutex)
-    mutex.deallocate()
+    storage = Storage.make(value)
   }
 
   /// Runs `body` with the lock held; keep it short and never call out to user code or block.
@@ -33,24 +30,32 @@ public final class PosixMutex<Value>: @unchecked Sendable {
   public func withLock<Result, Failure: Error>(
     _ body: (inout Value) throws(Failure) -> Result
   ) throws(Failure) -> Result {
-    lock()
-    defer { unlock() }
-    return try body(&valueStorage)
+    try storage.withUnsafeMutablePointers { (value, mutex) throws(Failure) -> Result in
+      pthread_mutex_lock(mutex)
+      defer { pthread_mutex_unlock(mutex) }
+      return try body(&value.pointee)
+    }
   }
 
+  /// The value and its mutex in one object.
   @usableFromInline
-  var valueStorage: Value {
-    get { value }
-    _modify { yield &value }
-  }
+  final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
+    static func make(_ value: Value) -> Storage {
+      let buffer = Storage.create(minimumCapacity: 1) { _ in value }
+      buffer.withUnsafeMutablePointerToElements { mutex in
+        mutex.initialize(to: pthread_mutex_t())
+        let result = pthread_mutex_init(mutex, nil)
+        precondition(result == 0, "pthread_mutex_init failed: \(result)")
+      }
+      // `create` makes an instance of the class it is called on.
+      return unsafeDowncast(buffer, to: Storage.self)
+    }
 
-  @usableFromInline
-  func lock() {
-    pthread_mutex_lock(mutex)
-  }
-
-  @usableFromInline
-  func unlock() {
-    pthread_mutex_unlock(mutex)
+    deinit {
+      withUnsafeMutablePointerToElements { mutex in
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+      }
+    }
   }
 }
