@@ -137,9 +137,11 @@ extension TripModel {
           if let template, template.token == token {
             prepared = template.prepared
           } else {
-            prepared = try lane.channel.prepare(
-              path: FleetEngine.TripService.getTrip.path,
-              options: CallOptions(timeout: core.options.callTimeout, metadata: metadata(token)))
+            prepared = try lane.preparedPoll(token: token) { () throws(RPCError) in
+              try lane.channel.prepare(
+                path: FleetEngine.TripService.getTrip.path,
+                options: CallOptions(timeout: core.options.callTimeout, metadata: metadata(token)))
+            }
           }
           poll = PollTemplate(
             versions: versions, framed: GRPCChannel.frame(request(sending: versions)),

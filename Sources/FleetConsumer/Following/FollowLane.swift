@@ -1,3 +1,4 @@
+internal import FleetSync
 internal import GRPCWire
 
 /// One event loop of a ``TripService``, with the channel whose connections it owns and its
@@ -13,6 +14,8 @@ final class FollowLane: Sendable {
   let channel: GRPCChannel
   /// When each followed trip of the lane calls next; batches callbacks per loop tick.
   let scheduler: FollowScheduler
+  /// The `GetTrip` call last prepared for a model of this lane, with the token it carries.
+  private let lastPreparedPoll = PosixMutex<(token: AccessToken, prepared: PreparedCall)?>(nil)
 
   /// A lane named `name`, with a channel of `options` to `endpoint`; callback batches go
   /// through `deliver`.
@@ -26,6 +29,19 @@ final class FollowLane: Sendable {
     channel = GRPCChannel(
       host: endpoint.host, port: endpoint.port, options: options, eventLoop: loop)
     scheduler = FollowScheduler(loop: loop, deliver: deliver)
+  }
+
+  /// The `GetTrip` call carrying `token`: the one made last when it carries the same token,
+  /// else a new one from `make`. Models that poll with one token (a backend's server token
+  /// serves every trip) then share one set of header fields instead of a copy each, about
+  /// 0.3 KB a trip. Everything else a poll prepares is the same for the whole service.
+  func preparedPoll(
+    token: AccessToken, _ make: () throws(RPCError) -> PreparedCall
+  ) throws(RPCError) -> PreparedCall {
+    if let last = lastPreparedPoll.withLock({ $0 }), last.token == token { return last.prepared }
+    let prepared = try make()
+    lastPreparedPoll.withLock { $0 = (token, prepared) }
+    return prepared
   }
 
   deinit {
