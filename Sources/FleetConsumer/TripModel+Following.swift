@@ -137,9 +137,10 @@ extension TripModel {
           if let template, template.token == token {
             prepared = template.prepared
           } else {
-            prepared = try lane.preparedPoll(token: token) { () throws(RPCError) in
+            let path = FleetEngine.TripService.getTrip.path
+            prepared = try lane.prepared(path, token: token) { () throws(RPCError) in
               try lane.channel.prepare(
-                path: FleetEngine.TripService.getTrip.path,
+                path: path,
                 options: CallOptions(timeout: core.options.callTimeout, metadata: metadata(token)))
             }
           }
@@ -159,9 +160,12 @@ extension TripModel {
         }
       case .watch(let versions):
         // No deadline: the stream lasts as long as the trip; stopping cancels it.
+        let path = FleetFeed.TripFeed.watchTrip.path
+        let prepared = try lane.prepared(path, token: token) { () throws(RPCError) in
+          try lane.channel.prepare(path: path, options: CallOptions(metadata: metadata(token)))
+        }
         call = try lane.channel.startServerStreaming(
-          FleetFeed.TripFeed.watchTrip, watchRequest(sending: versions),
-          options: CallOptions(metadata: metadata(token)),
+          FleetFeed.TripFeed.watchTrip, watchRequest(sending: versions), prepared: prepared,
           onMessage: { [self] update in
             guard let trip = update.trip else { return }
             streamed(trip, generation: generation)

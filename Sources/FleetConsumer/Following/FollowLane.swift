@@ -14,8 +14,11 @@ final class FollowLane: Sendable {
   let channel: GRPCChannel
   /// When each followed trip of the lane calls next; batches callbacks per loop tick.
   let scheduler: FollowScheduler
-  /// The `GetTrip` call last prepared for a model of this lane, with the token it carries.
-  private let lastPreparedPoll = PosixMutex<(token: AccessToken, prepared: PreparedCall)?>(nil)
+  /// Per method path, the call last prepared for a model of this lane, with the token it
+  /// carries (a model calls two methods: GetTrip and the feed's WatchTrip).
+  private let lastPrepared = PosixMutex<
+    [(path: String, token: AccessToken, prepared: PreparedCall)]
+  >([])
 
   /// A lane named `name`, with a channel of `options` to `endpoint`; callback batches go
   /// through `deliver`.
@@ -31,16 +34,22 @@ final class FollowLane: Sendable {
     scheduler = FollowScheduler(loop: loop, deliver: deliver)
   }
 
-  /// The `GetTrip` call carrying `token`: the one made last when it carries the same token,
-  /// else a new one from `make`. Models that poll with one token (a backend's server token
-  /// serves every trip) then share one set of header fields instead of a copy each, about
-  /// 0.3 KB a trip. Everything else a poll prepares is the same for the whole service.
-  func preparedPoll(
-    token: AccessToken, _ make: () throws(RPCError) -> PreparedCall
+  /// The call to `path` carrying `token`: the one made last for `path` when it carries the
+  /// same token, else a new one from `make`. Models that follow with one token (a backend's
+  /// server token serves every trip) then share one set of header fields instead of a copy
+  /// each: about 0.3 KB a polled trip, and as much again a streamed one, whose stream keeps
+  /// its fields while it lasts. Everything else a model prepares is the same for the whole
+  /// service.
+  func prepared(
+    _ path: String, token: AccessToken, _ make: () throws(RPCError) -> PreparedCall
   ) throws(RPCError) -> PreparedCall {
-    if let last = lastPreparedPoll.withLock({ $0 }), last.token == token { return last.prepared }
+    let last = lastPrepared.withLock { calls in calls.first { $0.path == path } }
+    if let last, last.token == token { return last.prepared }
     let prepared = try make()
-    lastPreparedPoll.withLock { $0 = (token, prepared) }
+    lastPrepared.withLock { calls in
+      calls.removeAll { $0.path == path }
+      calls.append((path, token, prepared))
+    }
     return prepared
   }
 

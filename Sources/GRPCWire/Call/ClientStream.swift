@@ -376,6 +376,12 @@ final class ClientStream: @unchecked Sendable {
       let waiters = shared.withLock { s in
         s.head = head
         s.committed = true
+        // Committed, so never replayed: a request already sent whole (a server-streaming
+        // call's, which may stay open for hours) lets its bytes go now, not with the stream.
+        if s.outboundFinished && s.outboundOffset == s.outbound.count {
+          s.outbound = []
+          s.outboundOffset = 0
+        }
         return s.headWaiters.exchange([])
       }
       for waiter in waiters { waiter.resume(returning: head.metadata) }

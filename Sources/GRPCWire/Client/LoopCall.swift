@@ -116,11 +116,24 @@ extension GRPCChannel {
     onMessage: @escaping @Sendable (Response) -> Void,
     onEnd: @escaping @Sendable (RPCError?) -> Void
   ) throws(RPCError) -> LoopCall {
-    let prepared = try prepare(path: method.path, options: options)
-    if prepared.interception != nil {
+    try startServerStreaming(
+      method, request, prepared: prepare(path: method.path, options: options),
+      compress: options.compression != nil, onMessage: onMessage, onEnd: onEnd)
+  }
+
+  /// ``startServerStreaming(_:_:options:onMessage:onEnd:)`` with the call already prepared
+  /// (``prepare(path:options:)`` for `method`'s path), so that calls with the same options
+  /// share their header fields; `compress` must match the options' compression.
+  package func startServerStreaming<Request: ProtoMessage, Response: ProtoMessage>(
+    _ method: ProtoMethod<Request, Response>, _ request: Request, prepared: PreparedCall,
+    compress: Bool = false,
+    onMessage: @escaping @Sendable (Response) -> Void,
+    onEnd: @escaping @Sendable (RPCError?) -> Void
+  ) throws(RPCError) -> LoopCall {
+    if let interception = prepared.interception {
       return LoopCall(task: Task(executorPreference: loop) { [self] in
         do {
-          try await serverStreaming(method, request, options: options) { responses in
+          try await serverStreaming(method, request, options: interception.options) { responses in
             for try await response in responses { onMessage(response) }
           }
           onEnd(nil)
@@ -130,8 +143,7 @@ extension GRPCChannel {
       })
     }
     let stream = try makeLoopStream(
-      prepared,
-      Self.frame(request, compress: options.compression != nil), oneResponse: false)
+      prepared, Self.frame(request, compress: compress), oneResponse: false)
     stream.observer = StreamingObserver<Response>(onMessage: onMessage, onEnd: onEnd)
     return start(stream)
   }
