@@ -1,4 +1,4 @@
-public import FleetProtos
+public import ProtoRuntime
 
 extension GRPCChannel {
   /// A unary call: one request, one response.

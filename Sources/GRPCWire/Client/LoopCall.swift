@@ -1,4 +1,4 @@
-package import FleetProtos
+package import ProtoRuntime
 
 /// A call driven by its channel's event loop with no task waiting on it: started on the loop
 /// thread, its results arrive as callbacks on that thread.

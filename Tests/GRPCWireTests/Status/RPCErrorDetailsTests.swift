@@ -1,6 +1,6 @@
-import FleetProtos
 import GRPCWire
 import PeerSupport
+import ProtoRuntime
 import Testing
 
 /// `grpc-status-details-bin` decoded into typed Google error details, with bytes built by the
