@@ -253,6 +253,8 @@ let package = Package(
       name: "FleetSimulatorTests",
       dependencies: [
         "FleetSimulator", "GRPCWire", "GRPCTestingProtos", "GRPCServiceProtos", "PeerSupport",
+        // ValidationTests: the simulator's errors fall in the category a follower expects.
+        "FleetConsumer",
       ]),
     .testTarget(name: "FleetLoadTests", dependencies: ["PeerSupport"]),
     .testTarget(

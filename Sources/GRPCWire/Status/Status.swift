@@ -50,7 +50,7 @@ public struct Status: Sendable, Hashable, CustomStringConvertible {
   /// Whether the code is OK.
   public var isOK: Bool { code == .ok }
 
-  /// `OK`, or the code's name followed by the message, e.g. `NOT_FOUND: trip not found`.
+  /// `OK`, or the code's name followed by the message, e.g. `NOT_FOUND: no such order`.
   public var description: String {
     message.isEmpty ? code.name : "\(code.name): \(message)"
   }

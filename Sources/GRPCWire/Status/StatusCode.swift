@@ -11,7 +11,7 @@ public enum StatusCode: Int, Sendable, Hashable, CaseIterable, CustomStringConve
   case cancelled = 1
   /// An error with no better code, or a `grpc-status` number gRPC does not define.
   case unknown = 2
-  /// The request is invalid whatever the state of the server, e.g. a malformed trip name.
+  /// The request is invalid whatever the state of the server, e.g. a malformed resource name.
   case invalidArgument = 3
   /// The deadline passed before the call completed.
   case deadlineExceeded = 4

@@ -1,3 +1,4 @@
+import FleetConsumer
 import Foundation
 import GRPCWire
 import Testing

@@ -1,3 +1,5 @@
+public import GRPCWire
+
 extension RPCError {
   /// Who recovers from an error, following Fleet Engine's consumer SDK documentation, which
   /// splits trip-update errors into server and network errors and client errors.

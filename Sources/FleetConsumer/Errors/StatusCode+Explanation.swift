@@ -1,3 +1,5 @@
+public import GRPCWire
+
 extension StatusCode {
   /// What this code means for someone following Fleet Engine trips, and what to do about it,
   /// in one or two sentences.
