@@ -29,7 +29,7 @@ public struct Status: Sendable, Hashable, CustomStringConvertible {
   /// message, if any, follows it), as gRPC's doc/statuscodes.md prescribes for "Error parsing
   /// returned status". A missing `grpc-status` is the transport's to handle (see
   /// ``StatusCode/init(httpStatus:)``).
-  public init(grpcStatus: some StringProtocol, grpcMessage: String?, detailsBytes: [UInt8]? = nil) {
+  package init(grpcStatus: some StringProtocol, grpcMessage: String?, detailsBytes: [UInt8]? = nil) {
     let message = grpcMessage.map { GRPCMessageEncoding.percentDecode($0) } ?? ""
     self.detailsBytes = detailsBytes
     switch StatusCode.parse(grpcStatus: grpcStatus) {
