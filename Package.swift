@@ -9,7 +9,10 @@ import PackageDescription
 let package = Package(
   name: "FleetConsumer",
   products: [
+    .library(name: "ProtoRuntime", targets: ["ProtoRuntime"]),
     .library(name: "FleetProtos", targets: ["FleetProtos"]),
+    .library(name: "GRPCTestingProtos", targets: ["GRPCTestingProtos"]),
+    .library(name: "GRPCServiceProtos", targets: ["GRPCServiceProtos"]),
     .library(name: "GRPCWire", targets: ["GRPCWire"]),
     .library(name: "GRPCObservability", targets: ["GRPCObservability"]),
     .library(name: "FleetConsumer", targets: ["FleetConsumer"]),
@@ -47,24 +50,41 @@ let package = Package(
 
     // MARK: Messages
 
-    // protobuf-c code generated from Protos/ by CodeGen/generate; never edited by hand.
+    // Each message module is Swift value types (Generated/) over a C target of protobuf-c code
+    // (`…C`), both generated from Protos/ by CodeGen/generate, whose MODULES table says which
+    // proto package goes where; never edited by hand.
+
+    // The protobuf runtime (ProtoMessage, its protobuf-c bridge and arena, file descriptors),
+    // the well-known types and google.rpc's Status and error details: all GRPCWire needs.
     .target(
-      name: "FleetProtosC",
+      name: "ProtoRuntimeC",
       dependencies: ["CProtobufC"],
       linkerSettings: [.linkedLibrary("protobuf-c")]
     ),
-    // Swift value types over FleetProtosC (Generated/) and their hand-written runtime.
-    .target(name: "FleetProtos", dependencies: ["FleetProtosC"]),
+    .target(name: "ProtoRuntime", dependencies: ["ProtoRuntimeC", "CProtobufC"]),
+    // The Fleet Engine trip API (maps.fleetengine.v1, google.type) and our trip feed
+    // (fleetconsumer.v1); re-exports ProtoRuntime, so `import FleetProtos` is enough.
+    .target(name: "FleetProtosC", dependencies: ["ProtoRuntimeC", "CProtobufC"]),
+    .target(name: "FleetProtos", dependencies: ["ProtoRuntime", "FleetProtosC", "CProtobufC"]),
+    // grpc.testing, for the interop and benchmark services and clients.
+    .target(name: "GRPCTestingProtosC", dependencies: ["CProtobufC"]),
+    .target(
+      name: "GRPCTestingProtos", dependencies: ["ProtoRuntime", "GRPCTestingProtosC", "CProtobufC"]),
+    // gRPC's standard services: grpc.health.v1 and grpc.reflection (v1, v1alpha).
+    .target(name: "GRPCServiceProtosC", dependencies: ["CProtobufC"]),
+    .target(
+      name: "GRPCServiceProtos", dependencies: ["ProtoRuntime", "GRPCServiceProtosC", "CProtobufC"]),
     // Realistic messages shared by benchmarks and tests; not a product.
     .target(name: "FleetProtosFixtures", dependencies: ["FleetProtos"]),
 
     // MARK: gRPC
 
-    // Our gRPC client (and later server) over nghttp2: event loop, connections, calls, status.
+    // Our gRPC client and server over nghttp2: event loop, connections, calls, status. Knows
+    // nothing of trips: of the messages, it depends on the runtime only.
     .target(
       name: "GRPCWire",
       dependencies: [
-        "CNGHTTP2", "CZlib", "COpenSSL", "CGRPCSystem", "FleetSync", "FleetProtos",
+        "CNGHTTP2", "CZlib", "COpenSSL", "CGRPCSystem", "FleetSync", "ProtoRuntime",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "CoreMetrics", package: "swift-metrics"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -86,10 +106,15 @@ let package = Package(
     .target(name: "CGRPCSystem"),
     // grpc.health.v1.Health for a GRPCServer: per-service serving status set at run time,
     // answered to Check and streamed to Watch.
-    .target(name: "GRPCHealth", dependencies: ["GRPCWire", "FleetProtos", "FleetSync"]),
+    .target(name: "GRPCHealth", dependencies: ["GRPCWire", "GRPCServiceProtos", "FleetSync"]),
     // grpc.reflection.v1 and v1alpha ServerReflection for a GRPCServer: its services, and the
-    // .proto file descriptors CodeGen embeds in FleetProtos, for grpcurl and the like.
-    .target(name: "GRPCReflection", dependencies: ["GRPCWire", "FleetProtos"]),
+    // .proto file descriptors CodeGen embeds in the message modules, for grpcurl and the like
+    // (by default those of every message module, hence the dependencies on all of them).
+    .target(
+      name: "GRPCReflection",
+      dependencies: [
+        "GRPCWire", "ProtoRuntime", "FleetProtos", "GRPCTestingProtos", "GRPCServiceProtos",
+      ]),
 
     // MARK: Following trips
 
@@ -132,7 +157,8 @@ let package = Package(
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]),
     // grpc.testing.TestService and BenchmarkService handlers, for interop-server and fleet-sim.
-    .target(name: "GRPCTestingServices", dependencies: ["GRPCWire", "FleetProtos", "FleetSync"]),
+    .target(
+      name: "GRPCTestingServices", dependencies: ["GRPCWire", "GRPCTestingProtos", "FleetSync"]),
 
     // MARK: Tools
 
@@ -176,7 +202,8 @@ let package = Package(
     .executableTarget(
       name: "fleet-load",
       dependencies: [
-        "GRPCWire", "FleetProtos", "FleetSimulator", "FleetConsumer", "FleetSync",
+        "GRPCWire", "FleetProtos", "GRPCTestingProtos", "FleetSimulator", "FleetConsumer",
+        "FleetSync",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Histogram", package: "hdrhistogram-swift"),
       ]),
@@ -184,14 +211,14 @@ let package = Package(
     .executableTarget(
       name: "interop-server",
       dependencies: [
-        "GRPCWire", "FleetProtos", "FleetSync", "GRPCTestingServices", "GRPCHealth",
-        "GRPCReflection", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "GRPCWire", "FleetSync", "GRPCTestingServices", "GRPCHealth", "GRPCReflection",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     // The standard gRPC interop client (interop-test-descriptions.md flags and cases).
     .executableTarget(
       name: "interop-client",
       dependencies: [
-        "GRPCWire", "FleetProtos",
+        "GRPCWire", "GRPCTestingProtos",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
 
@@ -201,19 +228,20 @@ let package = Package(
     .target(name: "PeerSupport", dependencies: ["FleetSync"], path: "Tests/PeerSupport"),
     .testTarget(
       name: "FleetProtosTests",
-      dependencies: ["FleetProtos", "FleetProtosFixtures", "PeerSupport"]
+      dependencies: ["FleetProtos", "GRPCTestingProtos", "FleetProtosFixtures", "PeerSupport"]
     ),
     .testTarget(
       name: "GRPCWireTests",
       dependencies: [
-        "GRPCWire", "FleetProtos", "PeerSupport", "FleetSync",
+        "GRPCWire", "ProtoRuntime", "GRPCTestingProtos", "PeerSupport", "FleetSync",
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "Logging", package: "swift-log"),
       ]),
     .testTarget(
       name: "GRPCObservabilityTests",
       dependencies: [
-        "GRPCObservability", "GRPCWire", "FleetProtos", "FleetSync", "FleetConsumer", "FleetSimulator",
+        "GRPCObservability", "GRPCWire", "GRPCTestingProtos", "FleetSync", "FleetConsumer",
+        "FleetSimulator",
         .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
         .product(name: "MetricsTestKit", package: "swift-metrics"),
         .product(name: "Logging", package: "swift-log"),
@@ -222,7 +250,12 @@ let package = Package(
       name: "FleetConsumerTests",
       dependencies: ["FleetConsumer", "FleetSimulator", "PeerSupport", "FleetSync"]),
     .testTarget(
-      name: "FleetSimulatorTests", dependencies: ["FleetSimulator", "GRPCWire", "PeerSupport"]),
+      name: "FleetSimulatorTests",
+      dependencies: [
+        "FleetSimulator", "GRPCWire", "GRPCTestingProtos", "GRPCServiceProtos", "PeerSupport",
+        // ValidationTests: the simulator's errors fall in the category a follower expects.
+        "FleetConsumer",
+      ]),
     .testTarget(name: "FleetLoadTests", dependencies: ["PeerSupport"]),
     .testTarget(
       name: "FleetShareTests",
@@ -239,10 +272,13 @@ let package = Package(
       dependencies: ["GRPCWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
     .testTarget(
       name: "GRPCHealthTests",
-      dependencies: ["GRPCHealth", "GRPCWire", "FleetProtos"]),
+      dependencies: ["GRPCHealth", "GRPCWire", "GRPCServiceProtos", "GRPCTestingProtos"]),
     .testTarget(
       name: "GRPCReflectionTests",
-      dependencies: ["GRPCReflection", "GRPCHealth", "GRPCWire", "FleetProtos"]),
+      dependencies: [
+        "GRPCReflection", "GRPCHealth", "GRPCWire", "FleetProtos", "GRPCServiceProtos",
+        "GRPCTestingProtos",
+      ]),
     .testTarget(name: "CModulesTests", dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CProtobufC"]),
   ],
   swiftLanguageModes: [.v6]

@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
-"""Writes the Swift message layer (Sources/FleetProtos/Generated) over protobuf-c's C code.
+"""Writes the generated modules: protobuf-c's C code placed in one C target per module
+(Sources/<Module>C) and the Swift message layer over it (Sources/<Module>/Generated).
 
 Input: a FileDescriptorSet from `protoc --include_imports --include_source_info` of every
 proto we generate, and the protobuf-c output directory (its *.pb-c.c files are read for the
 exact C names protoc-c chose, so this script never re-derives protobuf-c's naming rules).
-Output: one Swift file per .proto (its types, and the file's own descriptor for reflection),
-one namespace file, one index of the file descriptors, and the C umbrella header with one
-descriptor accessor per message. Called by CodeGen/generate; see CodeGen/README.md.
+Output, per module of MODULES: the C target (protoc-c's files, an umbrella header with one
+descriptor accessor per message, a module map naming every header), one Swift file per
+.proto (its types, and the file's own descriptor for reflection), one namespace file and one
+index of the module's file descriptors. Called by CodeGen/generate; see CodeGen/README.md.
 """
 
 import argparse
 import base64
 import os
 import re
+import shutil
 import sys
 
 from google.protobuf import descriptor_pb2 as pb
@@ -32,6 +35,29 @@ NAMESPACES = {
     "grpc.reflection.v1": "GRPCReflectionV1",
     "grpc.reflection.v1alpha": "GRPCReflectionV1Alpha",
 }
+
+# proto package -> the Swift module its types are generated into; the module's C target is
+# its name + "C". A package not listed is an error, like a missing namespace.
+# - ProtoRuntime: the runtime, plus what gRPC itself needs — the well-known types and
+#   google.rpc's Status and error details (grpc-status-details-bin). GRPCWire depends on it
+#   alone, so it never sees, nor rebuilds for, a Fleet Engine message.
+# - FleetProtos: the Fleet Engine trip API, google.type.LatLng it uses, and our trip feed.
+# - GRPCTestingProtos: grpc.testing, for the interop and benchmark services.
+# - GRPCServiceProtos: gRPC's standard health and reflection services.
+MODULES = {
+    "google.protobuf": "ProtoRuntime",
+    "google.rpc": "ProtoRuntime",
+    "google.type": "FleetProtos",
+    "maps.fleetengine.v1": "FleetProtos",
+    "fleetconsumer.v1": "FleetProtos",
+    "grpc.testing": "GRPCTestingProtos",
+    "grpc.health.v1": "GRPCServiceProtos",
+    "grpc.reflection.v1": "GRPCServiceProtos",
+    "grpc.reflection.v1alpha": "GRPCServiceProtos",
+}
+
+# The module every other one builds on: its protos may import only its own.
+RUNTIME = "ProtoRuntime"
 
 # Messages kept in copy-on-write storage: the struct holds one reference to a class with the
 # fields, so a copy is one retain instead of one per field, and an absent optional of it
@@ -497,13 +523,13 @@ class SwiftWriter:
         m = self.model
         swift = m.swift[full]
         self.line(f"extension {swift}: CBridgedMessage {{")
-        self.line(f"  typealias CMessage = {ctype}")
+        self.line(f"  @usableFromInline package typealias CMessage = {ctype}")
         self.line()
-        self.line(f"  static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {{")
-        self.line(f"    fleetprotos_descriptor__{lower}()")
+        self.line(f"  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {{")
+        self.line(f"    {ACCESSOR_PREFIX}{lower}()")
         self.line(f"  }}")
         self.line()
-        self.line(f"  init(cMessage c: UnsafePointer<{ctype}>) throws(ProtoDecodingError) {{")
+        self.line(f"  @usableFromInline package init(cMessage c: UnsafePointer<{ctype}>) throws(ProtoDecodingError) {{")
         if msg.field:
             self.line(f"    let m = c.pointee")
         for f in plain:
@@ -518,7 +544,7 @@ class SwiftWriter:
         self.line(f"    unknownFields = try ProtoUnknownFields(cMessage: c)")
         self.line(f"  }}")
         self.line()
-        self.line(f"  func fill(_ c: UnsafeMutablePointer<{ctype}>, _ arena: ProtoArena) {{")
+        self.line(f"  @usableFromInline package func fill(_ c: UnsafeMutablePointer<{ctype}>, _ arena: ProtoArena) {{")
         for f in plain:
             self._write(f, "    ")
         for index, members in sorted(oneofs.items()):
@@ -620,7 +646,7 @@ class SwiftWriter:
             self.line(f"{ind}if !{f.id}.isEmpty {{")
             self.line(f"{ind}  c.pointee.{f.cquant} = {f.id}.count")
             self.line(f"{ind}  {c} = arena.mapEntries(")
-            self.line(f"{ind}    {f.id}, descriptor: fleetprotos_descriptor__{entry_lower}(), as: {entry_ctype}.self")
+            self.line(f"{ind}    {f.id}, descriptor: {ACCESSOR_PREFIX}{entry_lower}(), as: {entry_ctype}.self")
             self.line(f"{ind}  ) {{ key, value, e in")
             self.line(f"{ind}    e.pointee.key = {self._entry_write(kf, 'key')}")
             self.line(f"{ind}    e.pointee.value = {self._entry_write(vf, 'value')}")
@@ -660,6 +686,10 @@ class SwiftWriter:
                 "bytes": f"arena.binary({v})"}[kind]
 
 
+# protoc-c's descriptors are `extern const`, which Swift cannot take the address of; the
+# umbrella header of each C target has a function per message returning it, named this.
+ACCESSOR_PREFIX = "proto_descriptor__"
+
 HEADER = """\
 // DO NOT EDIT. Generated by CodeGen/generate from {source}.
 // Regenerate with `CodeGen/generate`; CodeGen/check fails when this file is stale.
@@ -670,21 +700,46 @@ def swift_file_name(proto_name):
     return proto_name[: -len(".proto")].replace("/", "_") + ".pb.swift"
 
 
-def generate(fds, c_dir, out_dir, header_path, targets):
+def module_of(fd):
+    if fd.package not in MODULES:
+        raise GenError(f"{fd.name}: package {fd.package!r} has no module in swiftgen.py")
+    return MODULES[fd.package]
+
+
+def generate(fds, c_dir, sources, targets):
     model = Model(fds)
     cnames = CNames(c_dir)
     wanted = set(targets)
-    written = {}
-    accessors = []
-    descriptors = []  # in the set's order: protoc lists a file after the files it imports
+    by_name = {fd.name: fd for fd in fds.file}
+    modules = sorted(set(MODULES.values()), key=lambda m: (m != RUNTIME, m))
+    # Per module: Swift file name -> text, descriptor accessors, descriptor names (in the set's
+    # order: protoc lists a file after the files it imports), its .proto files.
+    swift = {m: {} for m in modules}
+    accessors = {m: [] for m in modules}
+    descriptors = {m: [] for m in modules}
+    protos = {m: [] for m in modules}
     for fd in fds.file:
         if fd.name not in wanted:
             continue
+        module = module_of(fd)
+        for dep in fd.dependency:
+            if module_of(by_name[dep]) not in (module, RUNTIME):
+                raise GenError(f"{fd.name} ({module}) imports {dep}, which is neither in {module} "
+                               f"nor in {RUNTIME}")
+        protos[module].append(fd.name)
         w = SwiftWriter(model, cnames)
         w.line(HEADER.format(source=fd.name).rstrip("\n"))
         w.line()
-        w.line("internal import CProtobufC")
-        w.line("internal import FleetProtosC")
+        if fd.message_type:
+            # Public, though no user sees a C type: the bridges' witnesses name protobuf-c's
+            # types and are @usableFromInline, as the runtime's @inlinable helpers, inlined
+            # here, call them (CBridgedMessage).
+            w.line("public import CProtobufC")
+            w.line(f"public import {module}C")
+        if module != RUNTIME:
+            # Public when a message or service of the file conforms to or names a runtime type.
+            access = "public" if fd.message_type or fd.service else "internal"
+            w.line(f"{access} import {RUNTIME}")
         ns = NAMESPACES[fd.package]
         for i, e in enumerate(fd.enum_type):
             w.line()
@@ -699,52 +754,89 @@ def generate(fds, c_dir, out_dir, header_path, targets):
         for bridge in w.bridges:
             w.line()
             w.bridge(*bridge)
-            accessors.append(bridge[1])
-        accessors += w.entry_accessors
+            accessors[module].append(bridge[1])
+        accessors[module] += w.entry_accessors
         for s in fd.service:
             w.line()
             service(w, model, fd, s, ns)
         w.line()
         file_descriptor(w, fd)
-        descriptors.append(descriptor_name(fd.name))
-        written[swift_file_name(fd.name)] = "\n".join(w.out) + "\n"
+        descriptors[module].append(descriptor_name(fd.name))
+        swift[module][swift_file_name(fd.name)] = "\n".join(w.out) + "\n"
 
-    ns_lines = [HEADER.format(source="the proto packages").rstrip("\n"), ""]
-    for package, ns in sorted(NAMESPACES.items(), key=lambda kv: kv[1]):
-        ns_lines.append(f"/// Messages, enums and services of the proto package `{package}`.")
-        ns_lines.append(f"public enum {ns} {{}}")
-        ns_lines.append("")
-    written["Namespaces.pb.swift"] = "\n".join(ns_lines)
-    written["FileDescriptors.pb.swift"] = descriptor_index(descriptors)
+    for module in modules:
+        if not protos[module]:
+            continue
+        ns_lines = [HEADER.format(source="the proto packages").rstrip("\n"), ""]
+        if module != RUNTIME:
+            ns_lines.append(f"// The messages are used through the runtime ({RUNTIME}.ProtoMessage,")
+            ns_lines.append("// serializedBytes(), the well-known types): importing this module is enough.")
+            ns_lines.append(f"@_exported public import {RUNTIME}")
+            ns_lines.append("")
+        for package, ns in sorted(NAMESPACES.items(), key=lambda kv: kv[1]):
+            if MODULES.get(package) != module:
+                continue
+            ns_lines.append(f"/// Messages, enums and services of the proto package `{package}`.")
+            ns_lines.append(f"public enum {ns} {{}}")
+            ns_lines.append("")
+        swift[module]["Namespaces.pb.swift"] = "\n".join(ns_lines)
+        swift[module]["FileDescriptors.pb.swift"] = descriptor_index(module, descriptors[module])
+        write_swift(os.path.join(sources, module, "Generated"), swift[module])
+        write_c_target(os.path.join(sources, module + "C"), module + "C", c_dir, protos[module],
+                       accessors[module])
 
+
+def write_swift(out_dir, files):
     os.makedirs(out_dir, exist_ok=True)
     for old in os.listdir(out_dir):
-        if old.endswith(".swift") and old not in written:
+        if old.endswith(".swift") and old not in files:
             os.remove(os.path.join(out_dir, old))
-    for name, text in written.items():
+    for name, text in files.items():
         with open(os.path.join(out_dir, name), "w") as f:
             f.write(text)
 
-    headers = sorted(
-        os.path.relpath(os.path.join(r, f), os.path.dirname(header_path))
-        for r, _, fs in os.walk(os.path.dirname(header_path))
-        for f in fs
-        if f.endswith(".pb-c.h")
-    )
-    h = ["/* DO NOT EDIT. Generated by CodeGen/generate: every protobuf-c header of Protos/. */",
-         "#ifndef FLEET_PROTOS_C_H", "#define FLEET_PROTOS_C_H", "",
+
+def write_c_target(target, c_module, c_dir, protos, accessors):
+    """protoc-c's files of `protos`, each marked generated (sources at the top, headers under
+    include/), an umbrella header and a module map of our own: SwiftPM's umbrella-header rule
+    does not allow include/ to have the subfolders that protoc-c's #include lines need."""
+    shutil.rmtree(target, ignore_errors=True)
+    headers = []
+    for proto in protos:
+        stem = proto[: -len(".proto")]
+        for suffix, dest in ((".pb-c.c", stem + ".pb-c.c"), (".pb-c.h", "include/" + stem + ".pb-c.h")):
+            path = os.path.join(target, dest)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(os.path.join(c_dir, stem + suffix)) as f:
+                text = f.read()
+            with open(path, "w") as f:
+                f.write("/* Regenerate with CodeGen/generate; CodeGen/check fails when this file is stale. */\n")
+                f.write(text)
+        headers.append(stem + ".pb-c.h")
+    headers.sort()
+    guard = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", c_module).upper() + "_H"
+    h = [f"/* DO NOT EDIT. Generated by CodeGen/generate: the protobuf-c headers of {c_module}. */",
+         f"#ifndef {guard}", f"#define {guard}", "",
          "/* Deprecated proto fields are still on the wire and the Swift layer must copy them; the",
          "   deprecation attribute would warn on each copy (the Swift docs carry the note instead). */",
          "#define PROTOBUF_C__NO_DEPRECATED 1", ""]
     h += [f'#include "{p}"' for p in headers]
     h += ["", "/* Swift cannot take the address of a C `extern const`; these return protoc-c's descriptors. */"]
     for lower in sorted(accessors):
-        h.append(f"static inline const ProtobufCMessageDescriptor *fleetprotos_descriptor__{lower}(void) {{")
+        h.append(f"static inline const ProtobufCMessageDescriptor *{ACCESSOR_PREFIX}{lower}(void) {{")
         h.append(f"  return &{lower}__descriptor;")
         h.append("}")
     h += ["", "#endif", ""]
-    with open(header_path, "w") as f:
+    with open(os.path.join(target, "include", c_module + ".h"), "w") as f:
         f.write("\n".join(h))
+    # Every header is named, so that another module's #include of one of them is an import
+    # of this module, not a second copy of its types.
+    m = ["// DO NOT EDIT. Generated by CodeGen/generate.", f"module {c_module} {{",
+         f'  header "{c_module}.h"']
+    m += [f'  header "{p}"' for p in headers]
+    m += ["  export *", "}", ""]
+    with open(os.path.join(target, "include", "module.modulemap"), "w") as f:
+        f.write("\n".join(m))
 
 
 def service(w, model, fd, s, ns):
@@ -840,7 +932,8 @@ def file_descriptor(w, fd):
     encoded = base64.b64encode(stripped.SerializeToString(deterministic=True)).decode("ascii")
     chunks = [encoded[i : i + BASE64_LINE] for i in range(0, len(encoded), BASE64_LINE)] or [""]
     w.line("extension ProtoFileDescriptor {")
-    w.line(f"  /// `{fd.name}`, as protoc compiled it; one of ``ProtoFileDescriptor/all``.")
+    w.line(f"  /// `{fd.name}`, as protoc compiled it; one of "
+           f"``ProtoFileDescriptor/{descriptor_list_name(module_of(fd))}``.")
     w.line(f"  static let {descriptor_name(fd.name)} = ProtoFileDescriptor(")
     w.line(f'    name: "{fd.name}",')
     deps = ", ".join(f'"{d}"' for d in fd.dependency)
@@ -858,11 +951,17 @@ def file_descriptor(w, fd):
     w.line("}")
 
 
-def descriptor_index(names):
-    out = [HEADER.format(source="every .proto file").rstrip("\n"), ""]
+def descriptor_list_name(module):
+    """`FleetProtos` -> `fleetProtos`, `GRPCTestingProtos` -> `grpcTestingProtos`."""
+    head = re.match(r"[A-Z]+(?=[A-Z][a-z]|$)|[A-Z]", module).group(0)
+    return head.lower() + module[len(head):]
+
+
+def descriptor_index(module, names):
+    out = [HEADER.format(source="every .proto file of " + module).rstrip("\n"), ""]
     out.append("extension ProtoFileDescriptor {")
-    out.append("  /// Every .proto file FleetProtos was generated from, each after the files it imports.")
-    out.append("  public static let all: [ProtoFileDescriptor] = [")
+    out.append(f"  /// Every .proto file {module} was generated from, each after the files it imports.")
+    out.append(f"  public static let {descriptor_list_name(module)}: [ProtoFileDescriptor] = [")
     out.extend(f"    .{name}," for name in names)
     out.append("  ]")
     out.append("}")
@@ -875,17 +974,25 @@ def camel_method(name):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--descriptor-set", required=True)
-    ap.add_argument("--c-dir", required=True, help="where protoc-c wrote *.pb-c.c")
-    ap.add_argument("--swift-out", required=True)
-    ap.add_argument("--c-header", required=True, help="the umbrella header to write")
-    ap.add_argument("protos", nargs="+", help="proto file names (as protoc saw them) to generate")
+    ap.add_argument("--list-outputs", action="store_true",
+                    help="print the folders this script writes (relative to the package) and exit")
+    ap.add_argument("--descriptor-set")
+    ap.add_argument("--c-dir", help="where protoc-c wrote *.pb-c.[ch]")
+    ap.add_argument("--sources", help="the package's Sources folder")
+    ap.add_argument("protos", nargs="*", help="proto file names (as protoc saw them) to generate")
     a = ap.parse_args()
+    if a.list_outputs:
+        for module in sorted(set(MODULES.values())):
+            print(f"Sources/{module}C")
+            print(f"Sources/{module}/Generated")
+        return
+    if not (a.descriptor_set and a.c_dir and a.sources and a.protos):
+        ap.error("--descriptor-set, --c-dir, --sources and the protos are required")
     fds = pb.FileDescriptorSet()
     with open(a.descriptor_set, "rb") as f:
         fds.ParseFromString(f.read())
     try:
-        generate(fds, a.c_dir, a.swift_out, a.c_header, a.protos)
+        generate(fds, a.c_dir, a.sources, a.protos)
     except GenError as e:
         print(f"swiftgen: {e}", file=sys.stderr)
         sys.exit(1)

@@ -22,7 +22,7 @@ extension FleetSimulator {
         [(providerID: providerID, tripID: tripID)], intermediateDestinations: intermediates)[0]
     }
     return try make { now throws(RPCError) in
-      let name = try TripName(parent: "providers/\(providerID)", tripID: tripID)
+      let name = try TripName(requestParent: "providers/\(providerID)", tripID: tripID)
       var record = try core.makeRecord(
         name, FleetEngine.Trip(), now: now, generatedIntermediates: intermediates)
       record.vehicleID = core.store.newVehicleIDs(1)[0]
@@ -44,7 +44,7 @@ extension FleetSimulator {
     let ids = tripIDs.map { [$0.first, $0.second] } ?? nextDemoTripIDs(2)
     return try make { now throws(RPCError) in
       let names = try ids.map { id throws(RPCError) in
-        try TripName(parent: "providers/\(providerID)", tripID: id)
+        try TripName(requestParent: "providers/\(providerID)", tripID: id)
       }
       return core.makeSharedPair(
         names[0], names[1], vehicleID: core.store.newVehicleIDs(1)[0], now: now)
@@ -68,7 +68,7 @@ extension FleetSimulator {
     guard kind != .exclusive else { return try createTrips(ids, intermediateDestinations: 0) }
     return try make { now throws(RPCError) in
       let names = try ids.map { id throws(RPCError) in
-        try TripName(parent: "providers/\(id.providerID)", tripID: id.tripID)
+        try TripName(requestParent: "providers/\(id.providerID)", tripID: id.tripID)
       }
       var records: [TripRecord] = []
       records.reserveCapacity(names.count)
@@ -141,7 +141,7 @@ extension FleetSimulator {
       var records: [TripRecord] = []
       records.reserveCapacity(ids.count)
       for id in ids {
-        let name = try TripName(parent: "providers/\(id.providerID)", tripID: id.tripID)
+        let name = try TripName(requestParent: "providers/\(id.providerID)", tripID: id.tripID)
         records.append(
           try core.makeRecord(
             name, FleetEngine.Trip(), now: now, generatedIntermediates: intermediateDestinations))

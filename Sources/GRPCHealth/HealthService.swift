@@ -1,5 +1,5 @@
-internal import FleetProtos
 internal import FleetSync
+internal import GRPCServiceProtos
 public import GRPCWire
 
 /// `grpc.health.v1.Health` for a ``GRPCServer``: a serving status per service, set while the

@@ -1,4 +1,4 @@
-internal import FleetProtos
+internal import GRPCServiceProtos
 
 /// The serving status of a service, as `grpc.health.v1.Health` reports it.
 public enum HealthStatus: Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-internal import FleetProtos
+internal import ProtoRuntime
 
 /// The `.proto` files a reflection service serves, found by file name, by a symbol they
 /// declare, and by the extensions they declare; built once, read by every call.
@@ -18,7 +18,8 @@ struct DescriptorIndex: Sendable {
   private var fileOfExtension: [ExtensionKey: String] = [:]
   private var extensionNumbers: [String: [Int32]] = [:]
 
-  /// Decodes every file's descriptor now, once (a few hundred kilobytes for all of FleetProtos).
+  /// Decodes every file's descriptor now, once (a few hundred kilobytes for all of the
+  /// package's message modules).
   init(_ descriptors: [ProtoFileDescriptor]) {
     for descriptor in descriptors {
       files[descriptor.name] = File(

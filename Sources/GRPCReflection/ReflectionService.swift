@@ -1,15 +1,16 @@
-public import FleetProtos
+internal import GRPCServiceProtos
 public import GRPCWire
+public import ProtoRuntime
 
 /// gRPC server reflection for a ``GRPCServer``: `grpc.reflection.v1.ServerReflection` and its
 /// older name `grpc.reflection.v1alpha.ServerReflection`, which grpcurl, grpcio-reflection and
 /// other tools ask to learn a server's services and message types (doc/server-reflection.md).
 ///
 /// It lists the services registered on the server it is registered on, and serves the
-/// `.proto` files FleetProtos was generated from (``ProtoFileDescriptor/all``, or those given):
-/// by file name, by a symbol they declare (service, method, message, field, enum, enum value)
-/// and by extension, each with the files it imports, transitively. Anything not served is
-/// answered with an error response NOT_FOUND, and the stream stays open.
+/// `.proto` files the package's messages were generated from (``ProtoFileDescriptor/all``, or
+/// those given): by file name, by a symbol they declare (service, method, message, field,
+/// enum, enum value) and by extension, each with the files it imports, transitively. Anything
+/// not served is answered with an error response NOT_FOUND, and the stream stays open.
 ///
 /// ```swift
 /// ReflectionService().register(on: server)   // with the server's other services

@@ -1,4 +1,4 @@
-internal import FleetProtos
+internal import GRPCTestingProtos
 public import GRPCWire
 
 /// `grpc.testing.BenchmarkService` (gRPC's benchmark_service.proto), the load target of

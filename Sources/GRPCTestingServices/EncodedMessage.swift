@@ -1,4 +1,4 @@
-public import FleetProtos
+public import ProtoRuntime
 
 /// A message already in its protobuf wire encoding, written as it is.
 ///

@@ -1,4 +1,4 @@
-internal import FleetProtos
+internal import GRPCTestingProtos
 public import GRPCWire
 
 typealias Service = GRPCTesting.TestService

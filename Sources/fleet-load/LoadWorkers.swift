@@ -1,4 +1,5 @@
 import FleetProtos
+import GRPCTestingProtos
 import GRPCWire
 
 /// The call loops of the workers, one per kind of workload: unary calls, a ping-pong stream,

@@ -1,4 +1,4 @@
-import FleetProtos
+import GRPCTestingProtos
 import GRPCWire
 
 /// The interop cases of gRPC's interop-test-descriptions.md that a plaintext client runs.

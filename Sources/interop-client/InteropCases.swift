@@ -1,4 +1,4 @@
-import FleetProtos
+import GRPCTestingProtos
 import GRPCWire
 
 typealias Service = GRPCTesting.TestService

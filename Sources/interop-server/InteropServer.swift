@@ -1,6 +1,5 @@
 import ArgumentParser
 import GRPCTestingServices
-import FleetProtos
 import FleetSync
 import GRPCHealth
 import GRPCReflection

@@ -208,7 +208,10 @@ struct TripModelScenarioTests {
     arguments: [
       "providers/\(FleetTest.provider)/trips/a/b", "providers/\(FleetTest.provider)/trips/",
       "providers//trips/t", "trips/t", "providers/\(FleetTest.provider)/trip/t",
-      "providers/\(FleetTest.provider)/trips/has space", "providers/other-project/trips/t",
+      // Fleet Engine's rule for trip IDs (TripName): no ":", at most 64 characters.
+      "providers/\(FleetTest.provider)/trips/has:colon",
+      "providers/\(FleetTest.provider)/trips/\(String(repeating: "x", count: 65))",
+      "providers/other-project/trips/t",
       "", "/providers/\(FleetTest.provider)/trips/t",
     ])
   func invalidTripName(name: String) async throws {

@@ -10,7 +10,12 @@ struct TripNameTests {
       ("providers/my-project/trips/trip-42", "my-project", "trip-42"),
       ("providers/p/trips/t", "p", "t"),
       ("providers/p/trips/ünïcödé", "p", "ünïcödé"),
-      ("providers/p/trips/a:b", "p", "a:b"),
+      // Fleet Engine's rule for trip IDs allows a space (the simulator creates such trips).
+      ("providers/p/trips/a b", "p", "a b"),
+      (
+        "providers/p/trips/" + String(repeating: "x", count: 64), "p",
+        String(repeating: "x", count: 64)
+      ),
     ])
   func valid(name: String, provider: String, trip: String) throws {
     let parsed = try TripName(name)
@@ -29,8 +34,16 @@ struct TripNameTests {
       ("trips/t", "is not providers/{provider_id}/trips/{trip_id}"),
       ("providers/p/trip/t", "is not providers/{provider_id}/trips/{trip_id}"),
       ("Providers/p/trips/t", "is not providers/{provider_id}/trips/{trip_id}"),
-      ("providers/p/trips/t ", "contains whitespace or a control character"),
+      ("providers/p /trips/t", "contains whitespace or a control character"),
       ("providers/p\n/trips/t", "contains whitespace or a control character"),
+      // Fleet Engine's rule for trip IDs (CreateTripRequest.trip_id), as the simulator's.
+      (
+        "providers/p/trips/a:b",
+        "trip ID \"a:b\" in trip name \"providers/p/trips/a:b\" contains \":\""
+      ),
+      ("providers/p/trips/a#b", "contains \"#\""),
+      ("providers/p/trips/" + String(repeating: "x", count: 65), "is longer than 64 characters"),
+      ("providers/p/trips/cafe\u{301}", "is not in Unicode Normalization Form C"),
       ("", "is not providers/{provider_id}/trips/{trip_id}"),
     ])
   func invalid(name: String, problem: String) throws {
@@ -44,7 +57,8 @@ struct TripNameTests {
   }
 
   @Test(
-    "IDs are checked one by one too", arguments: [("p/q", "t"), ("p", "t/u"), ("", "t"), ("p", "")])
+    "IDs are checked one by one too",
+    arguments: [("p/q", "t"), ("p", "t/u"), ("", "t"), ("p", ""), ("p", "a:b"), ("p q", "t")])
   func invalidIDs(provider: String, trip: String) throws {
     #expect(throws: RPCError.self) { try TripName(providerID: provider, tripID: trip) }
   }

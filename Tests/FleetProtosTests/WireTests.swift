@@ -1,6 +1,7 @@
-import PeerSupport
 import FleetProtos
 import Foundation
+import GRPCTestingProtos
+import PeerSupport
 import Testing
 
 /// Our message layer against Google's own message classes, both ways: Google's Python classes

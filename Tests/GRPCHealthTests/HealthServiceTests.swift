@@ -1,4 +1,5 @@
-import FleetProtos
+import GRPCServiceProtos
+import GRPCTestingProtos
 import GRPCWire
 import Testing
 

@@ -1,5 +1,5 @@
-import FleetProtos
 import GRPCObservability
+import GRPCTestingProtos
 import GRPCWire
 import MetricsTestKit
 import Testing

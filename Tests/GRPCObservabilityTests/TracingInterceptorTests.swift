@@ -1,7 +1,7 @@
 import FleetConsumer
-import FleetProtos
 import FleetSimulator
 import GRPCObservability
+import GRPCTestingProtos
 import GRPCWire
 import InMemoryTracing
 import Testing

@@ -1,5 +1,7 @@
 import FleetProtos
 import GRPCHealth
+import GRPCServiceProtos
+import GRPCTestingProtos
 import GRPCWire
 import Testing
 

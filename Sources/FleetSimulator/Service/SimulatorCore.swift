@@ -103,7 +103,7 @@ final class SimulatorCore: Sendable {
   {
     try await faults.beforeCall(method, context)
     let grant = try access.authenticate(context.requestMetadata)
-    let tripName = try TripName(parsing: name)
+    let tripName = try TripName(requestName: name)
     try access.authorize(grant, tripID: tripName.tripID)
     return tripName
   }

@@ -50,7 +50,7 @@ struct TripServiceHandlers: Sendable {
   {
     try await core.faults.beforeCall("CreateTrip", context)
     let grant = try core.access.authenticate(context.requestMetadata)
-    let name = try TripName(parent: request.parent, tripID: request.tripID)
+    let name = try TripName(requestParent: request.parent, tripID: request.tripID)
     try core.access.authorize(grant, tripID: name.tripID)
     let now = core.clock.now()
     let trip = request.trip ?? FleetEngine.Trip()
@@ -128,7 +128,7 @@ struct TripServiceHandlers: Sendable {
   {
     try await core.faults.beforeCall("SearchTrips", context)
     let grant = try core.access.authenticate(context.requestMetadata)
-    let providerID = try TripName.providerID(parsingParent: request.parent)
+    let providerID = try TripName.providerID(requestParent: request.parent)
     guard !request.vehicleID.isEmpty else {
       throw FleetEngineError.invalidArgument(
         field: "vehicle_id", "SearchTrips needs the vehicle whose trips to list")

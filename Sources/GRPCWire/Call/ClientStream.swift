@@ -191,7 +191,7 @@ final class ClientStream: @unchecked Sendable {
   /// The next response message, nil once the call ended OK; throws the call's error.
   func nextMessage() async throws -> Received? {
     // A message already here (the usual case while a stream runs ahead of its reader) is
-    // taken without suspending: no continuation, no trip through the executor.
+    // taken without suspending: no continuation, no hop through the executor.
     let (ready, scheduleCredit) = shared.withLock { s in Self.take(&s) }
     if scheduleCredit { loop.execute { self.returnHeldCredit() } }
     if let ready { return try ready.get() }

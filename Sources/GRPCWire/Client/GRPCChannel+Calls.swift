@@ -1,4 +1,4 @@
-public import FleetProtos
+public import ProtoRuntime
 
 extension GRPCChannel {
   /// A unary call: one request, one response.
@@ -219,8 +219,8 @@ extension GRPCChannel {
         message: "a unary response must be exactly one message; the server sent \(messages.count)",
         metadata: trailers)
     }
-    // Decoded straight into the response: a `let` in between was copied (for a Trip, a retain
-    // and a release of every reference it holds).
+    // Decoded straight into the response: a `let` in between was copied (for a large message, a
+    // retain and a release of every reference it holds).
     return ClientResponse(
       message: try ResponseDecoding.decode(messages[0], stream, deserializer),
       initialMetadata: headMetadata ?? Metadata(), trailingMetadata: trailers)
@@ -228,7 +228,7 @@ extension GRPCChannel {
 }
 
 extension GRPCChannel {
-  /// A unary call of a method of our protos: `channel.unary(FleetEngine.TripService.getTrip, request)`.
+  /// A unary call of a method of our protos: `channel.unary(GRPCHealthV1.Health.check, request)`.
   /// Runs on the caller's executor, as the call it makes.
   nonisolated(nonsending) public func unary<Request: ProtoMessage, Response: ProtoMessage>(
     _ method: ProtoMethod<Request, Response>, _ request: Request,

@@ -242,11 +242,11 @@ public final class GRPCChannel: Sendable {
 }
 
 /// A call's request fields and options, checked and laid out once (``GRPCChannel/prepare(path:options:)``)
-/// for calls that repeat them: a followed trip polls with the same fields until its token
-/// changes.
+/// for calls that repeat them: a poller calls with the same fields until its credentials
+/// change.
 ///
 /// Holds what the stream needs and no more (not the options' metadata, which `headers`
-/// already carries): a followed trip keeps one.
+/// already carries): a poller keeps one per resource it polls.
 package struct PreparedCall: Sendable {
   let headerPrefix: RequestHeaderPrefix
   let headers: [HeaderField]

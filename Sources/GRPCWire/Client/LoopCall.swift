@@ -1,10 +1,10 @@
-package import FleetProtos
+package import ProtoRuntime
 
 /// A call driven by its channel's event loop with no task waiting on it: started on the loop
 /// thread, its results arrive as callbacks on that thread.
 ///
-/// For code that keeps many calls going from state machines owned by the loop (a followed
-/// trip polls once a second and holds nothing between polls): no task, continuation or
+/// For code that keeps many calls going from state machines owned by the loop (a poller that
+/// calls once a second and holds nothing between calls): no task, continuation or
 /// executor hop per call. Callbacks run outside nghttp2's callbacks, so they may start or
 /// cancel calls; they must not block, as they share the thread with every socket of the loop.
 ///

@@ -1,4 +1,4 @@
-public import FleetProtos
+public import ProtoRuntime
 
 /// One response message as it arrived, after decompression.
 public struct ReceivedMessage: Sendable {
@@ -27,7 +27,7 @@ public protocol MessageDeserializer<Message>: Sendable {
   func deserialize(_ message: ReceivedMessage) throws -> Message
 }
 
-/// Protobuf messages of FleetProtos, encoded and decoded through protobuf-c.
+/// This package's protobuf messages (``ProtoMessage``), encoded through protobuf-c.
 public struct ProtoSerializer<Message: ProtoMessage>: MessageSerializer {
   public init() {}
   public func serialize(_ message: Message, into buffer: inout [UInt8]) {
@@ -35,7 +35,7 @@ public struct ProtoSerializer<Message: ProtoMessage>: MessageSerializer {
   }
 }
 
-/// Protobuf messages of FleetProtos, decoded through protobuf-c.
+/// This package's protobuf messages (``ProtoMessage``), decoded through protobuf-c.
 public struct ProtoDeserializer<Message: ProtoMessage>: MessageDeserializer {
   public init() {}
   public func deserialize(_ message: ReceivedMessage) throws -> Message {

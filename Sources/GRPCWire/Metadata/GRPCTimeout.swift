@@ -4,7 +4,7 @@
 /// `H` hours, `M` minutes, `S` seconds, `m` milliseconds, `u` microseconds, `n` nanoseconds.
 /// The client still enforces its own deadline locally; this header only tells the server when
 /// to give up.
-public enum GRPCTimeout {
+package enum GRPCTimeout {
   /// The largest value the 8 digits allow.
   private static let maxValue: Int64 = 99_999_999
   // Finest first; static so encoding a timeout on every call builds no arrays.
@@ -18,7 +18,7 @@ public enum GRPCTimeout {
   /// beyond 99,999,999 hours (about 11,400 years) are sent as `99999999H`. A zero or negative
   /// duration gives `0n`; the caller should fail such a call locally with DEADLINE_EXCEEDED
   /// rather than send it.
-  public static func encode(_ duration: Duration) -> String {
+  package static func encode(_ duration: Duration) -> String {
     if duration <= .zero { return "0n" }
     let (seconds, attoseconds) = duration.components
     // Sub-nanosecond remainders round up: 1 attosecond is still a positive timeout.
@@ -49,7 +49,7 @@ public enum GRPCTimeout {
   ///
   /// No sign, spaces or other characters are accepted. `0n` (and any other zero) parses as
   /// `.zero`: a server should treat the call as already past its deadline.
-  public static func parse(_ value: some StringProtocol) -> Duration? {
+  package static func parse(_ value: some StringProtocol) -> Duration? {
     // One call into the generic view, then a plain loop over bytes.
     let parsed =
       value.utf8.withContiguousStorageIfAvailable(parse(bytes:))

@@ -8,14 +8,14 @@ extension Metadata {
   /// (`connection`, `keep-alive`, `proxy-connection`, `transfer-encoding`, `upgrade`) in HTTP/2;
   /// `host` would contradict `:authority`, and `content-length` would contradict the framing of
   /// a stream of messages.
-  public static let reservedHeaderNames: Set<String> = [
+  package static let reservedHeaderNames: Set<String> = [
     "content-type", "content-length", "te", "user-agent", "host", "connection", "keep-alive",
     "proxy-connection", "transfer-encoding", "upgrade",
   ]
 
   /// Whether `name` (lowercase) is a pseudo-header, starts with `grpc-`, or is one of
   /// ``reservedHeaderNames``.
-  public static func isReserved(_ name: String) -> Bool {
+  package static func isReserved(_ name: String) -> Bool {
     let utf8 = name.utf8
     // Decide on the first byte where possible: hashing every key into the set would cost more
     // than the rest of receiving it.
@@ -38,7 +38,7 @@ extension Metadata {
   /// Names are lowercase; binary values are base64-encoded without padding, as gRPC asks
   /// senders to do. Pairs under reserved names (see ``isReserved(_:)``) are left out. Nothing
   /// is checked here: call ``validate()`` first, or a bad key or value goes out as it is.
-  public func headerFields() -> [(name: String, value: String)] {
+  package func headerFields() -> [(name: String, value: String)] {
     var fields: [(name: String, value: String)] = []
     fields.reserveCapacity(count)
     for entry in entries where !Self.isReserved(entry.key) {
@@ -63,7 +63,7 @@ extension Metadata {
   /// be echoed and always passes ``validate()``. That means a name outside gRPC's `0-9 a-z _ -
   /// .`, a string value outside printable ASCII, and a `-bin` part that is not base64 are
   /// dropped — PROTOCOL-HTTP2.md allows throwing such values away.
-  public init(receivedHeaders fields: some Sequence<(name: String, value: String)>) {
+  package init(receivedHeaders fields: some Sequence<(name: String, value: String)>) {
     self.init()
     for (name, value) in fields {
       let key = Self.normalized(name)

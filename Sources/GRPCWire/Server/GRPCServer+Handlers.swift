@@ -1,4 +1,4 @@
-public import FleetProtos
+public import ProtoRuntime
 
 // Handlers of the four kinds: for any message types, given how to read requests and write
 // responses (``MessageDeserializer``, ``MessageSerializer``: raw bytes, swift-protobuf

@@ -1,4 +1,4 @@
-public import FleetProtos
+public import ProtoRuntime
 
 /// One structured detail of a failed call: a message from `google/rpc/error_details.proto`,
 /// unpacked from the `google.protobuf.Any` it travelled in.

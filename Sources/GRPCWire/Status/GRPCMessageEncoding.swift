@@ -2,11 +2,11 @@
 ///
 /// The message is Unicode text sent as UTF-8 and then percent-encoded: space and the visible
 /// ASCII characters except `%` go as they are, every other byte as `%XX`.
-public enum GRPCMessageEncoding {
+package enum GRPCMessageEncoding {
   /// `message` ready for `grpc-message`: bytes 0x20–0x7E except `%` kept, every other UTF-8
   /// byte written as `%XX` (upper-case hex). Returns `message` itself, without copying, when
   /// nothing needs escaping.
-  public static func percentEncode(_ message: String) -> String {
+  package static func percentEncode(_ message: String) -> String {
     let utf8 = message.utf8
     let escapedCount = utf8.reduce(0) { $0 + (isUnreserved($1) ? 0 : 1) }
     if escapedCount == 0 { return message }
@@ -33,7 +33,7 @@ public enum GRPCMessageEncoding {
   /// kept literally, as the spec allows ("decode valid portions while leaving broken
   /// %-encodings as-is"). Bytes that do not form valid UTF-8 become U+FFFD. A value without
   /// `%` is returned as it is.
-  public static func percentDecode(_ value: some StringProtocol) -> String {
+  package static func percentDecode(_ value: some StringProtocol) -> String {
     // One call into the generic view, then plain loops over bytes: this runs on every failed
     // call, and most messages have nothing to decode.
     let decoded =

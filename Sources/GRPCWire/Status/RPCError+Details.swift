@@ -1,4 +1,4 @@
-public import FleetProtos
+public import ProtoRuntime
 
 extension RPCError {
   /// The error for a status the server sent, with its `google.rpc.Status` details decoded.

@@ -6,7 +6,7 @@ extension RPCError {
   /// before connection breaks", with ``isInterrupted`` set so it can be told apart from a
   /// server that said UNAVAILABLE. `message` says what happened, e.g. "the peer reset the
   /// connection"; the error's message puts it after "connection interrupted during the call".
-  public static func interrupted(_ message: String, cause: (any Error & Sendable)? = nil)
+  package static func interrupted(_ message: String, cause: (any Error & Sendable)? = nil)
     -> RPCError
   {
     var error = RPCError(
@@ -25,7 +25,7 @@ extension RPCError {
   /// ``httpStatus`` keeps the original. `message` adds what else is known (the content type,
   /// the start of the body); the error's message always names the HTTP status. `metadata` is
   /// what the response's headers carried.
-  public static func fromHTTP(status httpStatus: Int, message: String, metadata: Metadata)
+  package static func fromHTTP(status httpStatus: Int, message: String, metadata: Metadata)
     -> RPCError
   {
     let summary = "the server answered HTTP \(httpStatus) without a gRPC status"
@@ -41,7 +41,7 @@ extension RPCError {
   ///
   /// INTERNAL, the code gRPC libraries use for a call they cannot put on the wire; nothing was
   /// sent. The message names the key, never the value; `cause` is `problem`.
-  public static func invalidMetadata(_ problem: MetadataError) -> RPCError {
+  package static func invalidMetadata(_ problem: MetadataError) -> RPCError {
     RPCError(
       code: .internalError, message: "the call was not sent: \(problem)", cause: problem)
   }

@@ -4,12 +4,11 @@
 ///
 /// It carries the status `code`, a `message` a person can act on, the response's trailing
 /// `metadata`, the Google error `details` when the server sent a `google.rpc.Status`, and the
-/// underlying `cause` of a local failure. ``category`` says who recovers: the layers above
-/// (`serverOrNetwork`), the caller (`client`), or neither for sure (`other`).
+/// underlying `cause` of a local failure. ``isInterrupted`` tells a connection that dropped
+/// mid-call from a server's own UNAVAILABLE.
 ///
-/// Bridges to `NSError` with domain `io.grpc` and the code's number, as Fleet Engine's
-/// consumer SDKs do: `(error as NSError).domain == "io.grpc"`. `description` never includes
-/// metadata values.
+/// Bridges to `NSError` with gRPC's domain `io.grpc` and the code's number:
+/// `(error as NSError).domain == "io.grpc"`. `description` never includes metadata values.
 ///
 /// Equality and hashing compare everything except `cause`, which is any error and may not be
 /// comparable.

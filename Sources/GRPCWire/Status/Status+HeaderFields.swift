@@ -5,7 +5,7 @@ extension Status {
   ///
   /// A client reads them back with ``init(grpcStatus:grpcMessage:detailsBytes:)`` after
   /// base64-decoding the details.
-  public func headerFields() -> [(name: String, value: String)] {
+  package func headerFields() -> [(name: String, value: String)] {
     var fields: [(name: String, value: String)] = [("grpc-status", String(code.rawValue))]
     if !message.isEmpty {
       fields.append(("grpc-message", GRPCMessageEncoding.percentEncode(message)))
@@ -19,7 +19,7 @@ extension Status {
   /// The bytes of a `grpc-status-details-bin` value (base64, padded or not); nil when it is not
   /// base64. The transport uses it on received trailers; a nil here becomes
   /// ``RPCError/detailsProblem``.
-  public static func detailsBytes(fromHeaderValue value: some StringProtocol) -> [UInt8]? {
+  package static func detailsBytes(fromHeaderValue value: some StringProtocol) -> [UInt8]? {
     Base64.decode(value)
   }
 }

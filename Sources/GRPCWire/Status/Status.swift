@@ -29,7 +29,7 @@ public struct Status: Sendable, Hashable, CustomStringConvertible {
   /// message, if any, follows it), as gRPC's doc/statuscodes.md prescribes for "Error parsing
   /// returned status". A missing `grpc-status` is the transport's to handle (see
   /// ``StatusCode/init(httpStatus:)``).
-  public init(grpcStatus: some StringProtocol, grpcMessage: String?, detailsBytes: [UInt8]? = nil) {
+  package init(grpcStatus: some StringProtocol, grpcMessage: String?, detailsBytes: [UInt8]? = nil) {
     let message = grpcMessage.map { GRPCMessageEncoding.percentDecode($0) } ?? ""
     self.detailsBytes = detailsBytes
     switch StatusCode.parse(grpcStatus: grpcStatus) {
@@ -50,7 +50,7 @@ public struct Status: Sendable, Hashable, CustomStringConvertible {
   /// Whether the code is OK.
   public var isOK: Bool { code == .ok }
 
-  /// `OK`, or the code's name followed by the message, e.g. `NOT_FOUND: trip not found`.
+  /// `OK`, or the code's name followed by the message, e.g. `NOT_FOUND: no such order`.
   public var description: String {
     message.isEmpty ? code.name : "\(code.name): \(message)"
   }

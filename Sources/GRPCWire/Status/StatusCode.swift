@@ -11,7 +11,7 @@ public enum StatusCode: Int, Sendable, Hashable, CaseIterable, CustomStringConve
   case cancelled = 1
   /// An error with no better code, or a `grpc-status` number gRPC does not define.
   case unknown = 2
-  /// The request is invalid whatever the state of the server, e.g. a malformed trip name.
+  /// The request is invalid whatever the state of the server, e.g. a malformed resource name.
   case invalidArgument = 3
   /// The deadline passed before the call completed.
   case deadlineExceeded = 4
@@ -83,7 +83,7 @@ public enum StatusCode: Int, Sendable, Hashable, CaseIterable, CustomStringConve
   /// "Error parsing returned status". A number outside 0...16 gives `(.unknown, original: n)`
   /// so the message can still name what the server sent; numbers too large for `Int` give
   /// `Int.max` (or `Int.min`). Leading zeros are accepted.
-  public static func parse(grpcStatus: some StringProtocol) -> (code: StatusCode, original: Int)? {
+  package static func parse(grpcStatus: some StringProtocol) -> (code: StatusCode, original: Int)? {
     // One call into the generic view, then a plain loop over bytes: this runs on every call.
     let number =
       grpcStatus.utf8.withContiguousStorageIfAvailable(parseDecimal)

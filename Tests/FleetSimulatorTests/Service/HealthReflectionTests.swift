@@ -1,4 +1,4 @@
-import FleetProtos
+import GRPCServiceProtos
 import GRPCWire
 import Testing
 

@@ -1,3 +1,4 @@
+import FleetConsumer
 import Foundation
 import GRPCWire
 import Testing
@@ -14,7 +15,8 @@ struct ValidationTests {
     arguments: [
       "", "trip-1", "providers/p/trips/", "providers//trips/t", "providers/p/trips/a/b",
       "projects/p/trips/t", "providers/p/vehicles/t", "providers/p/trips/a:b",
-      "providers/p/trips/" + String(repeating: "x", count: 65),
+      "providers/p/trips/" + String(repeating: "x", count: 65), "providers/p q/trips/t",
+      "providers/p/trips/cafe\u{301}",
     ])
   func malformedName(_ name: String) async throws {
     try await SimulatorHarness.with(fastOptions(timeScale: 1)) { sim in
@@ -22,6 +24,36 @@ struct ValidationTests {
       #expect(error?.code == .invalidArgument)
       #expect(error?.errorInfo?.domain == Self.domain)
       #expect(error?.badRequest?.fieldViolations.first?.field == "name")
+    }
+  }
+
+  @Test(
+    "CreateTrip takes every trip ID Fleet Engine's rule allows, as the client does",
+    arguments: ["a b", "ünïcödé", "a;b=c&d", String(repeating: "x", count: 64)])
+  func allowedTripIDs(_ tripID: String) async throws {
+    try await SimulatorHarness.with(fastOptions(timeScale: 1)) { sim in
+      let created = try await sim.createTrip(tripID)
+      let name = "providers/\(SimulatorHarness.provider)/trips/\(tripID)"
+      #expect(created.name == name)
+      #expect(try TripName(name).tripID == tripID)  // FleetConsumer's check, before it sends
+      #expect(try await sim.getTrip(name).name == name)
+    }
+  }
+
+  @Test(
+    "CreateTrip refuses the trip IDs the client refuses, with a BadRequest naming trip_id",
+    arguments: [
+      "", "a:b", "a?b", "a,b", "a#b", "a/b", String(repeating: "x", count: 65), "cafe\u{301}",
+    ])
+  func refusedTripIDs(_ tripID: String) async throws {
+    #expect(throws: RPCError.self) {
+      try TripName(providerID: SimulatorHarness.provider, tripID: tripID)
+    }
+    try await SimulatorHarness.with(fastOptions(timeScale: 1)) { sim in
+      let error = await #expect(throws: RPCError.self) { try await sim.createTrip(tripID) }
+      #expect(error?.code == .invalidArgument)
+      #expect(error?.errorInfo?.domain == Self.domain)
+      #expect(error?.badRequest?.fieldViolations.first?.field == "trip_id")
     }
   }
 

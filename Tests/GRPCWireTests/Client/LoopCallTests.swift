@@ -1,8 +1,8 @@
-import FleetProtos
 import FleetSync
 import Testing
 
 @testable import GRPCWire
+import GRPCTestingProtos
 
 /// Calls driven by the loop itself (``LoopCall``): started on the channel's loop thread,
 /// their callbacks run there, in order, once; cancelling ends them CANCELLED.

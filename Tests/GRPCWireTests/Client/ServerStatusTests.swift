@@ -1,11 +1,11 @@
-import FleetProtos
 import Foundation
+import GRPCTestingProtos
 import GRPCWire
 import PeerSupport
 import Testing
 
 /// Statuses a real server sends — grpcio's C-core through interop_server.py — arrive as
-/// ``RPCError``s with the code, category, name and message it sent, Google's
+/// ``RPCError``s with the code, name and message it sent, Google's
 /// `google.rpc.Status` details decoded, and the `io.grpc` NSError bridge; malformed details
 /// from raw_h2_server.py never cost the wire status.
 @Suite(
@@ -19,40 +19,39 @@ struct ServerStatusTests {
   struct SentStatus: Sendable, CustomTestStringConvertible {
     let number: Int32
     let name: String
-    let category: RPCError.Category
     let message: String
 
     var testDescription: String { "\(number) \(name): \(String(reflecting: message))" }
   }
 
-  // Names and categories spelled out here, not read from StatusCode, so the check is not
-  // circular (categories: issue 4 / Fleet Engine's consumer documentation).
+  // Names spelled out here, not read from StatusCode, so the check is not circular. (What a
+  // code means to a trip follower, its category, is FleetConsumer's: ErrorTaxonomyTests.)
   static let statuses: [SentStatus] = [
-    SentStatus(number: 1, name: "CANCELLED", category: .serverOrNetwork, message: "cancelled"),
-    SentStatus(number: 2, name: "UNKNOWN", category: .other, message: "unknown"),
-    SentStatus(number: 3, name: "INVALID_ARGUMENT", category: .client, message: "bad trip name"),
-    SentStatus(number: 4, name: "DEADLINE_EXCEEDED", category: .serverOrNetwork, message: "late"),
-    SentStatus(number: 5, name: "NOT_FOUND", category: .client, message: "no such trip"),
-    SentStatus(number: 6, name: "ALREADY_EXISTS", category: .other, message: "exists"),
-    SentStatus(number: 7, name: "PERMISSION_DENIED", category: .client, message: "wrong role"),
-    SentStatus(number: 8, name: "RESOURCE_EXHAUSTED", category: .client, message: "quota"),
-    SentStatus(number: 9, name: "FAILED_PRECONDITION", category: .other, message: "state"),
-    SentStatus(number: 10, name: "ABORTED", category: .serverOrNetwork, message: "conflict"),
-    SentStatus(number: 11, name: "OUT_OF_RANGE", category: .other, message: "past the end"),
-    SentStatus(number: 12, name: "UNIMPLEMENTED", category: .other, message: "not here"),
-    SentStatus(number: 13, name: "INTERNAL", category: .other, message: "invariant broke"),
-    SentStatus(number: 14, name: "UNAVAILABLE", category: .serverOrNetwork, message: "down"),
-    SentStatus(number: 15, name: "DATA_LOSS", category: .other, message: "lost"),
-    SentStatus(number: 16, name: "UNAUTHENTICATED", category: .client, message: "JWT expired"),
+    SentStatus(number: 1, name: "CANCELLED", message: "cancelled"),
+    SentStatus(number: 2, name: "UNKNOWN", message: "unknown"),
+    SentStatus(number: 3, name: "INVALID_ARGUMENT", message: "bad trip name"),
+    SentStatus(number: 4, name: "DEADLINE_EXCEEDED", message: "late"),
+    SentStatus(number: 5, name: "NOT_FOUND", message: "no such trip"),
+    SentStatus(number: 6, name: "ALREADY_EXISTS", message: "exists"),
+    SentStatus(number: 7, name: "PERMISSION_DENIED", message: "wrong role"),
+    SentStatus(number: 8, name: "RESOURCE_EXHAUSTED", message: "quota"),
+    SentStatus(number: 9, name: "FAILED_PRECONDITION", message: "state"),
+    SentStatus(number: 10, name: "ABORTED", message: "conflict"),
+    SentStatus(number: 11, name: "OUT_OF_RANGE", message: "past the end"),
+    SentStatus(number: 12, name: "UNIMPLEMENTED", message: "not here"),
+    SentStatus(number: 13, name: "INTERNAL", message: "invariant broke"),
+    SentStatus(number: 14, name: "UNAVAILABLE", message: "down"),
+    SentStatus(number: 15, name: "DATA_LOSS", message: "lost"),
+    SentStatus(number: 16, name: "UNAUTHENTICATED", message: "JWT expired"),
     // Non-ASCII: travels as percent-encoded UTF-8 in grpc-message.
     SentStatus(
-      number: 5, name: "NOT_FOUND", category: .client, message: "Fahrt „42“ nicht gefunden ☺"),
+      number: 5, name: "NOT_FOUND", message: "Fahrt „42“ nicht gefunden ☺"),
     // '%', a control character and non-ASCII: all need percent-encoding on the wire.
     SentStatus(
-      number: 3, name: "INVALID_ARGUMENT", category: .client, message: "100% ☺ \n done"),
+      number: 3, name: "INVALID_ARGUMENT", message: "100% ☺ \n done"),
     // Something that looks percent-encoded must come back literally ("%41" stays "%41").
     SentStatus(
-      number: 9, name: "FAILED_PRECONDITION", category: .other, message: "%41%zz% end"),
+      number: 9, name: "FAILED_PRECONDITION", message: "%41%zz% end"),
   ]
 
   static func echoStatus(_ sent: SentStatus) -> GRPCTesting.EchoStatus {
@@ -65,7 +64,6 @@ struct ServerStatusTests {
   func expect(_ error: RPCError, matches sent: SentStatus) {
     #expect(error.code.rawValue == Int(sent.number), "\(error)")
     #expect(error.code.name == sent.name)
-    #expect(error.category == sent.category)
     #expect(error.message == sent.message)
     #expect(!error.isInterrupted)
     #expect(error.httpStatus == nil)

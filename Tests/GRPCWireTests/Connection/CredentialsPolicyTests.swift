@@ -1,4 +1,4 @@
-import FleetProtos
+import GRPCTestingProtos
 import GRPCWire
 import PeerSupport
 import Testing

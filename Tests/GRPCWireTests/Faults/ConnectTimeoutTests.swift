@@ -25,7 +25,6 @@ struct ConnectTimeoutTests {
       print("[faults] silent listener: \(call)")
       let error = try #require(call.error, "\(call)")
       #expect(error.code == .unavailable)
-      #expect(error.category == .serverOrNetwork)
       #expect(error.message.contains("timed out"), "\(error.message)")
       #expect(error.message.contains("SETTINGS"), "\(error.message)")
       #expect(call.duration >= .milliseconds(450), "\(call)")

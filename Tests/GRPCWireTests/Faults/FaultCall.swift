@@ -1,6 +1,6 @@
-import FleetProtos
 
 @testable import GRPCWire
+import GRPCTestingProtos
 
 /// One call of a fault test and how it ended: what the tests count and check.
 struct FaultCall: Sendable, CustomStringConvertible {

@@ -1,8 +1,8 @@
-import FleetProtos
 import FleetSync
 import Testing
 
 @testable import GRPCWire
+import GRPCTestingProtos
 
 /// Client and server interceptors over a real connection to our server: the order they run
 /// in, metadata they add, calls they refuse, and what they learn of a call's end.

@@ -1,9 +1,9 @@
-import FleetProtos
 import Logging
 import ServiceLifecycle
 import Testing
 
 @testable import GRPCWire
+import GRPCTestingProtos
 
 /// The server and the channel as services of a swift-service-lifecycle `ServiceGroup`.
 @Suite("ServiceLifecycle", .timeLimit(.minutes(1)))

@@ -1,5 +1,5 @@
-import FleetProtos
 import FleetSync
+import GRPCTestingProtos
 import Testing
 
 @testable import GRPCWire

@@ -1,7 +1,7 @@
-import FleetProtos
 import Testing
 
 @testable import GRPCWire
+import GRPCTestingProtos
 
 /// The server's fault hooks: GOAWAY on live connections, and dropping a call's connection.
 @Suite("Server GOAWAY and dropped connections", .timeLimit(.minutes(1)))

@@ -1,7 +1,7 @@
-import FleetProtos
 import Testing
 
 @testable import GRPCWire
+import GRPCTestingProtos
 
 /// Server keepalive (PINGs to a silent client) and ping policing (a client PINGing too often).
 @Suite("Server keepalive and ping policing", .timeLimit(.minutes(1)))

@@ -1,8 +1,8 @@
-import FleetProtos
 import Foundation
 import Testing
 
 @testable import GRPCWire
+import GRPCTestingProtos
 
 #if canImport(Glibc)
   import Glibc

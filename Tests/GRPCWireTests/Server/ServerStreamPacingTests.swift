@@ -1,8 +1,8 @@
-import FleetProtos
 import FleetSync
 import Testing
 
 @testable import GRPCWire
+import GRPCTestingProtos
 
 /// A handler that writes responses in a loop, on the server's event loop where handlers start,
 /// must not hold the loop's thread: the stream's writer gives way to the loop once a modest

@@ -1,7 +1,7 @@
-import FleetProtos
 import Testing
 
 @testable import GRPCWire
+import GRPCTestingProtos
 
 /// A client that sends DATA frames too small to carry anything makes the server work per
 /// frame for nothing: past ``ServerOptions/maxTinyFramesPerStream`` the connection ends.

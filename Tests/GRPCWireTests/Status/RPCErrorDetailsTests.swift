@@ -1,6 +1,6 @@
-import FleetProtos
 import GRPCWire
 import PeerSupport
+import ProtoRuntime
 import Testing
 
 /// `grpc-status-details-bin` decoded into typed Google error details, with bytes built by the
@@ -175,7 +175,6 @@ struct RPCErrorDetailsTests {
     #expect(error.message == "denied")
     #expect(error.details.isEmpty)
     #expect(error.detailsProblem?.contains("not a google.rpc.Status") == true, "\(what)")
-    #expect(error.category == .client)
   }
 
   @Test("details whose code disagrees with grpc-status are ignored and the wire code kept")
@@ -244,7 +243,6 @@ struct RPCErrorDetailsTests {
       }
       let error = RPCError(status: Status(code: .aborted, detailsBytes: bytes), metadata: [:])
       #expect(error.code == .aborted)
-      #expect(error.category == .serverOrNetwork)
       // No problem reported means the bytes really were a google.rpc.Status for ABORTED.
       if error.detailsProblem == nil {
         #expect((try? GoogleRPC.Status(serializedBytes: bytes))?.code == 10)

@@ -2,8 +2,9 @@ import Foundation
 import GRPCWire
 import Testing
 
-/// The error value itself: NSError bridging in the io.grpc domain, categories, the local
-/// constructors, and what its description may and may not show.
+/// The error value itself: NSError bridging in the io.grpc domain, the local constructors,
+/// and what its description may and may not show. (Its category, explanation and the NSError's
+/// recovery suggestion are FleetConsumer's: FleetConsumerTests' ErrorTaxonomyTests.)
 @Suite("RPCError")
 struct RPCErrorTests {
   @Test("bridges to NSError in domain io.grpc with the wire number", arguments: StatusCode.allCases)
@@ -14,7 +15,6 @@ struct RPCErrorTests {
     #expect(nsError.code == code.rawValue)
     #expect(nsError.userInfo[NSLocalizedDescriptionKey] as? String == "\(code.name): it failed")
     #expect(nsError.localizedDescription == "\(code.name): it failed")
-    #expect(nsError.userInfo[NSLocalizedRecoverySuggestionErrorKey] as? String == code.explanation)
   }
 
   @Test("the consumer SDK's documented check works unchanged")
@@ -36,26 +36,20 @@ struct RPCErrorTests {
     #expect(underlying?.code == 13)
   }
 
-  @Test("an error's category is its code's", arguments: StatusCode.allCases)
-  func category(_ code: StatusCode) {
-    #expect(RPCError(code: code, message: "").category == code.category)
-  }
-
-  @Test("an interrupted connection is UNAVAILABLE, says so, and is a server-or-network error")
+  @Test("an interrupted connection is UNAVAILABLE and says so")
   func interrupted() {
     let error = RPCError.interrupted("the peer reset the connection")
     #expect(error.code == .unavailable)
     #expect(error.isInterrupted)
-    #expect(error.category == .serverOrNetwork)
     #expect(
       error.message == "connection interrupted during the call: the peer reset the connection")
     #expect(RPCError.interrupted("").message == "connection interrupted during the call")
     // A server's own UNAVAILABLE is not an interruption.
     #expect(!RPCError(code: .unavailable, message: "down").isInterrupted)
-    // Interrupted wins over whatever the code says.
+    // Relabelled, it stays an interruption.
     var relabelled = error
     relabelled.code = .internalError
-    #expect(relabelled.category == .serverOrNetwork)
+    #expect(relabelled.isInterrupted)
   }
 
   @Test(

@@ -1,47 +1,41 @@
 import GRPCWire
 import Testing
 
-/// The 17 codes: numbers, names, categories, HTTP both ways, and grpc-status parsing. Every
-/// table here is the spec's table, row for row.
+/// The 17 codes: numbers, names, HTTP both ways, and grpc-status parsing. Every table here is
+/// the spec's table, row for row. (Categories and explanations are FleetConsumer's:
+/// FleetConsumerTests' ErrorTaxonomyTests.)
 @Suite("Status codes")
 struct StatusCodeTests {
-  // code, wire number, canonical name, category, Google Cloud HTTP equivalent
-  // (google/rpc/code.proto "HTTP Mapping"; categories from Fleet Engine's consumer docs).
-  static let codes: [(StatusCode, Int, String, RPCError.Category, Int)] = [
-    (.ok, 0, "OK", .other, 200),
-    (.cancelled, 1, "CANCELLED", .serverOrNetwork, 499),
-    (.unknown, 2, "UNKNOWN", .other, 500),
-    (.invalidArgument, 3, "INVALID_ARGUMENT", .client, 400),
-    (.deadlineExceeded, 4, "DEADLINE_EXCEEDED", .serverOrNetwork, 504),
-    (.notFound, 5, "NOT_FOUND", .client, 404),
-    (.alreadyExists, 6, "ALREADY_EXISTS", .other, 409),
-    (.permissionDenied, 7, "PERMISSION_DENIED", .client, 403),
-    (.resourceExhausted, 8, "RESOURCE_EXHAUSTED", .client, 429),
-    (.failedPrecondition, 9, "FAILED_PRECONDITION", .other, 400),
-    (.aborted, 10, "ABORTED", .serverOrNetwork, 409),
-    (.outOfRange, 11, "OUT_OF_RANGE", .other, 400),
-    (.unimplemented, 12, "UNIMPLEMENTED", .other, 501),
-    (.internalError, 13, "INTERNAL", .other, 500),
-    (.unavailable, 14, "UNAVAILABLE", .serverOrNetwork, 503),
-    (.dataLoss, 15, "DATA_LOSS", .other, 500),
-    (.unauthenticated, 16, "UNAUTHENTICATED", .client, 401),
+  // code, wire number, canonical name, Google Cloud HTTP equivalent
+  // (google/rpc/code.proto "HTTP Mapping").
+  static let codes: [(StatusCode, Int, String, Int)] = [
+    (.ok, 0, "OK", 200),
+    (.cancelled, 1, "CANCELLED", 499),
+    (.unknown, 2, "UNKNOWN", 500),
+    (.invalidArgument, 3, "INVALID_ARGUMENT", 400),
+    (.deadlineExceeded, 4, "DEADLINE_EXCEEDED", 504),
+    (.notFound, 5, "NOT_FOUND", 404),
+    (.alreadyExists, 6, "ALREADY_EXISTS", 409),
+    (.permissionDenied, 7, "PERMISSION_DENIED", 403),
+    (.resourceExhausted, 8, "RESOURCE_EXHAUSTED", 429),
+    (.failedPrecondition, 9, "FAILED_PRECONDITION", 400),
+    (.aborted, 10, "ABORTED", 409),
+    (.outOfRange, 11, "OUT_OF_RANGE", 400),
+    (.unimplemented, 12, "UNIMPLEMENTED", 501),
+    (.internalError, 13, "INTERNAL", 500),
+    (.unavailable, 14, "UNAVAILABLE", 503),
+    (.dataLoss, 15, "DATA_LOSS", 500),
+    (.unauthenticated, 16, "UNAUTHENTICATED", 401),
   ]
 
-  @Test(
-    "each code has its wire number, canonical name, category and HTTP equivalent",
-    arguments: codes)
-  func codeRow(
-    _ code: StatusCode, _ number: Int, _ name: String, _ category: RPCError.Category,
-    _ http: Int
-  ) {
+  @Test("each code has its wire number, canonical name and HTTP equivalent", arguments: codes)
+  func codeRow(_ code: StatusCode, _ number: Int, _ name: String, _ http: Int) {
     #expect(code.rawValue == number)
     #expect(StatusCode(rawValue: number) == code)
     #expect(code.name == name)
     #expect(code.description == name)
     #expect(StatusCode(name: name) == code)
-    #expect(code.category == category)
     #expect(code.httpEquivalent == http)
-    #expect(!code.explanation.isEmpty)
   }
 
   @Test("the table covers all 17 codes, 0 through 16")
@@ -115,26 +109,5 @@ struct StatusCodeTests {
   @Test("a non-gRPC HTTP status maps as gRPC's HTTP-to-gRPC table says", arguments: httpStatuses)
   func httpMapping(_ httpStatus: Int, _ code: StatusCode) {
     #expect(StatusCode(httpStatus: httpStatus) == code)
-  }
-
-  @Test("explanations carry the advice of Fleet Engine's consumer error table")
-  func explanations() {
-    #expect(
-      StatusCode.invalidArgument.explanation.contains("providers/{provider_id}/trips/{trip_id}"))
-    #expect(StatusCode.unauthenticated.explanation.contains("JWT"))
-    #expect(StatusCode.unauthenticated.explanation.contains("expired"))
-    #expect(StatusCode.unauthenticated.explanation.contains("trip ID"))
-    #expect(StatusCode.permissionDenied.explanation.contains("role"))
-    #expect(StatusCode.permissionDenied.explanation.contains("another trip ID"))
-    #expect(StatusCode.permissionDenied.explanation.contains("not enabled"))
-    #expect(StatusCode.resourceExhausted.explanation.contains("quota"))
-    #expect(StatusCode.resourceExhausted.explanation.contains("rate limit"))
-    #expect(StatusCode.notFound.explanation.contains("never created"))
-    // One or two sentences each, short enough for a log line.
-    for code in StatusCode.allCases {
-      let sentences = code.explanation.split(separator: ". ").count
-      #expect((1...3).contains(sentences), "\(code): \(code.explanation)")
-      #expect(code.explanation.count < 300, "\(code)")
-    }
   }
 }

@@ -1,5 +1,5 @@
-import FleetProtos
 import Foundation
+import GRPCTestingProtos
 import GRPCWire
 import PeerSupport
 import Testing

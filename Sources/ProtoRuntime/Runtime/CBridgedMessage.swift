@@ -1,0 +1,94 @@
+// Public: the protocol is usable from the runtime's @inlinable code (ProtoArena, ProtoC),
+// which generated code in other modules inlines.
+public import CProtobufC
+
+/// A generated message's link to its protobuf-c struct; every generated message conforms.
+///
+/// `package`: the messages of every module of the package (FleetProtos, GRPCTestingProtos, …)
+/// bridge through it, and their fields hold this module's well-known types. Users never see
+/// a C type.
+///
+/// Decoding unpacks with protobuf-c into its own allocations, copies the fields into the Swift
+/// value and frees the unpacked tree before returning. Encoding builds the C struct tree in a
+/// ``ProtoArena`` (one bump allocator per encode, freed at once), asks protobuf-c for the
+/// packed size and packs straight into the caller's buffer. No C pointer outlives either call.
+@usableFromInline package protocol CBridgedMessage: ProtoMessage {
+  associatedtype CMessage
+  /// protoc-c's descriptor of `CMessage`.
+  static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> { get }
+  /// Copies an unpacked C message into a Swift value.
+  init(cMessage: UnsafePointer<CMessage>) throws(ProtoDecodingError)
+  /// Writes this value into `c`, which protobuf-c has initialised; memory comes from `arena`.
+  func fill(_ c: UnsafeMutablePointer<CMessage>, _ arena: ProtoArena)
+}
+
+extension CBridgedMessage {
+  package static func decodeThroughC(_ bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError)
+    -> Self
+  {
+    // protobuf-c allocates every node of the unpacked tree through `allocator`; giving it our
+    // arena turns hundreds of malloc/free pairs into a few blocks, freed together when the
+    // arena goes. protobuf_c_message_free_unpacked would only call the no-op `free` for each
+    // node, so it is not called: the arena, not protobuf-c, owns that memory.
+    let arena = ProtoArena(initialCapacity: 4 * bytes.count + 256)
+    var allocator = arena.protobufCAllocator
+    // protobuf-c reads nothing for an empty buffer, but wants a pointer all the same.
+    var empty: UInt8 = 0
+    let unpacked = withUnsafePointer(to: &empty) { emptyPointer in
+      protobuf_c_message_unpack(
+        cDescriptor, &allocator, bytes.count,
+        bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? emptyPointer)
+    }
+    guard let unpacked else {
+      throw ProtoDecodingError(
+        message: protoMessageName, reason: .malformed, byteCount: bytes.count)
+    }
+    do {
+      return try withExtendedLifetime(arena) { () throws(ProtoDecodingError) -> Self in
+        try Self(cMessage: UnsafeRawPointer(unpacked).assumingMemoryBound(to: CMessage.self))
+      }
+    } catch {
+      throw ProtoDecodingError(
+        message: protoMessageName, reason: error.reason, byteCount: bytes.count)
+    }
+  }
+
+  package func encodeThroughC(appendingTo buffer: inout [UInt8]) {
+    let arena = ProtoArena()
+    let message = UnsafeRawPointer(arena.message(self)).assumingMemoryBound(
+      to: ProtobufCMessage.self)
+    let size = protobuf_c_message_get_packed_size(message)
+    guard size > 0 else { return }
+    if buffer.isEmpty && buffer.capacity < size {
+      // serializedBytes(): pack straight into a new array's storage. (A caller's empty buffer
+      // with room to spare is kept, so reusing a buffer costs no allocation.)
+      buffer = [UInt8](unsafeUninitializedCapacity: size) { out, count in
+        count = protobuf_c_message_pack(message, out.baseAddress!)
+      }
+      precondition(buffer.count == size, "protobuf-c packed \(buffer.count) of \(size) bytes")
+      return
+    }
+    // Arrays cannot grow uninitialised, and zero-filling through a generic append crawls
+    // byte by byte in debug builds: grow by memcpy from a page of zeros, then pack in place.
+    let start = buffer.count
+    buffer.reserveCapacity(start + size)
+    var remaining = size
+    while remaining > 0 {
+      let count = min(remaining, zeroPage.count)
+      buffer.append(contentsOf: UnsafeBufferPointer(rebasing: zeroPage[..<count]))
+      remaining -= count
+    }
+    let written = buffer.withUnsafeMutableBufferPointer { out in
+      protobuf_c_message_pack(message, out.baseAddress! + start)
+    }
+    precondition(written == size, "protobuf-c packed \(written) of \(size) bytes")
+  }
+}
+
+/// 64 KiB of zeros, written once and only ever read: the source encodeThroughC grows buffers
+/// from.
+nonisolated(unsafe) private let zeroPage: UnsafeBufferPointer<UInt8> = {
+  let page = UnsafeMutablePointer<UInt8>.allocate(capacity: 64 << 10)
+  page.initialize(repeating: 0, count: 64 << 10)
+  return UnsafeBufferPointer(start: page, count: 64 << 10)
+}()
