@@ -71,7 +71,10 @@ public struct ShareLinks: Sendable {
   public func open(_ token: some StringProtocol, now: Int64) -> Opened {
     guard token.utf8.count <= Self.maximumTokenLength,
       let bytes = Base64.decode(token, alphabet: .url),
-      bytes.count >= 1 + 16 + 8 + 32, bytes[0] == Self.version
+      bytes.count >= 1 + 16 + 8 + 32, bytes[0] == Self.version,
+      // Only the one spelling `seal` makes: the last character of unpadded base64 carries
+      // unused low bits, and a token differing there would otherwise open all the same.
+      Base64.encodeUnpadded(bytes, alphabet: .url).utf8.elementsEqual(token.utf8)
     else { return .invalid }
     let iv = Array(bytes[1..<17])
     let sealed = Array(bytes[17..<(bytes.count - 32)])

@@ -56,4 +56,23 @@ struct ShareLinksTests {
     #expect(links.open(old, now: now) == .expired)
     #expect(try self.links("another secret").open(old, now: now) == .invalid)
   }
+
+  @Test("a token spelled otherwise than sealed (the unused bits of its last character set) does not open")
+  func nonCanonical() throws {
+    let links = try links()
+    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+    var tried = 0
+    // Three name lengths in a row: at least two give a byte count that leaves unused bits.
+    for name in ["providers/p/trips/a", "providers/p/trips/ab", "providers/p/trips/abc"] {
+      let token = try links.token(for: name, expiresAt: now + 60)
+      guard token.count % 4 != 0 else { continue }
+      let last = try #require(alphabet.firstIndex(of: token.last!))
+      // The lowest bit of the last character never reaches a byte when bits are left over.
+      let respelled = String(token.dropLast()) + String(alphabet[last ^ 1])
+      #expect(links.open(token, now: now) == .valid(tripName: name, expiresAt: now + 60))
+      #expect(links.open(respelled, now: now) == .invalid, "\(token) respelled \(respelled)")
+      tried += 1
+    }
+    #expect(tried >= 2)
+  }
 }
