@@ -248,7 +248,11 @@ let package = Package(
       ]),
     .testTarget(
       name: "FleetConsumerTests",
-      dependencies: ["FleetConsumer", "FleetSimulator", "PeerSupport", "FleetSync"]),
+      dependencies: [
+        "FleetConsumer", "FleetSimulator", "PeerSupport", "FleetSync",
+        // TripMergeEquivalenceTests: generated responses from a fully populated trip.
+        "FleetProtosFixtures",
+      ]),
     .testTarget(
       name: "FleetSimulatorTests",
       dependencies: [

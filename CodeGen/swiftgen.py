@@ -544,6 +544,8 @@ class SwiftWriter:
         self.line(f"    unknownFields = try ProtoUnknownFields(cMessage: c)")
         self.line(f"  }}")
         self.line()
+        self._matches(ctype, plain, oneofs, msg)
+        self.line()
         self.line(f"  @usableFromInline package func fill(_ c: UnsafeMutablePointer<{ctype}>, _ arena: ProtoArena) {{")
         for f in plain:
             self._write(f, "    ")
@@ -559,6 +561,70 @@ class SwiftWriter:
         self.line(f"    unknownFields.fill(c, arena)")
         self.line(f"  }}")
         self.line(f"}}")
+
+    def _matches(self, ctype, plain, oneofs, msg):
+        """`matches(cMessage:)`: whether the C message decodes to exactly this value, read in
+        place (see ProtoC+Matching.swift). A map compares as equal only when both are empty:
+        false for equal maps only costs the caller a decode, and maps never change on a hot
+        path."""
+        self.line(f"  @usableFromInline package func matches(cMessage c: UnsafePointer<{ctype}>) -> Bool {{")
+        if msg.field:
+            self.line(f"    let m = c.pointee")
+        for f in plain:
+            c = f"m.{f.cmember}"
+            if f.optional_case:
+                self.line(f"    if m.{f.optional_case}.rawValue == {f.f.number} {{")
+                self.line(f"      guard let h = {f.id}, {self._same_value(f, 'h', c)} else {{ return false }}")
+                self.line(f"    }} else if {f.id} != nil {{")
+                self.line(f"      return false")
+                self.line(f"    }}")
+            elif f.map:
+                self.line(f"    guard {f.id}.isEmpty && m.{f.cquant} == 0 else {{ return false }}")
+            elif f.repeated:
+                n = f"m.{f.cquant}"
+                if f.kind == "message":
+                    self.line(f"    guard ProtoC.sameMessages({f.id}, {c}, {n}) else {{ return false }}")
+                else:
+                    self.line(f"    guard ProtoC.sameElements({f.id}, {c}, {n}, {{ h, v in {self._same_value(f, 'h', 'v')} }}) else {{ return false }}")
+            elif f.kind == "message":
+                self.line(f"    guard ProtoC.same({f.id}, {c}) else {{ return false }}")
+            elif f.kind == "wrapper":
+                wk = WRAPPERS[f.f.type_name][1]
+                same = {"double": "ProtoC.same(h, p.pointee.value)", "float": "ProtoC.same(h, p.pointee.value)",
+                        "int": "h == p.pointee.value", "bool": "h == (p.pointee.value != 0)",
+                        "string": "ProtoC.same(h, p.pointee.value)", "bytes": "ProtoC.same(h, p.pointee.value)"}[wk]
+                self.line(f"    if let p = {c} {{")
+                self.line(f"      guard let h = {f.id}, {same} else {{ return false }}")
+                self.line(f"    }} else if {f.id} != nil {{")
+                self.line(f"      return false")
+                self.line(f"    }}")
+            else:
+                self.line(f"    guard {self._same_value(f, f.id, c)} else {{ return false }}")
+        for index, members in sorted(oneofs.items()):
+            o = msg.oneof_decl[index]
+            case = f"m.{o.name.lower()}_case.rawValue"
+            self.line(f"    switch {ident(camel(o.name, False))} {{")
+            for f in members:
+                same = self._same_value(f, "v", "m." + f.cmember)
+                self.line(f"    case .{f.id}(let v)?: guard {case} == {f.f.number}, {same} else {{ return false }}")
+            known = " || ".join(f"{case} == {f.f.number}" for f in members)
+            self.line(f"    case nil: if {known} {{ return false }}")
+            self.line(f"    }}")
+        self.line(f"    return unknownFields.matches(cMessage: c)")
+        self.line(f"  }}")
+
+    def _same_value(self, f, held, expr):
+        """A Bool expression: whether the C value `expr` decodes to `held` (one value)."""
+        k = f.kind
+        if k in ("plain", "string", "bytes"):
+            return f"ProtoC.same({held}, {expr})"
+        if k == "bool":
+            return f"{held} == ({expr} != 0)"
+        if k == "enum":
+            return f"{held} == {f.swift}(rawValue: Int32(truncatingIfNeeded: {expr}.rawValue))"
+        if k == "message":
+            return f"ProtoC.sameMember({held}, {expr})"
+        raise GenError(f"no single-value comparison for {k}")
 
     def _read_value(self, f, expr):
         k = f.kind

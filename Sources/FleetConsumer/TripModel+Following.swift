@@ -150,10 +150,11 @@ extension TripModel {
           made = poll
         }
         call = try lane.channel.startUnary(
-          poll.prepared, framedRequest: poll.framed, as: FleetEngine.Trip.self
+          poll.prepared, framedRequest: poll.framed,
+          deserializer: Merging(model: self, generation: generation, feed: false)
         ) { [self] result in
           switch result {
-          case .success(let trip): polled(trip, generation: generation, dueAt: due)
+          case .success(let merged): polled(merged, generation: generation, dueAt: due)
           case .failure(let error):
             failed(PollFailure(error: error, token: token), generation: generation)
           }
@@ -166,10 +167,8 @@ extension TripModel {
         }
         call = try lane.channel.startServerStreaming(
           FleetFeed.TripFeed.watchTrip, watchRequest(sending: versions), prepared: prepared,
-          onMessage: { [self] update in
-            guard let trip = update.trip else { return }
-            streamed(trip, generation: generation)
-          },
+          deserializer: Merging(model: self, generation: generation, feed: true),
+          onMessage: { [self] merged in streamed(merged, generation: generation) },
           onEnd: { [self] error in watchEnded(error, token: token, generation: generation) })
       }
     } catch {
@@ -203,56 +202,92 @@ extension TripModel {
     return MonotonicInstant(nanoseconds: next.nanoseconds + missed * step)
   }
 
-  /// On the loop: the response of the poll that was due at `due`.
-  private func polled(_ trip: FleetEngine.Trip, generation: UInt64, dueAt due: MonotonicInstant) {
-    let (next, drain) = protected.withLock { state -> (MonotonicInstant?, Bool) in
-      state.clearCall(of: generation)
-      let (action, drain) = received(trip, generation: generation, &state)
-      guard case .deliver(_, let nextPollIn) = action else { return (nil, drain) }
-      return (
-        scheduleNext(generation, at: Self.nextDue(after: due, every: nextPollIn), &state), drain
-      )
+  /// What merging one response into the model gave: the follower's action, and whether a
+  /// drain must be scheduled for the events it queued.
+  struct Merged: Sendable {
+    let action: TripFollower.OnResponse
+    let drain: Bool
+  }
+
+  /// The deserializer of a model's calls: it merges each response into the model as it
+  /// decodes it, on the loop and under the model's lock, reading protobuf-c's unpacked message
+  /// in place so that only what changed is decoded. What it throws fails the call with
+  /// INTERNAL, as a response that does not decode always has, and changes nothing.
+  struct Merging: MessageDeserializer {
+    let model: TripModel
+    let generation: UInt64
+    /// A feed stream's `TripUpdate`, which carries the trip, rather than a `GetTrip` answer.
+    let feed: Bool
+
+    func deserialize(_ message: ReceivedMessage) throws -> Merged {
+      try message.bytes.withUnsafeBytes { bytes -> Merged in
+        guard feed else {
+          return try FleetEngine.Trip.withUnpacked(bytes) { (c) throws(ProtoDecodingError) in
+            try model.merge(c, generation: generation)
+          }
+        }
+        return try FleetFeed.TripUpdate.withUnpacked(bytes) { (c) throws(ProtoDecodingError) in
+          // The update's own fields are checked as decoding them would; an update without
+          // a trip changes nothing.
+          let update = c.pointee
+          if let time = update.update_time { _ = try GoogleProtobuf.Timestamp(cMessage: time) }
+          _ = try ProtoUnknownFields(cMessage: c)
+          guard let trip = update.trip else { return Merged(action: .ignore, drain: false) }
+          return try model.merge(trip, generation: generation)
+        }
+      }
     }
-    if drain { lane.scheduler.drainAtEndOfTick(self) }
+  }
+
+  /// On the loop, under the lock: hands a response to the follower and queues its events.
+  private func merge(_ trip: UnsafePointer<FleetEngine.Trip.CMessage>, generation: UInt64)
+    throws(ProtoDecodingError) -> Merged
+  {
+    try protected.withLock { (state) throws(ProtoDecodingError) -> Merged in
+      let action = try state.follower.received(
+        cMessage: trip, generation: generation, ownTripID: tripName.tripID)
+      switch action {
+      case .deliver(var events, _):
+        core.metrics.updated()
+        refreshed(&events, &state)
+        return Merged(action: action, drain: enqueue(events, &state))
+      case .finish(var events):
+        core.metrics.updated()
+        // Before the closing state change.
+        var update: [TripModelEvent] = []
+        refreshed(&update, &state)
+        events.insert(contentsOf: update, at: events.count - 1)
+        return Merged(action: action, drain: enqueue(events, &state))
+      case .ignore: return Merged(action: action, drain: false)
+      }
+    }
+  }
+
+  /// On the loop: the response of the poll that was due at `due`, merged already.
+  private func polled(_ merged: Merged, generation: UInt64, dueAt due: MonotonicInstant) {
+    let next = protected.withLock { state -> MonotonicInstant? in
+      state.clearCall(of: generation)
+      guard case .deliver(_, let nextPollIn) = merged.action else { return nil }
+      return scheduleNext(generation, at: Self.nextDue(after: due, every: nextPollIn), &state)
+    }
+    if merged.drain { lane.scheduler.drainAtEndOfTick(self) }
     if let next { lane.scheduler.schedule(self, generation: generation, at: next) }
   }
 
-  /// On the loop: one update of a feed stream, which stays open unless the trip ended.
-  private func streamed(_ trip: FleetEngine.Trip, generation: UInt64) {
-    let (action, drain, call) = protected.withLock { state in
-      let (action, drain) = received(trip, generation: generation, &state)
-      var call: LoopCall? = nil
-      if case .finish = action, let current = state.call, current.generation == generation {
-        call = current.call
+  /// On the loop: one update of a feed stream, merged already; the stream stays open unless
+  /// the trip ended.
+  private func streamed(_ merged: Merged, generation: UInt64) {
+    var call: LoopCall? = nil
+    if case .finish = merged.action {
+      call = protected.withLock { state in
+        guard let current = state.call, current.generation == generation else { return nil }
         state.call = nil
+        return current.call
       }
-      return (action, drain, call)
     }
-    if drain { lane.scheduler.drainAtEndOfTick(self) }
+    if merged.drain { lane.scheduler.drainAtEndOfTick(self) }
     // The trip ended: the server closes the stream too, but nothing more is wanted from it.
-    if case .finish = action { call?.cancel() }
-  }
-
-  /// Inside the lock: hands a response to the follower and queues its events; returns the
-  /// follower's action and whether a drain must be scheduled.
-  private func received(
-    _ trip: FleetEngine.Trip, generation: UInt64, _ state: inout Protected
-  ) -> (TripFollower.OnResponse, Bool) {
-    let action = state.follower.received(trip, generation: generation, ownTripID: tripName.tripID)
-    switch action {
-    case .deliver(var events, _):
-      core.metrics.updated()
-      refreshed(&events, &state)
-      return (action, enqueue(events, &state))
-    case .finish(var events):
-      core.metrics.updated()
-      // Before the closing state change.
-      var update: [TripModelEvent] = []
-      refreshed(&update, &state)
-      events.insert(contentsOf: update, at: events.count - 1)
-      return (action, enqueue(events, &state))
-    case .ignore: return (action, false)
-    }
+    call?.cancel()
   }
 
   /// On the loop: a failed call (or token fetch): reported, the refused token dropped, the

@@ -6,26 +6,47 @@ internal import FleetProtos
 // TripService.Options.hidesOtherTrips on, the held trip keeps only this trip's stops, and
 // the next-stop ETA is that of this trip's own next stop.
 
+/// What a response said about the vehicle's next stop, read before it is merged: the trip of
+/// its first remaining waypoint, and the server's ETA there and time until then.
+struct ServerNextStop {
+  var tripID: String?
+  var eta: GoogleProtobuf.Timestamp?
+  var remainingTime: GoogleProtobuf.Duration?
+
+  init(_ c: UnsafePointer<FleetEngine.Trip.CMessage>) throws(ProtoDecodingError) {
+    let m = c.pointee
+    if m.n_remaining_waypoints > 0, let first = m.remaining_waypoints?[0] {
+      tripID = try ProtoC.string(first.pointee.trip_id)
+    }
+    eta = try m.eta_to_first_waypoint.map { (p) throws(ProtoDecodingError) in
+      try GoogleProtobuf.Timestamp(cMessage: p)
+    }
+    remainingTime = try m.remaining_time_to_first_waypoint.map {
+      (p) throws(ProtoDecodingError) in try GoogleProtobuf.Duration(cMessage: p)
+    }
+  }
+}
+
 extension FleetEngine.Trip {
   /// Removes other trips' waypoints from `remainingWaypoints` and `vehicleWaypoints` (a
-  /// waypoint with no trip ID is kept), right after `response` was merged in. When the
-  /// vehicle's next stop (the response's first remaining waypoint) belongs to another trip,
-  /// `eta_to_first_waypoint` becomes the ETA of this trip's own first waypoint, and
-  /// `remaining_time_to_first_waypoint` the time until then as the server counted it (nil
+  /// waypoint with no trip ID is kept), right after a response was merged in; `vehicleNext`
+  /// is what that response said about the vehicle's next stop. When that stop belongs to
+  /// another trip, `eta_to_first_waypoint` becomes the ETA of this trip's own first waypoint,
+  /// and `remaining_time_to_first_waypoint` the time until then as the server counted it (nil
   /// when the server's values do not tell). Costs a scan of the waypoints when there is
   /// nothing to hide.
-  mutating func hideOtherTrips(after response: FleetEngine.Trip, ownTripID own: String) {
+  mutating func hideOtherTrips(after vehicleNext: ServerNextStop, ownTripID own: String) {
     guard !own.isEmpty else { return }
+    @inline(__always) func isOtherTrip(_ id: String) -> Bool { !id.isEmpty && id != own }
     @inline(__always) func isOther(_ waypoint: FleetEngine.TripWaypoint) -> Bool {
-      let id = waypoint.tripID
-      return !id.isEmpty && id != own
+      isOtherTrip(waypoint.tripID)
     }
-    if let vehicleNext = response.remainingWaypoints.first, isOther(vehicleNext) {
+    if let next = vehicleNext.tripID, isOtherTrip(next) {
       let ownNext = remainingWaypoints.first { !isOther($0) }
       // The server's clock: its ETA at the vehicle's next stop less the time until then.
       // Values outside protobuf's ranges (a broken server) leave the time unknown.
-      let serverNow = response.etaToFirstWaypoint?.sinceEpoch.flatMap { eta in
-        response.remainingTimeToFirstWaypoint?.checked.map { eta - $0 }
+      let serverNow = vehicleNext.eta?.sinceEpoch.flatMap { eta in
+        vehicleNext.remainingTime?.checked.map { eta - $0 }
       }
       etaToFirstWaypoint = ownNext?.eta
       remainingTimeToFirstWaypoint = ownNext?.eta?.sinceEpoch.flatMap { eta in

@@ -58,7 +58,7 @@ struct TripFollower {
   final class Settings: Sendable {
     let pollInterval: Duration
     let retryPolicy: RetryPolicy
-    /// Whether other trips' waypoints are removed (``FleetEngine/Trip/hideOtherTrips(after:)``).
+    /// Whether other trips' waypoints are removed (``FleetEngine/Trip/hideOtherTrips(after:ownTripID:)``).
     let hidesOtherTrips: Bool
 
     init(pollInterval: Duration, retryPolicy: RetryPolicy, hidesOtherTrips: Bool = true) {
@@ -240,25 +240,29 @@ struct TripFollower {
   }
 
   /// Loop `generation`'s call answered `response` (a poll's answer, or one update of a feed
-  /// stream, which stays in flight; `nextPollIn` is then meaningless).
+  /// stream, which stays in flight; `nextPollIn` is then meaningless), read in place from
+  /// protobuf-c's unpacked message: only what changed is decoded (``FleetEngine/Trip/merge(cMessage:)``).
   ///
   /// `ownTripID` is the followed trip's ID, for ``Settings/hidesOtherTrips`` (empty: hide
-  /// nothing).
+  /// nothing). Throws, and changes nothing, when the response does not decode.
   mutating func received(
-    _ response: FleetEngine.Trip, generation: UInt64, ownTripID: String = ""
-  ) -> OnResponse {
+    cMessage response: UnsafePointer<FleetEngine.Trip.CMessage>, generation: UInt64,
+    ownTripID: String = ""
+  ) throws(ProtoDecodingError) -> OnResponse {
     switch state {
     case .following(var following) where following.generation == generation && following.polling:
-      // What was reported before, then the response merged into the held trip in place:
-      // once subscribers have let go of the last update, its storage is not copied.
+      // What was reported before, then the response merged into the held trip: what did not
+      // change keeps its storage, so the comparisons below find it unchanged at once.
       let previous = TripChanges.Reported(trip ?? FleetEngine.Trip())
+      let vehicleNext = settings.hidesOtherTrips ? try ServerNextStop(response) : nil
       if trip == nil {
-        trip = response
-        trip!.shareFirstPathWithRoute()
+        var first = try FleetEngine.Trip(cMessage: response)
+        first.shareFirstPathWithRoute()
+        trip = first
       } else {
-        trip!.merge(response)
+        try trip!.merge(cMessage: response)
       }
-      if settings.hidesOtherTrips { trip!.hideOtherTrips(after: response, ownTripID: ownTripID) }
+      if let vehicleNext { trip!.hideOtherTrips(after: vehicleNext, ownTripID: ownTripID) }
       let changes = TripChanges(from: previous, to: trip!)
       if trip!.tripStatus.isTerminal {
         state = .finished

@@ -94,6 +94,18 @@ extension FleetFeed.WatchTripRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Fleetconsumer__V1__WatchTripRequest>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(name, m.name) else { return false }
+    guard view == FleetEngine.TripView(rawValue: Int32(truncatingIfNeeded: m.view.rawValue)) else { return false }
+    guard routeFormatType == FleetEngine.PolylineFormatType(rawValue: Int32(truncatingIfNeeded: m.route_format_type.rawValue)) else { return false }
+    guard ProtoC.same(currentRouteSegmentVersion, m.current_route_segment_version) else { return false }
+    guard ProtoC.same(remainingWaypointsVersion, m.remaining_waypoints_version) else { return false }
+    guard ProtoC.same(currentRouteSegmentTrafficVersion, m.current_route_segment_traffic_version) else { return false }
+    guard ProtoC.same(remainingWaypointsRouteVersion, m.remaining_waypoints_route_version) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Fleetconsumer__V1__WatchTripRequest>, _ arena: ProtoArena) {
     if !name.isEmpty { c.pointee.name = arena.cString(name) }
     c.pointee.view = .init(rawValue: .init(truncatingIfNeeded: view.rawValue))
@@ -119,6 +131,14 @@ extension FleetFeed.TripUpdate: CBridgedMessage {
     sequence = m.sequence
     if let p = m.update_time { updateTime = try GoogleProtobuf.Timestamp(cMessage: p) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Fleetconsumer__V1__TripUpdate>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(trip, m.trip) else { return false }
+    guard ProtoC.same(sequence, m.sequence) else { return false }
+    guard ProtoC.same(updateTime, m.update_time) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Fleetconsumer__V1__TripUpdate>, _ arena: ProtoArena) {

@@ -1141,6 +1141,17 @@ extension FleetEngine.TerminalPointId: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TerminalPointId>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(value, m.value) else { return false }
+    switch id {
+    case .placeID(let v)?: guard m.id_case.rawValue == 2, ProtoC.same(v, m.place_id) else { return false }
+    case .generatedID(let v)?: guard m.id_case.rawValue == 3, ProtoC.same(v, m.generated_id) else { return false }
+    case nil: if m.id_case.rawValue == 2 || m.id_case.rawValue == 3 { return false }
+    }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__TerminalPointId>, _ arena: ProtoArena) {
     if !value.isEmpty { c.pointee.value = arena.cString(value) }
     switch id {
@@ -1173,6 +1184,16 @@ extension FleetEngine.TerminalLocation: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TerminalLocation>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(point, m.point) else { return false }
+    guard ProtoC.same(terminalPointID, m.terminal_point_id) else { return false }
+    guard ProtoC.same(accessPointID, m.access_point_id) else { return false }
+    guard ProtoC.same(tripID, m.trip_id) else { return false }
+    guard terminalLocationType == FleetEngine.WaypointType(rawValue: Int32(truncatingIfNeeded: m.terminal_location_type.rawValue)) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__TerminalLocation>, _ arena: ProtoArena) {
     if let v = point { c.pointee.point = arena.message(v) }
     if let v = terminalPointID { c.pointee.terminal_point_id = arena.message(v) }
@@ -1202,6 +1223,24 @@ extension FleetEngine.TripWaypoint: CBridgedMessage {
     if let p = m.eta { eta = try GoogleProtobuf.Timestamp(cMessage: p) }
     if let p = m.duration { duration = try GoogleProtobuf.Duration(cMessage: p) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TripWaypoint>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(location, m.location) else { return false }
+    guard ProtoC.same(tripID, m.trip_id) else { return false }
+    guard waypointType == FleetEngine.WaypointType(rawValue: Int32(truncatingIfNeeded: m.waypoint_type.rawValue)) else { return false }
+    guard ProtoC.sameMessages(pathToWaypoint, m.path_to_waypoint, m.n_path_to_waypoint) else { return false }
+    guard ProtoC.same(encodedPathToWaypoint, m.encoded_path_to_waypoint) else { return false }
+    guard ProtoC.same(trafficToWaypoint, m.traffic_to_waypoint) else { return false }
+    if let p = m.distance_meters {
+      guard let h = distanceMeters, h == p.pointee.value else { return false }
+    } else if distanceMeters != nil {
+      return false
+    }
+    guard ProtoC.same(eta, m.eta) else { return false }
+    guard ProtoC.same(duration, m.duration) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__TripWaypoint>, _ arena: ProtoArena) {
@@ -1243,6 +1282,19 @@ extension FleetEngine.VehicleAttribute: CBridgedMessage {
     default: break
     }
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__VehicleAttribute>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(key, m.key) else { return false }
+    guard ProtoC.same(value, m.value) else { return false }
+    switch vehicleAttributeValue {
+    case .stringValue(let v)?: guard m.vehicle_attribute_value_case.rawValue == 3, ProtoC.same(v, m.string_value) else { return false }
+    case .boolValue(let v)?: guard m.vehicle_attribute_value_case.rawValue == 4, v == (m.bool_value != 0) else { return false }
+    case .numberValue(let v)?: guard m.vehicle_attribute_value_case.rawValue == 5, ProtoC.same(v, m.number_value) else { return false }
+    case nil: if m.vehicle_attribute_value_case.rawValue == 3 || m.vehicle_attribute_value_case.rawValue == 4 || m.vehicle_attribute_value_case.rawValue == 5 { return false }
+    }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__VehicleAttribute>, _ arena: ProtoArena) {
@@ -1306,6 +1358,119 @@ extension FleetEngine.VehicleLocation: CBridgedMessage {
     if let p = m.supplemental_location_accuracy { supplementalLocationAccuracy = p.pointee.value }
     roadSnapped = m.road_snapped != 0
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__VehicleLocation>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(location, m.location) else { return false }
+    if let p = m.horizontal_accuracy {
+      guard let h = horizontalAccuracy, ProtoC.same(h, p.pointee.value) else { return false }
+    } else if horizontalAccuracy != nil {
+      return false
+    }
+    if let p = m.latlng_accuracy {
+      guard let h = latlngAccuracy, ProtoC.same(h, p.pointee.value) else { return false }
+    } else if latlngAccuracy != nil {
+      return false
+    }
+    if let p = m.heading {
+      guard let h = heading, h == p.pointee.value else { return false }
+    } else if heading != nil {
+      return false
+    }
+    if let p = m.bearing_accuracy {
+      guard let h = bearingAccuracy, ProtoC.same(h, p.pointee.value) else { return false }
+    } else if bearingAccuracy != nil {
+      return false
+    }
+    if let p = m.heading_accuracy {
+      guard let h = headingAccuracy, ProtoC.same(h, p.pointee.value) else { return false }
+    } else if headingAccuracy != nil {
+      return false
+    }
+    if let p = m.altitude {
+      guard let h = altitude, ProtoC.same(h, p.pointee.value) else { return false }
+    } else if altitude != nil {
+      return false
+    }
+    if let p = m.vertical_accuracy {
+      guard let h = verticalAccuracy, ProtoC.same(h, p.pointee.value) else { return false }
+    } else if verticalAccuracy != nil {
+      return false
+    }
+    if let p = m.altitude_accuracy {
+      guard let h = altitudeAccuracy, ProtoC.same(h, p.pointee.value) else { return false }
+    } else if altitudeAccuracy != nil {
+      return false
+    }
+    if let p = m.speed_kmph {
+      guard let h = speedKmph, h == p.pointee.value else { return false }
+    } else if speedKmph != nil {
+      return false
+    }
+    if let p = m.speed {
+      guard let h = speed, ProtoC.same(h, p.pointee.value) else { return false }
+    } else if speed != nil {
+      return false
+    }
+    if let p = m.speed_accuracy {
+      guard let h = speedAccuracy, ProtoC.same(h, p.pointee.value) else { return false }
+    } else if speedAccuracy != nil {
+      return false
+    }
+    guard ProtoC.same(updateTime, m.update_time) else { return false }
+    guard ProtoC.same(serverTime, m.server_time) else { return false }
+    guard locationSensor == FleetEngine.LocationSensor(rawValue: Int32(truncatingIfNeeded: m.location_sensor.rawValue)) else { return false }
+    if let p = m.is_road_snapped {
+      guard let h = isRoadSnapped, h == (p.pointee.value != 0) else { return false }
+    } else if isRoadSnapped != nil {
+      return false
+    }
+    if let p = m.is_gps_sensor_enabled {
+      guard let h = isGpsSensorEnabled, h == (p.pointee.value != 0) else { return false }
+    } else if isGpsSensorEnabled != nil {
+      return false
+    }
+    if let p = m.time_since_update {
+      guard let h = timeSinceUpdate, h == p.pointee.value else { return false }
+    } else if timeSinceUpdate != nil {
+      return false
+    }
+    if let p = m.num_stale_updates {
+      guard let h = numStaleUpdates, h == p.pointee.value else { return false }
+    } else if numStaleUpdates != nil {
+      return false
+    }
+    guard ProtoC.same(rawLocation, m.raw_location) else { return false }
+    guard ProtoC.same(rawLocationTime, m.raw_location_time) else { return false }
+    guard rawLocationSensor == FleetEngine.LocationSensor(rawValue: Int32(truncatingIfNeeded: m.raw_location_sensor.rawValue)) else { return false }
+    if let p = m.raw_location_accuracy {
+      guard let h = rawLocationAccuracy, ProtoC.same(h, p.pointee.value) else { return false }
+    } else if rawLocationAccuracy != nil {
+      return false
+    }
+    guard ProtoC.same(flpLocation, m.flp_location) else { return false }
+    guard ProtoC.same(flpUpdateTime, m.flp_update_time) else { return false }
+    if let p = m.flp_latlng_accuracy_meters {
+      guard let h = flpLatlngAccuracyMeters, ProtoC.same(h, p.pointee.value) else { return false }
+    } else if flpLatlngAccuracyMeters != nil {
+      return false
+    }
+    if let p = m.flp_heading_degrees {
+      guard let h = flpHeadingDegrees, h == p.pointee.value else { return false }
+    } else if flpHeadingDegrees != nil {
+      return false
+    }
+    guard ProtoC.same(supplementalLocation, m.supplemental_location) else { return false }
+    guard ProtoC.same(supplementalLocationTime, m.supplemental_location_time) else { return false }
+    guard supplementalLocationSensor == FleetEngine.LocationSensor(rawValue: Int32(truncatingIfNeeded: m.supplemental_location_sensor.rawValue)) else { return false }
+    if let p = m.supplemental_location_accuracy {
+      guard let h = supplementalLocationAccuracy, ProtoC.same(h, p.pointee.value) else { return false }
+    } else if supplementalLocationAccuracy != nil {
+      return false
+    }
+    guard roadSnapped == (m.road_snapped != 0) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__VehicleLocation>, _ arena: ProtoArena) {
@@ -1438,6 +1603,18 @@ extension FleetEngine.TripAttribute: CBridgedMessage {
     default: break
     }
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TripAttribute>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(key, m.key) else { return false }
+    switch tripAttributeValue {
+    case .stringValue(let v)?: guard m.trip_attribute_value_case.rawValue == 2, ProtoC.same(v, m.string_value) else { return false }
+    case .boolValue(let v)?: guard m.trip_attribute_value_case.rawValue == 3, v == (m.bool_value != 0) else { return false }
+    case .numberValue(let v)?: guard m.trip_attribute_value_case.rawValue == 4, ProtoC.same(v, m.number_value) else { return false }
+    case nil: if m.trip_attribute_value_case.rawValue == 2 || m.trip_attribute_value_case.rawValue == 3 || m.trip_attribute_value_case.rawValue == 4 { return false }
+    }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__TripAttribute>, _ arena: ProtoArena) {

@@ -187,6 +187,23 @@ extension FleetEngine.RequestHeader: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__RequestHeader>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(languageCode, m.language_code) else { return false }
+    guard ProtoC.same(regionCode, m.region_code) else { return false }
+    guard ProtoC.same(sdkVersion, m.sdk_version) else { return false }
+    guard ProtoC.same(osVersion, m.os_version) else { return false }
+    guard ProtoC.same(deviceModel, m.device_model) else { return false }
+    guard sdkType == FleetEngine.RequestHeader.SdkType(rawValue: Int32(truncatingIfNeeded: m.sdk_type.rawValue)) else { return false }
+    guard ProtoC.same(mapsSdkVersion, m.maps_sdk_version) else { return false }
+    guard ProtoC.same(navSdkVersion, m.nav_sdk_version) else { return false }
+    guard platform == FleetEngine.RequestHeader.Platform(rawValue: Int32(truncatingIfNeeded: m.platform.rawValue)) else { return false }
+    guard ProtoC.same(manufacturer, m.manufacturer) else { return false }
+    guard ProtoC.same(androidApiLevel, m.android_api_level) else { return false }
+    guard ProtoC.same(traceID, m.trace_id) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__RequestHeader>, _ arena: ProtoArena) {
     if !languageCode.isEmpty { c.pointee.language_code = arena.cString(languageCode) }
     if !regionCode.isEmpty { c.pointee.region_code = arena.cString(regionCode) }

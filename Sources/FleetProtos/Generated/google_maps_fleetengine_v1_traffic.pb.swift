@@ -129,6 +129,14 @@ extension FleetEngine.SpeedReadingInterval: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__SpeedReadingInterval>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(startPolylinePointIndex, m.start_polyline_point_index) else { return false }
+    guard ProtoC.same(endPolylinePointIndex, m.end_polyline_point_index) else { return false }
+    guard speed == FleetEngine.SpeedReadingInterval.Speed(rawValue: Int32(truncatingIfNeeded: m.speed.rawValue)) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__SpeedReadingInterval>, _ arena: ProtoArena) {
     c.pointee.start_polyline_point_index = startPolylinePointIndex
     c.pointee.end_polyline_point_index = endPolylinePointIndex
@@ -149,6 +157,13 @@ extension FleetEngine.ConsumableTrafficPolyline: CBridgedMessage {
     speedReadingInterval = try ProtoC.messages(m.speed_reading_interval, m.n_speed_reading_interval, as: FleetEngine.SpeedReadingInterval.self)
     encodedPathToWaypoint = try ProtoC.string(m.encoded_path_to_waypoint)
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__ConsumableTrafficPolyline>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.sameMessages(speedReadingInterval, m.speed_reading_interval, m.n_speed_reading_interval) else { return false }
+    guard ProtoC.same(encodedPathToWaypoint, m.encoded_path_to_waypoint) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__ConsumableTrafficPolyline>, _ arena: ProtoArena) {

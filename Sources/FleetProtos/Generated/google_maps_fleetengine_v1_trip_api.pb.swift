@@ -308,6 +308,15 @@ extension FleetEngine.CreateTripRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__CreateTripRequest>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(header, m.header) else { return false }
+    guard ProtoC.same(parent, m.parent) else { return false }
+    guard ProtoC.same(tripID, m.trip_id) else { return false }
+    guard ProtoC.same(trip, m.trip) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__CreateTripRequest>, _ arena: ProtoArena) {
     if let v = header { c.pointee.header = arena.message(v) }
     if !parent.isEmpty { c.pointee.parent = arena.cString(parent) }
@@ -337,6 +346,19 @@ extension FleetEngine.GetTripRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__GetTripRequest>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(header, m.header) else { return false }
+    guard ProtoC.same(name, m.name) else { return false }
+    guard view == FleetEngine.TripView(rawValue: Int32(truncatingIfNeeded: m.view.rawValue)) else { return false }
+    guard ProtoC.same(currentRouteSegmentVersion, m.current_route_segment_version) else { return false }
+    guard ProtoC.same(remainingWaypointsVersion, m.remaining_waypoints_version) else { return false }
+    guard routeFormatType == FleetEngine.PolylineFormatType(rawValue: Int32(truncatingIfNeeded: m.route_format_type.rawValue)) else { return false }
+    guard ProtoC.same(currentRouteSegmentTrafficVersion, m.current_route_segment_traffic_version) else { return false }
+    guard ProtoC.same(remainingWaypointsRouteVersion, m.remaining_waypoints_route_version) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__GetTripRequest>, _ arena: ProtoArena) {
     if let v = header { c.pointee.header = arena.message(v) }
     if !name.isEmpty { c.pointee.name = arena.cString(name) }
@@ -364,6 +386,13 @@ extension FleetEngine.DeleteTripRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__DeleteTripRequest>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(header, m.header) else { return false }
+    guard ProtoC.same(name, m.name) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__DeleteTripRequest>, _ arena: ProtoArena) {
     if let v = header { c.pointee.header = arena.message(v) }
     if !name.isEmpty { c.pointee.name = arena.cString(name) }
@@ -386,6 +415,16 @@ extension FleetEngine.ReportBillableTripRequest: CBridgedMessage {
     relatedIds = try ProtoC.map(m.related_ids, m.n_related_ids) { v throws(ProtoDecodingError) in try ProtoC.string(v) }
     solutionType = FleetEngine.ReportBillableTripRequest.SolutionType(rawValue: Int32(truncatingIfNeeded: m.solution_type.rawValue))
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__ReportBillableTripRequest>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(name, m.name) else { return false }
+    guard ProtoC.same(countryCode, m.country_code) else { return false }
+    guard platform == FleetEngine.BillingPlatformIdentifier(rawValue: Int32(truncatingIfNeeded: m.platform.rawValue)) else { return false }
+    guard ProtoC.sameElements(relatedIds, m.related_ids, m.n_related_ids, { h, v in ProtoC.same(h, v) }) else { return false }
+    guard solutionType == FleetEngine.ReportBillableTripRequest.SolutionType(rawValue: Int32(truncatingIfNeeded: m.solution_type.rawValue)) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__ReportBillableTripRequest>, _ arena: ProtoArena) {
@@ -417,6 +456,15 @@ extension FleetEngine.UpdateTripRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__UpdateTripRequest>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(header, m.header) else { return false }
+    guard ProtoC.same(name, m.name) else { return false }
+    guard ProtoC.same(trip, m.trip) else { return false }
+    guard ProtoC.same(updateMask, m.update_mask) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__UpdateTripRequest>, _ arena: ProtoArena) {
     if let v = header { c.pointee.header = arena.message(v) }
     if !name.isEmpty { c.pointee.name = arena.cString(name) }
@@ -445,6 +493,18 @@ extension FleetEngine.SearchTripsRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__SearchTripsRequest>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(header, m.header) else { return false }
+    guard ProtoC.same(parent, m.parent) else { return false }
+    guard ProtoC.same(vehicleID, m.vehicle_id) else { return false }
+    guard activeTripsOnly == (m.active_trips_only != 0) else { return false }
+    guard ProtoC.same(pageSize, m.page_size) else { return false }
+    guard ProtoC.same(pageToken, m.page_token) else { return false }
+    guard ProtoC.same(minimumStaleness, m.minimum_staleness) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__SearchTripsRequest>, _ arena: ProtoArena) {
     if let v = header { c.pointee.header = arena.message(v) }
     if !parent.isEmpty { c.pointee.parent = arena.cString(parent) }
@@ -469,6 +529,13 @@ extension FleetEngine.SearchTripsResponse: CBridgedMessage {
     trips = try ProtoC.messages(m.trips, m.n_trips, as: FleetEngine.Trip.self)
     nextPageToken = try ProtoC.string(m.next_page_token)
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__SearchTripsResponse>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.sameMessages(trips, m.trips, m.n_trips) else { return false }
+    guard ProtoC.same(nextPageToken, m.next_page_token) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__SearchTripsResponse>, _ arena: ProtoArena) {

@@ -842,6 +842,49 @@ extension FleetEngine.Trip: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__Trip>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(name, m.name) else { return false }
+    guard ProtoC.same(vehicleID, m.vehicle_id) else { return false }
+    guard tripStatus == FleetEngine.TripStatus(rawValue: Int32(truncatingIfNeeded: m.trip_status.rawValue)) else { return false }
+    guard tripType == FleetEngine.TripType(rawValue: Int32(truncatingIfNeeded: m.trip_type.rawValue)) else { return false }
+    guard ProtoC.same(pickupPoint, m.pickup_point) else { return false }
+    guard ProtoC.same(actualPickupPoint, m.actual_pickup_point) else { return false }
+    guard ProtoC.same(actualPickupArrivalPoint, m.actual_pickup_arrival_point) else { return false }
+    guard ProtoC.same(pickupTime, m.pickup_time) else { return false }
+    guard ProtoC.sameMessages(intermediateDestinations, m.intermediate_destinations, m.n_intermediate_destinations) else { return false }
+    guard ProtoC.same(intermediateDestinationsVersion, m.intermediate_destinations_version) else { return false }
+    guard ProtoC.same(intermediateDestinationIndex, m.intermediate_destination_index) else { return false }
+    guard ProtoC.sameMessages(actualIntermediateDestinationArrivalPoints, m.actual_intermediate_destination_arrival_points, m.n_actual_intermediate_destination_arrival_points) else { return false }
+    guard ProtoC.sameMessages(actualIntermediateDestinations, m.actual_intermediate_destinations, m.n_actual_intermediate_destinations) else { return false }
+    guard ProtoC.same(dropoffPoint, m.dropoff_point) else { return false }
+    guard ProtoC.same(actualDropoffPoint, m.actual_dropoff_point) else { return false }
+    guard ProtoC.same(dropoffTime, m.dropoff_time) else { return false }
+    guard ProtoC.sameMessages(remainingWaypoints, m.remaining_waypoints, m.n_remaining_waypoints) else { return false }
+    guard ProtoC.sameMessages(vehicleWaypoints, m.vehicle_waypoints, m.n_vehicle_waypoints) else { return false }
+    guard ProtoC.sameMessages(route, m.route, m.n_route) else { return false }
+    guard ProtoC.same(currentRouteSegment, m.current_route_segment) else { return false }
+    guard ProtoC.same(currentRouteSegmentVersion, m.current_route_segment_version) else { return false }
+    guard ProtoC.same(currentRouteSegmentTraffic, m.current_route_segment_traffic) else { return false }
+    guard ProtoC.same(currentRouteSegmentTrafficVersion, m.current_route_segment_traffic_version) else { return false }
+    guard ProtoC.same(currentRouteSegmentEndPoint, m.current_route_segment_end_point) else { return false }
+    if let p = m.remaining_distance_meters {
+      guard let h = remainingDistanceMeters, h == p.pointee.value else { return false }
+    } else if remainingDistanceMeters != nil {
+      return false
+    }
+    guard ProtoC.same(etaToFirstWaypoint, m.eta_to_first_waypoint) else { return false }
+    guard ProtoC.same(remainingTimeToFirstWaypoint, m.remaining_time_to_first_waypoint) else { return false }
+    guard ProtoC.same(remainingWaypointsVersion, m.remaining_waypoints_version) else { return false }
+    guard ProtoC.same(remainingWaypointsRouteVersion, m.remaining_waypoints_route_version) else { return false }
+    guard ProtoC.same(numberOfPassengers, m.number_of_passengers) else { return false }
+    guard ProtoC.same(lastLocation, m.last_location) else { return false }
+    guard lastLocationSnappable == (m.last_location_snappable != 0) else { return false }
+    guard view == FleetEngine.TripView(rawValue: Int32(truncatingIfNeeded: m.view.rawValue)) else { return false }
+    guard ProtoC.sameMessages(attributes, m.attributes, m.n_attributes) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__Trip>, _ arena: ProtoArena) {
     if !name.isEmpty { c.pointee.name = arena.cString(name) }
     if !vehicleID.isEmpty { c.pointee.vehicle_id = arena.cString(vehicleID) }
@@ -919,6 +962,14 @@ extension FleetEngine.StopLocation: CBridgedMessage {
     if let p = m.timestamp { timestamp = try GoogleProtobuf.Timestamp(cMessage: p) }
     if let p = m.stop_time { stopTime = try GoogleProtobuf.Timestamp(cMessage: p) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__StopLocation>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(point, m.point) else { return false }
+    guard ProtoC.same(timestamp, m.timestamp) else { return false }
+    guard ProtoC.same(stopTime, m.stop_time) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__StopLocation>, _ arena: ProtoArena) {

@@ -48,6 +48,13 @@ extension GoogleType.LatLng: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Type__LatLng>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(latitude, m.latitude) else { return false }
+    guard ProtoC.same(longitude, m.longitude) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Type__LatLng>, _ arena: ProtoArena) {
     c.pointee.latitude = latitude
     c.pointee.longitude = longitude

@@ -107,6 +107,12 @@ extension GRPCHealthV1.HealthCheckRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Health__V1__HealthCheckRequest>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(service, m.service) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Health__V1__HealthCheckRequest>, _ arena: ProtoArena) {
     if !service.isEmpty { c.pointee.service = arena.cString(service) }
     unknownFields.fill(c, arena)
@@ -124,6 +130,12 @@ extension GRPCHealthV1.HealthCheckResponse: CBridgedMessage {
     let m = c.pointee
     status = GRPCHealthV1.HealthCheckResponse.ServingStatus(rawValue: Int32(truncatingIfNeeded: m.status.rawValue))
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Health__V1__HealthCheckResponse>) -> Bool {
+    let m = c.pointee
+    guard status == GRPCHealthV1.HealthCheckResponse.ServingStatus(rawValue: Int32(truncatingIfNeeded: m.status.rawValue)) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Health__V1__HealthCheckResponse>, _ arena: ProtoArena) {

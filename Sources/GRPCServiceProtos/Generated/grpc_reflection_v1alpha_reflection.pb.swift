@@ -266,6 +266,20 @@ extension GRPCReflectionV1Alpha.ServerReflectionRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1alpha__ServerReflectionRequest>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(host, m.host) else { return false }
+    switch messageRequest {
+    case .fileByFilename(let v)?: guard m.message_request_case.rawValue == 3, ProtoC.same(v, m.file_by_filename) else { return false }
+    case .fileContainingSymbol(let v)?: guard m.message_request_case.rawValue == 4, ProtoC.same(v, m.file_containing_symbol) else { return false }
+    case .fileContainingExtension(let v)?: guard m.message_request_case.rawValue == 5, ProtoC.sameMember(v, m.file_containing_extension) else { return false }
+    case .allExtensionNumbersOfType(let v)?: guard m.message_request_case.rawValue == 6, ProtoC.same(v, m.all_extension_numbers_of_type) else { return false }
+    case .listServices(let v)?: guard m.message_request_case.rawValue == 7, ProtoC.same(v, m.list_services) else { return false }
+    case nil: if m.message_request_case.rawValue == 3 || m.message_request_case.rawValue == 4 || m.message_request_case.rawValue == 5 || m.message_request_case.rawValue == 6 || m.message_request_case.rawValue == 7 { return false }
+    }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1alpha__ServerReflectionRequest>, _ arena: ProtoArena) {
     if !host.isEmpty { c.pointee.host = arena.cString(host) }
     switch messageRequest {
@@ -304,6 +318,13 @@ extension GRPCReflectionV1Alpha.ExtensionRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1alpha__ExtensionRequest>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(containingType, m.containing_type) else { return false }
+    guard ProtoC.same(extensionNumber, m.extension_number) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1alpha__ExtensionRequest>, _ arena: ProtoArena) {
     if !containingType.isEmpty { c.pointee.containing_type = arena.cString(containingType) }
     c.pointee.extension_number = extensionNumber
@@ -330,6 +351,20 @@ extension GRPCReflectionV1Alpha.ServerReflectionResponse: CBridgedMessage {
     default: break
     }
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1alpha__ServerReflectionResponse>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(validHost, m.valid_host) else { return false }
+    guard ProtoC.same(originalRequest, m.original_request) else { return false }
+    switch messageResponse {
+    case .fileDescriptorResponse(let v)?: guard m.message_response_case.rawValue == 4, ProtoC.sameMember(v, m.file_descriptor_response) else { return false }
+    case .allExtensionNumbersResponse(let v)?: guard m.message_response_case.rawValue == 5, ProtoC.sameMember(v, m.all_extension_numbers_response) else { return false }
+    case .listServicesResponse(let v)?: guard m.message_response_case.rawValue == 6, ProtoC.sameMember(v, m.list_services_response) else { return false }
+    case .errorResponse(let v)?: guard m.message_response_case.rawValue == 7, ProtoC.sameMember(v, m.error_response) else { return false }
+    case nil: if m.message_response_case.rawValue == 4 || m.message_response_case.rawValue == 5 || m.message_response_case.rawValue == 6 || m.message_response_case.rawValue == 7 { return false }
+    }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1alpha__ServerReflectionResponse>, _ arena: ProtoArena) {
@@ -367,6 +402,12 @@ extension GRPCReflectionV1Alpha.FileDescriptorResponse: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1alpha__FileDescriptorResponse>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.sameElements(fileDescriptorProto, m.file_descriptor_proto, m.n_file_descriptor_proto, { h, v in ProtoC.same(h, v) }) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1alpha__FileDescriptorResponse>, _ arena: ProtoArena) {
     if !fileDescriptorProto.isEmpty {
       c.pointee.n_file_descriptor_proto = fileDescriptorProto.count
@@ -388,6 +429,13 @@ extension GRPCReflectionV1Alpha.ExtensionNumberResponse: CBridgedMessage {
     baseTypeName = try ProtoC.string(m.base_type_name)
     extensionNumber = ProtoC.scalars(m.extension_number, m.n_extension_number)
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1alpha__ExtensionNumberResponse>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(baseTypeName, m.base_type_name) else { return false }
+    guard ProtoC.sameElements(extensionNumber, m.extension_number, m.n_extension_number, { h, v in ProtoC.same(h, v) }) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1alpha__ExtensionNumberResponse>, _ arena: ProtoArena) {
@@ -413,6 +461,12 @@ extension GRPCReflectionV1Alpha.ListServiceResponse: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1alpha__ListServiceResponse>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.sameMessages(service, m.service, m.n_service) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1alpha__ListServiceResponse>, _ arena: ProtoArena) {
     if !service.isEmpty {
       c.pointee.n_service = service.count
@@ -435,6 +489,12 @@ extension GRPCReflectionV1Alpha.ServiceResponse: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1alpha__ServiceResponse>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(name, m.name) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1alpha__ServiceResponse>, _ arena: ProtoArena) {
     if !name.isEmpty { c.pointee.name = arena.cString(name) }
     unknownFields.fill(c, arena)
@@ -453,6 +513,13 @@ extension GRPCReflectionV1Alpha.ErrorResponse: CBridgedMessage {
     errorCode = m.error_code
     errorMessage = try ProtoC.string(m.error_message)
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1alpha__ErrorResponse>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(errorCode, m.error_code) else { return false }
+    guard ProtoC.same(errorMessage, m.error_message) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1alpha__ErrorResponse>, _ arena: ProtoArena) {

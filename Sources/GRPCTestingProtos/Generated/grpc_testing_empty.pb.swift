@@ -42,6 +42,10 @@ extension GRPCTesting.Empty: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__Empty>) -> Bool {
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__Empty>, _ arena: ProtoArena) {
     unknownFields.fill(c, arena)
   }

@@ -721,6 +721,12 @@ extension GRPCTesting.BoolValue: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__BoolValue>) -> Bool {
+    let m = c.pointee
+    guard value == (m.value != 0) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__BoolValue>, _ arena: ProtoArena) {
     c.pointee.value = value ? 1 : 0
     unknownFields.fill(c, arena)
@@ -739,6 +745,13 @@ extension GRPCTesting.Payload: CBridgedMessage {
     type = GRPCTesting.PayloadType(rawValue: Int32(truncatingIfNeeded: m.type.rawValue))
     body = ProtoC.bytes(m.body)
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__Payload>) -> Bool {
+    let m = c.pointee
+    guard type == GRPCTesting.PayloadType(rawValue: Int32(truncatingIfNeeded: m.type.rawValue)) else { return false }
+    guard ProtoC.same(body, m.body) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__Payload>, _ arena: ProtoArena) {
@@ -760,6 +773,13 @@ extension GRPCTesting.EchoStatus: CBridgedMessage {
     code = m.code
     message = try ProtoC.string(m.message)
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__EchoStatus>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(code, m.code) else { return false }
+    guard ProtoC.same(message, m.message) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__EchoStatus>, _ arena: ProtoArena) {
@@ -791,6 +811,23 @@ extension GRPCTesting.SimpleRequest: CBridgedMessage {
     if let p = m.orca_per_query_report { orcaPerQueryReport = try GRPCTesting.TestOrcaReport(cMessage: p) }
     if let p = m.orca_oob_report { orcaOobReport = try GRPCTesting.TestOrcaReport(cMessage: p) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__SimpleRequest>) -> Bool {
+    let m = c.pointee
+    guard responseType == GRPCTesting.PayloadType(rawValue: Int32(truncatingIfNeeded: m.response_type.rawValue)) else { return false }
+    guard ProtoC.same(responseSize, m.response_size) else { return false }
+    guard ProtoC.same(payload, m.payload) else { return false }
+    guard fillUsername == (m.fill_username != 0) else { return false }
+    guard fillOauthScope == (m.fill_oauth_scope != 0) else { return false }
+    guard ProtoC.same(responseCompressed, m.response_compressed) else { return false }
+    guard ProtoC.same(responseStatus, m.response_status) else { return false }
+    guard ProtoC.same(expectCompressed, m.expect_compressed) else { return false }
+    guard fillServerID == (m.fill_server_id != 0) else { return false }
+    guard fillGrpclbRouteType == (m.fill_grpclb_route_type != 0) else { return false }
+    guard ProtoC.same(orcaPerQueryReport, m.orca_per_query_report) else { return false }
+    guard ProtoC.same(orcaOobReport, m.orca_oob_report) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__SimpleRequest>, _ arena: ProtoArena) {
@@ -828,6 +865,17 @@ extension GRPCTesting.SimpleResponse: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__SimpleResponse>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(payload, m.payload) else { return false }
+    guard ProtoC.same(username, m.username) else { return false }
+    guard ProtoC.same(oauthScope, m.oauth_scope) else { return false }
+    guard ProtoC.same(serverID, m.server_id) else { return false }
+    guard grpclbRouteType == GRPCTesting.GrpclbRouteType(rawValue: Int32(truncatingIfNeeded: m.grpclb_route_type.rawValue)) else { return false }
+    guard ProtoC.same(hostname, m.hostname) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__SimpleResponse>, _ arena: ProtoArena) {
     if let v = payload { c.pointee.payload = arena.message(v) }
     if !username.isEmpty { c.pointee.username = arena.cString(username) }
@@ -853,6 +901,13 @@ extension GRPCTesting.StreamingInputCallRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__StreamingInputCallRequest>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(payload, m.payload) else { return false }
+    guard ProtoC.same(expectCompressed, m.expect_compressed) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__StreamingInputCallRequest>, _ arena: ProtoArena) {
     if let v = payload { c.pointee.payload = arena.message(v) }
     if let v = expectCompressed { c.pointee.expect_compressed = arena.message(v) }
@@ -871,6 +926,12 @@ extension GRPCTesting.StreamingInputCallResponse: CBridgedMessage {
     let m = c.pointee
     aggregatedPayloadSize = m.aggregated_payload_size
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__StreamingInputCallResponse>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(aggregatedPayloadSize, m.aggregated_payload_size) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__StreamingInputCallResponse>, _ arena: ProtoArena) {
@@ -892,6 +953,14 @@ extension GRPCTesting.ResponseParameters: CBridgedMessage {
     intervalUs = m.interval_us
     if let p = m.compressed { compressed = try GRPCTesting.BoolValue(cMessage: p) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__ResponseParameters>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(size, m.size) else { return false }
+    guard ProtoC.same(intervalUs, m.interval_us) else { return false }
+    guard ProtoC.same(compressed, m.compressed) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ResponseParameters>, _ arena: ProtoArena) {
@@ -917,6 +986,16 @@ extension GRPCTesting.StreamingOutputCallRequest: CBridgedMessage {
     if let p = m.response_status { responseStatus = try GRPCTesting.EchoStatus(cMessage: p) }
     if let p = m.orca_oob_report { orcaOobReport = try GRPCTesting.TestOrcaReport(cMessage: p) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__StreamingOutputCallRequest>) -> Bool {
+    let m = c.pointee
+    guard responseType == GRPCTesting.PayloadType(rawValue: Int32(truncatingIfNeeded: m.response_type.rawValue)) else { return false }
+    guard ProtoC.sameMessages(responseParameters, m.response_parameters, m.n_response_parameters) else { return false }
+    guard ProtoC.same(payload, m.payload) else { return false }
+    guard ProtoC.same(responseStatus, m.response_status) else { return false }
+    guard ProtoC.same(orcaOobReport, m.orca_oob_report) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__StreamingOutputCallRequest>, _ arena: ProtoArena) {
@@ -945,6 +1024,12 @@ extension GRPCTesting.StreamingOutputCallResponse: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__StreamingOutputCallResponse>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(payload, m.payload) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__StreamingOutputCallResponse>, _ arena: ProtoArena) {
     if let v = payload { c.pointee.payload = arena.message(v) }
     unknownFields.fill(c, arena)
@@ -962,6 +1047,12 @@ extension GRPCTesting.ReconnectParams: CBridgedMessage {
     let m = c.pointee
     maxReconnectBackoffMs = m.max_reconnect_backoff_ms
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__ReconnectParams>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(maxReconnectBackoffMs, m.max_reconnect_backoff_ms) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ReconnectParams>, _ arena: ProtoArena) {
@@ -982,6 +1073,13 @@ extension GRPCTesting.ReconnectInfo: CBridgedMessage {
     passed = m.passed != 0
     backoffMs = ProtoC.scalars(m.backoff_ms, m.n_backoff_ms)
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__ReconnectInfo>) -> Bool {
+    let m = c.pointee
+    guard passed == (m.passed != 0) else { return false }
+    guard ProtoC.sameElements(backoffMs, m.backoff_ms, m.n_backoff_ms, { h, v in ProtoC.same(h, v) }) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ReconnectInfo>, _ arena: ProtoArena) {
@@ -1008,6 +1106,13 @@ extension GRPCTesting.LoadBalancerStatsRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerStatsRequest>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(numRpcs, m.num_rpcs) else { return false }
+    guard ProtoC.same(timeoutSec, m.timeout_sec) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerStatsRequest>, _ arena: ProtoArena) {
     c.pointee.num_rpcs = numRpcs
     c.pointee.timeout_sec = timeoutSec
@@ -1029,6 +1134,12 @@ extension GRPCTesting.LoadBalancerStatsResponse.RpcsByPeer: CBridgedMessage {
       rpcsByPeer[try ProtoC.string(e.key)] = e.value
     }
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerStatsResponse__RpcsByPeer>) -> Bool {
+    let m = c.pointee
+    guard rpcsByPeer.isEmpty && m.n_rpcs_by_peer == 0 else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerStatsResponse__RpcsByPeer>, _ arena: ProtoArena) {
@@ -1066,6 +1177,14 @@ extension GRPCTesting.LoadBalancerStatsResponse: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerStatsResponse>) -> Bool {
+    let m = c.pointee
+    guard rpcsByPeer.isEmpty && m.n_rpcs_by_peer == 0 else { return false }
+    guard ProtoC.same(numFailures, m.num_failures) else { return false }
+    guard rpcsByMethod.isEmpty && m.n_rpcs_by_method == 0 else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerStatsResponse>, _ arena: ProtoArena) {
     if !rpcsByPeer.isEmpty {
       c.pointee.n_rpcs_by_peer = rpcsByPeer.count
@@ -1101,6 +1220,10 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsRequest>) -> Bool {
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerAccumulatedStatsRequest>, _ arena: ProtoArena) {
     unknownFields.fill(c, arena)
   }
@@ -1121,6 +1244,13 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats: CBridged
       result[e.key] = e.value
     }
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse__MethodStats>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(rpcsStarted, m.rpcs_started) else { return false }
+    guard result.isEmpty && m.n_result == 0 else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse__MethodStats>, _ arena: ProtoArena) {
@@ -1164,6 +1294,15 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsResponse: CBridgedMessage {
       statsPerMethod[try ProtoC.string(e.key)] = try e.value.map { p throws(ProtoDecodingError) in try GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats(cMessage: p) } ?? GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats()
     }
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse>) -> Bool {
+    let m = c.pointee
+    guard numRpcsStartedByMethod.isEmpty && m.n_num_rpcs_started_by_method == 0 else { return false }
+    guard numRpcsSucceededByMethod.isEmpty && m.n_num_rpcs_succeeded_by_method == 0 else { return false }
+    guard numRpcsFailedByMethod.isEmpty && m.n_num_rpcs_failed_by_method == 0 else { return false }
+    guard statsPerMethod.isEmpty && m.n_stats_per_method == 0 else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse>, _ arena: ProtoArena) {
@@ -1222,6 +1361,14 @@ extension GRPCTesting.ClientConfigureRequest.Metadata: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureRequest__Metadata>) -> Bool {
+    let m = c.pointee
+    guard type == GRPCTesting.ClientConfigureRequest.RpcType(rawValue: Int32(truncatingIfNeeded: m.type.rawValue)) else { return false }
+    guard ProtoC.same(key, m.key) else { return false }
+    guard ProtoC.same(value, m.value) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ClientConfigureRequest__Metadata>, _ arena: ProtoArena) {
     c.pointee.type = .init(rawValue: .init(truncatingIfNeeded: type.rawValue))
     if !key.isEmpty { c.pointee.key = arena.cString(key) }
@@ -1243,6 +1390,14 @@ extension GRPCTesting.ClientConfigureRequest: CBridgedMessage {
     metadata = try ProtoC.messages(m.metadata, m.n_metadata, as: GRPCTesting.ClientConfigureRequest.Metadata.self)
     timeoutSec = m.timeout_sec
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureRequest>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.sameElements(types, m.types, m.n_types, { h, v in h == GRPCTesting.ClientConfigureRequest.RpcType(rawValue: Int32(truncatingIfNeeded: v.rawValue)) }) else { return false }
+    guard ProtoC.sameMessages(metadata, m.metadata, m.n_metadata) else { return false }
+    guard ProtoC.same(timeoutSec, m.timeout_sec) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ClientConfigureRequest>, _ arena: ProtoArena) {
@@ -1270,6 +1425,10 @@ extension GRPCTesting.ClientConfigureResponse: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureResponse>) -> Bool {
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ClientConfigureResponse>, _ arena: ProtoArena) {
     unknownFields.fill(c, arena)
   }
@@ -1295,6 +1454,15 @@ extension GRPCTesting.TestOrcaReport: CBridgedMessage {
       utilization[try ProtoC.string(e.key)] = e.value
     }
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__TestOrcaReport>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(cpuUtilization, m.cpu_utilization) else { return false }
+    guard ProtoC.same(memoryUtilization, m.memory_utilization) else { return false }
+    guard requestCost.isEmpty && m.n_request_cost == 0 else { return false }
+    guard utilization.isEmpty && m.n_utilization == 0 else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__TestOrcaReport>, _ arena: ProtoArena) {

@@ -74,14 +74,26 @@ extension GRPCChannel {
     _ prepared: PreparedCall, framedRequest: [UInt8], as response: Response.Type,
     completion: @escaping @Sendable (Result<Response, RPCError>) -> Void
   ) throws(RPCError) -> LoopCall {
+    try startUnary(
+      prepared, framedRequest: framedRequest, deserializer: ProtoDeserializer<Response>(),
+      completion: completion)
+  }
+
+  /// ``startUnary(_:framedRequest:as:completion:)`` with the response read by
+  /// `deserializer`, on the loop, as the call ends; what it throws fails the call with
+  /// INTERNAL, as a response that does not decode does.
+  package func startUnary<Deserializer: MessageDeserializer>(
+    _ prepared: PreparedCall, framedRequest: [UInt8], deserializer: Deserializer,
+    completion: @escaping @Sendable (Result<Deserializer.Message, RPCError>) -> Void
+  ) throws(RPCError) -> LoopCall where Deserializer.Message: Sendable {
     if let interception = prepared.interception {
       return LoopCall(task: Task(executorPreference: loop) { [self] in
-        let result: Result<Response, RPCError>
+        let result: Result<Deserializer.Message, RPCError>
         do {
           result = .success(
             try await unary(
               path: interception.path, interception.options, interception.interceptors,
-              ProtoDeserializer<Response>()
+              deserializer
             ) { options in
               // Framed already: the call keeps the compression it was framed with.
               options.compression = interception.options.compression
@@ -94,7 +106,7 @@ extension GRPCChannel {
       })
     }
     let stream = try makeLoopStream(prepared, framedRequest, oneResponse: true)
-    stream.observer = UnaryObserver<Response>(completion: completion)
+    stream.observer = UnaryObserver(deserializer: deserializer, completion: completion)
     return start(stream)
   }
 
@@ -130,10 +142,28 @@ extension GRPCChannel {
     onMessage: @escaping @Sendable (Response) -> Void,
     onEnd: @escaping @Sendable (RPCError?) -> Void
   ) throws(RPCError) -> LoopCall {
+    try startServerStreaming(
+      method, request, prepared: prepared, compress: compress,
+      deserializer: ProtoDeserializer<Response>(), onMessage: onMessage, onEnd: onEnd)
+  }
+
+  /// ``startServerStreaming(_:_:prepared:compress:onMessage:onEnd:)`` with each response
+  /// read by `deserializer`, on the loop, as it arrives; what it throws ends the call with
+  /// INTERNAL, as a response that does not decode does, and drops the responses after it.
+  package func startServerStreaming<Request: ProtoMessage, Response, Deserializer>(
+    _ method: ProtoMethod<Request, Response>, _ request: Request, prepared: PreparedCall,
+    compress: Bool = false, deserializer: Deserializer,
+    onMessage: @escaping @Sendable (Deserializer.Message) -> Void,
+    onEnd: @escaping @Sendable (RPCError?) -> Void
+  ) throws(RPCError) -> LoopCall
+  where Deserializer: MessageDeserializer, Deserializer.Message: Sendable {
     if let interception = prepared.interception {
       return LoopCall(task: Task(executorPreference: loop) { [self] in
         do {
-          try await serverStreaming(method, request, options: interception.options) { responses in
+          try await serverStreaming(
+            path: method.path, request: request, serializer: ProtoSerializer<Request>(),
+            deserializer: deserializer, options: interception.options
+          ) { responses in
             for try await response in responses { onMessage(response) }
           }
           onEnd(nil)
@@ -144,7 +174,8 @@ extension GRPCChannel {
     }
     let stream = try makeLoopStream(
       prepared, Self.frame(request, compress: compress), oneResponse: false)
-    stream.observer = StreamingObserver<Response>(onMessage: onMessage, onEnd: onEnd)
+    stream.observer = StreamingObserver(
+      deserializer: deserializer, onMessage: onMessage, onEnd: onEnd)
     return start(stream)
   }
 
@@ -168,10 +199,16 @@ extension GRPCChannel {
 }
 
 /// A loop-driven unary call's end: the one response decoded, or the error.
-private final class UnaryObserver<Response: ProtoMessage>: ClientStreamObserver {
-  let completion: @Sendable (Result<Response, RPCError>) -> Void
+private final class UnaryObserver<Deserializer: MessageDeserializer>: ClientStreamObserver
+where Deserializer.Message: Sendable {
+  let deserializer: Deserializer
+  let completion: @Sendable (Result<Deserializer.Message, RPCError>) -> Void
 
-  init(completion: @escaping @Sendable (Result<Response, RPCError>) -> Void) {
+  init(
+    deserializer: Deserializer,
+    completion: @escaping @Sendable (Result<Deserializer.Message, RPCError>) -> Void
+  ) {
+    self.deserializer = deserializer
     self.completion = completion
   }
 
@@ -181,13 +218,10 @@ private final class UnaryObserver<Response: ProtoMessage>: ClientStreamObserver 
 
   func ended(_ stream: ClientStream) {
     let (messages, outcome, headMetadata) = stream.takeEnd()
-    let result: Result<Response, RPCError>
+    let result: Result<Deserializer.Message, RPCError>
     do {
       result = .success(
-        try GRPCChannel.single(
-          messages, outcome, headMetadata, stream, ProtoDeserializer<Response>()
-        )
-        .message)
+        try GRPCChannel.single(messages, outcome, headMetadata, stream, deserializer).message)
     } catch let error as RPCError {
       result = .failure(error)
     } catch {
@@ -198,20 +232,23 @@ private final class UnaryObserver<Response: ProtoMessage>: ClientStreamObserver 
 }
 
 /// A loop-driven server-streaming call: each response decoded in turn, then the end.
-private final class StreamingObserver<Response: ProtoMessage>: ClientStreamObserver,
+private final class StreamingObserver<Deserializer: MessageDeserializer>: ClientStreamObserver,
   @unchecked Sendable
-{
+where Deserializer.Message: Sendable {
   // @unchecked Sendable: `failed` is only touched on the stream's loop.
-  let onMessage: @Sendable (Response) -> Void
+  let deserializer: Deserializer
+  let onMessage: @Sendable (Deserializer.Message) -> Void
   let onEnd: @Sendable (RPCError?) -> Void
   /// A message could not be decoded: the call is being ended with that error, and messages
   /// already on their way are dropped.
   private var failed = false
 
   init(
-    onMessage: @escaping @Sendable (Response) -> Void,
+    deserializer: Deserializer,
+    onMessage: @escaping @Sendable (Deserializer.Message) -> Void,
     onEnd: @escaping @Sendable (RPCError?) -> Void
   ) {
+    self.deserializer = deserializer
     self.onMessage = onMessage
     self.onEnd = onEnd
   }
@@ -221,7 +258,7 @@ private final class StreamingObserver<Response: ProtoMessage>: ClientStreamObser
   func received(_ message: ClientStream.Received, from stream: ClientStream) {
     guard !failed else { return }
     do {
-      onMessage(try ResponseDecoding.decode(message, stream, ProtoDeserializer<Response>()))
+      onMessage(try ResponseDecoding.decode(message, stream, deserializer))
     } catch {
       // ResponseDecoding has cancelled the stream with this error; `ended` reports it.
       failed = true

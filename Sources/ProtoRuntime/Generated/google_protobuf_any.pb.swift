@@ -149,6 +149,13 @@ extension GoogleProtobuf.AnyMessage: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__Any>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(typeURL, m.type_url) else { return false }
+    guard ProtoC.same(value, m.value) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Any>, _ arena: ProtoArena) {
     if !typeURL.isEmpty { c.pointee.type_url = arena.cString(typeURL) }
     if !value.isEmpty { c.pointee.value = arena.binary(value) }

@@ -106,6 +106,13 @@ extension GoogleProtobuf.Duration: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__Duration>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(seconds, m.seconds) else { return false }
+    guard ProtoC.same(nanos, m.nanos) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Duration>, _ arena: ProtoArena) {
     c.pointee.seconds = seconds
     c.pointee.nanos = nanos

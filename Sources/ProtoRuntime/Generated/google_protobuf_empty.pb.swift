@@ -41,6 +41,10 @@ extension GoogleProtobuf.Empty: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__Empty>) -> Bool {
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Empty>, _ arena: ProtoArena) {
     unknownFields.fill(c, arena)
   }

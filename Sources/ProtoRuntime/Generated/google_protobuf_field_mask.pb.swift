@@ -237,6 +237,12 @@ extension GoogleProtobuf.FieldMask: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__FieldMask>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.sameElements(paths, m.paths, m.n_paths, { h, v in ProtoC.same(h, v) }) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__FieldMask>, _ arena: ProtoArena) {
     if !paths.isEmpty {
       c.pointee.n_paths = paths.count

@@ -137,6 +137,13 @@ extension GoogleProtobuf.Timestamp: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__Timestamp>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(seconds, m.seconds) else { return false }
+    guard ProtoC.same(nanos, m.nanos) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Timestamp>, _ arena: ProtoArena) {
     c.pointee.seconds = seconds
     c.pointee.nanos = nanos

@@ -233,6 +233,12 @@ extension GoogleProtobuf.DoubleValue: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__DoubleValue>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(value, m.value) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__DoubleValue>, _ arena: ProtoArena) {
     c.pointee.value = value
     unknownFields.fill(c, arena)
@@ -250,6 +256,12 @@ extension GoogleProtobuf.FloatValue: CBridgedMessage {
     let m = c.pointee
     value = m.value
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__FloatValue>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(value, m.value) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__FloatValue>, _ arena: ProtoArena) {
@@ -271,6 +283,12 @@ extension GoogleProtobuf.Int64Value: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__Int64Value>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(value, m.value) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Int64Value>, _ arena: ProtoArena) {
     c.pointee.value = value
     unknownFields.fill(c, arena)
@@ -288,6 +306,12 @@ extension GoogleProtobuf.UInt64Value: CBridgedMessage {
     let m = c.pointee
     value = m.value
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__UInt64Value>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(value, m.value) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__UInt64Value>, _ arena: ProtoArena) {
@@ -309,6 +333,12 @@ extension GoogleProtobuf.Int32Value: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__Int32Value>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(value, m.value) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Int32Value>, _ arena: ProtoArena) {
     c.pointee.value = value
     unknownFields.fill(c, arena)
@@ -326,6 +356,12 @@ extension GoogleProtobuf.UInt32Value: CBridgedMessage {
     let m = c.pointee
     value = m.value
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__UInt32Value>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(value, m.value) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__UInt32Value>, _ arena: ProtoArena) {
@@ -347,6 +383,12 @@ extension GoogleProtobuf.BoolValue: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__BoolValue>) -> Bool {
+    let m = c.pointee
+    guard value == (m.value != 0) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__BoolValue>, _ arena: ProtoArena) {
     c.pointee.value = value ? 1 : 0
     unknownFields.fill(c, arena)
@@ -366,6 +408,12 @@ extension GoogleProtobuf.StringValue: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__StringValue>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(value, m.value) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__StringValue>, _ arena: ProtoArena) {
     if !value.isEmpty { c.pointee.value = arena.cString(value) }
     unknownFields.fill(c, arena)
@@ -383,6 +431,12 @@ extension GoogleProtobuf.BytesValue: CBridgedMessage {
     let m = c.pointee
     value = ProtoC.bytes(m.value)
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__BytesValue>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(value, m.value) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__BytesValue>, _ arena: ProtoArena) {

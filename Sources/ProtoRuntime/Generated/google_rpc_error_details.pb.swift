@@ -382,6 +382,14 @@ extension GoogleRPC.ErrorInfo: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__ErrorInfo>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(reason, m.reason) else { return false }
+    guard ProtoC.same(domain, m.domain) else { return false }
+    guard metadata.isEmpty && m.n_metadata == 0 else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__ErrorInfo>, _ arena: ProtoArena) {
     if !reason.isEmpty { c.pointee.reason = arena.cString(reason) }
     if !domain.isEmpty { c.pointee.domain = arena.cString(domain) }
@@ -411,6 +419,12 @@ extension GoogleRPC.RetryInfo: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__RetryInfo>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(retryDelay, m.retry_delay) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__RetryInfo>, _ arena: ProtoArena) {
     if let v = retryDelay { c.pointee.retry_delay = arena.message(v) }
     unknownFields.fill(c, arena)
@@ -429,6 +443,13 @@ extension GoogleRPC.DebugInfo: CBridgedMessage {
     stackEntries = try ProtoC.map(m.stack_entries, m.n_stack_entries) { v throws(ProtoDecodingError) in try ProtoC.string(v) }
     detail = try ProtoC.string(m.detail)
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__DebugInfo>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.sameElements(stackEntries, m.stack_entries, m.n_stack_entries, { h, v in ProtoC.same(h, v) }) else { return false }
+    guard ProtoC.same(detail, m.detail) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__DebugInfo>, _ arena: ProtoArena) {
@@ -462,6 +483,23 @@ extension GoogleRPC.QuotaFailure.Violation: CBridgedMessage {
     quotaValue = m.quota_value
     if m._future_quota_value_case.rawValue == 8 { futureQuotaValue = m.future_quota_value }
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__QuotaFailure__Violation>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(subject, m.subject) else { return false }
+    guard ProtoC.same(description, m.description) else { return false }
+    guard ProtoC.same(apiService, m.api_service) else { return false }
+    guard ProtoC.same(quotaMetric, m.quota_metric) else { return false }
+    guard ProtoC.same(quotaID, m.quota_id) else { return false }
+    guard quotaDimensions.isEmpty && m.n_quota_dimensions == 0 else { return false }
+    guard ProtoC.same(quotaValue, m.quota_value) else { return false }
+    if m._future_quota_value_case.rawValue == 8 {
+      guard let h = futureQuotaValue, ProtoC.same(h, m.future_quota_value) else { return false }
+    } else if futureQuotaValue != nil {
+      return false
+    }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__QuotaFailure__Violation>, _ arena: ProtoArena) {
@@ -501,6 +539,12 @@ extension GoogleRPC.QuotaFailure: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__QuotaFailure>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.sameMessages(violations, m.violations, m.n_violations) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__QuotaFailure>, _ arena: ProtoArena) {
     if !violations.isEmpty {
       c.pointee.n_violations = violations.count
@@ -525,6 +569,14 @@ extension GoogleRPC.PreconditionFailure.Violation: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__PreconditionFailure__Violation>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(type, m.type) else { return false }
+    guard ProtoC.same(subject, m.subject) else { return false }
+    guard ProtoC.same(description, m.description) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__PreconditionFailure__Violation>, _ arena: ProtoArena) {
     if !type.isEmpty { c.pointee.type = arena.cString(type) }
     if !subject.isEmpty { c.pointee.subject = arena.cString(subject) }
@@ -544,6 +596,12 @@ extension GoogleRPC.PreconditionFailure: CBridgedMessage {
     let m = c.pointee
     violations = try ProtoC.messages(m.violations, m.n_violations, as: GoogleRPC.PreconditionFailure.Violation.self)
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__PreconditionFailure>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.sameMessages(violations, m.violations, m.n_violations) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__PreconditionFailure>, _ arena: ProtoArena) {
@@ -571,6 +629,15 @@ extension GoogleRPC.BadRequest.FieldViolation: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__BadRequest__FieldViolation>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(field, m.field) else { return false }
+    guard ProtoC.same(description, m.description) else { return false }
+    guard ProtoC.same(reason, m.reason) else { return false }
+    guard ProtoC.same(localizedMessage, m.localized_message) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__BadRequest__FieldViolation>, _ arena: ProtoArena) {
     if !field.isEmpty { c.pointee.field = arena.cString(field) }
     if !description.isEmpty { c.pointee.description = arena.cString(description) }
@@ -591,6 +658,12 @@ extension GoogleRPC.BadRequest: CBridgedMessage {
     let m = c.pointee
     fieldViolations = try ProtoC.messages(m.field_violations, m.n_field_violations, as: GoogleRPC.BadRequest.FieldViolation.self)
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__BadRequest>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.sameMessages(fieldViolations, m.field_violations, m.n_field_violations) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__BadRequest>, _ arena: ProtoArena) {
@@ -616,6 +689,13 @@ extension GoogleRPC.RequestInfo: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__RequestInfo>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(requestID, m.request_id) else { return false }
+    guard ProtoC.same(servingData, m.serving_data) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__RequestInfo>, _ arena: ProtoArena) {
     if !requestID.isEmpty { c.pointee.request_id = arena.cString(requestID) }
     if !servingData.isEmpty { c.pointee.serving_data = arena.cString(servingData) }
@@ -637,6 +717,15 @@ extension GoogleRPC.ResourceInfo: CBridgedMessage {
     owner = try ProtoC.string(m.owner)
     description = try ProtoC.string(m.description)
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__ResourceInfo>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(resourceType, m.resource_type) else { return false }
+    guard ProtoC.same(resourceName, m.resource_name) else { return false }
+    guard ProtoC.same(owner, m.owner) else { return false }
+    guard ProtoC.same(description, m.description) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__ResourceInfo>, _ arena: ProtoArena) {
@@ -662,6 +751,13 @@ extension GoogleRPC.Help.Link: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__Help__Link>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(description, m.description) else { return false }
+    guard ProtoC.same(url, m.url) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__Help__Link>, _ arena: ProtoArena) {
     if !description.isEmpty { c.pointee.description = arena.cString(description) }
     if !url.isEmpty { c.pointee.url = arena.cString(url) }
@@ -680,6 +776,12 @@ extension GoogleRPC.Help: CBridgedMessage {
     let m = c.pointee
     links = try ProtoC.messages(m.links, m.n_links, as: GoogleRPC.Help.Link.self)
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__Help>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.sameMessages(links, m.links, m.n_links) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__Help>, _ arena: ProtoArena) {
@@ -703,6 +805,13 @@ extension GoogleRPC.LocalizedMessage: CBridgedMessage {
     locale = try ProtoC.string(m.locale)
     message = try ProtoC.string(m.message)
     unknownFields = try ProtoUnknownFields(cMessage: c)
+  }
+
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__LocalizedMessage>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(locale, m.locale) else { return false }
+    guard ProtoC.same(message, m.message) else { return false }
+    return unknownFields.matches(cMessage: c)
   }
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__LocalizedMessage>, _ arena: ProtoArena) {

@@ -47,6 +47,14 @@ extension GoogleRPC.Status: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
+  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__Status>) -> Bool {
+    let m = c.pointee
+    guard ProtoC.same(code, m.code) else { return false }
+    guard ProtoC.same(message, m.message) else { return false }
+    guard ProtoC.sameMessages(details, m.details, m.n_details) else { return false }
+    return unknownFields.matches(cMessage: c)
+  }
+
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__Status>, _ arena: ProtoArena) {
     c.pointee.code = code
     if !message.isEmpty { c.pointee.message = arena.cString(message) }

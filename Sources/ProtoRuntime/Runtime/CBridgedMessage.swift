@@ -18,6 +18,10 @@ public import CProtobufC
   static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> { get }
   /// Copies an unpacked C message into a Swift value.
   init(cMessage: UnsafePointer<CMessage>) throws(ProtoDecodingError)
+  /// Whether `cMessage` decodes to exactly this value, read in place without decoding it
+  /// (see ``ProtoC``'s matching). Never true for a message that decodes to something else;
+  /// false for an equal map field that is not empty (a decode then tells).
+  func matches(cMessage: UnsafePointer<CMessage>) -> Bool
   /// Writes this value into `c`, which protobuf-c has initialised; memory comes from `arena`.
   func fill(_ c: UnsafeMutablePointer<CMessage>, _ arena: ProtoArena)
 }
@@ -26,6 +30,17 @@ extension CBridgedMessage {
   package static func decodeThroughC(_ bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError)
     -> Self
   {
+    try withUnpacked(bytes) { (c) throws(ProtoDecodingError) -> Self in try Self(cMessage: c) }
+  }
+
+  /// Unpacks `bytes` with protobuf-c and hands the C message to `body`, for a caller that
+  /// reads it in place (``matches(cMessage:)``, or a merge that decodes only what changed);
+  /// the message is gone when `body` returns. A `ProtoDecodingError` from `body` is rethrown
+  /// with this message's name and the size of `bytes`, as a decode's would be.
+  package static func withUnpacked<Result>(
+    _ bytes: UnsafeRawBufferPointer,
+    _ body: (UnsafePointer<CMessage>) throws(ProtoDecodingError) -> Result
+  ) throws(ProtoDecodingError) -> Result {
     // protobuf-c allocates every node of the unpacked tree through `allocator`; giving it our
     // arena turns hundreds of malloc/free pairs into a few blocks, freed together when the
     // arena goes. protobuf_c_message_free_unpacked would only call the no-op `free` for each
@@ -44,12 +59,22 @@ extension CBridgedMessage {
         message: protoMessageName, reason: .malformed, byteCount: bytes.count)
     }
     do {
-      return try withExtendedLifetime(arena) { () throws(ProtoDecodingError) -> Self in
-        try Self(cMessage: UnsafeRawPointer(unpacked).assumingMemoryBound(to: CMessage.self))
+      return try withExtendedLifetime(arena) { () throws(ProtoDecodingError) -> Result in
+        try body(UnsafeRawPointer(unpacked).assumingMemoryBound(to: CMessage.self))
       }
     } catch {
       throw ProtoDecodingError(
         message: protoMessageName, reason: error.reason, byteCount: bytes.count)
+    }
+  }
+
+  /// This value as protobuf-c's struct, built in an arena that lives while `body` runs.
+  package func withCMessage<Result, Failure: Error>(
+    _ body: (UnsafePointer<CMessage>) throws(Failure) -> Result
+  ) throws(Failure) -> Result {
+    let arena = ProtoArena()
+    return try withExtendedLifetime(arena) { () throws(Failure) -> Result in
+      try body(UnsafePointer(arena.message(self)))
     }
   }
 
