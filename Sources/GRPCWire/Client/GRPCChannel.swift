@@ -22,7 +22,7 @@ public final class GRPCChannel: Sendable {
   private let closed = Atomic<Bool>(false)
   private let loopStopped = Atomic<Bool>(false)
   private let baseHeaders: [HeaderField]
-  private let headerPrefixes = Mutex<[RequestHeaderPrefix]>([])
+  private let headerPrefixes = PosixMutex<[RequestHeaderPrefix]>([])
 
   /// The event loop that owns the channel's connections. Tasks that make many calls should
   /// prefer it (`Task(executorPreference: channel.eventLoop) { … }`,
