@@ -163,24 +163,74 @@ extension FleetEngine.Trip {
       if waypointsVersion != nil, !remainingWaypoints.isEmpty { remainingWaypoints = [] }
       return
     }
-    let pathsChanged = pathsVersion != nil
-    if holdsWaypoints(list, count, pathsChanged: pathsChanged) { return }
-    var waypoints = try ProtoC.messages(list, count, as: FleetEngine.TripWaypoint.self)
-    if !pathsChanged {
-      for index in waypoints.indices {
-        // Field by field through the index: a whole TripWaypoint copy costs a retain per
-        // reference it holds.
-        guard waypoints[index].pathToWaypoint.isEmpty,
-          waypoints[index].encodedPathToWaypoint.isEmpty,
-          waypoints[index].trafficToWaypoint == nil,
-          let held = heldWaypoint(matching: waypoints[index])
-        else { continue }
-        waypoints[index].pathToWaypoint = remainingWaypoints[held].pathToWaypoint
-        waypoints[index].encodedPathToWaypoint = remainingWaypoints[held].encodedPathToWaypoint
-        waypoints[index].trafficToWaypoint = remainingWaypoints[held].trafficToWaypoint
+    // Built from the first waypoint that differs from the held one at its index: a poll that
+    // changes no waypoint (the usual one) builds no list.
+    var merged: [FleetEngine.TripWaypoint]? = nil
+    for index in 0..<count {
+      let (waypoint, kept) = try mergedWaypoint(
+        list[index], at: index, pathsChanged: pathsVersion != nil)
+      if merged == nil, !kept {
+        merged = Array(remainingWaypoints.prefix(index))
+        merged!.reserveCapacity(count)
       }
+      merged?.append(waypoint)
     }
-    remainingWaypoints = waypoints
+    if let merged {
+      remainingWaypoints = merged
+    } else if remainingWaypoints.count != count {
+      remainingWaypoints.removeLast(remainingWaypoints.count - count)
+    }
+  }
+
+  /// The response's waypoint `p` as the merge keeps it, and whether that is the held
+  /// waypoint at `index` unchanged. A waypoint sent with its path (or after the paths'
+  /// version moved) is taken as sent. One sent without it (the usual poll) takes the path
+  /// and traffic of the first held waypoint for the same stop: that held waypoint is
+  /// updated with what the response changed, rather than the response decoded whole.
+  private func mergedWaypoint(
+    _ p: UnsafeMutablePointer<FleetEngine.TripWaypoint.CMessage>?, at index: Int,
+    pathsChanged: Bool
+  ) throws(ProtoDecodingError) -> (FleetEngine.TripWaypoint, kept: Bool) {
+    let heldHere = index < remainingWaypoints.count ? remainingWaypoints[index] : nil
+    guard let p else { return (try withHeldPath(FleetEngine.TripWaypoint(), pathsChanged), false) }
+    let w = p.pointee
+    let sentPath =
+      w.n_path_to_waypoint > 0 || !ProtoC.same("", w.encoded_path_to_waypoint)
+      || w.traffic_to_waypoint != nil
+    if sentPath || pathsChanged {
+      if let heldHere, heldHere.matches(cMessage: p) { return (heldHere, true) }
+      return (try FleetEngine.TripWaypoint(cMessage: p), false)
+    }
+    let type = FleetEngine.WaypointType(rawValue: Int32(truncatingIfNeeded: w.waypoint_type.rawValue))
+    if let stop = remainingWaypoints.firstIndex(where: {
+      $0.waypointType == type && ProtoC.same($0.tripID, w.trip_id)
+        && ProtoC.same($0.location, w.location)
+    }),
+      // The first held waypoint for that stop as the decoded one would find it (Swift's ==
+      // also equates spellings that differ in bytes).
+      heldWaypoint(matching: remainingWaypoints[stop]) == stop
+    {
+      var waypoint = remainingWaypoints[stop]
+      let changed = try waypoint.takeAllButPath(p)
+      return (waypoint, !changed && stop == index)
+    }
+    return (try withHeldPath(FleetEngine.TripWaypoint(cMessage: p), pathsChanged), false)
+  }
+
+  /// A decoded waypoint with no path, given the path and traffic of the first held waypoint
+  /// for the same stop, if any (and the paths' version did not move).
+  private func withHeldPath(_ waypoint: FleetEngine.TripWaypoint, _ pathsChanged: Bool)
+    -> FleetEngine.TripWaypoint
+  {
+    guard !pathsChanged, waypoint.pathToWaypoint.isEmpty,
+      waypoint.encodedPathToWaypoint.isEmpty, waypoint.trafficToWaypoint == nil,
+      let held = heldWaypoint(matching: waypoint)
+    else { return waypoint }
+    var filled = waypoint
+    filled.pathToWaypoint = remainingWaypoints[held].pathToWaypoint
+    filled.encodedPathToWaypoint = remainingWaypoints[held].encodedPathToWaypoint
+    filled.trafficToWaypoint = remainingWaypoints[held].trafficToWaypoint
+    return filled
   }
 
   /// The index of the first held waypoint for the same stop as `waypoint`: same trip, type
@@ -191,49 +241,40 @@ extension FleetEngine.Trip {
         && $0.location == waypoint.location
     }
   }
-
-  /// Whether merging the response's `count` waypoints would give exactly the held ones, the
-  /// usual poll: a waypoint that came with its path must match the held one outright; one
-  /// without (paths unchanged) must match it in everything else, and be the first held
-  /// waypoint for its stop, which its path would be taken from. False sends the merge the
-  /// long way, which decides every other case.
-  private func holdsWaypoints(
-    _ list: UnsafeMutablePointer<UnsafeMutablePointer<FleetEngine.TripWaypoint.CMessage>?>,
-    _ count: Int, pathsChanged: Bool
-  ) -> Bool {
-    guard remainingWaypoints.count == count else { return false }
-    for index in 0..<count {
-      guard let p = list[index] else { return false }
-      let held = remainingWaypoints[index]
-      let w = p.pointee
-      let sentPath =
-        w.n_path_to_waypoint > 0 || !ProtoC.same("", w.encoded_path_to_waypoint)
-        || w.traffic_to_waypoint != nil
-      if sentPath || pathsChanged {
-        guard held.matches(cMessage: p) else { return false }
-        continue
-      }
-      guard held.matchesApartFromPath(p), heldWaypoint(matching: held) == index else {
-        return false
-      }
-    }
-    return true
-  }
 }
 
 extension FleetEngine.TripWaypoint {
-  /// ``matches(cMessage:)`` for every field but the path and its traffic
-  /// (`path_to_waypoint`, `encoded_path_to_waypoint`, `traffic_to_waypoint`). The fields are
-  /// listed by hand: `TripMergeEquivalenceTests` fails when trips.proto gains one.
-  fileprivate func matchesApartFromPath(_ c: UnsafePointer<CMessage>) -> Bool {
+  /// Takes every field of `c` but the stop (trip, type and location, which the caller found
+  /// equal) and the path and its traffic (`path_to_waypoint`, `encoded_path_to_waypoint`,
+  /// `traffic_to_waypoint`, which the response left out); returns whether any changed. The
+  /// fields are listed by hand: `TripMergeEquivalenceTests` fails when trips.proto gains one.
+  fileprivate mutating func takeAllButPath(_ c: UnsafePointer<CMessage>) throws(
+    ProtoDecodingError
+  ) -> Bool {
     let m = c.pointee
-    guard ProtoC.same(location, m.location), ProtoC.same(tripID, m.trip_id),
-      waypointType
-        == FleetEngine.WaypointType(rawValue: Int32(truncatingIfNeeded: m.waypoint_type.rawValue)),
-      m.distance_meters?.pointee.value == distanceMeters,
-      ProtoC.same(eta, m.eta), ProtoC.same(duration, m.duration)
-    else { return false }
-    return unknownFields.matches(cMessage: c)
+    var changed = false
+    let distance = m.distance_meters?.pointee.value
+    if distance != distanceMeters {
+      distanceMeters = distance
+      changed = true
+    }
+    if !ProtoC.same(eta, m.eta) {
+      eta = try m.eta.map { (p) throws(ProtoDecodingError) in
+        try GoogleProtobuf.Timestamp(cMessage: p)
+      }
+      changed = true
+    }
+    if !ProtoC.same(duration, m.duration) {
+      duration = try m.duration.map { (p) throws(ProtoDecodingError) in
+        try GoogleProtobuf.Duration(cMessage: p)
+      }
+      changed = true
+    }
+    if !unknownFields.matches(cMessage: c) {
+      unknownFields = try ProtoUnknownFields(cMessage: c)
+      changed = true
+    }
+    return changed
   }
 }
 

@@ -191,11 +191,11 @@ struct TripMergeEquivalenceTests {
     #expect(merged == held.referenceMerged(with: response))
   }
 
-  @Test("the waypoint comparison that leaves the path out lists every other field of TripWaypoint")
+  @Test("the waypoint update that leaves the path out lists every other field of TripWaypoint")
   func waypointFields() {
     // location, trip_id, waypoint_type, path_to_waypoint, encoded_path_to_waypoint,
     // traffic_to_waypoint, distance_meters, eta, duration: a new field must be added to
-    // TripWaypoint.matchesApartFromPath (Trip+Merge.swift), then counted here.
+    // TripWaypoint.takeAllButPath (Trip+Merge.swift), then counted here.
     #expect(FleetEngine.TripWaypoint.cDescriptor.pointee.n_fields == 9)
   }
 
