@@ -38,17 +38,23 @@ public enum ToolProcess {
       .appendingPathComponent(name)
   }
 
-  /// Starts `<name> <arguments>` in the background, with no standard input; throws
+  /// The executable `name` beside the running test bundle; throws
   /// ``ChildProcessError/notFound(_:hint:)`` when it has not been built.
-  public static func start(
-    _ name: String, _ arguments: [String], stderr: ChildProcess.StandardError = .captured
-  ) throws -> ChildProcess {
+  public static func builtExecutable(_ name: String) throws -> URL {
     let executable = executable(name)
     guard FileManager.default.isExecutableFile(atPath: executable.path) else {
       throw ChildProcessError.notFound(
         executable.path, hint: "`swift build --build-tests` builds it")
     }
-    return try ChildProcess(executable, arguments, name: name, stderr: stderr)
+    return executable
+  }
+
+  /// Starts `<name> <arguments>` in the background, with no standard input; throws
+  /// ``ChildProcessError/notFound(_:hint:)`` when it has not been built.
+  public static func start(
+    _ name: String, _ arguments: [String], stderr: ChildProcess.StandardError = .captured
+  ) throws -> ChildProcess {
+    try ChildProcess(builtExecutable(name), arguments, name: name, stderr: stderr)
   }
 
   /// Runs `<name> <arguments>` with no standard input and waits for it to end; it is killed

@@ -20,11 +20,11 @@ enum FleetSimProcess {
   ) async throws -> ChildProcess {
     let sim: ChildProcess
     if let fileLimit {
+      let executable = try ToolProcess.builtExecutable("fleet-sim").path
       guard FileManager.default.isExecutableFile(atPath: prlimit.path) else {
         throw ChildProcessError.notFound(
           prlimit.path, hint: "util-linux's prlimit lowers the fd limit")
       }
-      let executable = ToolProcess.executable("fleet-sim").path
       sim = try ChildProcess(
         prlimit, ["--nofile=\(fileLimit):\(fileLimit)", "--", executable] + arguments,
         name: "fleet-sim")
