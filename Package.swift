@@ -108,13 +108,11 @@ let package = Package(
     // answered to Check and streamed to Watch.
     .target(name: "GRPCHealth", dependencies: ["GRPCWire", "GRPCServiceProtos", "FleetSync"]),
     // grpc.reflection.v1 and v1alpha ServerReflection for a GRPCServer: its services, and the
-    // .proto file descriptors CodeGen embeds in the message modules, for grpcurl and the like
-    // (by default those of every message module, hence the dependencies on all of them).
+    // .proto file descriptors CodeGen embeds in the message modules, for grpcurl and the like.
+    // Of the messages it knows only the runtime and its own (GRPCServiceProtos): whoever builds
+    // the server passes the lists of the modules its services use.
     .target(
-      name: "GRPCReflection",
-      dependencies: [
-        "GRPCWire", "ProtoRuntime", "FleetProtos", "GRPCTestingProtos", "GRPCServiceProtos",
-      ]),
+      name: "GRPCReflection", dependencies: ["GRPCWire", "ProtoRuntime", "GRPCServiceProtos"]),
 
     // MARK: Following trips
 
@@ -151,8 +149,8 @@ let package = Package(
     .target(
       name: "FleetSimulator",
       dependencies: [
-        "GRPCWire", "FleetProtos", "FleetSync", "GRPCTestingServices", "GRPCHealth",
-        "GRPCReflection",
+        "GRPCWire", "FleetProtos", "FleetSync", "GRPCTestingServices", "GRPCTestingProtos",
+        "GRPCHealth", "GRPCReflection",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]),
@@ -211,7 +209,8 @@ let package = Package(
     .executableTarget(
       name: "interop-server",
       dependencies: [
-        "GRPCWire", "FleetSync", "GRPCTestingServices", "GRPCHealth", "GRPCReflection",
+        "GRPCWire", "FleetSync", "GRPCTestingServices", "GRPCTestingProtos", "GRPCHealth",
+        "GRPCReflection",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     // The standard gRPC interop client (interop-test-descriptions.md flags and cases).

@@ -2,6 +2,7 @@ public import FleetProtos
 internal import FleetSync
 internal import GRPCHealth
 internal import GRPCReflection
+internal import GRPCTestingProtos
 internal import GRPCTestingServices
 internal import GRPCWire
 
@@ -77,7 +78,9 @@ public final class FleetSimulator: Sendable {
     serverOptions.eventLoops = options.eventLoops
     // One of each for every server of the cycle: statuses outlive a restart.
     let health = HealthService()
-    let reflection = ReflectionService()
+    // The messages of the services above (the runtime's and health's come with reflection).
+    let reflection = ReflectionService(
+      files: ProtoFileDescriptor.fleetProtos + ProtoFileDescriptor.grpcTestingProtos)
     let makeServer: @Sendable () -> GRPCServer = { [serverOptions] in
       let server = GRPCServer(options: serverOptions)
       TripServiceHandlers(core: core).register(on: server)

@@ -7,13 +7,16 @@ public import ProtoRuntime
 /// other tools ask to learn a server's services and message types (doc/server-reflection.md).
 ///
 /// It lists the services registered on the server it is registered on, and serves the
-/// `.proto` files the package's messages were generated from (``ProtoFileDescriptor/all``, or
-/// those given): by file name, by a symbol they declare (service, method, message, field,
-/// enum, enum value) and by extension, each with the files it imports, transitively. Anything
-/// not served is answered with an error response NOT_FOUND, and the stream stays open.
+/// `.proto` files its creator names — those of the messages of the server's services, as each
+/// message module lists them (`ProtoFileDescriptor.fleetProtos`, `.grpcTestingProtos`) — and
+/// those of the runtime and of gRPC's standard services, which it always serves: by file name,
+/// by a symbol they declare (service, method, message, field, enum, enum value) and by
+/// extension, each with the files it imports, transitively. Anything not served is answered
+/// with an error response NOT_FOUND, and the stream stays open.
 ///
 /// ```swift
-/// ReflectionService().register(on: server)   // with the server's other services
+/// // with the server's other services
+/// ReflectionService(files: ProtoFileDescriptor.fleetProtos).register(on: server)
 /// ```
 public struct ReflectionService: Sendable {
   typealias Request = GRPCReflectionV1.ServerReflectionRequest
@@ -21,9 +24,19 @@ public struct ReflectionService: Sendable {
 
   private let index: DescriptorIndex
 
-  /// Serves `files`; they must include every file they import.
-  public init(files: [ProtoFileDescriptor] = ProtoFileDescriptor.all) {
-    index = DescriptorIndex(files)
+  /// Every file it serves: the runtime's (``ProtoFileDescriptor/protoRuntime``: well-known
+  /// types, `google.rpc`), those given, and gRPC's standard services' (`grpcServiceProtos`:
+  /// health, reflection); each after the files it imports when the given ones are.
+  public let files: [ProtoFileDescriptor]
+
+  /// Serves `files` besides the runtime's and the standard services' (a file given twice is
+  /// served once); together they must include every file they import. A message module's
+  /// list (`ProtoFileDescriptor.fleetProtos`) imports only its own files and the runtime's.
+  public init(files: [ProtoFileDescriptor]) {
+    var names = Set<String>()
+    self.files = (ProtoFileDescriptor.protoRuntime + files + ProtoFileDescriptor.grpcServiceProtos)
+      .filter { names.insert($0.name).inserted }
+    index = DescriptorIndex(self.files)
   }
 
   /// Registers both versions of `ServerReflectionInfo` on `server` (before it starts).

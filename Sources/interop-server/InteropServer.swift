@@ -3,6 +3,7 @@ import GRPCTestingServices
 import FleetSync
 import GRPCHealth
 import GRPCReflection
+import GRPCTestingProtos
 import GRPCWire
 
 #if canImport(Glibc)
@@ -49,7 +50,7 @@ struct InteropServerCommand: AsyncParsableCommand {
     TestServiceHandlers.register(on: server)
     let health = HealthService()
     health.register(on: server)
-    ReflectionService().register(on: server)
+    ReflectionService(files: ProtoFileDescriptor.grpcTestingProtos).register(on: server)
     health.setStatus(.serving, forServicesOf: server)
     // Catch SIGTERM/SIGINT before announcing the port: a signal right after it must not kill us.
     let shutdown = ShutdownSignals()

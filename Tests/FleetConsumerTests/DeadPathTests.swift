@@ -29,8 +29,8 @@ struct DeadPathTests {
     // The vehicle crawls at 0.5 km/h of simulated time, 60 times faster than real time: NEW
     // is over after 2 s, then it drives 8 m of real time a second for at least 2 minutes
     // (its route to the pickup is over 1 km), so every follower sees it move throughout.
-    let simulator = try await SimulatorProcess.start(["--trips", "1", "--speed-kmh", "0.5"])
-    defer { simulator.stop() }
+    let simulator = try await PeerServer.startFleetSim(["--trips", "1", "--speed-kmh", "0.5"])
+    defer { simulator.kill() }
     try await withPeerServer(
       "fault_blackhole_proxy.py", arguments: ["--target-port", "\(simulator.port)"]
     ) { proxy in
@@ -111,7 +111,7 @@ struct DeadPathTests {
     async throws -> (PeerEvent, ContinuousClock.Instant)
   {
     let from = proxy.lines.count
-    _ = kill(proxy.pid, signal)
+    proxy.signal(signal)
     let event = try await proxy.waitForEvent(kind, from: from)
     return (event, .now)
   }

@@ -1,5 +1,6 @@
 import FleetConsumer
 import Foundation
+import PeerSupport
 import Testing
 
 /// FleetConsumer against the other implementation of the trip API in this package: the
@@ -8,8 +9,8 @@ import Testing
 struct SimulatorTests {
   @Test("fleet-follow --json follows a simulated trip through every status to COMPLETE")
   func fleetFollow() async throws {
-    let simulator = try await SimulatorProcess.start(["--trips", "1", "--time-scale", "600"])
-    defer { simulator.stop() }
+    let simulator = try await PeerServer.startFleetSim(["--trips", "1", "--time-scale", "600"])
+    defer { simulator.kill() }
     let result = try await FleetFollowProcess.run([
       "--endpoint", "127.0.0.1:\(simulator.port)", "--plaintext",
       "--trip-name", "providers/sim-provider/trips/trip-1", "--token", "sim:trip-1",
@@ -26,8 +27,8 @@ struct SimulatorTests {
   func pollingAndStreamAgree() async throws {
     // The simulator's world moves in 1 s steps: a poller (every 0.2 s) and the stream (every
     // 0.5 s at most) both look more often than that, so both must see exactly the same states.
-    let simulator = try await SimulatorProcess.start(["--trips", "1", "--clock-step", "1"])
-    defer { simulator.stop() }
+    let simulator = try await PeerServer.startFleetSim(["--trips", "1", "--clock-step", "1"])
+    defer { simulator.kill() }
     let common = [
       "--endpoint", "127.0.0.1:\(simulator.port)", "--plaintext",
       "--trip-name", "providers/sim-provider/trips/trip-1", "--token", "t",
@@ -48,8 +49,8 @@ struct SimulatorTests {
 
   @Test("a model follows a simulated trip through the streaming feed, with no error")
   func feed() async throws {
-    let simulator = try await SimulatorProcess.start(["--trips", "1", "--time-scale", "600"])
-    defer { simulator.stop() }
+    let simulator = try await PeerServer.startFleetSim(["--trips", "1", "--time-scale", "600"])
+    defer { simulator.kill() }
     var options = TripService.Options()
     options.followsTripFeed = true
     options.pollInterval = .milliseconds(100)

@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 import Testing
 
 #if canImport(Glibc)
@@ -21,14 +22,14 @@ struct LoadShapeTests {
 
   @Test("-m metadata reaches the server: the strict simulator accepts only the token given")
   func metadataReachesTheServer() async throws {
-    let sim = try await SimulatorServer.start(["--trips", "2", "--strict-tokens"])
+    let sim = try await PeerServer.startFleetSim(["--trips", "2", "--strict-tokens"])
     let common = [
       "--target", sim.target, "--plaintext", "--trips-to-create", "2", "-n", "20", "-c", "2",
       "--warmup", "0", "--format", "json",
     ]
     let given = try await FleetLoadProcess.run(common + ["-m", "authorization=Bearer sim:*"])
     let defaulted = try await FleetLoadProcess.run(common)
-    try await sim.stop()
+    try await sim.terminate(timeout: .seconds(15))
     #expect(try FleetLoadProcess.report(given)["statusCodes"] as? [String: Int] == ["OK": 20])
     // The default token, `load-test`, is no trip's token.
     let codes = try FleetLoadProcess.report(defaulted)["statusCodes"] as? [String: Int]
@@ -39,10 +40,10 @@ struct LoadShapeTests {
     "--connections 3 opens exactly three connections to the server (its sockets, less those it had idle)"
   )
   func connections() async throws {
-    let sim = try await SimulatorServer.start()
+    let sim = try await PeerServer.startFleetSim()
     // The listener, and whatever the process inherited from the test runner.
-    let idle = sim.tool.socketCount
-    let load = try RunningTool(
+    let idle = sim.process.socketCount
+    let load = try ToolProcess.start(
       "fleet-load",
       [
         "--target", sim.target, "--plaintext", "--call",
@@ -50,14 +51,15 @@ struct LoadShapeTests {
         "--warmup", "0", "--format", "json",
       ])
     var most = 0
-    while load.process.isRunning {
-      most = max(most, sim.tool.socketCount - idle)
+    while load.isRunning {
+      most = max(most, sim.process.socketCount - idle)
       try await Task.sleep(for: .milliseconds(20))
     }
-    try await sim.stop()
-    #expect(load.process.terminationStatus == 0, "\(load.stderr)")
+    let status = try await load.waitForExit()  // and the last of its stdout
+    try await sim.terminate(timeout: .seconds(15))
+    #expect(status == .exited(0), "\(load.stderr)")
     #expect(most == 3)
-    let report = try JSONSerialization.jsonObject(with: Data(load.stdout.utf8)) as? [String: Any]
+    let report = try JSONSerialization.jsonObject(with: Data(load.stdout)) as? [String: Any]
     #expect(report?["connections"] as? Int == 3)
   }
 }

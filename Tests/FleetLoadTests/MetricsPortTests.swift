@@ -8,10 +8,12 @@ import Testing
 struct MetricsPortTests {
   @Test("after a fleet-load run, /metrics counts exactly its GetTrip calls in rpc_server_duration")
   func countsTheCalls() async throws {
-    let sim = try await SimulatorServer.start(["--trips", "10", "--metrics-port", "0"])
-    try await sim.tool.waitUntil("a `metrics on` line") { sim.tool.stdout.contains("metrics on ") }
+    let sim = try await PeerServer.startFleetSim(["--trips", "10", "--metrics-port", "0"])
+    _ = try await sim.waitForLine(timeout: .seconds(15), "a `metrics on` line") {
+      $0.hasPrefix("metrics on ")
+    }
     let url = try #require(
-      sim.tool.stdout.split(separator: "\n").first { $0.hasPrefix("metrics on ") }?
+      sim.lines.first { $0.hasPrefix("metrics on ") }?
         .dropFirst("metrics on ".count))
     #expect(url.hasPrefix("http://127.0.0.1:") && url.hasSuffix("/metrics"))
     let load = try await FleetLoadProcess.run([
@@ -33,6 +35,6 @@ struct MetricsPortTests {
     let count = lines.first { $0.hasPrefix(series + " ") }.flatMap { Int($0.split(separator: " ").last ?? "") }
     #expect(count == made, "calls made: \(made); /metrics:\n\(got.stdoutText)")
     #expect(lines.contains { $0.hasPrefix("rpc_server_duration_bucket{") && $0.contains(#"rpc_method="GetTrip""#) })
-    #expect(try await sim.stop() == 0, "fleet-sim did not end cleanly on SIGTERM with its metrics server")
+    #expect(try await sim.terminate(timeout: .seconds(15)) == .exited(0), "fleet-sim did not end cleanly on SIGTERM with its metrics server")
   }
 }

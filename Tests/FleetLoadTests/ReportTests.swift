@@ -17,7 +17,7 @@ struct ReportTests {
   )
   func tls() async throws {
     let fixtures = try await TLSFixtures.shared
-    let sim = try await SimulatorServer.start([
+    let sim = try await PeerServer.startFleetSim([
       "--trips", "2", "--tls-cert", fixtures.certificate(.server), "--tls-key",
       fixtures.key(.server),
     ])
@@ -29,7 +29,7 @@ struct ReportTests {
     let named = try await FleetLoadProcess.run(
       common + ["--cacert", fixtures.caCertificate, "--server-name", TLSFixtures.serverName])
     let untrusted = try await FleetLoadProcess.run(common)
-    try await sim.stop()
+    try await sim.terminate(timeout: .seconds(15))
     for result in [trusted, named] {
       #expect(try FleetLoadProcess.report(result)["statusCodes"] as? [String: Int] == ["OK": 50])
     }
@@ -40,15 +40,15 @@ struct ReportTests {
 
   @Test("SIGINT stops the run: a partial JSON report, exit status 130")
   func interrupted() async throws {
-    let load = try RunningTool(
+    let load = try ToolProcess.start(
       "fleet-load", ["-z", "60", "-c", "4", "--warmup", "0", "--format", "json"])
     // Running: the embedded server listens, the client connected, the server accepted.
     try await load.waitUntil("three sockets") { load.socketCount >= 3 }
-    let status = try await load.stop(SIGINT)
-    #expect(status == 130, "\(load.stderr)")
+    let status = try await load.terminate(SIGINT, timeout: .seconds(15))
+    #expect(status == .exited(130), "\(load.stderr)")
     let report = try #require(
-      try JSONSerialization.jsonObject(with: Data(load.stdout.utf8)) as? [String: Any],
-      "\(load.stdout)")
+      try JSONSerialization.jsonObject(with: Data(load.stdout)) as? [String: Any],
+      "\(load.stdoutText)")
     #expect(report["partial"] as? Bool == true)
     #expect((report["durationSeconds"] as? Double ?? 60) < 30)
   }
@@ -120,7 +120,7 @@ final class SVGElements: NSObject, XMLParserDelegate, @unchecked Sendable {
 struct RedactionTests {
   @Test("-m authorization=Bearer SECRET (every spelling): the text and JSON reports show REDACTED, never the token")
   func redacted() async throws {
-    let sim = try await SimulatorServer.start(["--trips", "2"])
+    let sim = try await PeerServer.startFleetSim(["--trips", "2"])
     let common = [
       "--target", sim.target, "--plaintext", "--trips-to-create", "2", "-n", "20", "-c", "2",
       "--warmup", "0",
@@ -142,6 +142,6 @@ struct RedactionTests {
       let command = try FleetLoadProcess.report(json)["command"] as? String
       #expect(command?.contains("SECRET") == false)
     }
-    try await sim.stop()
+    try await sim.terminate(timeout: .seconds(15))
   }
 }

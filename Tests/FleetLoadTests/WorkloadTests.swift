@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 import Testing
 
 /// Every `--call` workload against a real `fleet-sim` process.
@@ -14,7 +15,7 @@ struct WorkloadTests {
       ("grpc.testing.TestService/StreamingOutputCall", "message"),
     ])
   func workload(call: String, unit: String) async throws {
-    let sim = try await SimulatorServer.start(["--trips", "4"])
+    let sim = try await PeerServer.startFleetSim(["--trips", "4"])
     let sizes =
       call.hasPrefix("grpc.testing.") ? ["--response-size", "64", "--request-size", "16"] : []
     let result = try await FleetLoadProcess.run(
@@ -22,7 +23,7 @@ struct WorkloadTests {
         "--target", sim.target, "--plaintext", "--trips-to-create", "4", "--call", call,
         "-c", "2", "-z", "0.5", "--warmup", "0.1", "--stream-messages", "5", "--format", "json",
       ] + sizes)
-    try await sim.stop()
+    try await sim.terminate(timeout: .seconds(15))
     #expect(result.status == 0, "\(result)")
     let report = try FleetLoadProcess.report(result)
     #expect(report["call"] as? String == call)
@@ -43,13 +44,13 @@ struct WorkloadTests {
 
   @Test("--stream-messages K: StreamingOutputCall streams end OK with K messages each")
   func streamingOutputCallCounts() async throws {
-    let sim = try await SimulatorServer.start()
+    let sim = try await PeerServer.startFleetSim()
     let result = try await FleetLoadProcess.run([
       "--target", sim.target, "--plaintext", "--call",
       "grpc.testing.TestService/StreamingOutputCall", "--stream-messages", "7", "-c", "1",
       "-n", "70", "--warmup", "0", "--format", "json",
     ])
-    try await sim.stop()
+    try await sim.terminate(timeout: .seconds(15))
     let report = try FleetLoadProcess.report(result)
     #expect(report["count"] as? Int == 70, "\(result)")
     // 10 streams of 7; the tenth may be cut when the 70th message arrives.

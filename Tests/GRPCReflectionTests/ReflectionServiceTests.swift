@@ -13,8 +13,13 @@ struct ReflectionServiceTests {
   typealias Request = GRPCReflectionV1.ServerReflectionRequest
   typealias Response = GRPCReflectionV1.ServerReflectionResponse
 
+  /// A service of every message module, as the simulator builds it: FleetProtos' and
+  /// GRPCTestingProtos' files given, the runtime's and the standard services' its own.
+  static let service = ReflectionService(
+    files: ProtoFileDescriptor.fleetProtos + ProtoFileDescriptor.grpcTestingProtos)
+
   static let filesByName = Dictionary(
-    uniqueKeysWithValues: ProtoFileDescriptor.all.map { ($0.name, $0) })
+    uniqueKeysWithValues: service.files.map { ($0.name, $0) })
 
   func request(_ message: Request.MessageRequest?) -> Request {
     var request = Request()
@@ -25,14 +30,14 @@ struct ReflectionServiceTests {
   /// The answer to `message` as the first request of a stream, from a server with no services.
   func answerFirst(_ message: Request.MessageRequest?) -> Response {
     var sent = Set<String>()
-    return ReflectionService().answer(request(message), sent: &sent) { [] }
+    return Self.service.answer(request(message), sent: &sent) { [] }
   }
 
   /// The names of the files of a file-descriptor answer, in order (nil for another answer).
   func fileNames(_ response: Response) -> [String]? {
     guard case .fileDescriptorResponse(let files)? = response.messageResponse else { return nil }
     let names = Dictionary(
-      uniqueKeysWithValues: ProtoFileDescriptor.all.map { ($0.serializedBytes, $0.name) })
+      uniqueKeysWithValues: Self.service.files.map { ($0.serializedBytes, $0.name) })
     return files.fileDescriptorProto.map { names[$0] ?? "unknown bytes" }
   }
 
@@ -57,8 +62,8 @@ struct ReflectionServiceTests {
 
   @Test("every generated file's descriptor names itself and its imports are served too")
   func descriptorsAreSelfContained() {
-    #expect(ProtoFileDescriptor.all.count == 23)
-    for file in ProtoFileDescriptor.all {
+    #expect(Self.service.files.count == 23)
+    for file in Self.service.files {
       let bytes = file.serializedBytes
       let name = Array(file.name.utf8)
       // FileDescriptorProto field 1 (name), length-delimited: tag 0x0A, then a one-byte length.
@@ -68,6 +73,19 @@ struct ReflectionServiceTests {
         #expect(Self.filesByName[dependency] != nil, "\(file.name) imports \(dependency)")
       }
     }
+  }
+
+  @Test("the runtime's and the standard services' files are always served; given twice, once")
+  func ownFilesAlwaysServed() {
+    let service = ReflectionService(files: ProtoFileDescriptor.protoRuntime)
+    #expect(
+      service.files.map(\.name)
+        == (ProtoFileDescriptor.protoRuntime + ProtoFileDescriptor.grpcServiceProtos).map(\.name))
+    var sent = Set<String>()
+    let trips = service.answer(
+      request(.fileByFilename("google/maps/fleetengine/v1/trips.proto")), sent: &sent
+    ) { [] }
+    #expect(errorCode(trips) == .notFound, "a module not given is not served: \(trips)")
   }
 
   // MARK: Answers
@@ -84,7 +102,7 @@ struct ReflectionServiceTests {
 
   @Test("the files a stream was sent already are not sent again, but the one asked for is")
   func sentFilesAreNotRepeated() throws {
-    let service = ReflectionService()
+    let service = Self.service
     var sent = Set<String>()
     _ = service.answer(
       request(.fileByFilename("google/maps/fleetengine/v1/trips.proto")), sent: &sent
@@ -135,7 +153,7 @@ struct ReflectionServiceTests {
     ])
   func notFound(message: Request.MessageRequest) {
     var sent = Set<String>()
-    let answer = ReflectionService().answer(request(message), sent: &sent) { [] }
+    let answer = Self.service.answer(request(message), sent: &sent) { [] }
     #expect(errorCode(answer) == .notFound, "\(answer)")
     #expect(sent.isEmpty, "a failed request counts no file as sent")
   }
@@ -158,7 +176,7 @@ struct ReflectionServiceTests {
     var asked = request(.listServices(""))
     asked.host = "fleet.example"
     var sent = Set<String>()
-    let answer = ReflectionService().answer(asked, sent: &sent) { ["a.Service"] }
+    let answer = Self.service.answer(asked, sent: &sent) { ["a.Service"] }
     #expect(answer.validHost == "fleet.example" && answer.originalRequest == asked)
   }
 
@@ -184,7 +202,7 @@ struct ReflectionServiceTests {
     let server = GRPCServer()
     server.register(unary: GRPCTesting.TestService.emptyCall) { _, _ in GRPCTesting.Empty() }
     HealthService().register(on: server)
-    ReflectionService().register(on: server)
+    Self.service.register(on: server)
     let port = try await server.start()
     let channel = GRPCChannel(host: "127.0.0.1", port: port)
     defer { channel.close() }

@@ -4,41 +4,35 @@ import Foundation
   import Glibc
 #endif
 
-/// A server script of `Tests/Python` (interop_server.py, raw_h2_server.py) running on
-/// 127.0.0.1 with a port the OS picked, for one test.
+/// A server running for one test on 127.0.0.1 with a port the OS picked, that says where it
+/// listens on its first line: a script of `Tests/Python` (interop_server.py, raw_h2_server.py:
+/// `LISTENING <port>`) or one of the package's executables (`interop-server` likewise,
+/// `fleet-sim`: `listening on HOST:PORT`), run as a ``ChildProcess``.
 ///
-/// `start` runs the script with the venv's interpreter (``PythonPeer/interpreter()``) and
-/// returns once it printed `LISTENING <port>`; the lines it prints after that (its EVENT
-/// lines) are in `lines` and can be awaited with `waitForLine` / `waitForEvent`. `stop` ends
-/// it by PID (SIGTERM, then SIGKILL after a grace period) and reaps it; prefer
+/// `start` returns once the port was announced; the lines printed after that (a script's
+/// EVENT lines) are in `lines` and can be awaited with `waitForLine` / `waitForEvent`. `stop`
+/// ends it by PID (SIGTERM, then SIGKILL after a grace period) and reaps it; prefer
 /// ``withPeerServer(_:arguments:isolation:_:)``, which always stops it. A server dropped
 /// without `stop` is killed with SIGKILL.
 ///
 /// Any number may run at once (each test its own): nothing is shared between instances.
-/// A server that cannot start throws ``PeerServerError`` (or ``PythonPeerError`` when there is
-/// no interpreter), so the calling test fails rather than skips.
+/// A server that cannot start throws ``ChildProcessError`` (or ``PythonPeerError`` when there
+/// is no interpreter), so the calling test fails rather than skips.
 public final class PeerServer: Sendable {
-  /// The script's file name in `Tests/Python`.
-  public let script: String
+  /// What runs: the script's file name in `Tests/Python`, or the executable's name.
+  public let name: String
   /// The TCP port it listens on, on `127.0.0.1` unless `--host` said otherwise.
   public let port: Int
-  /// Its process ID (its own process group, too).
-  public let pid: pid_t
-
-  private let process: PeerProcess
-  /// Index in `process.snapshot.lines` of the first line after LISTENING.
+  /// The process, with everything it printed (the announcement too).
+  public let process: ChildProcess
+  /// Index in `process.lines` of the first line after the announcement.
   private let firstLine: Int
 
-  private init(script: String, port: Int, process: PeerProcess, firstLine: Int) {
-    self.script = script
+  private init(process: ChildProcess, port: Int, firstLine: Int) {
+    self.name = process.name
     self.port = port
-    self.pid = process.pid
     self.process = process
     self.firstLine = firstLine
-  }
-
-  deinit {
-    process.signal(SIGKILL)
   }
 
   /// Starts `Tests/Python/<script> <arguments…>` and waits until it listens.
@@ -50,45 +44,51 @@ public final class PeerServer: Sendable {
     _ script: String, arguments: [String] = [], startTimeout: Duration = .seconds(30)
   ) async throws -> PeerServer {
     let python = try PythonPeer.interpreter()
-    let scriptURL = PythonPeer.script(script)
-    guard FileManager.default.fileExists(atPath: scriptURL.path) else {
-      throw PeerServerError.noScript(scriptURL.path)
-    }
+    let scriptURL = try PythonPeer.existingScript(script)
     var environment = ProcessInfo.processInfo.environment
     environment["PYTHONUNBUFFERED"] = "1"
-    let process = try PeerProcess(
-      executable: python, arguments: [scriptURL.path] + arguments, environment: environment)
+    let process = try ChildProcess(
+      python, [scriptURL.path] + arguments, name: script, environment: environment)
+    return try await listening(process, .listening, timeout: startTimeout)
+  }
 
+  /// Starts the package's executable `<name> <arguments…>` (``ToolProcess/start(_:_:stderr:)``)
+  /// and waits until it has printed `announcement`, as ``start(_:arguments:startTimeout:)``.
+  public static func start(
+    tool name: String, arguments: [String] = [], announcement: PortAnnouncement = .listening,
+    startTimeout: Duration = .seconds(30)
+  ) async throws -> PeerServer {
+    try await listening(
+      ToolProcess.start(name, arguments), announcement, timeout: startTimeout)
+  }
+
+  /// Starts the package's `fleet-sim <arguments…>` (the simulator as a server) and waits
+  /// until it has printed `listening on HOST:PORT`.
+  public static func startFleetSim(
+    _ arguments: [String] = [], startTimeout: Duration = .seconds(15)
+  ) async throws -> PeerServer {
+    try await start(
+      tool: "fleet-sim", arguments: arguments, announcement: .listeningOn,
+      startTimeout: startTimeout)
+  }
+
+  private static func listening(
+    _ process: ChildProcess, _ announcement: PortAnnouncement, timeout: Duration
+  ) async throws -> PeerServer {
     do {
-      let announced = try await process.wait(
-        for: "\(script) to print LISTENING <port>", timeout: startTimeout
-      ) { state -> Result<(port: Int, index: Int), PeerServerError>? in
-        if let index = state.lines.firstIndex(where: { !$0.isEmpty }) {
-          let line = state.lines[index]
-          let parts = line.split(separator: " ")
-          if parts.count == 2, parts[0] == "LISTENING", let port = Int(parts[1]), port > 0 {
-            return .success((port, index + 1))
-          }
-          return .failure(.badListeningLine(script: script, line, stderr: ""))
-        }
-        if state.stdoutClosed || state.exit != nil {
-          return .failure(
-            .exitedBeforeListening(
-              script: script, state.exit ?? .exited(-1), stdout: state.lines, stderr: ""))
-        }
-        return nil
-      }
-      return PeerServer(
-        script: script, port: announced.port, process: process, firstLine: announced.index)
+      let (port, next) = try await process.waitForPort(announcement, timeout: timeout)
+      return PeerServer(process: process, port: port, firstLine: next)
     } catch {
-      await Self.kill(process)
-      guard let error = error as? PeerServerError else { throw error }
-      throw Self.completed(error, from: process)
+      await process.stop(grace: .zero)
+      throw error
     }
   }
 
-  /// Every line printed after `LISTENING <port>`, so far.
-  public var lines: [String] { Array(process.snapshot.lines.dropFirst(firstLine)) }
+  /// Its process ID (its own process group, too).
+  public var pid: pid_t { process.pid }
+
+  /// Every line printed after the announcement, so far.
+  public var lines: [String] { Array(process.lines.dropFirst(firstLine)) }
 
   /// The EVENT lines printed so far, parsed.
   public var events: [PeerEvent] { lines.compactMap(PeerEvent.init) }
@@ -97,32 +97,16 @@ public final class PeerServer: Sendable {
   public var stderr: String { process.stderr }
 
   /// How it ended, or nil while it runs.
-  public var exitStatus: PeerExitStatus? { process.snapshot.exit }
+  public var exitStatus: ChildProcess.Exit? { process.exitStatus }
 
-  /// Waits for the first line at index `from` or later of `lines` that satisfies `predicate`.
-  ///
-  /// Pass `from: server.lines.count` to ignore what was printed before. Throws
-  /// ``PeerServerError/timedOut(waitingFor:after:stdout:stderr:)`` after `timeout`,
-  /// ``PeerServerError/exited(waitingFor:_:stdout:stderr:)`` when the server's stdout closes
-  /// first, and `CancellationError` when the task is cancelled.
+  /// Waits for the first line at index `from` or later of `lines` that satisfies `predicate`;
+  /// see ``ChildProcess/waitForLine(from:timeout:_:where:)``.
   public func waitForLine(
     from: Int = 0, timeout: Duration = .seconds(10), _ what: String = "a matching line",
     where predicate: @escaping @Sendable (String) -> Bool
   ) async throws -> String {
-    let first = firstLine + max(0, from)
-    do {
-      return try await process.wait(for: what, timeout: timeout) { state in
-        if first < state.lines.count, let line = state.lines[first...].first(where: predicate) {
-          return .success(line)
-        }
-        if state.stdoutClosed {
-          return .failure(.exited(waitingFor: what, state.exit, stdout: state.lines, stderr: ""))
-        }
-        return nil
-      }
-    } catch let error as PeerServerError {
-      throw Self.completed(error, from: process)
-    }
+    try await process.waitForLine(
+      from: firstLine + max(0, from), timeout: timeout, what, where: predicate)
   }
 
   /// Waits for an EVENT line of `kind` (and `path`, when given) that satisfies `predicate`.
@@ -140,52 +124,34 @@ public final class PeerServer: Sendable {
     return PeerEvent(line)!
   }
 
-  /// Ends the server: SIGTERM, then SIGKILL if it still runs after `grace`; returns once it
-  /// has been reaped. Safe to call more than once.
+  /// Sends `signal` by PID unless it has exited; see ``ChildProcess/signal(_:)``.
   @discardableResult
-  public func stop(grace: Duration = .seconds(5)) async -> PeerExitStatus {
-    await Self.stop(process, grace: grace)
+  public func signal(_ signal: Int32) -> Bool { process.signal(signal) }
+
+  /// Kills it (SIGKILL) and returns at once, for a `defer`.
+  public func kill() { process.kill() }
+
+  /// Waits for it to end by itself; see ``ChildProcess/waitForExit(timeout:)``.
+  public func waitForExit(timeout: Duration = .seconds(10)) async throws -> ChildProcess.Exit {
+    try await process.waitForExit(timeout: timeout)
   }
 
-  private static func kill(_ process: PeerProcess) async {
-    _ = await stop(process, grace: .zero)
-  }
-
-  private static func stop(_ process: PeerProcess, grace: Duration) async -> PeerExitStatus {
-    process.signal(grace == .zero ? SIGKILL : SIGTERM)
-    if let status = try? await exit(of: process, timeout: grace == .zero ? .seconds(30) : grace) {
-      return status
-    }
-    process.signal(SIGKILL)
-    // SIGKILL cannot be caught; the kernel ends the process at once.
-    return (try? await exit(of: process, timeout: .seconds(30))) ?? .signalled(SIGKILL)
-  }
-
-  private static func exit(of process: PeerProcess, timeout: Duration) async throws
-    -> PeerExitStatus
+  /// Sends `signal` and waits for it to end by itself; see
+  /// ``ChildProcess/terminate(_:timeout:)``.
+  @discardableResult
+  public func terminate(_ signal: Int32 = SIGTERM, timeout: Duration = .seconds(10)) async throws
+    -> ChildProcess.Exit
   {
-    try await process.wait(for: "the process to exit", timeout: timeout) { state in
-      state.exit.map { .success($0) }
-    }
+    try await process.terminate(signal, timeout: timeout)
   }
 
-  /// Errors are made inside the state lock, where stderr is not read and the exit may not
-  /// have been seen yet; fill both in.
-  private static func completed(_ error: PeerServerError, from process: PeerProcess)
-    -> PeerServerError
+  /// Ends the server: `signal` (SIGTERM), then SIGKILL if it still runs after `grace`;
+  /// returns once it has been reaped. Safe to call more than once.
+  @discardableResult
+  public func stop(_ signal: Int32 = SIGTERM, grace: Duration = .seconds(5)) async
+    -> ChildProcess.Exit
   {
-    let stderr = process.stderr
-    let exit = process.snapshot.exit
-    switch error {
-    case .exitedBeforeListening(let script, let status, let stdout, _):
-      return .exitedBeforeListening(script: script, exit ?? status, stdout: stdout, stderr: stderr)
-    case .badListeningLine(let script, let line, _):
-      return .badListeningLine(script: script, line, stderr: stderr)
-    case .exited(let what, let status, let stdout, _):
-      return .exited(waitingFor: what, exit ?? status, stdout: stdout, stderr: stderr)
-    case .timedOut, .noScript, .spawnFailed:
-      return error
-    }
+    await process.stop(signal, grace: grace)
   }
 }
 
@@ -196,13 +162,20 @@ public func withPeerServer<T>(
   isolation: isolated (any Actor)? = #isolation,
   _ body: (PeerServer) async throws -> T
 ) async throws -> T {
-  let server = try await PeerServer.start(script, arguments: arguments)
-  do {
-    let result = try await body(server)
-    await server.stop()
-    return result
-  } catch {
-    await server.stop()
-    throw error
+  try await withPeerServer(PeerServer.start(script, arguments: arguments), body)
+}
+
+/// Runs `body` with `server`, and stops it afterwards (``PeerServer/stop(_:grace:)`` with
+/// `grace`), whether `body` returns or throws; its ``PeerServer/exitStatus`` then says how it
+/// ended.
+public func withPeerServer<T>(
+  _ server: PeerServer, grace: Duration = .seconds(5),
+  isolation: isolated (any Actor)? = #isolation,
+  _ body: (PeerServer) async throws -> T
+) async throws -> T {
+  try await afterwards {
+    try await body(server)
+  } then: {
+    await server.stop(grace: grace)
   }
 }

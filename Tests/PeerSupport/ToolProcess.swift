@@ -1,11 +1,8 @@
 import Foundation
 
-#if canImport(Glibc)
-  import Glibc
-#endif
-
-/// Runs one of this package's executables (built beside the test bundle) as a black box, to
-/// its end, and returns what it printed.
+/// The package's executables (built beside the test bundle) as black boxes, on
+/// ``ChildProcess``: run to their end (``run(_:_:timeout:stderr:)``), or started in the
+/// background and watched (``start(_:_:stderr:)``, ``withTool(_:_:isolation:_:)``).
 public enum ToolProcess {
   /// How the program ended and what it printed.
   public struct Result: CustomStringConvertible, Sendable {
@@ -35,64 +32,68 @@ public enum ToolProcess {
     public var description: String { "not a JSON object: \(line)" }
   }
 
-  public struct Missing: Error, CustomStringConvertible {
-    public var path: String
-    public var description: String { "no executable at \(path); `swift build` builds it" }
-  }
-
-  public struct TimedOut: Error, CustomStringConvertible {
-    public var command: [String]
-    public var description: String { "\(command) still ran after its time limit" }
-  }
-
   /// The executable `name` beside the running test bundle.
   public static func executable(_ name: String) -> URL {
     URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
       .appendingPathComponent(name)
   }
 
-  /// Runs `<name> <arguments>` with no standard input and waits for it to end; it is killed
-  /// and ``TimedOut`` thrown after `timeout`. Output goes through files, so a chatty program
-  /// can never block on a full pipe.
-  public static func run(
-    _ name: String, _ arguments: [String], timeout: Duration = .seconds(30)
-  ) async throws -> Result {
+  /// The executable `name` beside the running test bundle; throws
+  /// ``ChildProcessError/notFound(_:hint:)`` when it has not been built.
+  public static func builtExecutable(_ name: String) throws -> URL {
     let executable = executable(name)
     guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-      throw Missing(path: executable.path)
+      throw ChildProcessError.notFound(
+        executable.path, hint: "`swift build --build-tests` builds it")
     }
-    let directory = FileManager.default.temporaryDirectory
-      .appendingPathComponent("\(name)-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let stdoutURL = directory.appendingPathComponent("stdout")
-    let stderrURL = directory.appendingPathComponent("stderr")
-    _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
-    _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
-    let stdout = try FileHandle(forWritingTo: stdoutURL)
-    let stderr = try FileHandle(forWritingTo: stderrURL)
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = stdout
-    process.standardError = stderr
-    try process.run()
-    let deadline = ContinuousClock.now + timeout
-    // Polled, not slept on: these programs usually end within a second.
-    while process.isRunning {
-      if ContinuousClock.now > deadline {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        throw TimedOut(command: [name] + arguments)
-      }
-      try await Task.sleep(for: .milliseconds(10))
-    }
-    try stdout.close()
-    try stderr.close()
-    return Result(
-      status: process.terminationStatus,
-      stdout: String(decoding: try Data(contentsOf: stdoutURL), as: UTF8.self),
-      stderr: String(decoding: try Data(contentsOf: stderrURL), as: UTF8.self))
+    return executable
+  }
+
+  /// Starts `<name> <arguments>` in the background, with no standard input; throws
+  /// ``ChildProcessError/notFound(_:hint:)`` when it has not been built.
+  public static func start(
+    _ name: String, _ arguments: [String], stderr: ChildProcess.StandardError = .captured
+  ) throws -> ChildProcess {
+    try ChildProcess(builtExecutable(name), arguments, name: name, stderr: stderr)
+  }
+
+  /// Runs `<name> <arguments>` with no standard input and waits for it to end; it is killed
+  /// and ``ChildProcessError/timedOut(waitingFor:after:stdout:stderr:)`` thrown after
+  /// `timeout`.
+  public static func run(
+    _ name: String, _ arguments: [String], timeout: Duration = .seconds(30),
+    stderr: ChildProcess.StandardError = .captured
+  ) async throws -> Result {
+    let output = try await start(name, arguments, stderr: stderr).output(within: timeout)
+    return Result(status: output.status, stdout: output.stdoutText, stderr: output.stderr)
+  }
+}
+
+/// Runs `body` with `<name> <arguments>` running (``ToolProcess/start(_:_:stderr:)``), and
+/// stops it afterwards (``ChildProcess/stop(_:grace:)``), whether `body` returns or throws.
+public func withTool<T>(
+  _ name: String, _ arguments: [String], isolation: isolated (any Actor)? = #isolation,
+  _ body: (ChildProcess) async throws -> T
+) async throws -> T {
+  let tool = try ToolProcess.start(name, arguments)
+  return try await afterwards {
+    try await body(tool)
+  } then: {
+    await tool.stop()
+  }
+}
+
+/// `body`, then `cleanup`, whether `body` returns or throws (a `defer` cannot await).
+func afterwards<T>(
+  isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T,
+  then cleanup: () async -> Void
+) async throws -> T {
+  do {
+    let result = try await body()
+    await cleanup()
+    return result
+  } catch {
+    await cleanup()
+    throw error
   }
 }

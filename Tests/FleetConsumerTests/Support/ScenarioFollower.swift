@@ -6,7 +6,7 @@ import PeerSupport
 /// `fleet-follow` as a process (its JSON lines), or a model with a recording subscriber (its
 /// events).
 enum ScenarioFollower: Sendable {
-  case tool(String, streams: Bool, ToolProcess.Live)
+  case tool(String, streams: Bool, ChildProcess)
   case model(String, streams: Bool, TripModel, RecordingSubscriber)
 
   /// A failure a follower reported: when, where in its output, and what it said.

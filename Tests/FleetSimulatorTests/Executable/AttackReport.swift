@@ -110,7 +110,7 @@ struct AttackReport: Decodable, Sendable, CustomStringConvertible {
   /// Runs `hostile_client.py <attack> --target 127.0.0.1:<port> <arguments>` to its end.
   ///
   /// Throws ``Failed`` when the script exits non-zero (status 2: it could not connect) or
-  /// prints no report, and ``PythonPeerError`` when it is still running after `timeout`.
+  /// prints no report, and ``ChildProcessError`` when it is still running after `timeout`.
   static func run(
     _ attack: String, port: Int, _ arguments: [String] = [], timeout: Duration = .seconds(60)
   ) async throws -> AttackReport {

@@ -34,7 +34,7 @@ struct FleetSimExecutableTests {
     )
     let trip = try await getTrip(port: port, "providers/sim-provider/trips/trip-07")
     #expect(trip.tripStatus == .new && trip.vehicleID == "sim-vehicle-7")
-    #expect(try await sim.stop(SIGTERM) == 0, "stderr: \(sim.stderr)")
+    #expect(try await sim.terminate(SIGTERM) == .exited(0), "stderr: \(sim.stderr)")
   }
 
   @Test("--trip-kind mixed: multi-stop, reassigned and shared trips, the same output lines")
@@ -54,14 +54,14 @@ struct FleetSimExecutableTests {
     #expect(trips[3].vehicleID == trips[4].vehicleID)
     #expect(trips[4].remainingWaypoints.map(\.tripID) == ["trip-4", "trip-5", "trip-4", "trip-5"])
     #expect(Set(trips.map(\.vehicleID)).count == 4)
-    #expect(try await sim.stop() == 0)
+    #expect(try await sim.terminate() == .exited(0))
   }
 
   @Test("SIGINT also shuts it down gracefully")
   func interrupt() async throws {
     let sim = try await FleetSimProcess.start([])
     #expect(sim.port != nil)
-    #expect(try await sim.stop(SIGINT) == 0, "stderr: \(sim.stderr)")
+    #expect(try await sim.terminate(SIGINT) == .exited(0), "stderr: \(sim.stderr)")
   }
 
   @Test("Google's Python client library creates, gets, updates and searches trips on fleet-sim")
@@ -75,7 +75,7 @@ struct FleetSimExecutableTests {
     #expect(output.stdoutText.contains("RESULT ok"), "\(output.transcript)")
     let checks = output.stdoutText.split(separator: "\n").filter { $0.hasPrefix("CHECK ") }
     #expect(checks.count >= 30, "\(checks.count) checks passed")
-    #expect(try await sim.stop() == 0)
+    #expect(try await sim.terminate() == .exited(0))
   }
 
   @Test("fault and token flags reach the server")
@@ -90,7 +90,7 @@ struct FleetSimExecutableTests {
     }
     #expect(error?.code == .aborted && error?.errorInfo?.reason == "SIMULATED_FAULT")
     #expect(ContinuousClock.now - started >= .milliseconds(100))
-    #expect(try await failing.stop() == 0)
+    #expect(try await failing.terminate() == .exited(0))
 
     let strict = try await FleetSimProcess.start(["--trips", "2", "--strict-tokens"])
     let strictPort = try #require(strict.port)
@@ -102,7 +102,7 @@ struct FleetSimExecutableTests {
     let allowed = try await getTrip(
       port: strictPort, "providers/sim-provider/trips/trip-1", token: "sim:trip-1")
     #expect(allowed.name.hasSuffix("trip-1"))
-    #expect(try await strict.stop() == 0)
+    #expect(try await strict.terminate() == .exited(0))
   }
 
   @Test("with --tls-cert/--tls-key it serves TLS (ALPN h2) to a client that trusts the CA")
@@ -126,7 +126,7 @@ struct FleetSimExecutableTests {
       FleetEngine.TripService.getTrip, request, options: SimulatorHarness.call(token: "t")
     ).message
     #expect(trip.name == request.name)
-    #expect(try await sim.stop() == 0)
+    #expect(try await sim.terminate() == .exited(0))
     let unpaired = try await FleetSimProcess.run(["--tls-cert", fixtures.certificate(.server)])
     #expect(unpaired.status == 64)
     #expect(unpaired.stderr.contains("--tls-key"), "\(unpaired.stderr)")
@@ -151,7 +151,7 @@ struct FleetSimExecutableTests {
     let second = try await FleetSimProcess.run(["--port", "\(port)"])
     #expect(second.status == 1)
     #expect(second.stderr.contains("cannot listen on 127.0.0.1:\(port)"), "\(second.stderr)")
-    #expect(try await first.stop() == 0)
+    #expect(try await first.terminate() == .exited(0))
   }
 }
 

@@ -22,6 +22,6 @@ struct HealthReflectionPeerTests {
     ] {
       #expect(result.checks.contains(check), "\(check) did not pass: \(result.output.transcript)")
     }
-    #expect(try await sim.waitForExit(timeout: .seconds(10)) == 0, "stderr: \(sim.stderr)")
+    #expect(try await sim.waitForExit(timeout: .seconds(10)) == .exited(0), "stderr: \(sim.stderr)")
   }
 }

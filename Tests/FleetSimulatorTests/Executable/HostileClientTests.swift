@@ -205,21 +205,24 @@ struct HostileClientTests {
       try await attack(port, sim.pid)
       try await Self.expectSurvived(sim, port: port)
     } catch {
-      _ = try? await sim.stop(SIGKILL)
+      await sim.stop(SIGKILL)
       throw error
     }
-    _ = try? await sim.stop(SIGKILL)
+    await sim.stop(SIGKILL)
   }
 
-  static func expectSurvived(_ sim: FleetSimProcess, port: Int) async throws {
-    if !sim.process.isRunning {
-      // Foundation traps when these are read while the process runs.
-      let how = sim.process.terminationReason == .uncaughtSignal ? "signal" : "exit status"
+  /// fleet-sim was no longer running after an attack.
+  struct Died: Error, CustomStringConvertible {
+    var description: String
+  }
+
+  static func expectSurvived(_ sim: ChildProcess, port: Int) async throws {
+    if let exit = sim.exitStatus {
       // Swift's runtime says why (`Fatal error: …`) and where (`Thread 4 "…" crashed:`).
       let lines = sim.stderr.split(separator: "\n")
       let why = lines.filter { $0.contains("Fatal error") || $0.contains("crashed") }
-      throw FleetSimProcess.Failed(
-        description: "fleet-sim died during the attack (\(how) \(sim.process.terminationStatus)): "
+      throw Died(
+        description: "fleet-sim died during the attack (\(exit)): "
           + (why.isEmpty ? lines.suffix(20) : why).joined(separator: "\n"))
     }
     let channel = GRPCChannel(host: "127.0.0.1", port: port)

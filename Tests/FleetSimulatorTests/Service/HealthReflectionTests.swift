@@ -1,4 +1,6 @@
+import FleetProtos
 import GRPCServiceProtos
+import GRPCTestingProtos
 import GRPCWire
 import Testing
 
@@ -40,6 +42,34 @@ struct HealthReflectionTests {
         return list.service.map(\.name)
       }
       #expect(listed == Self.services)
+    }
+  }
+
+  @Test("reflection serves the .proto files of every message module, 23, each by its name")
+  func reflectionServesEveryFile() async throws {
+    let files =
+      ProtoFileDescriptor.protoRuntime + ProtoFileDescriptor.fleetProtos
+      + ProtoFileDescriptor.grpcTestingProtos + ProtoFileDescriptor.grpcServiceProtos
+    #expect(files.count == 23)
+    try await SimulatorHarness.with { harness in
+      let served = try await harness.channel.bidirectionalStreaming(
+        GRPCReflectionV1.ServerReflection.serverReflectionInfo
+      ) { writer, responses in
+        var iterator = responses.makeAsyncIterator()
+        var first: [String: [UInt8]] = [:]
+        for file in files {
+          var request = GRPCReflectionV1.ServerReflectionRequest()
+          request.messageRequest = .fileByFilename(file.name)
+          try await writer.write(request)
+          let answer = try await iterator.next()?.messageResponse
+          guard case .fileDescriptorResponse(let sent)? = answer else { continue }
+          first[file.name] = sent.fileDescriptorProto.first
+        }
+        return first
+      }
+      for file in files {
+        #expect(served[file.name] == file.serializedBytes, "\(file.name) is not served")
+      }
     }
   }
 

@@ -39,7 +39,7 @@ struct DeadlineProbeTests {
   func blackHoled() async throws {
     try await withConnectedChannel { proxy, channel in
 
-      _ = kill(proxy.pid, SIGUSR1)
+      proxy.signal(SIGUSR1)
       #expect(try await proxy.waitForEvent("blackholed")["conns"] == "1")
       // A call with no deadline that only the connection's end can end, and one that times
       // out: without the probe the first would hang for the keepalive interval.

@@ -53,7 +53,7 @@ struct KeepaliveTests {
 
         let beforeBlackHole = states.count
         let blackHoledAt = ContinuousClock.now
-        _ = kill(proxy.pid, SIGUSR1)
+        proxy.signal(SIGUSR1)
         let blackholed = try await proxy.waitForEvent("blackholed")
         #expect(blackholed["conns"] == "1", "\(blackholed)")
 

@@ -48,7 +48,7 @@ final class RestartableServer: Sendable {
   /// Sends SIGTERM to the current process without waiting for it to end (with
   /// `--shutdown-grace` it drains first).
   func terminate() {
-    _ = Glibc.kill(current.pid, SIGTERM)
+    current.signal(SIGTERM)
   }
 
   /// Starts a new process on the same port and returns once it listens. A port that is
@@ -63,7 +63,7 @@ final class RestartableServer: Sendable {
           script, arguments: arguments + ["--port", "\(port)"])
         generations.withLock { $0.append(server) }
         return server
-      } catch let error as PeerServerError {
+      } catch let error as ChildProcessError {
         // Each attempt takes the interpreter's start-up time: no extra pause is needed.
         guard case .exitedBeforeListening = error, ContinuousClock.now < deadline else {
           throw error

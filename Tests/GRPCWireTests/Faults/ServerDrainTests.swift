@@ -112,7 +112,7 @@ struct ServerDrainTests {
       }
       _ = try await server.waitForEvent("started") { $0["id"] == "slow" }
       let beforeGoAway = states.count
-      _ = kill(server.pid, SIGTERM)
+      server.signal(SIGTERM)
       _ = try await server.waitForEvent("draining")
       try await states.wait(for: .idle, from: beforeGoAway)
       let attemptsBefore = await channel.connectionsOpened()

@@ -65,7 +65,7 @@ struct PeerServerTests {
 
   @Test("a server that cannot start fails the test with its stderr")
   func failsToStart() async throws {
-    let error = await #expect(throws: PeerServerError.self) {
+    let error = await #expect(throws: ChildProcessError.self) {
       try await PeerServer.start("interop_server.py", arguments: ["--port", "-5"])
     }
     guard case .exitedBeforeListening(_, let status, _, let stderr) = try #require(error) else {
@@ -75,7 +75,7 @@ struct PeerServerTests {
     #expect(status == .exited(2))
     #expect(stderr.contains("--port must be 0...65535"), "stderr:\n\(stderr)")
 
-    await #expect(throws: PeerServerError.self) {
+    await #expect(throws: ChildProcessError.self) {
       try await PeerServer.start("no_such_server.py")
     }
   }
@@ -83,7 +83,7 @@ struct PeerServerTests {
   @Test("a wait for a line that never comes times out with the server's output")
   func waitTimesOut() async throws {
     try await withPeerServer("raw_h2_server.py") { server in
-      let error = await #expect(throws: PeerServerError.self) {
+      let error = await #expect(throws: ChildProcessError.self) {
         try await server.waitForEvent("never_printed", timeout: .milliseconds(200))
       }
       guard case .timedOut(let what, _, _, _) = try #require(error) else {

@@ -13,7 +13,7 @@ struct InteropServerHealthReflectionTests {
       stopping: server.pid)
     #expect(
       result.passed,
-      "\(result.output.transcript)\n--- interop-server stderr ---\n\(server.stderrText)")
+      "\(result.output.transcript)\n--- interop-server stderr ---\n\(server.stderr)")
     for check in [
       "health.check.serving[grpc.testing.TestService]", "health.check.unknown_is_not_found",
       "v1alpha.unary_call", "v1.unary_call",

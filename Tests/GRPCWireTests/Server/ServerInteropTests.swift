@@ -11,19 +11,12 @@ import Testing
 /// which must make it exit with status 0.
 @Suite("grpcio's interop client against our server", .timeLimit(.minutes(5)))
 struct ServerInteropTests {
-  static let cases = [
-    "empty_unary", "large_unary", "client_compressed_unary", "server_compressed_unary",
-    "client_streaming", "client_compressed_streaming", "server_streaming",
-    "server_compressed_streaming", "ping_pong", "empty_stream", "custom_metadata",
-    "status_code_and_message", "special_status_message", "unimplemented_method",
-    "unimplemented_service", "cancel_after_begin", "cancel_after_first_response",
-    "timeout_on_sleeping_server",
-  ]
+  static let cases = InteropTests.cases
 
   /// Runs `interop_client.py --test_case=<name>` against `server` and expects `PASS <name>`
   /// (for `all`: a `PASS` line for each of ``cases``).
   static func expectPass(
-    _ name: String, against server: InteropServerProcess, _ extra: [String] = [],
+    _ name: String, against server: PeerServer, _ extra: [String] = [],
     sourceLocation: SourceLocation = #_sourceLocation
   ) async throws {
     let output = try await PythonPeer.run(
@@ -41,7 +34,7 @@ struct ServerInteropTests {
       grpcio's client failed \(name) against interop-server:
       \(output.transcript)
       --- interop-server stderr ---
-      \(server.stderrText)
+      \(server.stderr)
       """,
       sourceLocation: sourceLocation)
   }

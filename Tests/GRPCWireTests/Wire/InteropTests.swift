@@ -68,54 +68,18 @@ struct InteropTests {
   }
 }
 
-/// Runs the `interop-client` executable built beside the test bundle.
+/// Runs the `interop-client` executable built beside the test bundle, to its end; its stdout
+/// and stderr interleaved in `stdout`, as a terminal would show them.
 enum InteropClientProcess {
-  struct Result {
-    var status: Int32
-    var output: String
-  }
-
-  static var executable: URL {
-    URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-      .appendingPathComponent("interop-client")
-  }
-
-  static func run(_ arguments: [String], timeout: Duration = .seconds(60)) async throws -> Result {
-    guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-      throw InteropClientMissing(path: executable.path)
-    }
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    let output = FileManager.default.temporaryDirectory
-      .appendingPathComponent("interop-client-\(UUID().uuidString).log")
-    _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-    defer { try? FileManager.default.removeItem(at: output) }
-    let handle = try FileHandle(forWritingTo: output)
-    process.standardOutput = handle
-    process.standardError = handle
-    try process.run()
-    let deadline = ContinuousClock.now + timeout
-    while process.isRunning {
-      if ContinuousClock.now > deadline {
-        process.terminate()
-        kill(process.processIdentifier, SIGKILL)
-        throw InteropClientTimedOut(arguments: arguments)
-      }
-      try await Task.sleep(for: .milliseconds(20))
-    }
-    try handle.close()
-    let text = String(decoding: try Data(contentsOf: output), as: UTF8.self)
-    return Result(status: process.terminationStatus, output: text)
+  static func run(_ arguments: [String], timeout: Duration = .seconds(60)) async throws
+    -> ToolProcess.Result
+  {
+    try await ToolProcess.run(
+      "interop-client", arguments, timeout: timeout, stderr: .mergedIntoStdout)
   }
 }
 
-struct InteropClientMissing: Error, CustomStringConvertible {
-  var path: String
-  var description: String { "no interop-client at \(path); `swift build` builds it" }
-}
-
-struct InteropClientTimedOut: Error, CustomStringConvertible {
-  var arguments: [String]
-  var description: String { "interop-client \(arguments) still ran after its time limit" }
+extension ToolProcess.Result {
+  /// What interop-client printed, stdout and stderr interleaved (``InteropClientProcess``).
+  var output: String { stdout }
 }
