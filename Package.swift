@@ -95,7 +95,7 @@ let package = Package(
     .target(
       name: "GRPCObservability",
       dependencies: [
-        "GRPCWire",
+        "GRPCWire", "FleetSync",
         .product(name: "CoreMetrics", package: "swift-metrics"),
         .product(name: "Tracing", package: "swift-distributed-tracing"),
       ]

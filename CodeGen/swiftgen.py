@@ -665,7 +665,7 @@ class SwiftWriter:
             self.line(f"{ind}if let p = {c} {{ {f.id} = try {f.swift}(cMessage: p) }}")
         elif f.kind == "wrapper":
             wk = WRAPPERS[f.f.type_name][1]
-            val = {"double": "p.pointee.value", "int": "p.pointee.value", "bool": "p.pointee.value != 0",
+            val = {"double": "p.pointee.value", "float": "p.pointee.value", "int": "p.pointee.value", "bool": "p.pointee.value != 0",
                    "string": "try ProtoC.string(p.pointee.value)", "bytes": "ProtoC.bytes(p.pointee.value)"}[wk]
             self.line(f"{ind}if let p = {c} {{ {f.id} = {val} }}")
         else:

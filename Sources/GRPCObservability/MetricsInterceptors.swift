@@ -1,6 +1,6 @@
 public import CoreMetrics
 public import GRPCWire
-internal import Synchronization
+internal import FleetSync
 
 /// Client metrics after OpenTelemetry's RPC semantic conventions, through swift-metrics:
 ///
@@ -70,7 +70,7 @@ final class RPCMetrics: Sendable {
   private let requestsLabel: String
   private let responsesLabel: String
   private let countsMessages: Bool
-  private let made = Mutex<[Key: Made]>([:])
+  private let made = PosixMutex<[Key: Made]>([:])
 
   private struct Key: Hashable {
     let method: MethodDescriptor
