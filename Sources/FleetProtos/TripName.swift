@@ -135,15 +135,16 @@ public struct TripName: Sendable, Hashable, CustomStringConvertible {
   /// `/ : ? , #`: Fleet Engine refuses trip IDs with any of them.
   private static let forbiddenInTripID: [UInt8] = Array("/:?,#".utf8)
 
-  /// `context` says where the IDs came from, for the messages (` in trip name "…"`).
-  private init(checkingProviderID providerID: String, tripID: String, in context: String)
-    throws(Invalid)
-  {
+  /// `context` says where the IDs came from, for the messages (` in trip name "…"`); it is
+  /// only built for an invalid one, as a simulator parses the name of every GetTrip.
+  private init(
+    checkingProviderID providerID: String, tripID: String, in context: @autoclosure () -> String
+  ) throws(Invalid) {
     if let problem = Self.problem(withProviderID: providerID) {
-      throw Invalid(.providerID, "provider ID \"\(providerID)\"\(context) \(problem)")
+      throw Invalid(.providerID, "provider ID \"\(providerID)\"\(context()) \(problem)")
     }
     if let problem = Self.problem(withTripID: tripID) {
-      throw Invalid(.tripID, "trip ID \"\(tripID)\"\(context) \(problem)")
+      throw Invalid(.tripID, "trip ID \"\(tripID)\"\(context()) \(problem)")
     }
     self.providerID = providerID
     self.tripID = tripID
