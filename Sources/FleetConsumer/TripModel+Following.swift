@@ -151,10 +151,10 @@ extension TripModel {
         }
         call = try lane.channel.startUnary(
           poll.prepared, framedRequest: poll.framed,
-          deserializer: Merging(model: self, generation: generation, feed: false)
+          deserializer: Merging(model: self, generation: generation, answer: .poll(dueAt: due))
         ) { [self] result in
           switch result {
-          case .success(let merged): polled(merged, generation: generation, dueAt: due)
+          case .success(let merged): applied(merged, generation: generation)
           case .failure(let error):
             failed(PollFailure(error: error, token: token), generation: generation)
           }
@@ -167,8 +167,8 @@ extension TripModel {
         }
         call = try lane.channel.startServerStreaming(
           FleetFeed.TripFeed.watchTrip, watchRequest(sending: versions), prepared: prepared,
-          deserializer: Merging(model: self, generation: generation, feed: true),
-          onMessage: { [self] merged in streamed(merged, generation: generation) },
+          deserializer: Merging(model: self, generation: generation, answer: .feed),
+          onMessage: { [self] merged in applied(merged, generation: generation) },
           onEnd: { [self] error in watchEnded(error, token: token, generation: generation) })
       }
     } catch {
@@ -202,11 +202,23 @@ extension TripModel {
     return MonotonicInstant(nanoseconds: next.nanoseconds + missed * step)
   }
 
-  /// What merging one response into the model gave: the follower's action, and whether a
-  /// drain must be scheduled for the events it queued.
+  /// What merging one response into the model left to do outside its lock.
   struct Merged: Sendable {
-    let action: TripFollower.OnResponse
+    /// A drain must be scheduled for the events it queued.
     let drain: Bool
+    /// A poll's answer: when the next poll is due (nil once the trip ended, or for a stale
+    /// answer).
+    let next: MonotonicInstant?
+    /// A feed's update that ended the trip: its stream, which nothing more is wanted from.
+    let ended: LoopCall?
+  }
+
+  /// What a response answers.
+  enum Answer: Sendable {
+    /// The poll that was due at `dueAt`.
+    case poll(dueAt: MonotonicInstant)
+    /// The feed stream (a `TripUpdate`, which carries the trip), which stays open.
+    case feed
   }
 
   /// The deserializer of a model's calls: it merges each response into the model as it
@@ -216,14 +228,13 @@ extension TripModel {
   struct Merging: MessageDeserializer {
     let model: TripModel
     let generation: UInt64
-    /// A feed stream's `TripUpdate`, which carries the trip, rather than a `GetTrip` answer.
-    let feed: Bool
+    let answer: Answer
 
     func deserialize(_ message: ReceivedMessage) throws -> Merged {
       try message.bytes.withUnsafeBytes { bytes -> Merged in
-        guard feed else {
+        guard case .feed = answer else {
           return try FleetEngine.Trip.withUnpacked(bytes) { (c) throws(ProtoDecodingError) in
-            try model.merge(c, generation: generation)
+            try model.merge(c, generation: generation, answering: answer)
           }
         }
         return try FleetFeed.TripUpdate.withUnpacked(bytes) { (c) throws(ProtoDecodingError) in
@@ -232,62 +243,61 @@ extension TripModel {
           let update = c.pointee
           if let time = update.update_time { _ = try GoogleProtobuf.Timestamp(cMessage: time) }
           _ = try ProtoUnknownFields(cMessage: c)
-          guard let trip = update.trip else { return Merged(action: .ignore, drain: false) }
-          return try model.merge(trip, generation: generation)
+          guard let trip = update.trip else { return Merged(drain: false, next: nil, ended: nil) }
+          return try model.merge(trip, generation: generation, answering: answer)
         }
       }
     }
   }
 
-  /// On the loop, under the lock: hands a response to the follower and queues its events.
-  private func merge(_ trip: UnsafePointer<FleetEngine.Trip.CMessage>, generation: UInt64)
-    throws(ProtoDecodingError) -> Merged
-  {
+  /// On the loop, in one hold of the lock: hands a response to the follower, queues its
+  /// events, and settles the call it answers (a poll's next due time; a feed's stream once
+  /// the trip ended).
+  private func merge(
+    _ trip: UnsafePointer<FleetEngine.Trip.CMessage>, generation: UInt64,
+    answering answer: Answer
+  ) throws(ProtoDecodingError) -> Merged {
     try protected.withLock { (state) throws(ProtoDecodingError) -> Merged in
       let action = try state.follower.received(
         cMessage: trip, generation: generation, ownTripID: tripName.tripID)
+      var drain = false
       switch action {
       case .deliver(var events, _):
         core.metrics.updated()
         refreshed(&events, &state)
-        return Merged(action: action, drain: enqueue(events, &state))
+        drain = enqueue(events, &state)
       case .finish(var events):
         core.metrics.updated()
         // Before the closing state change.
         var update: [TripModelEvent] = []
         refreshed(&update, &state)
         events.insert(contentsOf: update, at: events.count - 1)
-        return Merged(action: action, drain: enqueue(events, &state))
-      case .ignore: return Merged(action: action, drain: false)
+        drain = enqueue(events, &state)
+      case .ignore: break
       }
-    }
-  }
-
-  /// On the loop: the response of the poll that was due at `due`, merged already.
-  private func polled(_ merged: Merged, generation: UInt64, dueAt due: MonotonicInstant) {
-    let next = protected.withLock { state -> MonotonicInstant? in
-      state.clearCall(of: generation)
-      guard case .deliver(_, let nextPollIn) = merged.action else { return nil }
-      return scheduleNext(generation, at: Self.nextDue(after: due, every: nextPollIn), &state)
-    }
-    if merged.drain { lane.scheduler.drainAtEndOfTick(self) }
-    if let next { lane.scheduler.schedule(self, generation: generation, at: next) }
-  }
-
-  /// On the loop: one update of a feed stream, merged already; the stream stays open unless
-  /// the trip ended.
-  private func streamed(_ merged: Merged, generation: UInt64) {
-    var call: LoopCall? = nil
-    if case .finish = merged.action {
-      call = protected.withLock { state in
-        guard let current = state.call, current.generation == generation else { return nil }
+      switch answer {
+      case .poll(let due):
+        state.clearCall(of: generation)
+        guard case .deliver(_, let nextPollIn) = action else {
+          return Merged(drain: drain, next: nil, ended: nil)
+        }
+        let next = scheduleNext(generation, at: Self.nextDue(after: due, every: nextPollIn), &state)
+        return Merged(drain: drain, next: next, ended: nil)
+      case .feed:
+        guard case .finish = action, let current = state.call, current.generation == generation
+        else { return Merged(drain: drain, next: nil, ended: nil) }
         state.call = nil
-        return current.call
+        return Merged(drain: drain, next: nil, ended: current.call)
       }
     }
+  }
+
+  /// On the loop, after ``merge(_:generation:answering:)``: the drain, the next poll, and
+  /// the end of a feed stream whose trip ended (the server closes it too).
+  private func applied(_ merged: Merged, generation: UInt64) {
     if merged.drain { lane.scheduler.drainAtEndOfTick(self) }
-    // The trip ended: the server closes the stream too, but nothing more is wanted from it.
-    call?.cancel()
+    if let next = merged.next { lane.scheduler.schedule(self, generation: generation, at: next) }
+    merged.ended?.cancel()
   }
 
   /// On the loop: a failed call (or token fetch): reported, the refused token dropped, the
