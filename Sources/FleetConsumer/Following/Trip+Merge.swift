@@ -130,13 +130,10 @@ extension FleetEngine.Trip {
     if let v = try changed(m.route, m.n_route, route, orEmptyWhen: routeVersion != nil) {
       route = v
     }
-    let segment = m.current_route_segment
-    if let segment, segment.pointee != 0 || routeVersion != nil,
-      !ProtoC.same(currentRouteSegment, segment)
+    if let v = try changed(
+      m.current_route_segment, currentRouteSegment, orEmptyWhen: routeVersion != nil)
     {
-      currentRouteSegment = try ProtoC.string(segment)
-    } else if segment == nil, routeVersion != nil, !currentRouteSegment.isEmpty {
-      currentRouteSegment = ""
+      currentRouteSegment = v
     }
     if let v = trafficVersion { currentRouteSegmentTrafficVersion = v }
     let traffic = m.current_route_segment_traffic
@@ -191,14 +188,15 @@ extension FleetEngine.Trip {
     _ p: UnsafeMutablePointer<FleetEngine.TripWaypoint.CMessage>?, at index: Int,
     pathsChanged: Bool
   ) throws(ProtoDecodingError) -> (FleetEngine.TripWaypoint, kept: Bool) {
-    let heldHere = index < remainingWaypoints.count ? remainingWaypoints[index] : nil
     guard let p else { return (try withHeldPath(FleetEngine.TripWaypoint(), pathsChanged), false) }
     let w = p.pointee
     let sentPath =
       w.n_path_to_waypoint > 0 || !ProtoC.same("", w.encoded_path_to_waypoint)
       || w.traffic_to_waypoint != nil
     if sentPath || pathsChanged {
-      if let heldHere, heldHere.matches(cMessage: p) { return (heldHere, true) }
+      if index < remainingWaypoints.count, remainingWaypoints[index].matches(cMessage: p) {
+        return (remainingWaypoints[index], true)
+      }
       return (try FleetEngine.TripWaypoint(cMessage: p), false)
     }
     let type = FleetEngine.WaypointType(rawValue: Int32(truncatingIfNeeded: w.waypoint_type.rawValue))
@@ -288,12 +286,14 @@ private func changed<M: CBridgedMessage>(_ p: UnsafeMutablePointer<M.CMessage>?,
   return try M(cMessage: p)
 }
 
-/// The decoded string when the response has one (not empty) and it is not `held`.
+/// The decoded string when the response has one (not empty; or empty, when `orEmptyWhen`)
+/// and it is not `held`.
 @inline(__always)
-private func changed(_ p: UnsafeMutablePointer<CChar>?, _ held: String) throws(
-  ProtoDecodingError
-) -> String? {
-  guard let p, p.pointee != 0, !ProtoC.same(held, p) else { return nil }
+private func changed(
+  _ p: UnsafeMutablePointer<CChar>?, _ held: String, orEmptyWhen versionChanged: Bool = false
+) throws(ProtoDecodingError) -> String? {
+  let sent = p.map { $0.pointee != 0 } ?? false
+  guard sent || versionChanged, !ProtoC.same(held, p) else { return nil }
   return try ProtoC.string(p)
 }
 

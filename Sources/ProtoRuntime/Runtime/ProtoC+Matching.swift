@@ -26,8 +26,15 @@ extension ProtoC {
   }
 
   @inlinable package static func same(_ held: [UInt8], _ b: ProtobufCBinaryData) -> Bool {
-    guard b.len > 0, let data = b.data else { return held.isEmpty }
-    return held.elementsEqual(UnsafeBufferPointer(start: data, count: b.len))
+    same(held, b.data, b.len)
+  }
+
+  /// Bytes: `count` of them at `data` (none when `data` is NULL).
+  @inlinable package static func same(
+    _ held: [UInt8], _ data: UnsafePointer<UInt8>?, _ count: Int
+  ) -> Bool {
+    guard count > 0, let data else { return held.isEmpty }
+    return held.elementsEqual(UnsafeBufferPointer(start: data, count: count))
   }
 
   @inlinable package static func same<T: Equatable>(_ held: T, _ c: T) -> Bool { held == c }
@@ -58,13 +65,11 @@ extension ProtoC {
     return held.matches(cMessage: p)
   }
 
+  /// A repeated message field, where a NULL element reads as the empty message.
   @inlinable package static func sameMessages<M: CBridgedMessage>(
     _ held: [M], _ p: UnsafeMutablePointer<UnsafeMutablePointer<M.CMessage>?>?, _ n: Int
   ) -> Bool {
-    guard n > 0, let p else { return held.isEmpty }
-    guard held.count == n else { return false }
-    for index in 0..<n where !sameMember(held[index], p[index]) { return false }
-    return true
+    sameElements(held, p, n) { held, c in sameMember(held, c) }
   }
 
   /// A repeated field of any other kind; `same` compares one element.
@@ -97,9 +102,7 @@ extension ProtoUnknownFields {
     for (held, c) in zip(fields, unknown) {
       guard held.number == c.tag,
         held.wireType == UInt8(truncatingIfNeeded: c.wire_type.rawValue),
-        c.len > 0
-          ? held.bytes.elementsEqual(UnsafeBufferPointer(start: c.data, count: c.len))
-          : held.bytes.isEmpty
+        ProtoC.same(held.bytes, c.data, c.len)
       else { return false }
     }
     return true
