@@ -387,15 +387,16 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     // Closed before the handler finished: the client reset it (or the connection ended).
     stream.abort(RPCError(code: .cancelled, message: "the client cancelled the call"))
     stream.discardQueues()
-    if shuttingDown && streams.isEmpty {
-      // Inside nghttp2's stream-close callback: close once it has returned.
+    guard streams.isEmpty else { return }
+    armIdleTimer()
+    // Inside nghttp2's stream-close callback: close once it has returned. A server shutting
+    // down closes with a final GOAWAY; a draining connection (shutting down drains too)
+    // closes once its own GOAWAY has gone.
+    if shuttingDown {
       loop.execute { [weak self] in
         self?.close(cancelling: RPCError(code: .unavailable, message: "the server is shutting down"))
       }
-    }
-    if streams.isEmpty { armIdleTimer() }
-    if draining && streams.isEmpty {
-      // Inside nghttp2's callback: close once it has returned.
+    } else if draining {
       loop.execute { [weak self] in self?.closeIfDrained() }
     }
   }
