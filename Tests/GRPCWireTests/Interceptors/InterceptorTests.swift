@@ -150,9 +150,7 @@ struct InterceptorTests {
     }
     #expect(error.code == .permissionDenied && error.message == "refused by policy for UnaryCall")
     #expect(handled.withLock { $0 } == 0)
-    let opened = await withCheckedContinuation { done in
-      channel.loop.execute { done.resume(returning: channel.pool.openedConnectionCount) }
-    }
+    let opened = await channel.connectionsOpened()
     #expect(opened == 0, "a refused call must not even connect")
     await server.shutdown(gracePeriod: .seconds(1))
   }

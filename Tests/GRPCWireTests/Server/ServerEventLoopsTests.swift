@@ -109,9 +109,7 @@ struct ServerEventLoopsTests {
     #expect(counts == [6, 6, 6], "streams in flight were cut: \(counts)")
     for channel in channels {
       _ = try await handlerLoop(channel)
-      let opened = await withCheckedContinuation { done in
-        channel.loop.execute { done.resume(returning: channel.pool.openedConnectionCount) }
-      }
+      let opened = await channel.connectionsOpened()
       #expect(opened == 2, "the call after GOAWAY should use a second connection")
     }
     await server.shutdown(gracePeriod: .seconds(1))

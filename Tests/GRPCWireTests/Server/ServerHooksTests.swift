@@ -53,9 +53,7 @@ struct ServerHooksTests {
     }
     #expect(received == 8, "the in-flight stream was cut after \(received) responses")
     _ = try await channel.unary(Service.emptyCall, GRPCTesting.Empty())
-    let opened = await withCheckedContinuation { done in
-      channel.loop.execute { done.resume(returning: channel.pool.openedConnectionCount) }
-    }
+    let opened = await channel.connectionsOpened()
     #expect(opened == 2, "the call after GOAWAY should use a second connection")
     await server.shutdown(gracePeriod: .seconds(1))
   }

@@ -80,9 +80,7 @@ struct ServerKeepaliveTests {
     _ = try await channel.unary(GRPCTesting.TestService.emptyCall, GRPCTesting.Empty())
     try await Task.sleep(for: .milliseconds(800))  // several intervals: the point of the test
     _ = try await channel.unary(GRPCTesting.TestService.emptyCall, GRPCTesting.Empty())
-    let opened = await withCheckedContinuation { done in
-      channel.loop.execute { done.resume(returning: channel.pool.openedConnectionCount) }
-    }
+    let opened = await channel.connectionsOpened()
     #expect(opened == 1, "the connection was replaced")
     await server.shutdown(gracePeriod: .seconds(1))
   }

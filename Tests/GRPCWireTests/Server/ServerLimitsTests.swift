@@ -121,9 +121,7 @@ struct ServerLimitsTests {
     _ = try await channel.unary(Service.emptyCall, GRPCTesting.Empty())
     try await Task.sleep(for: .milliseconds(500))  // past the timeout: the point of the test
     _ = try await channel.unary(Service.emptyCall, GRPCTesting.Empty())
-    let opened = await withCheckedContinuation { done in
-      channel.loop.execute { done.resume(returning: channel.pool.openedConnectionCount) }
-    }
+    let opened = await channel.connectionsOpened()
     #expect(opened == 1, "the connection was replaced: the handshake timeout closed it")
     await server.shutdown(gracePeriod: .seconds(1))
   }
@@ -157,11 +155,6 @@ struct ServerLimitsTests {
 struct ServerConnectionAgeTests {
   typealias Service = GRPCTesting.TestService
 
-  static func openedConnections(_ channel: GRPCChannel) async -> Int {
-    await withCheckedContinuation { done in
-      channel.loop.execute { done.resume(returning: channel.pool.openedConnectionCount) }
-    }
-  }
 
   /// A server whose StreamingOutputCall sends one response per parameter, `interval_us` apart.
   static func makeServer(_ options: ServerOptions) -> GRPCServer {
@@ -200,7 +193,7 @@ struct ServerConnectionAgeTests {
       return count
     }
     #expect(received == 8)
-    #expect(await Self.openedConnections(channel) == 1)
+    #expect(await channel.connectionsOpened() == 1)
     // Idle for longer than the limit: the server closes, the next call reconnects.
     let closed = ContinuousClock.now + .seconds(5)
     while channel.connectivityState == .ready && ContinuousClock.now < closed {
@@ -208,7 +201,7 @@ struct ServerConnectionAgeTests {
     }
     #expect(channel.connectivityState != .ready, "the idle connection stayed open")
     _ = try await channel.unary(Service.emptyCall, GRPCTesting.Empty())
-    #expect(await Self.openedConnections(channel) == 2)
+    #expect(await channel.connectionsOpened() == 2)
     await server.shutdown(gracePeriod: .seconds(1))
   }
 
@@ -234,7 +227,7 @@ struct ServerConnectionAgeTests {
     #expect(error.code == .unavailable, "\(error)")
     #expect(lasted >= .milliseconds(500) && lasted < .seconds(3), "the call lasted \(lasted)")
     _ = try await channel.unary(Service.emptyCall, GRPCTesting.Empty())
-    #expect(await Self.openedConnections(channel) == 2)
+    #expect(await channel.connectionsOpened() == 2)
     await server.shutdown(gracePeriod: .seconds(1))
   }
 }
