@@ -6,18 +6,23 @@ internal import FleetProtos
 // TripService.Options.hidesOtherTrips on, the held trip keeps only this trip's stops, and
 // the next-stop ETA is that of this trip's own next stop.
 
-/// What a response said about the vehicle's next stop, read before it is merged: the trip of
-/// its first remaining waypoint, and the server's ETA there and time until then.
-struct ServerNextStop {
-  var tripID: String?
+/// The vehicle's next stop as a response gave it, when that stop is another trip's: the
+/// server's ETA there and its time until then. Read before the response is merged.
+struct OtherTripsNextStop {
   var eta: GoogleProtobuf.Timestamp?
   var remainingTime: GoogleProtobuf.Duration?
 
-  init(_ c: UnsafePointer<FleetEngine.Trip.CMessage>) throws(ProtoDecodingError) {
+  /// Nil when the response's first remaining waypoint is trip `own`'s, names no trip, or
+  /// there is none (or `own` is empty): the usual poll, which then costs a byte comparison.
+  init?(_ c: UnsafePointer<FleetEngine.Trip.CMessage>, ownTripID own: String)
+    throws(ProtoDecodingError)
+  {
     let m = c.pointee
-    if m.n_remaining_waypoints > 0, let first = m.remaining_waypoints?[0] {
-      tripID = try ProtoC.string(first.pointee.trip_id)
-    }
+    guard !own.isEmpty, m.n_remaining_waypoints > 0, let first = m.remaining_waypoints?[0],
+      let id = first.pointee.trip_id, id.pointee != 0, !ProtoC.same(own, id),
+      // Decoded only when the bytes differ: Swift's == also equates other spellings.
+      try ProtoC.string(id) != own
+    else { return nil }
     eta = try m.eta_to_first_waypoint.map { (p) throws(ProtoDecodingError) in
       try GoogleProtobuf.Timestamp(cMessage: p)
     }
@@ -29,24 +34,24 @@ struct ServerNextStop {
 
 extension FleetEngine.Trip {
   /// Removes other trips' waypoints from `remainingWaypoints` and `vehicleWaypoints` (a
-  /// waypoint with no trip ID is kept), right after a response was merged in; `vehicleNext`
-  /// is what that response said about the vehicle's next stop. When that stop belongs to
-  /// another trip, `eta_to_first_waypoint` becomes the ETA of this trip's own first waypoint,
-  /// and `remaining_time_to_first_waypoint` the time until then as the server counted it (nil
+  /// waypoint with no trip ID is kept), right after a response was merged in. When the
+  /// response said the vehicle's next stop is another trip's (`otherNext`),
+  /// `eta_to_first_waypoint` becomes the ETA of this trip's own first waypoint, and
+  /// `remaining_time_to_first_waypoint` the time until then as the server counted it (nil
   /// when the server's values do not tell). Costs a scan of the waypoints when there is
   /// nothing to hide.
-  mutating func hideOtherTrips(after vehicleNext: ServerNextStop, ownTripID own: String) {
+  mutating func hideOtherTrips(after otherNext: OtherTripsNextStop?, ownTripID own: String) {
     guard !own.isEmpty else { return }
-    @inline(__always) func isOtherTrip(_ id: String) -> Bool { !id.isEmpty && id != own }
     @inline(__always) func isOther(_ waypoint: FleetEngine.TripWaypoint) -> Bool {
-      isOtherTrip(waypoint.tripID)
+      let id = waypoint.tripID
+      return !id.isEmpty && id != own
     }
-    if let next = vehicleNext.tripID, isOtherTrip(next) {
+    if let otherNext {
       let ownNext = remainingWaypoints.first { !isOther($0) }
       // The server's clock: its ETA at the vehicle's next stop less the time until then.
       // Values outside protobuf's ranges (a broken server) leave the time unknown.
-      let serverNow = vehicleNext.eta?.sinceEpoch.flatMap { eta in
-        vehicleNext.remainingTime?.checked.map { eta - $0 }
+      let serverNow = otherNext.eta?.sinceEpoch.flatMap { eta in
+        otherNext.remainingTime?.checked.map { eta - $0 }
       }
       etaToFirstWaypoint = ownNext?.eta
       remainingTimeToFirstWaypoint = ownNext?.eta?.sinceEpoch.flatMap { eta in

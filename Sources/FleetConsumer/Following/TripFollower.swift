@@ -254,7 +254,8 @@ struct TripFollower {
       // What was reported before, then the response merged into the held trip: what did not
       // change keeps its storage, so the comparisons below find it unchanged at once.
       let previous = TripChanges.Reported(trip ?? FleetEngine.Trip())
-      let vehicleNext = settings.hidesOtherTrips ? try ServerNextStop(response) : nil
+      let otherNext =
+        settings.hidesOtherTrips ? try OtherTripsNextStop(response, ownTripID: ownTripID) : nil
       if trip == nil {
         var first = try FleetEngine.Trip(cMessage: response)
         first.shareFirstPathWithRoute()
@@ -262,7 +263,7 @@ struct TripFollower {
       } else {
         try trip!.merge(cMessage: response)
       }
-      if let vehicleNext { trip!.hideOtherTrips(after: vehicleNext, ownTripID: ownTripID) }
+      if settings.hidesOtherTrips { trip!.hideOtherTrips(after: otherNext, ownTripID: ownTripID) }
       let changes = TripChanges(from: previous, to: trip!)
       if trip!.tripStatus.isTerminal {
         state = .finished
