@@ -10,13 +10,15 @@ typealias Service = GRPCTesting.TestService
 /// Served by `interop-server` and, beside Fleet Engine, by `fleet-sim`; the handlers keep no
 /// state between calls.
 public enum TestServiceHandlers {
-  /// Registers every TestService method on `server` (before it starts).
-  public static func register(on server: GRPCServer) {
-    server.register(unary: Service.emptyCall) { _, context in
+  /// Registers every TestService method on `server` (before it starts); with
+  /// `unaryOnLoop`, the unary ones run on the server's event loop with no task
+  /// (``GRPCServer/register(unary:interceptors:onLoop:)``).
+  public static func register(on server: GRPCServer, unaryOnLoop: Bool = false) {
+    unary(Service.emptyCall, on: server, onLoop: unaryOnLoop) { _, context in
       echoMetadata(context)
       return GRPCTesting.Empty()
     }
-    server.register(unary: Service.unaryCall) { request, context in
+    unary(Service.unaryCall, on: server, onLoop: unaryOnLoop) { request, context in
       echoMetadata(context)
       try checkCompression(request.expectCompressed, context)
       if let status = request.responseStatus, status.code != 0 { throw echoed(status) }
@@ -25,7 +27,7 @@ public enum TestServiceHandlers {
       response.payload = payload(try PayloadSize.checked(request.responseSize, "response_size", context))
       return response
     }
-    server.register(unary: Service.cacheableUnaryCall) { request, context in
+    unary(Service.cacheableUnaryCall, on: server, onLoop: unaryOnLoop) { request, context in
       echoMetadata(context)
       var response = GRPCTesting.SimpleResponse()
       response.payload = payload(try PayloadSize.checked(request.responseSize, "response_size", context))
@@ -55,6 +57,17 @@ public enum TestServiceHandlers {
       var all: [GRPCTesting.StreamingOutputCallRequest] = []
       for try await request in requests { all.append(request) }
       for request in all { try await respond(to: request, writer, context) }
+    }
+  }
+
+  private static func unary<Request, Response>(
+    _ method: ProtoMethod<Request, Response>, on server: GRPCServer, onLoop: Bool,
+    _ handler: @escaping @Sendable (Request, ServerContext) throws -> Response
+  ) {
+    if onLoop {
+      server.register(unary: method, onLoop: handler)
+    } else {
+      server.register(unary: method) { request, context in try handler(request, context) }
     }
   }
 

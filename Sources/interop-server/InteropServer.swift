@@ -27,6 +27,11 @@ struct InteropServerCommand: AsyncParsableCommand {
   @Option(name: .customLong("host"), help: "The address to listen on.")
   var host = "127.0.0.1"
 
+  @Flag(
+    name: .customLong("unary-on-loop"),
+    help: "Run the unary methods' handlers on the event loop, with no task per call.")
+  var unaryOnLoop = false
+
   @Option(name: .customLong("tls-cert"), help: "Serve TLS with this PEM certificate chain.")
   var tlsCertificate: String?
 
@@ -47,7 +52,7 @@ struct InteropServerCommand: AsyncParsableCommand {
       options.tls = (certificateChainFile: tlsCertificate, privateKeyFile: tlsKey)
     }
     let server = GRPCServer(options: options)
-    TestServiceHandlers.register(on: server)
+    TestServiceHandlers.register(on: server, unaryOnLoop: unaryOnLoop)
     let health = HealthService()
     health.register(on: server)
     ReflectionService(files: ProtoFileDescriptor.grpcTestingProtos).register(on: server)

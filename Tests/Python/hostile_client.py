@@ -33,6 +33,16 @@ Attacks
                     on one connection (pass values as --value=V: some start with '-').
   empty-data        BenchmarkService/StreamingFromClient, then --frames empty DATA frames
                     (no END_STREAM) on that stream; waits up to --wait seconds for the close.
+  unary-cardinality three calls of the unary --path (default TestService/EmptyCall) with the
+                    wrong and the right number of request messages: labels "none" (HEADERS
+                    with END_STREAM), "two" (two empty messages) and "one" (one).
+  budget-queue      windows 0 as above; --streams (default 12) TestService/StreamingOutputCall
+                    calls, each asking for 4 messages of --size bytes (default 1 MiB), to spend
+                    the server connection's send budget; after --settle seconds one call of
+                    the unary --path (label "unary"), which is watched for --hold seconds
+                    (`unary_headers_during_hold`); then the streaming calls are reset
+                    (CANCEL), the connection's and the unary's windows opened, and the unary
+                    waited for up to --wait seconds.
 
 With --server-pid, huge-response and stalled-streams also sample the server's VmRSS while
 they run and report the largest (`server_rss_max_mib`).
@@ -81,6 +91,7 @@ try:
         PingFrame,
         RstStreamFrame,
         SettingsFrame,
+        WindowUpdateFrame,
     )
 except ImportError as error:  # pragma: no cover - environment problem
     print(f"hostile_client: missing package ({error}); use the venv (.venv/bin/python)",
@@ -680,7 +691,47 @@ def attack_idle_connections(args, host: str, port: int, started: float) -> dict:
     return report
 
 
+def attack_unary_cardinality(args, conn: RawConnection) -> dict:
+    none_id, none = conn.request_headers(args.path, end_stream=True, label="none")
+    two_id, two = conn.request_headers(args.path, label="two")
+    two += conn.data(two_id, pc.grpc_frame(b"") + pc.grpc_frame(b""), end_stream=True)
+    conn.send_preface(then=none + two + unary_call(conn, args.path, b"", label="one"))
+    conn.wait(all_ended(conn), args.wait)
+    return {}
+
+
+def attack_budget_queue(args, conn: RawConnection) -> dict:
+    settings = {SettingsFrame.INITIAL_WINDOW_SIZE: 0, SettingsFrame.ENABLE_PUSH: 0}
+    parameters = b"\x08" + _varint(args.size)
+    request = b"".join(b"\x12" + _varint(len(parameters)) + parameters for _ in range(4))
+    frames = [unary_call(conn, TEST_SERVICE + "StreamingOutputCall", request)
+              for _ in range(args.streams)]
+    stalled = list(conn.calls)
+    conn.send_preface(settings, then=b"".join(frames))
+    # What the server queues cannot be seen from here: give it time to fill the budget.
+    time.sleep(args.settle)
+    unary_id, unary = conn.request_headers(args.path, label="unary")
+    conn.send(unary + conn.data(unary_id, pc.grpc_frame(b""), end_stream=True))
+    answered = conn.wait(lambda: bool(conn.calls[unary_id].header(":status")), args.hold)
+    resets = b""
+    for stream_id in stalled:
+        frame = RstStreamFrame(stream_id)
+        frame.error_code = 0x8  # CANCEL
+        resets += frame.serialize()
+    opening = b""
+    for stream_id in (0, unary_id):
+        frame = WindowUpdateFrame(stream_id)
+        frame.window_increment = 1 << 20
+        opening += frame.serialize()
+    conn.send(resets + opening)
+    conn.wait(lambda: conn.closed_after is not None or conn.calls[unary_id].ended_after is not None,
+              args.wait)
+    return {"unary_headers_during_hold": answered}
+
+
 ATTACKS = {
+    "unary-cardinality": attack_unary_cardinality,
+    "budget-queue": attack_budget_queue,
     "negative-size": attack_negative_size,
     "huge-response": attack_huge_response,
     "stalled-streams": attack_stalled_streams,
@@ -733,6 +784,16 @@ def parse_arguments(argv):
     sub = command("grpc-timeout", wait=5)
     sub.add_argument("--value", action="append", required=True,
                      help="a grpc-timeout value; repeat for more calls (write --value=V)")
+
+    sub = command("unary-cardinality", wait=5)
+    sub.add_argument("--path", default=TEST_SERVICE + "EmptyCall")
+
+    sub = command("budget-queue", wait=10)
+    sub.add_argument("--path", default=TEST_SERVICE + "EmptyCall")
+    sub.add_argument("--streams", type=int, default=12)
+    sub.add_argument("--size", type=int, default=1 << 20)
+    sub.add_argument("--settle", type=float, default=1)
+    sub.add_argument("--hold", type=float, default=1)
 
     sub = command("empty-data", wait=10)
     sub.add_argument("--frames", type=int, default=200_000)

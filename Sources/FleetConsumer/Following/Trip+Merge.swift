@@ -188,7 +188,7 @@ extension FleetEngine.Trip {
     _ p: UnsafeMutablePointer<FleetEngine.TripWaypoint.CMessage>?, at index: Int,
     pathsChanged: Bool
   ) throws(ProtoDecodingError) -> (FleetEngine.TripWaypoint, kept: Bool) {
-    guard let p else { return (try withHeldPath(FleetEngine.TripWaypoint(), pathsChanged), false) }
+    guard let p else { return (withHeldPath(FleetEngine.TripWaypoint(), pathsChanged), false) }
     let w = p.pointee
     let sentPath =
       w.n_path_to_waypoint > 0 || !ProtoC.same("", w.encoded_path_to_waypoint)

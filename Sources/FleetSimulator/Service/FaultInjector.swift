@@ -29,10 +29,15 @@ final class FaultInjector: Sendable {
   /// How many connections were dropped on purpose.
   var droppedConnections: Int { state.withLock { $0.droppedConnections } }
 
-  /// Runs before a call of `method` is served: sleeps the latency (cancellation ends it),
-  /// drops the call's connection or throws the injected failure when this call is one to
-  /// fault.
-  func beforeCall(_ method: String, _ context: ServerContext) async throws {
+  /// Waits the added latency (cancellation ends it) before a call is served; returns at
+  /// once without one.
+  func delay() async throws {
+    if options.latency > .zero { try await Task.sleep(for: options.latency) }
+  }
+
+  /// Runs before a call of `method` is served (after ``delay()``): counts it, then drops
+  /// its connection or throws the injected failure when this call is one to fault.
+  func beforeCall(_ method: String, _ context: ServerContext) throws {
     let rate = options.failureRate
     let dropRate = options.dropConnectionRate
     let (fail, drop) = state.withLock { state -> (Bool, Bool) in
@@ -44,7 +49,6 @@ final class FaultInjector: Sendable {
       if drop { state.droppedConnections += 1 }
       return (fail, drop)
     }
-    if options.latency > .zero { try await Task.sleep(for: options.latency) }
     if drop {
       context.dropConnection()
       throw RPCError(code: .unavailable, message: "injected fault: the connection was dropped")

@@ -98,10 +98,10 @@ final class SimulatorCore: Sendable {
   /// The parsed `name` of a call to `method` on one trip, once the fault injector has had its
   /// turn and the caller's token allows that trip. Throws the injected fault, UNAUTHENTICATED,
   /// INVALID_ARGUMENT for a malformed name or PERMISSION_DENIED, checked in that order.
-  func admit(_ method: String, tripName name: String, _ context: ServerContext) async throws
+  func admit(_ method: String, tripName name: String, _ context: ServerContext) throws
     -> TripName
   {
-    try await faults.beforeCall(method, context)
+    try faults.beforeCall(method, context)
     let grant = try access.authenticate(context.requestMetadata)
     let tripName = try TripName(requestName: name)
     try access.authorize(grant, tripID: tripName.tripID)

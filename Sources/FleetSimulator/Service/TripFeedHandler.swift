@@ -29,7 +29,8 @@ struct TripFeedHandler: Sendable {
     _ request: FleetFeed.WatchTripRequest, _ writer: ResponseWriter<FleetFeed.TripUpdate>,
     _ context: ServerContext
   ) async throws {
-    let name = try await core.admit("WatchTrip", tripName: request.name, context)
+    try await core.faults.delay()
+    let name = try core.admit("WatchTrip", tripName: request.name, context)
     var options = RenderOptions(request)
     var sequence: UInt64 = 0
     let schedule = FeedSchedule(renderer: core.renderer, interval: core.options.feedInterval)

@@ -24,31 +24,37 @@ struct TripServiceHandlers: Sendable {
 
   func register(on server: GRPCServer) {
     typealias Service = FleetEngine.TripService
-    server.register(unary: Service.createTrip) { request, context in
-      try await createTrip(request, context)
-    }
-    server.register(unary: Service.getTrip) { request, context in
-      try await getTrip(request, context)
-    }
-    server.register(unary: Service.updateTrip) { request, context in
-      try await updateTrip(request, context)
-    }
-    server.register(unary: Service.searchTrips) { request, context in
-      try await searchTrips(request, context)
-    }
-    server.register(unary: Service.deleteTrip) { request, context in
-      try await deleteTrip(request, context)
-    }
-    server.register(unary: Service.reportBillableTrip) { _, _ in
+    add(Service.createTrip, on: server, createTrip)
+    add(Service.getTrip, on: server, getTrip)
+    add(Service.updateTrip, on: server, updateTrip)
+    add(Service.searchTrips, on: server, searchTrips)
+    add(Service.deleteTrip, on: server, deleteTrip)
+    add(Service.reportBillableTrip, on: server) { _, _ in
       throw RPCError(
         code: .unimplemented, message: "the simulator does not bill trips (ReportBillableTrip)")
     }
   }
 
-  func createTrip(_ request: FleetEngine.CreateTripRequest, _ context: ServerContext) async throws
+  /// Every handler answers from memory: on the server's event loop, with no task per call,
+  /// unless faults add latency, which a task waits out first.
+  private func add<Request, Response>(
+    _ method: ProtoMethod<Request, Response>, on server: GRPCServer,
+    _ handler: @escaping @Sendable (Request, ServerContext) throws -> Response
+  ) {
+    let faults = core.faults
+    guard faults.options.latency > .zero else {
+      return server.register(unary: method, onLoop: handler)
+    }
+    server.register(unary: method) { request, context in
+      try await faults.delay()
+      return try handler(request, context)
+    }
+  }
+
+  func createTrip(_ request: FleetEngine.CreateTripRequest, _ context: ServerContext) throws
     -> FleetEngine.Trip
   {
-    try await core.faults.beforeCall("CreateTrip", context)
+    try core.faults.beforeCall("CreateTrip", context)
     let grant = try core.access.authenticate(context.requestMetadata)
     let name = try TripName(requestParent: request.parent, tripID: request.tripID)
     try core.access.authorize(grant, tripID: name.tripID)
@@ -77,19 +83,19 @@ struct TripServiceHandlers: Sendable {
         + "try again", reason: "CONCURRENT_UPDATE", metadata: ["vehicle_id": trip.vehicleID])
   }
 
-  func getTrip(_ request: FleetEngine.GetTripRequest, _ context: ServerContext) async throws
+  func getTrip(_ request: FleetEngine.GetTripRequest, _ context: ServerContext) throws
     -> FleetEngine.Trip
   {
-    _ = try await core.admit("GetTrip", tripName: request.name, context)
+    _ = try core.admit("GetTrip", tripName: request.name, context)
     // A name that parsed is exactly `name.description`; looking it up as sent saves building it.
     return try core.render(
       request.name, now: core.clock.now(), options: RenderOptions(request))
   }
 
-  func updateTrip(_ request: FleetEngine.UpdateTripRequest, _ context: ServerContext) async throws
+  func updateTrip(_ request: FleetEngine.UpdateTripRequest, _ context: ServerContext) throws
     -> FleetEngine.Trip
   {
-    let name = try await core.admit("UpdateTrip", tripName: request.name, context)
+    let name = try core.admit("UpdateTrip", tripName: request.name, context)
     let paths = (request.updateMask?.paths ?? []).flatMap { $0.split(separator: ",") }
       .map { Self.snakeCase($0.trimmingCharacters(in: .whitespaces)) }
     guard !paths.isEmpty else {
@@ -124,9 +130,9 @@ struct TripServiceHandlers: Sendable {
   }
 
   func searchTrips(_ request: FleetEngine.SearchTripsRequest, _ context: ServerContext)
-    async throws -> FleetEngine.SearchTripsResponse
+    throws -> FleetEngine.SearchTripsResponse
   {
-    try await core.faults.beforeCall("SearchTrips", context)
+    try core.faults.beforeCall("SearchTrips", context)
     let grant = try core.access.authenticate(context.requestMetadata)
     let providerID = try TripName.providerID(requestParent: request.parent)
     guard !request.vehicleID.isEmpty else {
@@ -166,9 +172,9 @@ struct TripServiceHandlers: Sendable {
   }
 
   func deleteTrip(_ request: FleetEngine.DeleteTripRequest, _ context: ServerContext)
-    async throws -> GoogleProtobuf.Empty
+    throws -> GoogleProtobuf.Empty
   {
-    let name = try await core.admit("DeleteTrip", tripName: request.name, context)
+    let name = try core.admit("DeleteTrip", tripName: request.name, context)
     let now = core.clock.now()
     let clock = core.clock
     try core.store.remove(named: name.description) { record in

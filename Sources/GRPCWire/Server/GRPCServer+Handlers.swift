@@ -18,6 +18,28 @@ extension GRPCServer {
     }
   }
 
+  /// Serves the unary method at `path` with a handler that runs on the server's event loop
+  /// with no task: called once the request has arrived, within the loop tick that brought it,
+  /// and its response goes out in that tick's write. For a handler that answers at once from
+  /// memory: it must neither block nor compute for long, since every connection of its loop
+  /// waits while it runs. With interceptors (the server's or these), which are async code,
+  /// each call runs as a task instead, as other handlers do.
+  public func register<Request, Response>(
+    unary path: String, deserializer: some MessageDeserializer<Request>,
+    serializer: some MessageSerializer<Response>, interceptors: [any ServerInterceptor] = [],
+    onLoop handler: @escaping @Sendable (Request, ServerContext) throws -> Response
+  ) {
+    addOnLoop(path, interceptors) { stream, context in
+      let request = try Self.onlyRequestOnLoop(stream, context, deserializer)
+      let response = try handler(request, context)
+      try stream.queueResponseOnLoop(compress: true) { try serializer.serialize(response, into: &$0) }
+    } _: { stream, context in
+      let request = try await Self.onlyRequest(stream, context, deserializer)
+      let response = try handler(request, context)
+      try await stream.writeResponse(compress: true) { try serializer.serialize(response, into: &$0) }
+    }
+  }
+
   /// Serves the server-streaming method at `path`.
   public func register<Request, Response>(
     serverStreaming path: String, deserializer: some MessageDeserializer<Request>,
@@ -66,6 +88,17 @@ extension GRPCServer {
       interceptors: interceptors, handler)
   }
 
+  /// Serves a unary method of our protos on the event loop (see
+  /// ``register(unary:deserializer:serializer:interceptors:onLoop:)``).
+  public func register<Request: ProtoMessage, Response: ProtoMessage>(
+    unary method: ProtoMethod<Request, Response>, interceptors: [any ServerInterceptor] = [],
+    onLoop handler: @escaping @Sendable (Request, ServerContext) throws -> Response
+  ) {
+    register(
+      unary: method.path, deserializer: ProtoDeserializer(), serializer: ProtoSerializer(),
+      interceptors: interceptors, onLoop: handler)
+  }
+
   /// Serves a server-streaming method of our protos.
   public func register<Request: ProtoMessage, Response: ProtoMessage>(
     serverStreaming method: ProtoMethod<Request, Response>, interceptors: [any ServerInterceptor] = [],
@@ -102,14 +135,39 @@ extension GRPCServer {
   private static func onlyRequest<Request>(
     _ stream: ServerStream, _ context: ServerContext, _ deserializer: some MessageDeserializer<Request>
   ) async throws -> Request {
-    // doc/statuscodes.md: a request cardinality violation is UNIMPLEMENTED.
-    guard let bytes = try await stream.nextRequest() else {
+    let bytes = try present(await stream.nextRequest())
+    let compressed = context.lastRequestWasCompressed
+    try absent(await stream.nextRequest())
+    return try decode(bytes, compressed, deserializer)
+  }
+
+  /// ``onlyRequest(_:_:_:)`` on the loop, once the requests have ended.
+  private static func onlyRequestOnLoop<Request>(
+    _ stream: ServerStream, _ context: ServerContext, _ deserializer: some MessageDeserializer<Request>
+  ) throws -> Request {
+    let bytes = try present(stream.takeRequest())
+    let compressed = context.lastRequestWasCompressed
+    try absent(stream.takeRequest())
+    return try decode(bytes, compressed, deserializer)
+  }
+
+  // doc/statuscodes.md: a request cardinality violation is UNIMPLEMENTED.
+  private static func present(_ request: [UInt8]?) throws(RPCError) -> [UInt8] {
+    guard let request else {
       throw RPCError(code: .unimplemented, message: "the call sent no request message")
     }
-    let compressed = context.lastRequestWasCompressed
-    guard try await stream.nextRequest() == nil else {
+    return request
+  }
+
+  private static func absent(_ request: [UInt8]?) throws(RPCError) {
+    guard request == nil else {
       throw RPCError(code: .unimplemented, message: "the call sent more than one request message")
     }
+  }
+
+  private static func decode<Request>(
+    _ bytes: [UInt8], _ compressed: Bool, _ deserializer: some MessageDeserializer<Request>
+  ) throws(RPCError) -> Request {
     do {
       return try deserializer.deserialize(ReceivedMessage(bytes: bytes, wasCompressed: compressed))
     } catch {

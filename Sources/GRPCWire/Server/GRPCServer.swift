@@ -100,7 +100,8 @@ public struct ServerOptions: Sendable {
 /// A gRPC server on our HTTP/2 transport: nghttp2 server sessions on an event loop, routing
 /// `:path` to handlers of the four call kinds.
 ///
-/// Register handlers, then ``start(host:port:)``; handlers run as tasks, one per call. A
+/// Register handlers, then ``start(host:port:)``; handlers run as tasks, one per call, except
+/// unary handlers registered `onLoop`, which run on the event loop with no task. A
 /// handler that throws an ``RPCError`` answers with its status (and details); any other
 /// error answers UNKNOWN. A client's RST_STREAM or a passed deadline cancels the handler's
 /// task. ``shutdown(gracePeriod:)`` sends GOAWAY, lets calls finish, then ends them.
@@ -108,7 +109,7 @@ public final class GRPCServer: Sendable {
   let core: ServerCore
   /// The loops shutdown ends: those the server made.
   private let ownedLoops: [EventLoop]
-  private let handlers = PosixMutex<[String: ServerHandler]>([:])
+  private let handlers = PosixMutex<[String: ServerMethod]>([:])
   private let started = PosixMutex(false)
 
   /// Whether ``start(host:port:)`` has bound the server's port.
@@ -132,19 +133,40 @@ public final class GRPCServer: Sendable {
     _ path: String, _ interceptors: [any ServerInterceptor],
     _ body: @escaping @Sendable (ServerStream, ServerContext) async throws -> Void
   ) {
+    let handler = task(interceptors, body)
+    handlers.withLock { $0[path] = .task(handler) }
+  }
+
+  /// Routes `path` to a unary method answered on the loop by `answer` (see ``LoopHandler``),
+  /// or, with interceptors (which are async), by `body` in a task as ``add(_:_:_:)`` does.
+  func addOnLoop(
+    _ path: String, _ interceptors: [any ServerInterceptor],
+    answer: @escaping @Sendable (ServerStream, ServerContext) throws -> Void,
+    _ body: @escaping @Sendable (ServerStream, ServerContext) async throws -> Void
+  ) {
+    let handler = task(interceptors, body)
+    let method: ServerMethod =
+      core.options.interceptors.isEmpty && interceptors.isEmpty
+      ? .onLoop(LoopHandler(answer: answer, task: handler)) : .task(handler)
+    handlers.withLock { $0[path] = method }
+  }
+
+  /// `body` as a call's task: inside the interceptors, then the status.
+  private func task(
+    _ interceptors: [any ServerInterceptor],
+    _ body: @escaping @Sendable (ServerStream, ServerContext) async throws -> Void
+  ) -> ServerHandler {
     let chain = core.options.interceptors + interceptors
-    handlers.withLock {
-      $0[path] = { stream, context in
-        do {
-          if chain.isEmpty {
-            try await body(stream, context)
-          } else {
-            try await intercept(chain[...], context) { context in try await body(stream, context) }
-          }
-          stream.finish(.ok, trailers: context.trailingMetadata)
-        } catch {
-          stream.finish(Status(handlerError: error), trailers: context.trailingMetadata)
+    return { stream, context in
+      do {
+        if chain.isEmpty {
+          try await body(stream, context)
+        } else {
+          try await intercept(chain[...], context) { context in try await body(stream, context) }
         }
+        stream.finish(.ok, trailers: context.trailingMetadata)
+      } catch {
+        stream.finish(Status(handlerError: error), trailers: context.trailingMetadata)
       }
     }
   }
@@ -194,6 +216,26 @@ public final class GRPCServer: Sendable {
 
 typealias ServerHandler = @Sendable (ServerStream, ServerContext) async -> Void
 
+/// How the calls of one method are served.
+enum ServerMethod: Sendable {
+  /// Each call by its own task, started with the call.
+  case task(ServerHandler)
+  /// On the connection's loop, once the request has arrived (a unary call, no interceptors).
+  case onLoop(LoopHandler)
+}
+
+/// A unary method answered on the connection's event loop, with no task: once the client
+/// has finished its request stream, `answer` reads the request, runs the handler and queues
+/// the response, all within the tick that brought the request; the connection then sends
+/// the status. For handlers that neither block nor wait.
+struct LoopHandler: Sendable {
+  /// Throws what fails the call; the connection sends OK when it returns.
+  let answer: @Sendable (ServerStream, ServerContext) throws -> Void
+  /// The same method as a task, for a call the loop cannot answer at once: the connection's
+  /// ``SendBudget`` is spent, and the response must wait for room before it is serialised.
+  let task: ServerHandler
+}
+
 /// The loop-owned side of a server: its listening socket, connections and handlers.
 ///
 /// Owned by the accepting loop (`loop`): the listener, the table of connections and the
@@ -211,7 +253,7 @@ final class ServerCore: EventHandler, @unchecked Sendable {
   /// The loop the next accepted connection goes to (an index into `loops`).
   private var nextLoop = 0
   let options: ServerOptions
-  private var handlers: [String: ServerHandler] = [:]
+  private var handlers: [String: ServerMethod] = [:]
   private var listenFD: Int32 = -1
   private var connections: [ObjectIdentifier: ServerConnection] = [:]
   private var shutdownWaiters: [CheckedContinuation<Void, Never>]? = nil
@@ -232,9 +274,9 @@ final class ServerCore: EventHandler, @unchecked Sendable {
 
   var maxReceiveMessageSize: Int { options.maxReceiveMessageSize }
 
-  func handler(for path: String) -> ServerHandler? { handlers[path] }
+  func handler(for path: String) -> ServerMethod? { handlers[path] }
 
-  func listen(host: String, port: Int, handlers: [String: ServerHandler]) throws(RPCError) -> Int {
+  func listen(host: String, port: Int, handlers: [String: ServerMethod]) throws(RPCError) -> Int {
     loop.assertInLoop()
     self.handlers = handlers
     if let tls = options.tls {

@@ -22,6 +22,9 @@ final class SendBudget: Sendable {
   /// Bytes queued on the connection now.
   var queued: Int { state.withLock { $0.queued } }
 
+  /// Whether a writer would be let in at once: the budget is not spent and nobody waits.
+  var hasRoom: Bool { state.withLock { $0.queued < limit && $0.waiters.isEmpty } }
+
   /// Writers waiting for room.
   var waiterCount: Int { state.withLock { $0.waiters.count } }
 
@@ -29,7 +32,7 @@ final class SendBudget: Sendable {
   /// `aborted` returns, checked under the budget's lock so that ``cancel(stream:_:)`` cannot
   /// slip between the check and the wait.
   func waitForRoom(stream: Int32, aborted: () -> (any Error)?) async throws {
-    if state.withLock({ $0.queued < limit && $0.waiters.isEmpty }) { return }
+    if hasRoom { return }
     try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
       let now = state.withLock { s -> Result<Void, any Error>? in
         if let error = aborted() { return .failure(error) }

@@ -19,6 +19,9 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   private let fd: Int32
   private var session: OpaquePointer?
   private var streams: [Int32: ServerStream] = [:]
+  /// Calls answered on the loop whose requests have all arrived, in arrival order: answered
+  /// after mem_recv returns, outside nghttp2's callbacks.
+  var readyOnLoop: [ServerStream] = []
   private var output = SessionOutput()
   private var flushScheduled = false
   private var interest: EventLoop.Interest = []
@@ -28,7 +31,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
 
   private var handshaking = false
   /// Queued response bytes of all streams (``ServerOptions/connectionSendBuffer``).
-  private let sendBudget: SendBudget
+  let sendBudget: SendBudget
   private let options: ServerOptions
   /// Closes the connection unless the client's SETTINGS arrive first (``ServerOptions/handshakeTimeout``).
   private var handshakeTimer: TimerID?
@@ -329,11 +332,16 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
         self.finishResponse(of: stream)
       }
     }
-    let executor: (any TaskExecutor)? = server.options.handlersRunOnEventLoop ? loop : nil
-    stream.handlerTask = Task(executorPreference: executor) {
-      await handler(stream, context)
+    switch handler {
+    case .task(let handler):
+      let executor: (any TaskExecutor)? = server.options.handlersRunOnEventLoop ? loop : nil
+      stream.handlerTask = Task(executorPreference: executor) {
+        await handler(stream, context)
+      }
+    case .onLoop(let handler):
+      stream.loopHandler = handler
     }
-    if endStream, let error = stream.requestsEnded() { fail(stream, error) }
+    if endStream { endRequests(stream) }
   }
 
   /// Whether a `grpc-accept-encoding` value (comma-separated names, spaces allowed around
@@ -378,7 +386,14 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   }
 
   func requestStreamEnded(_ stream: ServerStream) {
-    if let error = stream.requestsEnded() { fail(stream, error) }
+    endRequests(stream)
+  }
+
+  /// The client finished its request stream: a call answered on the loop is answered once
+  /// mem_recv has returned (``answerReadyCalls()``).
+  private func endRequests(_ stream: ServerStream) {
+    if let error = stream.requestsEnded() { return fail(stream, error) }
+    if stream.loopHandler != nil { readyOnLoop.append(stream) }
   }
 
   func streamClosed(_ id: Int32, errorCode: UInt32) {
@@ -402,7 +417,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   }
 
   /// A request broke the rules: answer with `error`'s status and stop the handler.
-  private func fail(_ stream: ServerStream, _ error: RPCError) {
+  func fail(_ stream: ServerStream, _ error: RPCError) {
     stream.abort(error)
     finishResponse(of: stream)
   }
@@ -603,6 +618,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
           closeSocket()
           return
         }
+        answerReadyCalls()
         if count < readBuffer.count { return scheduleFlush() }
       case .wouldBlock(let wantWrite):
         if wantWrite { setInterest([.read, .write]) }
@@ -677,6 +693,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
     logger.debug("connection closed", metadata: ["grpc.open_calls": "\(streams.count)"])
     let open = streams
     streams.removeAll()
+    readyOnLoop.removeAll()
     for stream in open.values {
       stream.streamClosed = true
       stream.abort(RPCError(code: .unavailable, message: "the connection from \(peer) was lost"))

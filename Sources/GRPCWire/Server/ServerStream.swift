@@ -39,6 +39,9 @@ final class ServerStream: @unchecked Sendable {
   var streamClosed = false
   var deadlineTimer: TimerID?
   var handlerTask: Task<Void, Never>?
+  /// The method's handler when it runs on the loop (``LoopHandler``): called once the
+  /// client has finished its request stream, instead of a task started with the call.
+  var loopHandler: LoopHandler?
   var dataDeferred = false
   /// DATA frames too small for a message prefix received so far (see
   /// ``ServerConnection/tinyDataFrameReceived(_:)``).
@@ -112,6 +115,21 @@ final class ServerStream: @unchecked Sendable {
         if let now { c.resume(with: now) }
       }
     }
+    return try payload(of: frame)
+  }
+
+  /// ``nextRequest()`` for a handler on the loop, called once the client has finished its
+  /// request stream, when every request is here and nothing is waited for.
+  func takeRequest() throws -> [UInt8]? {
+    loop.assertInLoop()
+    guard let ready = shared.withLock({ Self.take(&$0) }) else {
+      throw RPCError(code: .internalError, message: "a request was read before the requests ended")
+    }
+    return try payload(of: ready.get())
+  }
+
+  /// A request taken from the queue, acknowledged to the client and decompressed.
+  private func payload(of frame: MessageDeframer.Frame?) throws -> [UInt8]? {
     returnReadCredit()
     guard let frame else { return nil }
     context?.recordRequest(compressed: frame.compressed)
@@ -191,12 +209,43 @@ final class ServerStream: @unchecked Sendable {
     if let sendBudget {
       try await sendBudget.waitForRoom(stream: id) { shared.withLock { $0.aborted } }
     }
+    let limit = loop.inEventLoop ? min(Self.loopWriteLimit, outboundLimit) : outboundLimit
+    let (schedule, full) = try queueResponse(compress: compress, limit: limit, serialize: serialize)
+    if schedule { loop.execute { self.responseBytesQueued() } }
+    // Under the limit the write is done: no suspension.
+    guard full else { return }
+    try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+      let now = shared.withLock { s -> Result<Void, any Error>? in
+        if let aborted = s.aborted { return .failure(aborted) }
+        if s.outbound.count - s.outboundOffset <= limit { return .success(()) }
+        s.writerWaiting = c
+        s.writerLimit = limit
+        return nil
+      }
+      if let now { c.resume(with: now) }
+    }
+  }
+
+  /// The one response of a unary call whose handler runs on the loop, queued whole: the
+  /// connection has checked its ``SendBudget`` has room, and nothing waits for the queue to
+  /// drain (the status follows the message at once). The connection starts the response.
+  func queueResponseOnLoop(compress: Bool, serialize: (inout [UInt8]) throws -> Void) throws {
+    loop.assertInLoop()
+    _ = try queueResponse(compress: compress, limit: .max, serialize: serialize)
+    shared.withLock { $0.resumeScheduled = false }
+  }
+
+  /// Frames one response message into the outbound queue and counts it against the
+  /// connection's budget: whether the loop must be told (no hop is queued yet) and whether
+  /// more than `limit` now waits unsent.
+  private func queueResponse(
+    compress: Bool, limit: Int, serialize: (inout [UInt8]) throws -> Void
+  ) throws -> (schedule: Bool, full: Bool) {
     var queuedBytes = 0
     var accounted = false
     // A writer that fails before it queues still lets the next waiting one in.
     defer { if !accounted { sendBudget?.queued(0) } }
     let gzip = compress && (connection?.compressionAllowed(for: self) ?? false)
-    let limit = loop.inEventLoop ? min(Self.loopWriteLimit, outboundLimit) : outboundLimit
     let (schedule, full): (Bool, Bool)
     if gzip {
       // Compressed: framed apart, since the prefix needs the compressed length.
@@ -228,23 +277,11 @@ final class ServerStream: @unchecked Sendable {
         return (!s.resumeScheduled, s.outbound.count - s.outboundOffset > limit)
       }
     }
-    // Counted before this writer waits for its own stream below: the connection's other
-    // writers must see these bytes now.
+    // Counted before this writer waits for its own stream: the connection's other writers
+    // must see these bytes now.
     sendBudget?.queued(queuedBytes)
     accounted = true
-    if schedule { loop.execute { self.responseBytesQueued() } }
-    // Under the limit the write is done: no suspension.
-    guard full else { return }
-    try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-      let now = shared.withLock { s -> Result<Void, any Error>? in
-        if let aborted = s.aborted { return .failure(aborted) }
-        if s.outbound.count - s.outboundOffset <= limit { return .success(()) }
-        s.writerWaiting = c
-        s.writerLimit = limit
-        return nil
-      }
-      if let now { c.resume(with: now) }
-    }
+    return (schedule, full)
   }
 
   /// Throws RESOURCE_EXHAUSTED for a message (as framed: compressed, when it is) above the
@@ -258,12 +295,17 @@ final class ServerStream: @unchecked Sendable {
 
   /// The handler is done: `status` and `trailers` go out after the queued responses.
   func finish(_ status: Status, trailers: Metadata) {
-    let schedule = shared.withLock { s -> Bool in
+    if setStatus(status, trailers) { loop.execute { self.connection?.finishResponse(of: self) } }
+  }
+
+  /// ``finish(_:trailers:)`` for a handler on the loop: the connection then finishes the
+  /// response itself, with no hop. False when the call had already ended.
+  func setStatus(_ status: Status, _ trailers: Metadata) -> Bool {
+    shared.withLock { s -> Bool in
       guard s.status == nil, s.aborted == nil else { return false }
       s.status = (status, trailers)
       return true
     }
-    if schedule { loop.execute { self.connection?.finishResponse(of: self) } }
   }
 
   // MARK: Loop side

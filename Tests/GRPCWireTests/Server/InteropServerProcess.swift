@@ -16,14 +16,14 @@ enum InteropServerProcess {
   }
 }
 
-/// Runs `body` with a started `interop-server` and stops it afterwards (SIGTERM, SIGKILL after
+/// Runs `body` with a started `interop-server` (given `arguments`) and stops it afterwards (SIGTERM, SIGKILL after
 /// 10 s), whether `body` returns or throws; returns what `body` returned and how the server
 /// ended.
 func withInteropServer<T>(
-  isolation: isolated (any Actor)? = #isolation,
+  isolation: isolated (any Actor)? = #isolation, arguments: [String] = [],
   _ body: (PeerServer) async throws -> T
 ) async throws -> (result: T, exit: ChildProcess.Exit) {
-  let server = try await InteropServerProcess.start()
+  let server = try await InteropServerProcess.start(arguments: arguments)
   let result = try await withPeerServer(server, grace: .seconds(10), body)
   return (result, server.exitStatus ?? .signalled(SIGKILL))
 }

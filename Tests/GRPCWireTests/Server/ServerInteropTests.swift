@@ -55,6 +55,14 @@ struct ServerInteropTests {
     #expect(exit == .exited(0), "interop-server after SIGTERM: \(exit)")
   }
 
+  @Test("with its unary handlers on the event loop, the server passes every case in a row")
+  func allCasesWithUnaryOnLoop() async throws {
+    let (_, exit) = try await withInteropServer(arguments: ["--unary-on-loop"]) { server in
+      try await Self.expectPass("all", against: server)
+    }
+    #expect(exit == .exited(0), "interop-server after SIGTERM: \(exit)")
+  }
+
   @Test("a passed grpc-timeout ends the call with DEADLINE_EXCEEDED; the server stays usable")
   func deadline() async throws {
     let (_, exit) = try await withInteropServer { server in

@@ -1,18 +1,17 @@
 import Foundation
-import PeerSupport
 
 /// What one run of `Tests/Python/hostile_client.py` saw: its one JSON line, decoded.
 ///
 /// The script documents every key at its top; a key that does not apply to an attack is
 /// absent, hence the optionals. Times are seconds from the attack's start.
-struct AttackReport: Decodable, Sendable, CustomStringConvertible {
+public struct AttackReport: Decodable, Sendable, CustomStringConvertible {
   /// The server's GOAWAY.
-  struct GoAway: Decodable, Sendable {
-    var errorCode: Int
-    var errorName: String
-    var lastStreamID: Int
-    var debug: String
-    var afterSeconds: Double?
+  public struct GoAway: Decodable, Sendable {
+    public var errorCode: Int
+    public var errorName: String
+    public var lastStreamID: Int
+    public var debug: String
+    public var afterSeconds: Double?
 
     enum CodingKeys: String, CodingKey {
       case errorCode = "error_code"
@@ -24,21 +23,21 @@ struct AttackReport: Decodable, Sendable, CustomStringConvertible {
   }
 
   /// One request stream and what came back on it.
-  struct Call: Decodable, Sendable {
+  public struct Call: Decodable, Sendable {
     /// What the attack called it (the method, or the grpc-timeout value sent).
-    var label: String
-    var stream: Int
-    var httpStatus: Int?
+    public var label: String
+    public var stream: Int
+    public var httpStatus: Int?
     /// From the trailers or a trailers-only response; nil when none came.
-    var grpcStatus: Int?
-    var grpcMessage: String?
+    public var grpcStatus: Int?
+    public var grpcMessage: String?
     /// Whole response messages received.
-    var messages: Int
-    var rstName: String?
-    var ended: Bool
+    public var messages: Int
+    public var rstName: String?
+    public var ended: Bool
     /// Whether the response headers echoed the `x-grpc-test-echo-initial` the attack sent:
     /// TestService's handler ran.
-    var handlerEcho: Bool
+    public var handlerEcho: Bool
 
     enum CodingKeys: String, CodingKey {
       case label, stream
@@ -52,34 +51,36 @@ struct AttackReport: Decodable, Sendable, CustomStringConvertible {
     }
   }
 
-  var attack: String
+  public var attack: String
   /// False: the target could not be reached.
-  var connected: Bool
-  var error: String?
-  var elapsedSeconds: Double?
+  public var connected: Bool
+  public var error: String?
+  public var elapsedSeconds: Double?
   /// Whether the server closed the connection while the attack watched.
-  var closed: Bool?
-  var closedAfterSeconds: Double?
-  var goaway: GoAway?
+  public var closed: Bool?
+  public var closedAfterSeconds: Double?
+  public var goaway: GoAway?
   /// One per stream, when the attack opened at most 20.
-  var calls: [Call]?
-  var streamsOpened: Int?
+  public var calls: [Call]?
+  public var streamsOpened: Int?
   /// Streams by the grpc-status they ended with (`"none"`: no status).
-  var grpcStatusCounts: [String: Int]?
-  var rstCounts: [String: Int]?
-  var framesSent: Int?
-  var bytesSent: Int?
-  var prefaceBytes: Int?
-  var connectionsOpen: Int?
+  public var grpcStatusCounts: [String: Int]?
+  public var rstCounts: [String: Int]?
+  public var framesSent: Int?
+  public var bytesSent: Int?
+  public var prefaceBytes: Int?
+  public var connectionsOpen: Int?
   /// The server's CPU time over the hold, as a share of one core.
-  var serverCPUShare: Double?
-  var serverFDs: Int?
-  var serverFDLimit: Int?
+  public var serverCPUShare: Double?
+  public var serverFDs: Int?
+  public var serverFDLimit: Int?
   /// The largest VmRSS of the server the attack sampled (every 100 ms).
-  var serverRSSMaxMiB: Double?
+  public var serverRSSMaxMiB: Double?
+  /// budget-queue: whether the unary call got response headers while the budget was spent.
+  public var unaryHeadersDuringHold: Bool?
 
   /// The JSON line as printed, for failure messages.
-  var line = ""
+  public var line = ""
 
   enum CodingKeys: String, CodingKey {
     case attack, connected, error
@@ -98,20 +99,21 @@ struct AttackReport: Decodable, Sendable, CustomStringConvertible {
     case serverFDs = "server_fds"
     case serverFDLimit = "server_fd_limit"
     case serverRSSMaxMiB = "server_rss_max_mib"
+    case unaryHeadersDuringHold = "unary_headers_during_hold"
   }
 
-  var description: String { line }
+  public var description: String { line }
 
   /// A run that gave no report: the script failed, or could not reach the server.
-  struct Failed: Error, CustomStringConvertible {
-    var description: String
+  public struct Failed: Error, CustomStringConvertible {
+    public var description: String
   }
 
   /// Runs `hostile_client.py <attack> --target 127.0.0.1:<port> <arguments>` to its end.
   ///
   /// Throws ``Failed`` when the script exits non-zero (status 2: it could not connect) or
   /// prints no report, and ``ChildProcessError`` when it is still running after `timeout`.
-  static func run(
+  public static func run(
     _ attack: String, port: Int, _ arguments: [String] = [], timeout: Duration = .seconds(60)
   ) async throws -> AttackReport {
     let output = try await PythonPeer.run(
