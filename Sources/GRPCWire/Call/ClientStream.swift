@@ -13,7 +13,7 @@ internal import FleetSync
 /// since the message cannot complete otherwise and its size is bounded by `maxReceiveSize`.
 /// Bytes of complete messages stay unacknowledged until the caller takes the message, so a
 /// slow reader holds at most one stream window of complete messages plus one partial one.
-final class ClientStream: @unchecked Sendable {
+final class ClientStream: TimerTarget, @unchecked Sendable {
   // @unchecked Sendable: immutable lets, a Mutex, and loop-only vars (see above).
 
   let loop: EventLoop
@@ -36,7 +36,6 @@ final class ClientStream: @unchecked Sendable {
   /// retain and release of it takes the slow path (about 5% of a call's CPU). The cycle with
   /// the connection's stream table is broken when the stream closes (`closed`) or retries.
   var connection: ClientConnection?
-  var headerBlock: [HeaderField] = []
   private var machine = ClientCallStateMachine()
   private var deframer: MessageDeframer
   private var deadlineTimer: TimerID?
@@ -308,15 +307,18 @@ final class ClientStream: @unchecked Sendable {
   func armDeadline() {
     loop.assertInLoop()
     if let deadline, deadlineTimer == nil, !machine.isClosed {
-      deadlineTimer = loop.scheduleTimer(at: deadline) { [self] in
-        deadlineTimer = nil
-        fail(
-          RPCError(
-            code: .deadlineExceeded,
-            message: "the call's deadline of \(Self.describe(timeout!)) passed before it ended"),
-          reset: true)
-      }
+      deadlineTimer = loop.scheduleTimer(at: deadline, target: self)
     }
+  }
+
+  /// The deadline passed (the timer ``armDeadline()`` set).
+  func timerFired() {
+    deadlineTimer = nil
+    fail(
+      RPCError(
+        code: .deadlineExceeded,
+        message: "the call's deadline of \(Self.describe(timeout!)) passed before it ended"),
+      reset: true)
   }
 
   /// nghttp2's data provider: copies request bytes into `buffer`. Returns the count and
@@ -365,12 +367,11 @@ final class ClientStream: @unchecked Sendable {
     connection.resumeData(of: self)
   }
 
-  func receivedHeaders(endStream: Bool) {
+  /// A header block arrived: `fields`, which its connection collected (HTTP/2 sends a
+  /// block's frames back to back, so one buffer per connection serves every stream).
+  func receivedHeaders(_ fields: [HeaderField], endStream: Bool) {
     loop.assertInLoop()
-    // Parsed in place, then emptied. A unary call keeps the storage for its trailers, which
-    // come next; a stream, which may stay open for hours, lets it go (400 bytes per stream).
-    let action = machine.receiveHeaders(headerBlock, endStream: endStream)
-    headerBlock.removeAll(keepingCapacity: oneResponse)
+    let action = machine.receiveHeaders(fields, endStream: endStream)
     switch action {
     case .responseHead(let head):
       let waiters = shared.withLock { s in
@@ -549,7 +550,6 @@ final class ClientStream: @unchecked Sendable {
     streamID = -1
     connection = nil
     dataDeferred = false
-    headerBlock.removeAll()
     deframer = MessageDeframer(maxMessageSize: maxReceiveSize)
     // Not from inside nghttp2's callback: the retry submits to a session.
     loop.execute { pool.start(self) }

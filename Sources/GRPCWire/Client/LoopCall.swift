@@ -11,7 +11,10 @@ package import ProtoRuntime
 /// With interceptors (``ChannelOptions/interceptors``, ``CallOptions/interceptors``), which
 /// are async code, the call runs in a task that prefers the loop; its callbacks still run on
 /// the loop thread.
-package final class LoopCall: Sendable {
+///
+/// A value: copies are handles to the same call (a struct, so starting a call allocates no
+/// handle of its own).
+package struct LoopCall: Sendable {
   private enum Driver {
     case stream(ClientStream)
     case task(Task<Void, Never>)

@@ -45,6 +45,9 @@ final class ClientConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   private var remoteAddress: SocketAddress?
   private var session: OpaquePointer?
   private var streams: [Int32: ClientStream] = [:]
+  /// The header block being received, for whichever stream it belongs to: HTTP/2 sends a
+  /// block's frames back to back, so one buffer, kept between blocks, serves every stream.
+  var headerBlock: [HeaderField] = []
   /// The stream `stream(_:)` found last; always one of `streams` (cleared when it leaves).
   private var lastLookedUp: ClientStream?
   private var waiting: [ClientStream] = []

@@ -173,6 +173,13 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     return timers.insert(deadline, body)
   }
 
+  /// Calls `target.timerFired()` on the loop at `deadline`, holding `target` until then;
+  /// cancel with ``cancelTimer(_:)``. Unlike a closure, costs no allocation.
+  package func scheduleTimer(at deadline: MonotonicInstant, target: any TimerTarget) -> TimerID {
+    assertInLoop()
+    return timers.insert(deadline, .target(target))
+  }
+
   package func cancelTimer(_ id: TimerID) {
     assertInLoop()
     timers.cancel(id)
@@ -220,7 +227,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
       // Work queued from other threads (announced by the wake-up) runs before the timers.
       finishStep()
       let now = MonotonicInstant.now
-      while let due = timers.popDue(now: now) { due() }
+      while let due = timers.popDue(now: now) { due.run() }
       finishStep()
     }
     // Stopped: let go of everything registered. Timer bodies and handlers hold connections

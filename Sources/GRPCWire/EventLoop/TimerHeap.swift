@@ -33,6 +33,26 @@ package struct MonotonicInstant: Comparable, Hashable, Sendable {
   }
 }
 
+/// An object a timer fires on, instead of a closure: scheduling it allocates nothing (a
+/// closure capturing its owner is one allocation per timer, and every call arms one).
+package protocol TimerTarget: AnyObject {
+  /// The timer scheduled with this target is due; runs on the loop.
+  func timerFired()
+}
+
+/// What a timer runs.
+enum TimerBody {
+  case closure(() -> Void)
+  case target(any TimerTarget)
+
+  func run() {
+    switch self {
+    case .closure(let body): body()
+    case .target(let target): target.timerFired()
+    }
+  }
+}
+
 /// Identifies a scheduled timer, for cancelling it: its slot and the slot's generation.
 package struct TimerID: Hashable, Sendable {
   fileprivate var slot: Int32
@@ -57,7 +77,7 @@ struct TimerHeap {
     var generation: UInt32 = 0
     /// Where the slot's entry is in `heap`; -1 when the slot is free.
     var index: Int32 = -1
-    var body: (() -> Void)?
+    var body: TimerBody?
   }
 
   private var heap: [Entry] = []
@@ -68,6 +88,10 @@ struct TimerHeap {
   var count: Int { heap.count }
 
   mutating func insert(_ deadline: MonotonicInstant, _ body: @escaping () -> Void) -> TimerID {
+    insert(deadline, .closure(body))
+  }
+
+  mutating func insert(_ deadline: MonotonicInstant, _ body: TimerBody) -> TimerID {
     let slot: Int32
     if let reused = freeSlots.popLast() {
       slot = reused
@@ -109,7 +133,7 @@ struct TimerHeap {
 
   /// Removes and returns the earliest timer whose deadline has passed. The caller runs it
   /// outside this mutation: a timer body may itself schedule or cancel timers.
-  mutating func popDue(now: MonotonicInstant) -> (() -> Void)? {
+  mutating func popDue(now: MonotonicInstant) -> TimerBody? {
     guard let first = heap.first, first.deadline <= now else { return nil }
     let body = slots[Int(first.slot)].body
     remove(at: 0)

@@ -22,6 +22,9 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   /// Calls answered on the loop whose requests have all arrived, in arrival order: answered
   /// after mem_recv returns, outside nghttp2's callbacks.
   var readyOnLoop: [ServerStream] = []
+  /// The request header block being received (HTTP/2 sends a block's frames back to back,
+  /// so one buffer, kept between blocks, serves every stream).
+  var headerBlock: [HeaderField] = []
   private var output = SessionOutput()
   private var flushScheduled = false
   private var interest: EventLoop.Interest = []
@@ -258,8 +261,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
 
   func requestHeadersReceived(_ stream: ServerStream, endStream: Bool) {
     guard let server else { return }
-    let fields = stream.headerBlock
-    stream.headerBlock.removeAll()
+    let fields = headerBlock
     var method = "", path = "", contentType = "", timeout: Duration? = nil
     var malformedTimeout: String? = nil
     for field in fields {

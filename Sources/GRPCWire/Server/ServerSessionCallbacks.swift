@@ -35,7 +35,9 @@ private func onServerBeginHeaders(
 ) -> Int32 {
   let frame = frame!.pointee
   if frame.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) && frame.headers.cat == NGHTTP2_HCAT_REQUEST {
-    serverConnection(userData).beginStream(frame.hd.stream_id)
+    let owner = serverConnection(userData)
+    owner.headerBlock.clearKeepingUsualCapacity()
+    owner.beginStream(frame.hd.stream_id)
   }
   return 0
 }
@@ -45,8 +47,12 @@ private func onServerHeader(
   _ name: UnsafePointer<UInt8>?, _ nameLength: Int, _ value: UnsafePointer<UInt8>?,
   _ valueLength: Int, _ flags: UInt8, _ userData: UnsafeMutableRawPointer?
 ) -> Int32 {
-  guard let stream = serverConnection(userData).stream(frame!.pointee.hd.stream_id) else { return 0 }
-  stream.headerBlock.appendReceived(
+  // Request headers only: nothing in request trailers matters to gRPC.
+  let frame = frame!.pointee
+  guard frame.headers.cat == NGHTTP2_HCAT_REQUEST else { return 0 }
+  let owner = serverConnection(userData)
+  guard owner.stream(frame.hd.stream_id) != nil else { return 0 }
+  owner.headerBlock.appendReceived(
     name: name, nameLength: nameLength, value: value, valueLength: valueLength)
   return 0
 }

@@ -3,7 +3,7 @@ internal import FleetSync
 /// One call arriving at a server: its HTTP/2 stream as the connection's loop sees it, and its
 /// request and response queues as the handler's task sees them.
 ///
-/// Loop-only: the header block, the request deframer, whether response headers went out,
+/// Loop-only: the request deframer, whether response headers went out,
 /// timers. Shared (decided under `shared`'s lock, acted on outside it): request messages for
 /// the handler, framed response bytes for nghttp2's data provider, the final status.
 ///
@@ -21,7 +21,6 @@ final class ServerStream: @unchecked Sendable {
   var connection: ServerConnection?
 
   // MARK: Loop-only
-  var headerBlock: [HeaderField] = []
   var requestEncoding = ClientCallStateMachine.MessageEncoding.identity
   var acceptsGzip = false
   var deframer = MessageDeframer(maxMessageSize: 4 << 20)

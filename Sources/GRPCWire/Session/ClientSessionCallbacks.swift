@@ -60,9 +60,8 @@ private func onBeginHeaders(
   _ session: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?,
   _ userData: UnsafeMutableRawPointer?
 ) -> Int32 {
-  let hd = frame!.pointee.hd
-  if hd.type == UInt8(NGHTTP2_HEADERS.rawValue) {
-    connection(userData).stream(hd.stream_id)?.headerBlock.removeAll(keepingCapacity: true)
+  if frame!.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) {
+    connection(userData).headerBlock.clearKeepingUsualCapacity()
   }
   return 0
 }
@@ -72,8 +71,9 @@ private func onHeader(
   _ name: UnsafePointer<UInt8>?, _ nameLength: Int, _ value: UnsafePointer<UInt8>?,
   _ valueLength: Int, _ flags: UInt8, _ userData: UnsafeMutableRawPointer?
 ) -> Int32 {
-  guard let stream = connection(userData).stream(frame!.pointee.hd.stream_id) else { return 0 }
-  stream.headerBlock.appendReceived(
+  let owner = connection(userData)
+  guard owner.stream(frame!.pointee.hd.stream_id) != nil else { return 0 }
+  owner.headerBlock.appendReceived(
     name: name, nameLength: nameLength, value: value, valueLength: valueLength)
   return 0
 }
@@ -87,7 +87,7 @@ private func onFrameReceived(
   switch hd.type {
   case UInt8(NGHTTP2_HEADERS.rawValue):
     let endStream = hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
-    owner.stream(hd.stream_id)?.receivedHeaders(endStream: endStream)
+    owner.stream(hd.stream_id)?.receivedHeaders(owner.headerBlock, endStream: endStream)
   case UInt8(NGHTTP2_GOAWAY.rawValue):
     let goAway = frame!.pointee.goaway
     let debugData =

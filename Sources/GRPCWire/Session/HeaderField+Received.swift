@@ -51,4 +51,11 @@ extension [HeaderField] {
     if capacity == 0 { reserveCapacity(12) }
     append(HeaderField(name: name, nameLength: nameLength, value: value, valueLength: valueLength))
   }
+
+  /// Empties a connection's header-block buffer for the next block, keeping its storage
+  /// when it is of the usual size (a gRPC block has about ten fields): every response then
+  /// reuses it, while a huge block a peer sent once is not held for the connection's life.
+  mutating func clearKeepingUsualCapacity() {
+    removeAll(keepingCapacity: capacity <= 32)
+  }
 }

@@ -10,7 +10,7 @@ struct TimerHeapTests {
 
   /// Pops everything due by `now`, running each body; returns what ran, in order.
   func popAll(_ heap: inout TimerHeap, now: UInt64, _ ran: Box) -> [Int] {
-    while let body = heap.popDue(now: at(now)) { body() }
+    while let body = heap.popDue(now: at(now)) { body.run() }
     return ran.values
   }
 
@@ -58,6 +58,33 @@ struct TimerHeapTests {
     #expect(heap.count == 0)
   }
 
+  /// Records its firing; `released` tells when the heap let go of it.
+  final class Target: TimerTarget {
+    let ran: Box
+    let value: Int
+    init(_ ran: Box, _ value: Int) {
+      self.ran = ran
+      self.value = value
+    }
+    func timerFired() { ran.values.append(value) }
+  }
+
+  @Test("a target timer fires its target in deadline order; cancelled, the heap lets go of it")
+  func targets() {
+    var heap = TimerHeap()
+    let ran = Box()
+    _ = heap.insert(at(2), .target(Target(ran, 2)))
+    _ = heap.insert(at(1)) { ran.values.append(1) }
+    weak var cancelled: Target?
+    do {
+      let target = Target(ran, 3)
+      cancelled = target
+      heap.cancel(heap.insert(at(3), .target(target)))
+    }
+    #expect(cancelled == nil, "a cancelled timer still holds its target")
+    #expect(popAll(&heap, now: 5, ran) == [1, 2])
+  }
+
   @Test("a body may insert and cancel timers while the loop pops")
   func reentrant() {
     var heap = TimerHeap()
@@ -65,7 +92,7 @@ struct TimerHeapTests {
     let later = heap.insert(at(10)) { ran.values.append(10) }
     _ = heap.insert(at(1)) { ran.values.append(1) }
     while let body = heap.popDue(now: at(5)) {
-      body()
+      body.run()
       heap.cancel(later)
       _ = heap.insert(at(3)) { ran.values.append(3) }
       break
