@@ -38,8 +38,10 @@ Attacks
                     with END_STREAM), "two" (two empty messages) and "one" (one).
   budget-queue      windows 0 as above; --streams (default 12) TestService/StreamingOutputCall
                     calls, each asking for 4 messages of --size bytes (default 1 MiB), to spend
-                    the server connection's send budget; after --settle seconds one call of
-                    the unary --path (label "unary"), which is watched for --hold seconds
+                    the server connection's send budget (--budget bytes, default 8 MiB:
+                    spent once that many bytes of messages are queued, which their streams'
+                    response HEADERS show); then one call of the unary --path (label
+                    "unary"), which is watched for --hold seconds
                     (`unary_headers_during_hold`); then the streaming calls are reset
                     (CANCEL), the connection's and the unary's windows opened, and the unary
                     waited for up to --wait seconds.
@@ -708,8 +710,12 @@ def attack_budget_queue(args, conn: RawConnection) -> dict:
               for _ in range(args.streams)]
     stalled = list(conn.calls)
     conn.send_preface(settings, then=b"".join(frames))
-    # What the server queues cannot be seen from here: give it time to fill the budget.
-    time.sleep(args.settle)
+    # A stream's response HEADERS go out once its first message is queued, and queued bytes
+    # count against the budget: --budget bytes of messages queued means it is spent.
+    needed = -(-args.budget // args.size)
+    spent = conn.wait(
+        lambda: sum(1 for stream_id in stalled if conn.calls[stream_id].header(":status"))
+        >= needed, args.wait)
     unary_id, unary = conn.request_headers(args.path, label="unary")
     conn.send(unary + conn.data(unary_id, pc.grpc_frame(b""), end_stream=True))
     answered = conn.wait(lambda: bool(conn.calls[unary_id].header(":status")), args.hold)
@@ -726,7 +732,10 @@ def attack_budget_queue(args, conn: RawConnection) -> dict:
     conn.send(resets + opening)
     conn.wait(lambda: conn.closed_after is not None or conn.calls[unary_id].ended_after is not None,
               args.wait)
-    return {"unary_headers_during_hold": answered}
+    report = {"unary_headers_during_hold": answered}
+    if not spent:
+        report["error"] = f"fewer than {needed} streaming calls got response headers"
+    return report
 
 
 ATTACKS = {
@@ -792,7 +801,8 @@ def parse_arguments(argv):
     sub.add_argument("--path", default=TEST_SERVICE + "EmptyCall")
     sub.add_argument("--streams", type=int, default=12)
     sub.add_argument("--size", type=int, default=1 << 20)
-    sub.add_argument("--settle", type=float, default=1)
+    sub.add_argument("--budget", type=int, default=8 << 20,
+                     help="the server connection's send budget (connectionSendBuffer)")
     sub.add_argument("--hold", type=float, default=1)
 
     sub = command("empty-data", wait=10)

@@ -109,6 +109,7 @@ struct LoopHandlerTests {
     arguments: Mode.allCases)
   func waitsForTheSendBudget(_ mode: Mode) async throws {
     let report = try await attack("budget-queue", mode)
+    #expect(report.error == nil, "\(report)")
     #expect(report.unaryHeadersDuringHold == false, "\(report)")
     let unary = try #require(report.calls?.first { $0.label == "unary" }, "\(report)")
     #expect(unary.ended && unary.grpcStatus == 0, "\(report)")
