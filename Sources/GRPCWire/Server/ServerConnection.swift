@@ -327,12 +327,9 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
       })
     stream.context = context
     if let timeout {
-      stream.deadlineTimer = loop.scheduleTimer(at: .now.advanced(by: timeout)) { [stream] in
-        // Strong: the timer is cancelled when the call ends (finishResponse, abort).
-        stream.deadlineTimer = nil
-        stream.abort(RPCError(code: .deadlineExceeded, message: "the call's deadline passed on the server"))
-        self.finishResponse(of: stream)
-      }
+      // The timer holds the stream until it is cancelled, when the call ends
+      // (finishResponse, abort).
+      stream.deadlineTimer = loop.scheduleTimer(at: .now.advanced(by: timeout), target: stream)
     }
     switch handler {
     case .task(let handler):

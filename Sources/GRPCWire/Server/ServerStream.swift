@@ -9,7 +9,7 @@ internal import FleetSync
 ///
 /// Response headers are sent lazily — with the first message, or with the status — so a call
 /// that fails before answering becomes a trailers-only response, as gRPC servers send.
-final class ServerStream: @unchecked Sendable {
+final class ServerStream: TimerTarget, @unchecked Sendable {
   // @unchecked Sendable: immutable lets, a PosixMutex, and loop-only vars (see above).
 
   let loop: EventLoop
@@ -395,6 +395,13 @@ final class ServerStream: @unchecked Sendable {
     writer?.resume(throwing: error)
     sendBudget?.cancel(stream: id, error)
     handlerTask?.cancel()
+  }
+
+  /// The call's deadline (its `grpc-timeout`) passed: it ends with DEADLINE_EXCEEDED.
+  func timerFired() {
+    deadlineTimer = nil
+    abort(RPCError(code: .deadlineExceeded, message: "the call's deadline passed on the server"))
+    connection?.finishResponse(of: self)
   }
 
   /// The stream closed (reset, or its connection went): what it had queued will never be
