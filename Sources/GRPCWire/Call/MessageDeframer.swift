@@ -3,6 +3,10 @@
 ///
 /// Lives on the loop with its stream. A message longer than `maxMessageSize` is refused as soon
 /// as its prefix arrives, before any of it is buffered.
+///
+/// Holds nothing between messages: a stream may stay open for hours after its last message,
+/// and a buffer kept at the size of the last split one would stay as long (following 10,000
+/// trips, one feed stream in twenty had its first update, a whole trip, split across reads).
 struct MessageDeframer {
   /// One complete message as it was on the wire.
   struct Frame {
@@ -20,50 +24,74 @@ struct MessageDeframer {
   }
 
   let maxMessageSize: Int
-  private var buffer: [UInt8] = []
-  private var readIndex = 0
+  /// Bytes of the unfinished message received so far, prefix included; 0 between messages.
+  private var unfinishedCount = 0
+  /// The unfinished message's prefix bytes, big-endian, as far as they have arrived.
+  private var prefix: UInt64 = 0
+  /// The unfinished message's payload so far. Handed over as the frame's payload when the
+  /// message completes, so it is neither copied again nor kept.
+  private var payload: [UInt8] = []
 
   init(maxMessageSize: Int) {
     self.maxMessageSize = maxMessageSize
   }
 
   /// Bytes received that are not yet part of a complete message.
-  var bufferedByteCount: Int { buffer.count - readIndex }
+  var bufferedByteCount: Int { unfinishedCount }
 
   /// Adds `bytes` and returns the messages they complete, in order.
   ///
-  /// With nothing buffered (the common case: DATA frames hold whole messages) messages are
-  /// copied straight out of `bytes`, once; only an unfinished tail is buffered.
+  /// Messages whole in `bytes` (the common case: DATA frames hold whole messages) are copied
+  /// straight out of it, once; a message split across reads is gathered in its own payload
+  /// array, which becomes the frame's.
   mutating func append(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> [Frame] {
     var frames: [Frame] = []
-    if readIndex == buffer.count {
-      buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
-      readIndex = 0
-      let consumed = try parse(bytes, into: &frames)
-      if consumed < bytes.count {
-        buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[consumed...]))
-      }
-      return frames
+    var position = 0
+    if unfinishedCount > 0 {
+      position = try continueUnfinished(bytes, into: &frames)
+      if unfinishedCount > 0 { return frames }
     }
-    buffer.append(contentsOf: bytes)
-    let start = readIndex
-    // withUnsafeBytes cannot forward a typed throw: the outcome travels out as a value.
-    let parsed = buffer.withUnsafeBytes { raw -> Result<Int, Failure> in
-      Result { () throws(Failure) in
-        try parse(UnsafeRawBufferPointer(rebasing: raw[start...]), into: &frames)
-      }
-    }
-    let consumed = try parsed.get()
-    readIndex += consumed
-    // Compact once the consumed prefix dominates, so the buffer never grows without bound.
-    if readIndex == buffer.count {
-      buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
-      readIndex = 0
-    } else if readIndex > 65_536 && readIndex * 2 > buffer.count {
-      buffer.removeSubrange(..<readIndex)
-      readIndex = 0
+    let rest = UnsafeRawBufferPointer(rebasing: bytes[position...])
+    let consumed = try parse(rest, into: &frames)
+    if consumed < rest.count {
+      _ = try continueUnfinished(UnsafeRawBufferPointer(rebasing: rest[consumed...]), into: &frames)
     }
     return frames
+  }
+
+  /// Adds the start of `raw` to the unfinished message (or starts one); returns how many
+  /// bytes it took: all of `raw`, or up to the end of the message, which then goes into
+  /// `frames`.
+  private mutating func continueUnfinished(
+    _ raw: UnsafeRawBufferPointer, into frames: inout [Frame]
+  ) throws(Failure) -> Int {
+    var position = 0
+    while unfinishedCount < 5 {
+      guard position < raw.count else { return position }
+      prefix = prefix << 8 | UInt64(raw[position])
+      position += 1
+      unfinishedCount += 1
+    }
+    let flag = UInt8(truncatingIfNeeded: prefix >> 32)
+    let length = Int(prefix & 0xFFFF_FFFF)
+    if unfinishedCount == 5 && position > 0 {
+      // The prefix has just completed: checked as parse checks a whole one.
+      guard flag <= 1 else { throw .badFlag(flag) }
+      guard length <= maxMessageSize else {
+        throw .tooLarge(announced: length, limit: maxMessageSize)
+      }
+    }
+    let take = min(length - payload.count, raw.count - position)
+    payload.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[position..<position + take]))
+    position += take
+    unfinishedCount += take
+    if payload.count == length {
+      frames.append(Frame(compressed: flag == 1, payload: payload))
+      payload = []
+      prefix = 0
+      unfinishedCount = 0
+    }
+    return position
   }
 
   /// Takes the complete messages at the start of `raw`; returns how many bytes they used.
