@@ -21,22 +21,37 @@ struct SessionOutput {
 
   private var bytes: [UInt8] = []
   private var offset = 0
+  /// Bytes of the last fill that found something to send: the next one reserves as much.
+  private var lastFill = 0
+
+  /// The most capacity kept between fills: a busy tick of small frames.
+  static let keptCapacity = 64 << 10
 
   /// Moves what `session` wants to send into the buffer (up to 1 MiB at a time) and writes it
   /// through `transport`, until nghttp2 has nothing more or the socket is full.
   mutating func flush(_ session: OpaquePointer, through transport: any ByteTransport) -> Outcome {
     while true {
       if offset == bytes.count {
-        bytes.removeAll(keepingCapacity: bytes.capacity <= 4 << 20)
+        // All sent. A larger buffer goes now rather than staying at its high-water mark: a
+        // burst (thousands of calls starting at once) grows it to hundreds of KiB, and a
+        // connection left carrying only quiet long-lived streams would keep that for hours.
+        // Steady bulk writes lose nothing: each fill reserves what the last one held.
+        if bytes.capacity > Self.keptCapacity {
+          bytes = []
+        } else {
+          bytes.removeAll(keepingCapacity: true)
+        }
         offset = 0
         while bytes.count < 1 << 20 {
           var chunk: UnsafePointer<UInt8>? = nil
           let length = nghttp2_session_mem_send(session, &chunk)
           if length < 0 { return .sessionFailed(Int32(length)) }
           if length == 0 { break }
+          if bytes.isEmpty && bytes.capacity < lastFill { bytes.reserveCapacity(lastFill) }
           bytes.append(contentsOf: UnsafeBufferPointer(start: chunk, count: length))
         }
         if bytes.isEmpty { return .drained }
+        lastFill = bytes.count
       }
       let result = bytes.withUnsafeBytes { raw in
         transport.write(UnsafeRawBufferPointer(rebasing: raw[offset...]))
