@@ -167,9 +167,7 @@ extension TripModel {
         }
         call = try lane.channel.startServerStreaming(
           FleetFeed.TripFeed.watchTrip, watchRequest(sending: versions), prepared: prepared,
-          deserializer: Merging(model: self, generation: generation, answer: .feed),
-          onMessage: { [self] merged in applied(merged, generation: generation) },
-          onEnd: { [self] error in watchEnded(error, token: token, generation: generation) })
+          receiver: FeedReceiver(model: self, generation: generation, token: token))
       }
     } catch {
       failed(PollFailure(error: error, token: token), generation: generation)
@@ -354,6 +352,29 @@ extension TripModel {
       return delay.map { scheduleNext(generation, after: $0, &state) }
     }
     if let next { lane.scheduler.schedule(self, generation: generation, at: next) }
+  }
+
+  /// A feed stream's receiver: merges each update into its model and hands the end to it, on
+  /// the loop. The stream holds it for as long as it is open, often the whole trip.
+  final class FeedReceiver: ServerStreamReceiver {
+    let model: TripModel
+    let generation: UInt64
+    /// The token the stream was opened with, dropped if the server refuses it.
+    let token: AccessToken
+
+    init(model: TripModel, generation: UInt64, token: AccessToken) {
+      self.model = model
+      self.generation = generation
+      self.token = token
+    }
+
+    var deserializer: Merging { Merging(model: model, generation: generation, answer: .feed) }
+
+    func received(_ merged: Merged) { model.applied(merged, generation: generation) }
+
+    func ended(_ error: RPCError?) {
+      model.watchEnded(error, token: token, generation: generation)
+    }
   }
 
   /// A failed call: the error, and the token it carried (nil when getting the token failed
