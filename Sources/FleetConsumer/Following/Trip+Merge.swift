@@ -80,7 +80,8 @@ extension FleetEngine.Trip {
       trip.vehicleWaypoints = v
     }
     try trip.mergeRoute(m)
-    if let v = try changed(m.current_route_segment_end_point, trip.currentRouteSegmentEndPoint) {
+    if var v = try changed(m.current_route_segment_end_point, trip.currentRouteSegmentEndPoint) {
+      trip.shareStop(of: &v, as: m.current_route_segment_end_point)
       trip.currentRouteSegmentEndPoint = v
     }
     if let p = m.remaining_distance_meters, p.pointee.value != trip.remainingDistanceMeters {
@@ -119,6 +120,36 @@ extension FleetEngine.Trip {
       !first.pathToWaypoint.sharesStorage(with: route), first.pathToWaypoint == route
     else { return }
     remainingWaypoints[0].pathToWaypoint = route
+  }
+
+  /// Makes the locations of the remaining waypoints and of the current route segment's end
+  /// share the storage of this trip's pickup, drop-off or intermediate destination when they
+  /// are the same place, as they usually are (a waypoint is one of the trip's stops, and the
+  /// segment ends at the first of them): a followed trip then keeps one copy of each stop, not
+  /// up to three. For a trip just decoded from `c`; a merge shares the waypoints it decodes as
+  /// it goes.
+  mutating func shareStopLocations(as c: UnsafePointer<CMessage>) {
+    // The stops taken out first: reading them from `self` while a waypoint of `self` is
+    // being changed would overlap the two accesses.
+    let stops = OwnStops(self)
+    let m = c.pointee
+    if let list = m.remaining_waypoints, remainingWaypoints.count == m.n_remaining_waypoints {
+      for index in remainingWaypoints.indices {
+        stops.share(&remainingWaypoints[index], as: list[index])
+      }
+    }
+    if currentRouteSegmentEndPoint != nil {
+      stops.share(&currentRouteSegmentEndPoint!, as: m.current_route_segment_end_point)
+    }
+  }
+
+  /// Gives `waypoint`, just decoded from `p`, the location of this trip's own stop at the same
+  /// place, if there is one.
+  private func shareStop(
+    of waypoint: inout FleetEngine.TripWaypoint,
+    as p: UnsafeMutablePointer<FleetEngine.TripWaypoint.CMessage>?
+  ) {
+    OwnStops(self).share(&waypoint, as: p)
   }
 
   /// The route, its encoded form and its traffic: kept unless their version moved.
@@ -197,7 +228,9 @@ extension FleetEngine.Trip {
       if index < remainingWaypoints.count, remainingWaypoints[index].matches(cMessage: p) {
         return (remainingWaypoints[index], true)
       }
-      return (try FleetEngine.TripWaypoint(cMessage: p), false)
+      var decoded = try FleetEngine.TripWaypoint(cMessage: p)
+      shareStop(of: &decoded, as: p)
+      return (decoded, false)
     }
     let type = FleetEngine.WaypointType(rawValue: Int32(truncatingIfNeeded: w.waypoint_type.rawValue))
     if let stop = remainingWaypoints.firstIndex(where: {
@@ -212,7 +245,9 @@ extension FleetEngine.Trip {
       let changed = try waypoint.takeAllButPath(p)
       return (waypoint, !changed && stop == index)
     }
-    return (try withHeldPath(FleetEngine.TripWaypoint(cMessage: p), pathsChanged), false)
+    var decoded = try withHeldPath(FleetEngine.TripWaypoint(cMessage: p), pathsChanged)
+    shareStop(of: &decoded, as: p)
+    return (decoded, false)
   }
 
   /// A decoded waypoint with no path, given the path and traffic of the first held waypoint
@@ -313,6 +348,37 @@ extension Array {
   fileprivate func sharesStorage(with other: [Element]) -> Bool {
     withUnsafeBufferPointer { mine in
       other.withUnsafeBufferPointer { theirs in mine.baseAddress == theirs.baseAddress }
+    }
+  }
+}
+
+/// A trip's own stops, whose locations its waypoints share.
+private struct OwnStops {
+  let pickup: FleetEngine.TerminalLocation?
+  let dropoff: FleetEngine.TerminalLocation?
+  let intermediate: [FleetEngine.TerminalLocation]
+
+  init(_ trip: FleetEngine.Trip) {
+    pickup = trip.pickupPoint
+    dropoff = trip.dropoffPoint
+    intermediate = trip.intermediateDestinations
+  }
+
+  /// Replaces the location of `waypoint`, decoded from `p`, with the stop that decoding its
+  /// location would give, if there is one. Compared with the wire's values, not with `==`,
+  /// which equates -0.0 with 0.0 and strings spelled in different bytes: the shared stop is
+  /// then exactly what the server sent.
+  func share(
+    _ waypoint: inout FleetEngine.TripWaypoint,
+    as p: UnsafeMutablePointer<FleetEngine.TripWaypoint.CMessage>?
+  ) {
+    guard waypoint.location != nil, let location = p?.pointee.location else { return }
+    if let stop = pickup, stop.matches(cMessage: location) {
+      waypoint.location = stop
+    } else if let stop = dropoff, stop.matches(cMessage: location) {
+      waypoint.location = stop
+    } else if let stop = intermediate.first(where: { $0.matches(cMessage: location) }) {
+      waypoint.location = stop
     }
   }
 }

@@ -259,6 +259,7 @@ struct TripFollower {
       if trip == nil {
         var first = try FleetEngine.Trip(cMessage: response)
         first.shareFirstPathWithRoute()
+        first.shareStopLocations(as: response)
         trip = first
       } else {
         try trip!.merge(cMessage: response)
