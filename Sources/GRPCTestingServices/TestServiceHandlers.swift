@@ -12,7 +12,7 @@ typealias Service = GRPCTesting.TestService
 public enum TestServiceHandlers {
   /// Registers every TestService method on `server` (before it starts); with
   /// `unaryOnLoop`, the unary ones run on the server's event loop with no task
-  /// (``GRPCServer/register(unary:interceptors:onLoop:)``).
+  /// (``GRPCServer/registerOnLoop(unary:interceptors:_:)``).
   public static func register(on server: GRPCServer, unaryOnLoop: Bool = false) {
     unary(Service.emptyCall, on: server, onLoop: unaryOnLoop) { _, context in
       echoMetadata(context)
@@ -65,7 +65,7 @@ public enum TestServiceHandlers {
     _ handler: @escaping @Sendable (Request, ServerContext) throws -> Response
   ) {
     if onLoop {
-      server.register(unary: method, onLoop: handler)
+      server.registerOnLoop(unary: method, handler)
     } else {
       server.register(unary: method) { request, context in try handler(request, context) }
     }

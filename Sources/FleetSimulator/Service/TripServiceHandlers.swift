@@ -43,7 +43,7 @@ struct TripServiceHandlers: Sendable {
   ) {
     let faults = core.faults
     guard faults.options.latency > .zero else {
-      return server.register(unary: method, onLoop: handler)
+      return server.registerOnLoop(unary: method, handler)
     }
     server.register(unary: method) { request, context in
       try await faults.delay()

@@ -24,10 +24,14 @@ extension GRPCServer {
   /// memory: it must neither block nor compute for long, since every connection of its loop
   /// waits while it runs. With interceptors (the server's or these), which are async code,
   /// each call runs as a task instead, as other handlers do.
-  public func register<Request, Response>(
+  ///
+  /// A method of its own name, not a `register(unary:)` overload: Swift would pick a
+  /// synchronous overload for any trailing closure that does not `await`, and move existing
+  /// handlers onto the loop unasked.
+  public func registerOnLoop<Request, Response>(
     unary path: String, deserializer: some MessageDeserializer<Request>,
     serializer: some MessageSerializer<Response>, interceptors: [any ServerInterceptor] = [],
-    onLoop handler: @escaping @Sendable (Request, ServerContext) throws -> Response
+    _ handler: @escaping @Sendable (Request, ServerContext) throws -> Response
   ) {
     addOnLoop(path, interceptors) { stream, context in
       let request = try Self.onlyRequestOnLoop(stream, context, deserializer)
@@ -89,14 +93,14 @@ extension GRPCServer {
   }
 
   /// Serves a unary method of our protos on the event loop (see
-  /// ``register(unary:deserializer:serializer:interceptors:onLoop:)``).
-  public func register<Request: ProtoMessage, Response: ProtoMessage>(
+  /// ``registerOnLoop(unary:deserializer:serializer:interceptors:_:)``).
+  public func registerOnLoop<Request: ProtoMessage, Response: ProtoMessage>(
     unary method: ProtoMethod<Request, Response>, interceptors: [any ServerInterceptor] = [],
-    onLoop handler: @escaping @Sendable (Request, ServerContext) throws -> Response
+    _ handler: @escaping @Sendable (Request, ServerContext) throws -> Response
   ) {
-    register(
+    registerOnLoop(
       unary: method.path, deserializer: ProtoDeserializer(), serializer: ProtoSerializer(),
-      interceptors: interceptors, onLoop: handler)
+      interceptors: interceptors, handler)
   }
 
   /// Serves a server-streaming method of our protos.

@@ -8,7 +8,7 @@ internal import Glibc
 /// `:path` to handlers of the four call kinds.
 ///
 /// Register handlers, then ``start(host:port:)``; handlers run as tasks, one per call, except
-/// unary handlers registered `onLoop`, which run on the event loop with no task. A
+/// unary handlers registered with `registerOnLoop`, which run on the event loop with no task. A
 /// handler that throws an ``RPCError`` answers with its status (and details); any other
 /// error answers UNKNOWN. A client's RST_STREAM or a passed deadline cancels the handler's
 /// task. ``shutdown(gracePeriod:)`` sends GOAWAY, lets calls finish, then ends them.

@@ -5,7 +5,7 @@ import Testing
 
 @testable import GRPCWire
 
-/// Unary handlers registered `onLoop`: answered on the connection's event loop with no task,
+/// Unary handlers registered with `registerOnLoop`: answered on the connection's event loop with no task,
 /// and, against a raw HTTP/2 client, held to the rules a task-run handler keeps — request
 /// cardinality, and the connection's send budget. The raw-client cases run against
 /// `interop-server` with and without `--unary-on-loop`, so both paths answer alike.
@@ -26,14 +26,14 @@ struct LoopHandlerTests {
     defer { loop.shutdown() }
     let server = GRPCServer(eventLoop: loop)
     let seen = PosixMutexBox<(inLoop: Bool, hadTask: Bool)?>(nil)
-    server.register(unary: Service.unaryCall, onLoop: { request, _ in
+    server.registerOnLoop(unary: Service.unaryCall) { request, _ in
       seen.set((loop.inEventLoop, withUnsafeCurrentTask { $0 != nil }))
       var response = GRPCTesting.SimpleResponse()
       var payload = GRPCTesting.Payload()
       payload.body = [UInt8](repeating: 7, count: Int(request.responseSize))
       response.payload = payload
       return response
-    })
+    }
     let port = try await server.start()
     let channel = GRPCChannel(host: "127.0.0.1", port: port)
     defer { channel.close() }
@@ -46,13 +46,31 @@ struct LoopHandlerTests {
     await server.shutdown(gracePeriod: .seconds(1))
   }
 
+  /// `register(unary:)` with a closure that does not await must stay a task: only
+  /// `registerOnLoop` moves a handler onto the loop.
+  @Test("register(unary:) with a closure that never awaits still runs it in a task")
+  func plainRegisterStaysATask() async throws {
+    let server = GRPCServer()
+    let inTask = PosixMutexBox<Bool?>(nil)
+    server.register(unary: Service.emptyCall) { _, _ in
+      inTask.set(withUnsafeCurrentTask { $0 != nil })
+      return GRPCTesting.Empty()
+    }
+    let port = try await server.start()
+    let channel = GRPCChannel(host: "127.0.0.1", port: port)
+    defer { channel.close() }
+    _ = try await channel.unary(Service.emptyCall, GRPCTesting.Empty())
+    #expect(inTask.get() == true)
+    await server.shutdown(gracePeriod: .seconds(1))
+  }
+
   @Test("a thrown RPCError is the call's status, with the trailing metadata the handler set")
   func thrownStatus() async throws {
     let server = GRPCServer()
-    server.register(unary: Service.emptyCall, onLoop: { _, context in
+    server.registerOnLoop(unary: Service.emptyCall) { _, context in
       context.setTrailingMetadata(["x-why": "because"])
       throw RPCError(code: .failedPrecondition, message: "not now")
-    })
+    }
     let port = try await server.start()
     let channel = GRPCChannel(host: "127.0.0.1", port: port)
     defer { channel.close() }
@@ -72,10 +90,10 @@ struct LoopHandlerTests {
     var options = ServerOptions()
     options.interceptors = [RecordingInterceptor(calls: calls)]
     let server = GRPCServer(options: options)
-    server.register(unary: Service.emptyCall, onLoop: { _, _ in
+    server.registerOnLoop(unary: Service.emptyCall) { _, _ in
       calls.set(calls.get() + [withUnsafeCurrentTask { $0 != nil } ? "handler in a task" : "no task"])
       return GRPCTesting.Empty()
-    })
+    }
     let port = try await server.start()
     let channel = GRPCChannel(host: "127.0.0.1", port: port)
     defer { channel.close() }
