@@ -416,7 +416,7 @@ final class ServerConnection: EventHandler, TickEndHandler, @unchecked Sendable 
   }
 
   /// A request broke the rules: answer with `error`'s status and stop the handler.
-  func fail(_ stream: ServerStream, _ error: RPCError) {
+  private func fail(_ stream: ServerStream, _ error: RPCError) {
     stream.abort(error)
     finishResponse(of: stream)
   }

@@ -209,7 +209,8 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
       try await sendBudget.waitForRoom(stream: id) { shared.withLock { $0.aborted } }
     }
     let limit = loop.inEventLoop ? min(Self.loopWriteLimit, outboundLimit) : outboundLimit
-    let (schedule, full) = try queueResponse(compress: compress, limit: limit, serialize: serialize)
+    let (schedule, full) = try queueResponse(
+      compress: compress, limit: limit, announce: true, serialize: serialize)
     if schedule { loop.execute { self.responseBytesQueued() } }
     // Under the limit the write is done: no suspension.
     guard full else { return }
@@ -230,15 +231,15 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   /// drain (the status follows the message at once). The connection starts the response.
   func queueResponseOnLoop(compress: Bool, serialize: (inout [UInt8]) throws -> Void) throws {
     loop.assertInLoop()
-    _ = try queueResponse(compress: compress, limit: .max, serialize: serialize)
-    shared.withLock { $0.resumeScheduled = false }
+    _ = try queueResponse(compress: compress, limit: .max, announce: false, serialize: serialize)
   }
 
   /// Frames one response message into the outbound queue and counts it against the
   /// connection's budget: whether the loop must be told (no hop is queued yet) and whether
-  /// more than `limit` now waits unsent.
+  /// more than `limit` now waits unsent. Without `announce` (a caller on the loop that starts
+  /// the response itself) no hop is claimed.
   private func queueResponse(
-    compress: Bool, limit: Int, serialize: (inout [UInt8]) throws -> Void
+    compress: Bool, limit: Int, announce: Bool, serialize: (inout [UInt8]) throws -> Void
   ) throws -> (schedule: Bool, full: Bool) {
     var queuedBytes = 0
     var accounted = false
@@ -255,8 +256,8 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
         if let aborted = s.aborted { throw aborted }
         s.outbound.append(contentsOf: bytes)
         queuedBytes = bytes.count
-        defer { s.resumeScheduled = true }
-        return (!s.resumeScheduled, s.outbound.count - s.outboundOffset > limit)
+        defer { if announce { s.resumeScheduled = true } }
+        return (announce && !s.resumeScheduled, s.outbound.count - s.outboundOffset > limit)
       }
     } else {
       // The message is serialised into the queue under the lock: no buffer of its own, no
@@ -272,8 +273,8 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
           throw error
         }
         queuedBytes = s.outbound.count - start
-        defer { s.resumeScheduled = true }
-        return (!s.resumeScheduled, s.outbound.count - s.outboundOffset > limit)
+        defer { if announce { s.resumeScheduled = true } }
+        return (announce && !s.resumeScheduled, s.outbound.count - s.outboundOffset > limit)
       }
     }
     // Counted before this writer waits for its own stream: the connection's other writers

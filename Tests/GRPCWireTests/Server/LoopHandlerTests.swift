@@ -1,4 +1,3 @@
-import FleetSync
 import GRPCTestingProtos
 import PeerSupport
 import Testing
@@ -25,9 +24,9 @@ struct LoopHandlerTests {
     let loop = EventLoop(name: "loop-handler-test")
     defer { loop.shutdown() }
     let server = GRPCServer(eventLoop: loop)
-    let seen = PosixMutexBox<(inLoop: Bool, hadTask: Bool)?>(nil)
+    let seen = Observed<(inLoop: Bool, hadTask: Bool)?>(nil)
     server.registerOnLoop(unary: Service.unaryCall) { request, _ in
-      seen.set((loop.inEventLoop, withUnsafeCurrentTask { $0 != nil }))
+      seen.update { $0 = (loop.inEventLoop, withUnsafeCurrentTask { $0 != nil }) }
       var response = GRPCTesting.SimpleResponse()
       var payload = GRPCTesting.Payload()
       payload.body = [UInt8](repeating: 7, count: Int(request.responseSize))
@@ -41,7 +40,7 @@ struct LoopHandlerTests {
     request.responseSize = 100_000
     let response = try await channel.unary(Service.unaryCall, request)
     #expect(response.message.payload?.body == [UInt8](repeating: 7, count: 100_000))
-    let (inLoop, hadTask) = try #require(seen.get())
+    let (inLoop, hadTask) = try #require(seen.value)
     #expect(inLoop && !hadTask, "inLoop \(inLoop), in a task \(hadTask)")
     await server.shutdown(gracePeriod: .seconds(1))
   }
@@ -51,16 +50,16 @@ struct LoopHandlerTests {
   @Test("register(unary:) with a closure that never awaits still runs it in a task")
   func plainRegisterStaysATask() async throws {
     let server = GRPCServer()
-    let inTask = PosixMutexBox<Bool?>(nil)
+    let inTask = Observed<Bool?>(nil)
     server.register(unary: Service.emptyCall) { _, _ in
-      inTask.set(withUnsafeCurrentTask { $0 != nil })
+      inTask.update { $0 = withUnsafeCurrentTask { $0 != nil } }
       return GRPCTesting.Empty()
     }
     let port = try await server.start()
     let channel = GRPCChannel(host: "127.0.0.1", port: port)
     defer { channel.close() }
     _ = try await channel.unary(Service.emptyCall, GRPCTesting.Empty())
-    #expect(inTask.get() == true)
+    #expect(inTask.value == true)
     await server.shutdown(gracePeriod: .seconds(1))
   }
 
@@ -86,19 +85,20 @@ struct LoopHandlerTests {
   /// wraps, as any other handler.
   @Test("with an interceptor the handler runs in a task, inside the interceptor")
   func interceptedRunsInATask() async throws {
-    let calls = PosixMutexBox<[String]>([])
+    let calls = Observed<[String]>([])
     var options = ServerOptions()
     options.interceptors = [RecordingInterceptor(calls: calls)]
     let server = GRPCServer(options: options)
     server.registerOnLoop(unary: Service.emptyCall) { _, _ in
-      calls.set(calls.get() + [withUnsafeCurrentTask { $0 != nil } ? "handler in a task" : "no task"])
+      let inTask = withUnsafeCurrentTask { $0 != nil }
+      calls.update { $0.append(inTask ? "handler in a task" : "no task") }
       return GRPCTesting.Empty()
     }
     let port = try await server.start()
     let channel = GRPCChannel(host: "127.0.0.1", port: port)
     defer { channel.close() }
     _ = try await channel.unary(Service.emptyCall, GRPCTesting.Empty())
-    #expect(calls.get() == ["intercepted", "handler in a task"])
+    #expect(calls.value == ["intercepted", "handler in a task"])
     await server.shutdown(gracePeriod: .seconds(1))
   }
 
@@ -136,20 +136,12 @@ struct LoopHandlerTests {
 
 /// Records that it ran, then runs the call.
 private struct RecordingInterceptor: ServerInterceptor {
-  let calls: PosixMutexBox<[String]>
+  let calls: Observed<[String]>
 
   func intercept(
     _ context: ServerContext, next: (ServerContext) async throws -> Void
   ) async throws {
-    calls.set(calls.get() + ["intercepted"])
+    calls.update { $0.append("intercepted") }
     try await next(context)
   }
-}
-
-/// A value shared with a handler on another thread.
-final class PosixMutexBox<Value: Sendable>: Sendable {
-  private let value: PosixMutex<Value>
-  init(_ value: Value) { self.value = PosixMutex(value) }
-  func get() -> Value { value.withLock { $0 } }
-  func set(_ new: Value) { value.withLock { $0 = new } }
 }
