@@ -1,0 +1,149 @@
+internal import CGRPCSystem
+internal import Glibc
+internal import Logging
+
+/// Connecting: TCP to each address in turn, then TLS, then our preface and SETTINGS; ready
+/// once the server's SETTINGS arrive, all within the connect timeout.
+extension ClientConnection {
+  /// Connects to the first of `addresses` that accepts, within `timeout` for TCP, TLS and the
+  /// server's first SETTINGS together.
+  func connect(to addresses: [SocketAddress], timeout: Duration) {
+    loop.assertInLoop()
+    guard case .idle = state else { return }
+    state = .connecting(addresses: addresses, index: 0, failures: [])
+    logger.debug("connecting", metadata: ["grpc.addresses": "\(addresses.map { "\($0)" })"])
+    connectTimer = loop.scheduleTimer(at: .now.advanced(by: timeout)) { [self] in
+      connectTimer = nil
+      close(with: RPCError(
+        code: .unavailable,
+        message: "connecting to \(target) timed out after \(ClientStream.describe(timeout)) "
+          + "(\(connectPhase))"))
+    }
+    attemptConnect()
+  }
+
+  /// Name resolution failed (it runs off the loop).
+  func resolutionFailed(_ error: RPCError) {
+    loop.assertInLoop()
+    close(with: error)
+  }
+
+  var connectPhase: String {
+    switch state {
+    case .idle, .connecting: "no TCP connection"
+    case .handshaking: "TLS handshake unfinished"
+    case .awaitingSettings: "the server sent no HTTP/2 SETTINGS"
+    case .ready, .closed: "done"
+    }
+  }
+
+  func attemptConnect() {
+    guard case .connecting(let addresses, let index, var failures) = state else { return }
+    guard index < addresses.count else {
+      close(
+        with: RPCError(
+          code: .unavailable,
+          message: "cannot connect to \(target): " + failures.joined(separator: "; ")))
+      return
+    }
+    let address = addresses[index]
+    let socketFD = socket(
+      address.family,
+      Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard socketFD >= 0 else {
+      failures.append("\(address): socket: \(errnoDescription(errno))")
+      state = .connecting(addresses: addresses, index: index + 1, failures: failures)
+      return attemptConnect()
+    }
+    _ = fleet_set_tcp_nodelay(socketFD)
+    let result = address.withSockAddr { Glibc.connect(socketFD, $0, $1) }
+    if result == 0 || errno == EINPROGRESS {
+      let session = HTTP2Session(loop: loop, fd: socketFD)
+      session.role = self
+      self.session = session
+      remoteAddress = address
+      setInterest(.write)
+      if result == 0 { tcpConnected() }
+    } else {
+      failures.append("\(address): \(errnoDescription(errno))")
+      Glibc.close(socketFD)
+      state = .connecting(addresses: addresses, index: index + 1, failures: failures)
+      attemptConnect()
+    }
+  }
+
+  func tcpConnectFinished() {
+    guard case .connecting(let addresses, let index, var failures) = state, let session else { return }
+    var error: Int32 = 0
+    var length = socklen_t(MemoryLayout<Int32>.size)
+    getsockopt(session.fd, SOL_SOCKET, SO_ERROR, &error, &length)
+    if error == 0 {
+      tcpConnected()
+      return
+    }
+    failures.append("\(addresses[index]): \(errnoDescription(error))")
+    session.closeTransport()
+    self.session = nil
+    state = .connecting(addresses: addresses, index: index + 1, failures: failures)
+    attemptConnect()
+  }
+
+  func tcpConnected() {
+    guard let session else { return }
+    if let tls {
+      do {
+        session.transport = try TLSTransport(
+          fd: session.fd, context: tls.context, verifyName: tls.verifyName, target: target)
+      } catch {
+        close(with: error)
+        return
+      }
+      state = .handshaking
+      continueHandshake()
+    } else {
+      session.transport = PlainTransport(fd: session.fd)
+      startSession()
+    }
+  }
+
+  func continueHandshake() {
+    guard case .handshaking = state, let transport = session?.transport else { return }
+    switch transport.handshake() {
+    case .done: startSession()
+    case .wantRead: setInterest(.read)
+    case .wantWrite: setInterest(.write)
+    case .failed(let error):
+      logger.warning("TLS handshake failed", metadata: ["grpc.error": "\(error.message)"])
+      close(with: error)
+    }
+  }
+
+  /// TCP (and TLS) are up: send our preface and SETTINGS, then wait for the server's.
+  func startSession() {
+    guard let session, session.start(.client, settings: settings) else {
+      return close(with: .interrupted("the connection to \(target) failed: nghttp2 could not queue our SETTINGS"))
+    }
+    state = .awaitingSettings
+    setInterest(.read)
+    scheduleFlush()
+  }
+
+  /// The server's SETTINGS arrived: the connection is ready.
+  func settingsReceived() {
+    guard case .awaitingSettings = state else { return }
+    state = .ready
+    becameReady = true
+    if let remoteAddress { logger[metadataKey: "grpc.peer"] = "\(remoteAddress)" }
+    logger.debug(
+      "connection ready", metadata: ["grpc.max_concurrent_streams": "\(maxConcurrentStreams)"])
+    if let connectTimer {
+      loop.cancelTimer(connectTimer)
+      self.connectTimer = nil
+    }
+    let pending = waiting
+    waiting.removeAll()
+    for stream in pending { submit(stream) }
+    scheduleKeepalive()
+    pool?.connectionReady(self)
+  }
+}

@@ -1,0 +1,240 @@
+internal import CNGHTTP2
+internal import Logging
+
+/// Requests as nghttp2 reports them (inside mem_recv): streams begin, headers are checked and
+/// a handler started, bodies read, streams closed.
+extension ServerConnection {
+  func beginStream(_ id: Int32) {
+    if let idleTimer {
+      loop.cancelTimer(idleTimer)
+      self.idleTimer = nil
+    }
+    let stream = ServerStream(loop: loop, id: id)
+    stream.connection = self
+    streams[id] = stream
+  }
+
+  func stream(_ id: Int32) -> ServerStream? { streams[id] }
+
+  func headersBegin(_ frame: UnsafePointer<nghttp2_frame>) {
+    if frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST { beginStream(frame.pointee.hd.stream_id) }
+  }
+
+  /// Request headers only: nothing in request trailers matters to gRPC.
+  func keepsHeaderFields(of frame: UnsafePointer<nghttp2_frame>) -> Bool {
+    frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST && streams[frame.pointee.hd.stream_id] != nil
+  }
+
+  func frameReceived(_ frame: UnsafePointer<nghttp2_frame>) {
+    lastFrameAt = .now
+    let hd = frame.pointee.hd
+    let ack = hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0
+    switch hd.type {
+    case UInt8(NGHTTP2_SETTINGS.rawValue):
+      if !ack { clientSettingsReceived() }
+      return
+    case UInt8(NGHTTP2_PING.rawValue):
+      if ack { pingOutstanding = false } else { pingReceived() }
+      return
+    default:
+      break
+    }
+    guard let stream = streams[hd.stream_id] else { return }
+    let endStream = hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+    switch hd.type {
+    case UInt8(NGHTTP2_HEADERS.rawValue):
+      if frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST {
+        requestHeadersReceived(stream, endStream: endStream)
+      } else if endStream {
+        // Request trailers: nothing in them matters to gRPC; the request stream is over.
+        endRequests(stream)
+      }
+    case UInt8(NGHTTP2_DATA.rawValue):
+      if endStream {
+        endRequests(stream)
+      } else if hd.length < MessageFramer.prefixLength {
+        tinyDataFrameReceived(stream)
+      }
+    default:
+      break
+    }
+  }
+
+  func dataReceived(streamID: Int32, _ bytes: UnsafeRawBufferPointer) {
+    guard let stream = streams[streamID] else {
+      // A stream no longer tracked: its bytes still count against the connection's window.
+      return consume(streamID: streamID, bytes.count, streamOpen: false)
+    }
+    // Answered already (refused, or the handler is done): nothing will read what comes.
+    guard !stream.ignoresRequests else {
+      return consume(streamID: stream.id, bytes.count, streamOpen: true)
+    }
+    if let error = stream.receivedData(bytes) { fail(stream, error) }
+  }
+
+  /// A DATA frame of fewer than 5 bytes that did not end the stream: past
+  /// ``ServerOptions/maxTinyFramesPerStream`` of them on one stream, the connection ends with
+  /// ENHANCE_YOUR_CALM.
+  func tinyDataFrameReceived(_ stream: ServerStream) {
+    stream.tinyFrames += 1
+    guard stream.tinyFrames > options.maxTinyFramesPerStream, let nghttp2 = session.nghttp2 else { return }
+    logger.notice(
+      "too many tiny DATA frames: GOAWAY ENHANCE_YOUR_CALM",
+      metadata: ["grpc.stream_id": "\(stream.id)", "grpc.frames": "\(stream.tinyFrames)"])
+    // Inside mem_recv: nghttp2 sends the GOAWAY and stops reading; the flush then closes.
+    // Out of memory even for that: close without it, once mem_recv has returned.
+    if nghttp2_session_terminate_session(nghttp2, HTTP2ErrorCode.enhanceYourCalm) != 0 {
+      loop.execute { [weak self] in self?.closeSocket() }
+    }
+  }
+
+  func clientSettingsReceived() {
+    guard let handshakeTimer else { return }
+    loop.cancelTimer(handshakeTimer)
+    self.handshakeTimer = nil
+  }
+
+  func requestHeadersReceived(_ stream: ServerStream, endStream: Bool) {
+    guard let server else { return }
+    let fields = session.headerBlock
+    var method = "", path = "", contentType = "", timeout: Duration? = nil
+    var malformedTimeout: String? = nil
+    for field in fields {
+      switch field.name {
+      case ":method": method = field.value
+      case ":path": path = field.value
+      case "content-type": contentType = field.value
+      case "grpc-timeout":
+        timeout = GRPCTimeout.parse(field.value)
+        if timeout == nil { malformedTimeout = field.value }
+      case "grpc-encoding":
+        switch field.value {
+        case "identity": stream.requestEncoding = .identity
+        case "gzip": stream.requestEncoding = .gzip
+        default: stream.requestEncoding = .unsupported(field.value)
+        }
+      case "grpc-accept-encoding":
+        stream.acceptsGzip = Self.listsGzip(field.value)
+      default: continue
+      }
+    }
+    guard method == "POST" else {
+      return respondEarly(stream, Status(code: .unimplemented, message: "gRPC needs POST, not \(method)"), httpStatus: 405)
+    }
+    guard contentType.hasPrefix("application/grpc") else {
+      return respondEarly(
+        stream, Status(code: .internalError, message: "content-type '\(contentType)' is not gRPC"),
+        httpStatus: 415)
+    }
+    if case .unsupported(let name) = stream.requestEncoding {
+      return respondEarly(
+        stream,
+        Status(code: .unimplemented, message: "this server does not support grpc-encoding '\(name)'"))
+    }
+    guard let handler = server.handler(for: path) else {
+      return respondEarly(stream, Status(code: .unimplemented, message: "unknown method \(path)"))
+    }
+    // PROTOCOL-HTTP2.md: at most 8 digits and one unit. A value we cannot read is not
+    // silently dropped (the call would run with no deadline); a zero one has already passed.
+    if let malformedTimeout {
+      return respondEarly(
+        stream,
+        Status(code: .internalError, message: "malformed grpc-timeout '\(malformedTimeout.prefix(32))'"))
+    }
+    if timeout == .zero {
+      return respondEarly(
+        stream, Status(code: .deadlineExceeded, message: "the call's deadline passed before it reached the server"))
+    }
+    stream.deframer = MessageDeframer(maxMessageSize: server.maxReceiveMessageSize)
+    stream.maxSendMessageSize = server.options.maxSendMessageSize
+    stream.maxRequestSize = server.maxReceiveMessageSize
+    stream.outboundLimit = server.options.streamSendBuffer
+    stream.sendBudget = sendBudget
+    let loop = self.loop
+    let context = ServerContext(
+      path: path,
+      requestMetadata: Metadata(receivedHeaders: fields.lazy.map { (name: $0.name, value: $0.value) }),
+      timeout: timeout, peer: peer, maxSendMessageSize: server.options.maxSendMessageSize,
+      dropConnection: { [self] in
+        // Strong: the context lives in the stream, which this connection lets go of when the
+        // stream closes.
+        loop.execute { self.drop() }
+      })
+    stream.context = context
+    if let timeout {
+      // The timer holds the stream until it is cancelled, when the call ends
+      // (finishResponse, abort).
+      stream.deadlineTimer = loop.scheduleTimer(at: .now.advanced(by: timeout), target: stream)
+    }
+    switch handler {
+    case .task(let handler):
+      let executor: (any TaskExecutor)? = server.options.handlersRunOnEventLoop ? loop : nil
+      stream.handlerTask = Task(executorPreference: executor) {
+        await handler(stream, context)
+      }
+    case .onLoop(let handler):
+      stream.loopHandler = handler
+    }
+    if endStream { endRequests(stream) }
+  }
+
+  /// Whether a `grpc-accept-encoding` value (comma-separated names, spaces allowed around
+  /// them) lists gzip. Read byte by byte: it is parsed on every call.
+  static func listsGzip(_ list: String) -> Bool {
+    if list == "identity,gzip" { return true }
+    var list = list
+    return list.withUTF8 { bytes in
+      var start = 0
+      while start <= bytes.count {
+        var end = start
+        while end < bytes.count && bytes[end] != UInt8(ascii: ",") { end += 1 }
+        var low = start, high = end
+        while low < high && bytes[low] == UInt8(ascii: " ") { low += 1 }
+        while high > low && bytes[high - 1] == UInt8(ascii: " ") { high -= 1 }
+        if high - low == 4 && bytes[low] == UInt8(ascii: "g") && bytes[low + 1] == UInt8(ascii: "z")
+          && bytes[low + 2] == UInt8(ascii: "i") && bytes[low + 3] == UInt8(ascii: "p")
+        {
+          return true
+        }
+        start = end + 1
+      }
+      return false
+    }
+  }
+
+  /// Acknowledges `count` request bytes read (or dropped): the client may send as many more.
+  func consume(streamID: Int32, _ count: Int, streamOpen: Bool) {
+    loop.assertInLoop()
+    guard let nghttp2 = session.nghttp2, count > 0 else { return }
+    ReceiveCredit.acknowledge(
+      count, streamID: streamID, streamOpen: streamOpen && streams[streamID] != nil, in: nghttp2)
+    scheduleFlush()
+  }
+
+  /// The client finished its request stream: a call answered on the loop is answered once
+  /// mem_recv has returned (``answerReadyCalls()``).
+  func endRequests(_ stream: ServerStream) {
+    if let error = stream.requestsEnded() { return fail(stream, error) }
+    if stream.loopHandler != nil { readyOnLoop.append(stream) }
+  }
+
+  func streamClosed(_ id: Int32, errorCode: UInt32) {
+    guard let stream = streams.removeValue(forKey: id) else { return }
+    stream.streamClosed = true
+    // Closed before the handler finished: the client reset it (or the connection ended).
+    stream.abort(RPCError(code: .cancelled, message: "the client cancelled the call"))
+    stream.discardQueues()
+    guard streams.isEmpty else { return }
+    armIdleTimer()
+    // Inside nghttp2's stream-close callback: close once it has returned. A server shutting
+    // down closes with a final GOAWAY; a draining connection (shutting down drains too)
+    // closes once its own GOAWAY has gone.
+    if shuttingDown {
+      loop.execute { [weak self] in
+        self?.close(cancelling: RPCError(code: .unavailable, message: "the server is shutting down"))
+      }
+    } else if draining {
+      loop.execute { [weak self] in self?.closeIfDrained() }
+    }
+  }
+}

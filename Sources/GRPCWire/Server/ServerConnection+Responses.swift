@@ -1,0 +1,145 @@
+internal import CNGHTTP2
+internal import Logging
+
+/// Responses (on the loop): headers, the body nghttp2 pulls from the stream's queue, and the
+/// trailers; trailers-only answers for calls refused or finished without a body.
+extension ServerConnection {
+  /// A request broke the rules: answer with `error`'s status and stop the handler.
+  func fail(_ stream: ServerStream, _ error: RPCError) {
+    stream.abort(error)
+    finishResponse(of: stream)
+  }
+
+  /// Answers at once with `status` and no handler (trailers-only).
+  func respondEarly(_ stream: ServerStream, _ status: Status, httpStatus: Int = 200) {
+    stream.responseStarted = true
+    stream.ignoresRequests = true
+    var fields = [
+      HeaderField(name: ":status", value: "\(httpStatus)"),
+      HeaderField(name: "content-type", value: "application/grpc"),
+      // compression.md: an UNIMPLEMENTED for an unknown grpc-encoding says what we accept.
+      HeaderField(name: "grpc-accept-encoding", value: "identity,gzip"),
+    ]
+    fields.append(pairs: status.headerFields())
+    let submitted = HeaderBlock.withNameValues(fields) { nva, count in
+      nghttp2_submit_response(session.nghttp2, stream.id, nva, count, nil)
+    }
+    checkSubmitted(submitted, stream)
+  }
+
+  func compressionAllowed(for stream: ServerStream) -> Bool {
+    stream.acceptsGzip && (stream.context?.compressResponses ?? false)
+  }
+
+  func responseBytesQueued(for stream: ServerStream) {
+    loop.assertInLoop()
+    guard !stream.streamClosed, let nghttp2 = session.nghttp2 else { return }
+    if !stream.responseStarted {
+      startResponse(stream)
+    } else if stream.dataDeferred {
+      stream.dataDeferred = false
+      checkSubmitted(nghttp2_session_resume_data(nghttp2, stream.id), stream)
+    }
+  }
+
+  /// The handler finished (or the call was aborted): status and trailers follow the body.
+  func finishResponse(of stream: ServerStream) {
+    loop.assertInLoop()
+    guard !stream.streamClosed, session.nghttp2 != nil else { return }
+    stream.ignoresRequests = true
+    if let deadlineTimer = stream.deadlineTimer {
+      loop.cancelTimer(deadlineTimer)
+      stream.deadlineTimer = nil
+    }
+    if !stream.responseStarted, let (status, trailers) = stream.finishedWithoutBody {
+      // Nothing was sent: a trailers-only response carries status and metadata together.
+      var metadata = stream.context?.initialMetadata ?? Metadata()
+      metadata.add(contentsOf: trailers)
+      respondEarly(stream, status, metadata: metadata)
+      return
+    }
+    responseBytesQueued(for: stream)
+  }
+
+  func respondEarly(_ stream: ServerStream, _ status: Status, metadata: Metadata) {
+    stream.responseStarted = true
+    var fields = [
+      HeaderField(name: ":status", value: "200"),
+      HeaderField(name: "content-type", value: "application/grpc"),
+    ]
+    fields.append(pairs: status.headerFields())
+    fields.append(pairs: metadata.headerFields())
+    let submitted = HeaderBlock.withNameValues(fields) { nva, count in
+      nghttp2_submit_response(session.nghttp2, stream.id, nva, count, nil)
+    }
+    checkSubmitted(submitted, stream)
+  }
+
+  func startResponse(_ stream: ServerStream) {
+    stream.responseStarted = true
+    pingStrikes = 0
+    var fields = [
+      HeaderField(name: ":status", value: "200"),
+      HeaderField(name: "content-type", value: "application/grpc"),
+      HeaderField(name: "grpc-accept-encoding", value: "identity,gzip"),
+    ]
+    if stream.acceptsGzip { fields.append(HeaderField(name: "grpc-encoding", value: "gzip")) }
+    fields.append(pairs: (stream.context?.initialMetadata ?? Metadata()).headerFields())
+    var provider = nghttp2_data_provider()
+    provider.source.ptr = Unmanaged.passUnretained(stream).toOpaque()
+    provider.read_callback = onResponseBodyRead
+    let submitted = HeaderBlock.withNameValues(fields) { nva, count in
+      nghttp2_submit_response(session.nghttp2, stream.id, nva, count, &provider)
+    }
+    checkSubmitted(submitted, stream)
+  }
+
+  /// Called from the data provider once the body is over: the trailers.
+  func submitTrailers(for stream: ServerStream, status: Status, trailers: Metadata) {
+    var fields: [HeaderField] = []
+    fields.append(pairs: status.headerFields())
+    fields.append(pairs: trailers.headerFields())
+    let submitted = HeaderBlock.withNameValues(fields) { nva, count in
+      nghttp2_submit_trailer(session.nghttp2, stream.id, nva, count)
+    }
+    checkSubmitted(submitted, stream)
+  }
+
+  /// A response part nghttp2 refused (out of memory, or fields it will not send): the call
+  /// cannot be answered as it is, so it is reset with INTERNAL_ERROR; if even that fails,
+  /// the connection goes.
+  func checkSubmitted(_ result: Int32, _ stream: ServerStream) {
+    scheduleFlush()
+    guard result != 0, let nghttp2 = session.nghttp2 else { return }
+    let reset = nghttp2_submit_rst_stream(
+      nghttp2, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, HTTP2ErrorCode.internalError)
+    if reset != 0 { loop.execute { [weak self] in self?.closeSocket() } }
+  }
+}
+
+extension [HeaderField] {
+  /// Appends `Status` or `Metadata` header fields in place, without a mapped array between.
+  fileprivate mutating func append(pairs: [(name: String, value: String)]) {
+    for pair in pairs { append(HeaderField(name: pair.name, value: pair.value)) }
+  }
+}
+
+/// The response body: nghttp2 pulls framed messages from the stream's queue; when the handler
+/// is done and the queue is empty, the body ends without END_STREAM and the trailers follow.
+private func onResponseBodyRead(
+  _ session: OpaquePointer?, _ streamID: Int32, _ buffer: UnsafeMutablePointer<UInt8>?,
+  _ length: Int, _ flags: UnsafeMutablePointer<UInt32>?,
+  _ source: UnsafeMutablePointer<nghttp2_data_source>?, _ userData: UnsafeMutableRawPointer?
+) -> Int {
+  let stream = Unmanaged<ServerStream>.fromOpaque(source!.pointee.ptr).takeUnretainedValue()
+  guard let (count, status) = stream.readOutbound(into: UnsafeMutableRawBufferPointer(start: buffer, count: length)) else {
+    return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+  }
+  guard let connection = stream.connection else { return count }
+  if count > 0 { connection.responseDataSent() }
+  if let (status, trailers) = status {
+    flags!.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue) | UInt32(NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue)
+    connection.submitTrailers(for: stream, status: status, trailers: trailers)
+  }
+  return count
+}

@@ -1,0 +1,181 @@
+internal import CNGHTTP2
+internal import Glibc
+
+/// What a connection's role (``ClientConnection`` or ``ServerConnection``) makes of the
+/// events of its ``HTTP2Session``. The frame events come from inside
+/// `nghttp2_session_mem_recv`: bytes handed over are valid only during the call.
+protocol HTTP2SessionRole: EventHandler {
+  /// A HEADERS frame begins; its fields follow.
+  func headersBegin(_ frame: UnsafePointer<nghttp2_frame>)
+  /// Whether the fields of this header block go into the session's `headerBlock`.
+  func keepsHeaderFields(of frame: UnsafePointer<nghttp2_frame>) -> Bool
+  /// A whole frame arrived (for HEADERS, after its fields).
+  func frameReceived(_ frame: UnsafePointer<nghttp2_frame>)
+  /// Body bytes of a stream arrived.
+  func dataReceived(streamID: Int32, _ bytes: UnsafeRawBufferPointer)
+  /// nghttp2 is done with a stream (ended both ways, or reset).
+  func streamClosed(_ streamID: Int32, errorCode: UInt32)
+  /// What one read brought went through nghttp2 (outside its callbacks); false stops
+  /// reading, because the connection is closed.
+  func readProcessed() -> Bool
+  /// The end-of-tick flush the session scheduled: write, and act on how it went.
+  func flush()
+}
+
+/// The HTTP/2 half of a connection, for both roles: its socket (through a plain or TLS
+/// ``ByteTransport``), its nghttp2 session with the one callback table, the bytes nghttp2
+/// wants to send, and which readiness the loop watches for.
+///
+/// Loop-only, owned by one connection (its role), which it tells of every event. Reads go
+/// into the loop's buffer and straight into `nghttp2_session_mem_recv`; everything nghttp2
+/// queues during one loop tick goes out in one write at its end.
+final class HTTP2Session: TickEndHandler {
+  enum Role {
+    case client, server
+  }
+
+  /// How a read ended when the connection did not go on.
+  enum ReadEnd {
+    /// The peer broke HTTP/2; nghttp2 has queued a GOAWAY saying how.
+    case brokeProtocol(String)
+    /// The peer closed the connection.
+    case closed
+    /// Reading failed, for the reason said.
+    case failed(String)
+  }
+
+  let loop: EventLoop
+  let fd: Int32
+  /// Plain or TLS; nil before the role sets it (a client still connecting) and once closed.
+  var transport: (any ByteTransport)?
+  /// The nghttp2 session: nil before ``start(_:settings:)`` and after ``end()``.
+  private(set) var nghttp2: OpaquePointer?
+  /// The header block being received, for whichever stream it belongs to: HTTP/2 sends a
+  /// block's frames back to back, so one buffer, kept between blocks, serves every stream.
+  var headerBlock: [HeaderField] = []
+  /// Unowned: the role owns the session, and every call into the role comes from one of its
+  /// own calls (mem_recv, mem_send) or from the flush it scheduled, which holds it.
+  unowned(unsafe) var role: (any HTTP2SessionRole)?
+  private var output = SessionOutput()
+  private var interest: EventLoop.Interest
+  /// The role, held until the end-of-tick flush it is owed has run.
+  private var flushOwed: (any HTTP2SessionRole)?
+  private var socketOpen = true
+
+  /// `fd`: a connected (or connecting) socket, watched for `interest` so far.
+  init(loop: EventLoop, fd: Int32, interest: EventLoop.Interest = []) {
+    self.loop = loop
+    self.fd = fd
+    self.interest = interest
+  }
+
+  deinit {
+    if let nghttp2 { nghttp2_session_del(nghttp2) }
+    transport?.close()
+  }
+
+  /// Makes the nghttp2 session and queues our SETTINGS (the client's preface goes first);
+  /// false if nghttp2 cannot (out of memory).
+  func start(_ role: Role, settings: HTTP2Settings) -> Bool {
+    let session = makeSession(role, userData: Unmanaged.passUnretained(self).toOpaque())
+    nghttp2 = session
+    return settings.submit(to: session)
+  }
+
+  /// Whether nghttp2 wants neither to read nor to write: the session is over.
+  var isOver: Bool {
+    guard let nghttp2 else { return true }
+    return nghttp2_session_want_read(nghttp2) == 0 && nghttp2_session_want_write(nghttp2) == 0
+  }
+
+  // MARK: I/O
+
+  func setInterest(_ wanted: EventLoop.Interest) {
+    guard socketOpen, let role else { return }
+    loop.changeInterest(fd, from: &interest, to: wanted, role)
+  }
+
+  /// Reads what is there, up to `budget`, so one busy connection cannot starve the loop;
+  /// nil while the connection goes on (a flush is then scheduled), else why it ended.
+  func read(_ budget: ReadBudget) -> ReadEnd? {
+    guard let transport, let nghttp2, let role else { return nil }
+    let buffer = UnsafeMutableRawBufferPointer(rebasing: loop.readBuffer[..<budget.bytes])
+    for _ in 0..<budget.reads {
+      switch transport.read(into: buffer) {
+      case .bytes(let count):
+        let consumed = nghttp2_session_mem_recv(
+          nghttp2, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count)
+        if consumed < 0 { return .brokeProtocol(nghttp2Error(Int32(consumed))) }
+        guard role.readProcessed() else { return nil }
+        if count < buffer.count {
+          scheduleFlush()
+          return nil
+        }
+      case .wouldBlock(let wantWrite):
+        if wantWrite { setInterest([.read, .write]) }
+        scheduleFlush()
+        return nil
+      case .closed:
+        return .closed
+      case .failed(let reason):
+        return .failed(reason)
+      }
+    }
+    scheduleFlush()
+    return nil
+  }
+
+  /// Flushes at the end of this tick (once, however often asked).
+  func scheduleFlush() {
+    guard flushOwed == nil, transport != nil, let role else { return }
+    flushOwed = role
+    loop.runAtEndOfTick(self)
+  }
+
+  func tickEnded() {
+    let role = flushOwed
+    flushOwed = nil
+    role?.flush()
+  }
+
+  /// Moves what nghttp2 wants to send into the output buffer and writes it, many frames per
+  /// write; then watches for what comes next (reads, and writes while the socket is full).
+  func flush() -> SessionOutput.Outcome {
+    guard let nghttp2, let transport else { return .drained }
+    let outcome = output.flush(nghttp2, through: transport)
+    switch outcome {
+    case .drained: setInterest(.read)
+    case .wouldBlock(let wantWrite): setInterest(wantWrite ? [.read, .write] : .read)
+    case .closed, .writeFailed, .sessionFailed: break
+    }
+    return outcome
+  }
+
+  // MARK: Closing
+
+  /// Stops watching the socket and closes it (with its TLS); nghttp2's session stays, for the
+  /// role to read its streams from, until ``end()``.
+  func closeTransport() {
+    guard socketOpen else { return }
+    setInterest([])
+    socketOpen = false
+    if let transport {
+      self.transport = nil
+      transport.close()
+    } else {
+      Glibc.close(fd)
+    }
+  }
+
+  /// Releases nghttp2's session.
+  func end() {
+    guard let nghttp2 else { return }
+    self.nghttp2 = nil
+    nghttp2_session_del(nghttp2)
+  }
+}
+
+/// nghttp2's text for one of its error codes.
+func nghttp2Error(_ code: Int32) -> String {
+  String(cString: nghttp2_strerror(code))
+}
