@@ -343,33 +343,6 @@ struct FleetFollowTests {
     #expect(result.stderr.contains("Usage") || result.stderr.contains("Error"))
   }
 
-  @Test("--help exits 0 and says what happens without --endpoint (the demo)")
-  func help() async throws {
-    let result = try await FleetFollowProcess.run(["--help"])
-    #expect(result.status == 0)
-    #expect(result.stdout.contains("Without --endpoint it runs the demo"))
-    #expect(result.stdout.contains("--stream"))
-    #expect(result.stdout.contains("--token-command"))
-    #expect(result.stdout.contains("--keepalive-interval"))
-    #expect(result.stdout.contains("--keepalive-timeout"))
-  }
-
-  @Test("without --json it prints a readable view and still exits 0 after COMPLETE")
-  func readableView() async throws {
-    let engine = try SharedFakeEngine.engine()
-    let name = FakeScript.tripName()
-    try engine.add([name: Lifecycle.steps(tripName: name)])
-    let result = try await FleetFollowProcess.run([
-      "--endpoint", "127.0.0.1:\(engine.server.port)", "--plaintext", "--trip-name", name,
-      "--token", "x", "--poll-interval", "0.1",
-    ])
-    #expect(result.status == 0, "\(result)")
-    #expect(result.lines.count == 6)
-    #expect(result.stdout.contains("status ENROUTE_TO_PICKUP"))
-    #expect(result.stdout.contains("vehicle at 52.490000,13.380000"))
-    #expect(!result.stdout.contains("{"))
-  }
-
   /// The contract's structural rules on any output: every line a JSON object with an
   /// `event`; each `trip` line lists exactly the names of the event lines that follow it up
   /// to the next `trip` or `error` line; error lines carry every key.

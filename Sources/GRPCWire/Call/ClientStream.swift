@@ -36,28 +36,28 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
   /// retain and release of it takes the slow path (about 5% of a call's CPU). The cycle with
   /// the connection's stream table is broken when the stream closes (`closed`) or retries.
   var connection: ClientConnection?
-  private var machine = ClientCallStateMachine()
-  private var deframer: MessageDeframer
-  private var deadlineTimer: TimerID?
+  var machine = ClientCallStateMachine()
+  var deframer: MessageDeframer
+  var deadlineTimer: TimerID?
   /// Acknowledgement owed for complete messages handed to the caller but not yet read.
-  private var owedBytes = 0
-  private var streamClosed = false
+  var owedBytes = 0
+  var streamClosed = false
   /// The data provider said "deferred": new request bytes must resume it.
   var dataDeferred = false
   /// The channel's pool, which starts this stream again on another connection after a
   /// transparent retry; set by the channel before the stream is started (a stored reference,
   /// not a closure: one allocation fewer per call).
   var pool: ConnectionPool?
-  private var transparentRetries = 0
+  var transparentRetries = 0
   /// The call's driver when no task waits on it (a ``LoopCall``): told of the messages (if
   /// it streams them) and of the end, on the loop, after nghttp2's callbacks have returned.
   /// Set before the stream is started; cleared once the end is handed over.
   var observer: (any ClientStreamObserver)?
 
   // MARK: Shared
-  private let shared: PosixMutex<Shared>
+  let shared: PosixMutex<Shared>
 
-  private struct Shared {
+  struct Shared {
     var outbound: [UInt8] = []
     var outboundOffset = 0
     /// Until the call is committed (response headers arrived, or too much was sent to keep),
@@ -114,7 +114,7 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
   /// A call's outcome with the error boxed: every call carries room for its outcome while it
   /// runs (for hours, for a feed stream), and an inline `RPCError` is 88 bytes of it. A failure
   /// costs one allocation; a success none.
-  private enum End {
+  enum End {
     case success(Metadata)
     indirect case failure(RPCError)
   }
@@ -129,7 +129,7 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
   /// A unary or client-streaming call: a second response message ends it at once.
   let oneResponse: Bool
   /// Response messages received so far (loop only).
-  private var messagesReceived = 0
+  var messagesReceived = 0
 
   /// How much framed request data may wait unsent before `write` suspends.
   static let outboundLimit = 1 << 20
@@ -157,171 +157,6 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
     self.deadline = timeout.map { MonotonicInstant.now.advanced(by: $0) }
     self.deframer = MessageDeframer(maxMessageSize: maxReceiveSize)
     self.shared = PosixMutex(Shared(outbound: initialRequest, outboundFinished: finished))
-  }
-
-  // MARK: Caller side
-
-  /// Queues one framed request message, suspending while too much is already queued.
-  /// Throws the call's error (or CANCELLED-like "call ended") once the call is over.
-  func write(_ framed: [UInt8], finish: Bool) async throws {
-    let (scheduleResume, full, ended) = shared.withLock { s -> (Bool, Bool, RPCError?) in
-      if let outcome = s.outcome { return (false, false, Self.endError(outcome)) }
-      guard !s.outboundFinished else {
-        return (false, false, RPCError(code: .internalError, message: "write after the request stream was finished"))
-      }
-      s.outbound.append(contentsOf: framed)
-      s.outboundFinished = finish
-      s.messagesWritten += 1
-      defer { s.resumeScheduled = true }
-      return (!s.resumeScheduled, s.outbound.count - s.outboundOffset > Self.outboundLimit, nil)
-    }
-    if let ended { throw ended }
-    if scheduleResume { loop.execute { self.resumeData() } }
-    // Under the limit the write is done without suspending.
-    guard full else { return }
-    try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-      let resumeNow = shared.withLock { s -> Result<Void, RPCError>? in
-        if let outcome = s.outcome { return .failure(Self.endError(outcome)) }
-        if s.outbound.count - s.outboundOffset <= Self.outboundLimit { return .success(()) }
-        s.writerWaiting = c
-        return nil
-      }
-      if let resumeNow { c.resume(with: resumeNow) }
-    }
-  }
-
-  /// Half-closes the request stream (no more messages).
-  func finishRequests() {
-    let schedule = shared.withLock { s -> Bool in
-      guard !s.outboundFinished, s.outcome == nil else { return false }
-      s.outboundFinished = true
-      defer { s.resumeScheduled = true }
-      return !s.resumeScheduled
-    }
-    if schedule { loop.execute { self.resumeData() } }
-  }
-
-  /// The response headers' metadata; throws the call's error if it ended without them.
-  func initialMetadata() async throws -> Metadata {
-    try await withCheckedThrowingContinuation { (c: CheckedContinuation<Metadata, any Error>) in
-      let now = shared.withLock { s -> Result<Metadata, any Error>? in
-        if let head = s.head { return .success(head.metadata) }
-        if let outcome = s.outcome {
-          switch outcome {
-          case .success: return .success(Metadata())
-          case .failure(let error): return .failure(error)
-          }
-        }
-        s.headWaiters.append(c)
-        return nil
-      }
-      if let now { c.resume(with: now) }
-    }
-  }
-
-  /// The next response message, nil once the call ended OK; throws the call's error.
-  func nextMessage() async throws -> Received? {
-    // A message already here (the usual case while a stream runs ahead of its reader) is
-    // taken without suspending: no continuation, no hop through the executor.
-    let (ready, scheduleCredit) = shared.withLock { s in Self.take(&s) }
-    if scheduleCredit { loop.execute { self.returnHeldCredit() } }
-    if let ready { return try ready.get() }
-    return try await withCheckedThrowingContinuation {
-      (c: CheckedContinuation<Received?, any Error>) in
-      let (now, scheduleCredit) = shared.withLock { s -> (Result<Received?, any Error>?, Bool) in
-        let (now, schedule) = Self.take(&s)
-        if now == nil { s.readerWaiting = c }
-        return (now, schedule)
-      }
-      if scheduleCredit { loop.execute { self.returnHeldCredit() } }
-      if let now { c.resume(with: now) }
-    }
-  }
-
-  /// The next buffered message, or the end of the call, or nil when the reader must wait; and
-  /// whether read credit is now due back to the loop (at most one such hop is pending).
-  private static func take(_ s: inout Shared) -> (Result<Received?, any Error>?, Bool) {
-    if s.framesHead < s.frames.count {
-      let received = s.frames[s.framesHead]
-      s.frames[s.framesHead] = Received(
-        frame: .init(compressed: false, payload: []), encoding: .identity, owed: 0)
-      s.framesHead += 1
-      s.bufferedBytes -= received.frame.payload.count
-      if s.framesHead == s.frames.count {
-        s.frames.removeAll(keepingCapacity: true)
-        s.framesHead = 0
-      }
-      s.creditToReturn += received.owed
-      var schedule = false
-      if !s.creditScheduled && (s.creditToReturn >= creditBatch || s.frames.isEmpty) {
-        s.creditScheduled = true
-        schedule = true
-      }
-      return (.success(received), schedule)
-    }
-    if let outcome = s.outcome {
-      switch outcome {
-      case .success: return (.success(nil), false)
-      case .failure(let error): return (.failure(error), false)
-      }
-    }
-    return (nil, false)
-  }
-
-  /// Waits until the call is over, then returns every message not yet read, the outcome and
-  /// the response headers' metadata (nil without response headers): one suspension for a
-  /// unary or client-streaming call, however its response arrives.
-  nonisolated(nonsending) func awaitEnd() async
-    -> (messages: [Received], outcome: CallOutcome, headMetadata: Metadata?)
-  {
-    await withUnsafeContinuation { (c: UnsafeContinuation<Void, Never>) in
-      let done = shared.withLock { s -> Bool in
-        if s.outcome != nil { return true }
-        s.endWaiters.append(c)
-        return false
-      }
-      if done { c.resume() }
-    }
-    return takeEnd()
-  }
-
-  /// Once the call is over: every message not yet read, the outcome and the response
-  /// headers' metadata (see ``awaitEnd()``).
-  func takeEnd() -> (messages: [Received], outcome: CallOutcome, headMetadata: Metadata?) {
-    shared.withLock { s in
-      let rest = s.framesHead == 0 ? s.frames : Array(s.frames[s.framesHead...])
-      s.frames = []
-      s.framesHead = 0
-      s.bufferedBytes = 0
-      return (rest, s.outcome!, s.head?.metadata)
-    }
-  }
-
-  /// The outcome, once the call is over.
-  var outcome: CallOutcome? { shared.withLock { $0.outcome } }
-
-  /// What interceptors learn of the call once the caller is done with it: the response
-  /// headers' metadata, the outcome (nil while a reset is on its way), messages written and
-  /// responses delivered.
-  var progress: (head: Metadata?, outcome: CallOutcome?, written: Int, delivered: Int) {
-    shared.withLock { ($0.head?.metadata, $0.outcome, $0.messagesWritten, $0.messagesDelivered) }
-  }
-
-  /// Payload bytes of complete responses received but not yet read.
-  var bufferedResponseBytes: Int { shared.withLock { $0.bufferedBytes } }
-
-  /// Ends the call from the caller's side (task cancelled, body finished early): resets the
-  /// stream with CANCEL unless it is already over.
-  func cancel(_ error: RPCError) {
-    loop.execute { self.fail(error, reset: true) }
-  }
-
-  private static func endError(_ outcome: CallOutcome) -> RPCError {
-    switch outcome {
-    case .success:
-      RPCError(code: .failedPrecondition, message: "the call has already ended")
-    case .failure(let error): error
-    }
   }
 
   // MARK: Loop side
@@ -391,7 +226,7 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
   }
 
   /// New request bytes or a half-close arrived from the caller.
-  private func resumeData() {
+  func resumeData() {
     loop.assertInLoop()
     shared.withLock { $0.resumeScheduled = false }
     guard dataDeferred, !streamClosed, let connection else { return }
@@ -399,141 +234,6 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
     connection.resumeData(of: self)
   }
 
-  /// A header block arrived: `fields`, which its connection collected (HTTP/2 sends a
-  /// block's frames back to back, so one buffer per connection serves every stream).
-  func receivedHeaders(_ fields: [HeaderField], endStream: Bool) {
-    loop.assertInLoop()
-    let action = machine.receiveHeaders(fields, endStream: endStream)
-    switch action {
-    case .responseHead(let head):
-      let waiters = shared.withLock { s in
-        s.head = head
-        s.committed = true
-        // Committed, so never replayed: a request already sent whole (a server-streaming
-        // call's, which may stay open for hours) lets its bytes go now, not with the stream.
-        if s.outboundFinished && s.outboundOffset == s.outbound.count {
-          s.outbound = []
-          s.outboundOffset = 0
-        }
-        return s.headWaiters.exchange([])
-      }
-      for waiter in waiters { waiter.resume(returning: head.metadata) }
-    case .finished(let outcome):
-      // Trailers saying OK while part of a message is still buffered: the response was cut
-      // short, and calling it a success would drop that message without a word.
-      if case .success = outcome, deframer.bufferedByteCount > 0 {
-        finish(
-          .failure(
-            RPCError(
-              code: .internalError,
-              message: "the server ended the call inside a message: \(deframer.bufferedByteCount) "
-                + "bytes of an unfinished message were left over")),
-          reset: false)
-        return
-      }
-      finish(outcome, reset: false)
-    case .protocolViolation(let error):
-      finish(.failure(error), reset: true)
-    case .ignore:
-      break
-    }
-  }
-
-  func receivedData(_ bytes: UnsafeRawBufferPointer) {
-    loop.assertInLoop()
-    switch machine.receiveData() {
-    case .ignore:
-      // The call is over (we cancelled it); the bytes still count against the connection.
-      connection?.consume(streamID: streamID, bytes.count, streamOpen: false)
-    case .protocolViolation(let error):
-      connection?.consume(streamID: streamID, bytes.count, streamOpen: false)
-      finish(.failure(error), reset: true)
-    case .accept(let encoding):
-      let partialBefore = deframer.bufferedByteCount
-      let frames: [MessageDeframer.Frame]
-      do {
-        frames = try deframer.append(bytes)
-      } catch {
-        connection?.consume(streamID: streamID, bytes.count, streamOpen: true)
-        finish(.failure(Self.deframingError(error)), reset: true)
-        return
-      }
-      var received: [Received] = []
-      received.reserveCapacity(frames.count)
-      let partialBytes = MessageDeframer.shareCredit(
-        of: frames, bufferedBefore: partialBefore, readCount: bytes.count
-      ) { frame, owed in received.append(Received(frame: frame, encoding: encoding, owed: owed)) }
-      let owedByFrames = bytes.count - partialBytes
-      if partialBytes > 0 { connection?.consume(streamID: streamID, partialBytes, streamOpen: true) }
-      guard !received.isEmpty else { return }
-      owedBytes += owedByFrames
-      messagesReceived += received.count
-      if oneResponse && messagesReceived > 1 {
-        // doc/statuscodes.md: a response cardinality violation is UNIMPLEMENTED. Failed now,
-        // not when the server ends the call (which may be never, or at the deadline).
-        returnCredit(owedByFrames)
-        fail(
-          RPCError(
-            code: .unimplemented,
-            message: "a unary response must be exactly one message; the server sent a second one"),
-          reset: true)
-        return
-      }
-      deliver(received)
-    }
-  }
-
-  private func deliver(_ received: [Received]) {
-    if let observer, observer.streamsMessages {
-      // Called inside nghttp2's data callback: the observer may start or reset calls, so it
-      // runs once the session is done. It has read each message when it returns.
-      loop.execute { [self] in
-        for message in received {
-          observer.received(message, from: self)
-          returnCredit(message.owed)
-        }
-      }
-      return
-    }
-    var direct: Received? = nil
-    let reader = shared.withLock { s -> CheckedContinuation<Received?, any Error>? in
-      var rest = received[...]
-      var reader: CheckedContinuation<Received?, any Error>? = nil
-      if let waiting = s.readerWaiting {
-        s.readerWaiting = nil
-        direct = rest.removeFirst()
-        reader = waiting
-      }
-      for r in rest { s.bufferedBytes += r.frame.payload.count }
-      s.frames.append(contentsOf: rest)
-      s.messagesDelivered += received.count
-      return reader
-    }
-    if let reader, let direct {
-      // Straight into a waiting reader: acknowledge now, no hop back needed.
-      returnCredit(direct.owed)
-      reader.resume(returning: direct)
-    }
-  }
-
-  /// Returns the credit readers have accumulated since the last time.
-  private func returnHeldCredit() {
-    let credit = shared.withLock { s in
-      s.creditScheduled = false
-      return s.creditToReturn.exchangeWithZero()
-    }
-    if credit > 0 { returnCredit(credit) }
-  }
-
-  /// The caller has read messages worth `credit` bytes.
-  private func returnCredit(_ credit: Int) {
-    loop.assertInLoop()
-    guard !streamClosed else { return }
-    owedBytes -= credit
-    connection?.consume(streamID: streamID, credit, streamOpen: true)
-  }
-
-  /// nghttp2 closed the stream (after trailers, a reset from either side, or a lost
   /// connection: `lostConnection` then says why).
   func closed(http2ErrorCode: UInt32, lostConnection: RPCError? = nil) {
     loop.assertInLoop()
@@ -558,7 +258,7 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
   /// The server refused the stream (REFUSED_STREAM, or above a GOAWAY's last stream ID): it
   /// was not processed, so unless response headers already arrived it is sent again, whole,
   /// as gRPC's transparent retry allows. Returns whether it was.
-  private func retryTransparently() -> Bool {
+  func retryTransparently() -> Bool {
     guard let pool, !machine.isClosed, transparentRetries < Self.maxTransparentRetries else {
       return false
     }
@@ -596,7 +296,7 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
     finish(.failure(error), reset: reset)
   }
 
-  private func finish(_ outcome: CallOutcome, reset: Bool) {
+  func finish(_ outcome: CallOutcome, reset: Bool) {
     loop.assertInLoop()
     if let deadlineTimer {
       loop.cancelTimer(deadlineTimer)
@@ -629,7 +329,7 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
     }
   }
 
-  private static func deframingError(_ error: MessageDeframer.Failure) -> RPCError {
+  static func deframingError(_ error: MessageDeframer.Failure) -> RPCError {
     switch error {
     case .tooLarge(let announced, let limit):
       RPCError(
@@ -644,14 +344,6 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
     let (s, atto) = duration.components
     let ms = Double(s) * 1000 + Double(atto) / 1e15
     return ms < 1000 ? "\(Int(ms.rounded())) ms" : "\(Double(Int(ms / 10)) / 100) s"
-  }
-}
-
-extension Int {
-  /// Sets the value to zero and returns what it was.
-  fileprivate mutating func exchangeWithZero() -> Int {
-    defer { self = 0 }
-    return self
   }
 }
 

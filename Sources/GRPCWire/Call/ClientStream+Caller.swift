@@ -1,0 +1,169 @@
+internal import FleetSync
+internal import Logging
+
+/// The caller's side of a call (any thread): writing requests, reading the response's
+/// metadata and messages, and cancelling.
+extension ClientStream {
+  /// Queues one framed request message, suspending while too much is already queued.
+  /// Throws the call's error (or CANCELLED-like "call ended") once the call is over.
+  func write(_ framed: [UInt8], finish: Bool) async throws {
+    let (scheduleResume, full, ended) = shared.withLock { s -> (Bool, Bool, RPCError?) in
+      if let outcome = s.outcome { return (false, false, Self.endError(outcome)) }
+      guard !s.outboundFinished else {
+        return (false, false, RPCError(code: .internalError, message: "write after the request stream was finished"))
+      }
+      s.outbound.append(contentsOf: framed)
+      s.outboundFinished = finish
+      s.messagesWritten += 1
+      defer { s.resumeScheduled = true }
+      return (!s.resumeScheduled, s.outbound.count - s.outboundOffset > Self.outboundLimit, nil)
+    }
+    if let ended { throw ended }
+    if scheduleResume { loop.execute { self.resumeData() } }
+    // Under the limit the write is done without suspending.
+    guard full else { return }
+    try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+      let resumeNow = shared.withLock { s -> Result<Void, RPCError>? in
+        if let outcome = s.outcome { return .failure(Self.endError(outcome)) }
+        if s.outbound.count - s.outboundOffset <= Self.outboundLimit { return .success(()) }
+        s.writerWaiting = c
+        return nil
+      }
+      if let resumeNow { c.resume(with: resumeNow) }
+    }
+  }
+
+  /// Half-closes the request stream (no more messages).
+  func finishRequests() {
+    let schedule = shared.withLock { s -> Bool in
+      guard !s.outboundFinished, s.outcome == nil else { return false }
+      s.outboundFinished = true
+      defer { s.resumeScheduled = true }
+      return !s.resumeScheduled
+    }
+    if schedule { loop.execute { self.resumeData() } }
+  }
+
+  /// The response headers' metadata; throws the call's error if it ended without them.
+  func initialMetadata() async throws -> Metadata {
+    try await withCheckedThrowingContinuation { (c: CheckedContinuation<Metadata, any Error>) in
+      let now = shared.withLock { s -> Result<Metadata, any Error>? in
+        if let head = s.head { return .success(head.metadata) }
+        if let outcome = s.outcome {
+          switch outcome {
+          case .success: return .success(Metadata())
+          case .failure(let error): return .failure(error)
+          }
+        }
+        s.headWaiters.append(c)
+        return nil
+      }
+      if let now { c.resume(with: now) }
+    }
+  }
+
+  /// The next response message, nil once the call ended OK; throws the call's error.
+  func nextMessage() async throws -> Received? {
+    // A message already here (the usual case while a stream runs ahead of its reader) is
+    // taken without suspending: no continuation, no hop through the executor.
+    let (ready, scheduleCredit) = shared.withLock { s in Self.take(&s) }
+    if scheduleCredit { loop.execute { self.returnHeldCredit() } }
+    if let ready { return try ready.get() }
+    return try await withCheckedThrowingContinuation {
+      (c: CheckedContinuation<Received?, any Error>) in
+      let (now, scheduleCredit) = shared.withLock { s -> (Result<Received?, any Error>?, Bool) in
+        let (now, schedule) = Self.take(&s)
+        if now == nil { s.readerWaiting = c }
+        return (now, schedule)
+      }
+      if scheduleCredit { loop.execute { self.returnHeldCredit() } }
+      if let now { c.resume(with: now) }
+    }
+  }
+
+  /// The next buffered message, or the end of the call, or nil when the reader must wait; and
+  /// whether read credit is now due back to the loop (at most one such hop is pending).
+  static func take(_ s: inout Shared) -> (Result<Received?, any Error>?, Bool) {
+    if s.framesHead < s.frames.count {
+      let received = s.frames[s.framesHead]
+      s.frames[s.framesHead] = Received(
+        frame: .init(compressed: false, payload: []), encoding: .identity, owed: 0)
+      s.framesHead += 1
+      s.bufferedBytes -= received.frame.payload.count
+      if s.framesHead == s.frames.count {
+        s.frames.removeAll(keepingCapacity: true)
+        s.framesHead = 0
+      }
+      s.creditToReturn += received.owed
+      var schedule = false
+      if !s.creditScheduled && (s.creditToReturn >= creditBatch || s.frames.isEmpty) {
+        s.creditScheduled = true
+        schedule = true
+      }
+      return (.success(received), schedule)
+    }
+    if let outcome = s.outcome {
+      switch outcome {
+      case .success: return (.success(nil), false)
+      case .failure(let error): return (.failure(error), false)
+      }
+    }
+    return (nil, false)
+  }
+
+  /// Waits until the call is over, then returns every message not yet read, the outcome and
+  /// the response headers' metadata (nil without response headers): one suspension for a
+  /// unary or client-streaming call, however its response arrives.
+  nonisolated(nonsending) func awaitEnd() async
+    -> (messages: [Received], outcome: CallOutcome, headMetadata: Metadata?)
+  {
+    await withUnsafeContinuation { (c: UnsafeContinuation<Void, Never>) in
+      let done = shared.withLock { s -> Bool in
+        if s.outcome != nil { return true }
+        s.endWaiters.append(c)
+        return false
+      }
+      if done { c.resume() }
+    }
+    return takeEnd()
+  }
+
+  /// Once the call is over: every message not yet read, the outcome and the response
+  /// headers' metadata (see ``awaitEnd()``).
+  func takeEnd() -> (messages: [Received], outcome: CallOutcome, headMetadata: Metadata?) {
+    shared.withLock { s in
+      let rest = s.framesHead == 0 ? s.frames : Array(s.frames[s.framesHead...])
+      s.frames = []
+      s.framesHead = 0
+      s.bufferedBytes = 0
+      return (rest, s.outcome!, s.head?.metadata)
+    }
+  }
+
+  /// The outcome, once the call is over.
+  var outcome: CallOutcome? { shared.withLock { $0.outcome } }
+
+  /// What interceptors learn of the call once the caller is done with it: the response
+  /// headers' metadata, the outcome (nil while a reset is on its way), messages written and
+  /// responses delivered.
+  var progress: (head: Metadata?, outcome: CallOutcome?, written: Int, delivered: Int) {
+    shared.withLock { ($0.head?.metadata, $0.outcome, $0.messagesWritten, $0.messagesDelivered) }
+  }
+
+  /// Payload bytes of complete responses received but not yet read.
+  var bufferedResponseBytes: Int { shared.withLock { $0.bufferedBytes } }
+
+  /// Ends the call from the caller's side (task cancelled, body finished early): resets the
+  /// stream with CANCEL unless it is already over.
+  func cancel(_ error: RPCError) {
+    loop.execute { self.fail(error, reset: true) }
+  }
+
+  static func endError(_ outcome: CallOutcome) -> RPCError {
+    switch outcome {
+    case .success:
+      RPCError(code: .failedPrecondition, message: "the call has already ended")
+    case .failure(let error): error
+    }
+  }
+}
