@@ -60,7 +60,16 @@ extension TripModel {
 
   /// On the loop: loop `generation`'s next call was due at `due`.
   func pollDue(generation: UInt64, dueAt due: MonotonicInstant) {
-    let feedAvailable = core.feedAvailable
+    let room = core.feedAvailable ? lane.feedRoom() : .full
+    if room == .unknown {
+      // Asked again once the first connection has likely told the server's stream limit.
+      let next = protected.withLock { state in
+        scheduleNext(generation, after: .milliseconds(50), &state)
+      }
+      lane.scheduler.schedule(self, generation: generation, at: next)
+      return
+    }
+    let feedAvailable = room == .room
     let (action, stopped) = protected.withLock { state in
       guard state.pruneSubscribers() else {
         // Every subscriber was deallocated: stop as if the last one had unregistered.
@@ -76,7 +85,11 @@ extension TripModel {
     switch action {
     case .exit: return
     case .poll(let versions): call(.poll(versions), generation: generation, dueAt: due)
-    case .watch(let versions): call(.watch(versions), generation: generation, dueAt: due)
+    case .watch(let versions):
+      // Counted from now, not once the stream is made (after a token fetch, perhaps): the
+      // trips deciding in the same tick see it.
+      lane.feedOpened()
+      call(.watch(versions), generation: generation, dueAt: due)
     }
   }
 
@@ -107,6 +120,7 @@ extension TripModel {
         case .success(let token):
           self.start(kind, token: token, generation: generation, dueAt: due)
         case .failure(let error):
+          self.notStarted(kind)
           self.failed(PollFailure(error: error, token: nil), generation: generation)
         }
       }
@@ -121,7 +135,7 @@ extension TripModel {
       (state.follower.generation == generation, state.pollTemplate)
     }
     // Stopped while the token was fetched: send nothing.
-    guard current else { return }
+    guard current else { return notStarted(kind) }
     let call: LoopCall
     var made: PollTemplate? = nil
     do throws(RPCError) {
@@ -170,6 +184,7 @@ extension TripModel {
           receiver: FeedReceiver(model: self, generation: generation, token: token))
       }
     } catch {
+      notStarted(kind)
       failed(PollFailure(error: error, token: token), generation: generation)
       return
     }
@@ -181,6 +196,11 @@ extension TripModel {
     }
     // Stopped while the call was being made: it would only be ignored.
     if superseded { call.cancel() }
+  }
+
+  /// A call that was decided but never made: a feed stream gives its place back.
+  private func notStarted(_ kind: FollowCall) {
+    if case .watch = kind { lane.feedEnded() }
   }
 
   /// When the poll after one due at `due` is due: one `interval` later, so polls keep their
@@ -218,6 +238,7 @@ extension TripModel {
     func received(_ merged: Merged) { model.applied(merged, generation: generation) }
 
     func ended(_ error: RPCError?) {
+      model.lane.feedEnded()
       model.watchEnded(error, token: token, generation: generation)
     }
   }

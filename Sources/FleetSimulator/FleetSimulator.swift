@@ -76,6 +76,7 @@ public final class FleetSimulator: Sendable {
     serverOptions.interceptors = options.interceptors
     serverOptions.logger = options.logger
     serverOptions.eventLoops = options.eventLoops
+    serverOptions.maxConcurrentStreams = options.maxConcurrentStreams
     // One of each for every server of the cycle: statuses outlive a restart.
     let health = HealthService()
     // The messages of the services above (the runtime's and health's come with reflection).

@@ -64,6 +64,10 @@ public struct SimulatorOptions: Sendable {
   /// The event-loop threads its server spreads client connections over
   /// (``ServerOptions/eventLoops``); at least 1, the default.
   public var eventLoops = 1
+  /// SETTINGS_MAX_CONCURRENT_STREAMS its server announces to each client connection
+  /// (``ServerOptions/maxConcurrentStreams``): 1,000 by default; Google's front ends, Fleet
+  /// Engine's among them, announce 100. At least 1.
+  public var maxConcurrentStreams = 1_000
 
   /// The defaults: 60× real time, 30 km/h, any bearer token, no faults.
   public init() {}
@@ -72,6 +76,9 @@ public struct SimulatorOptions: Sendable {
   public var problem: String? {
     if !(timeScale > 0 && timeScale.isFinite) { return "the time scale must be positive" }
     if eventLoops < 1 { return "the server needs at least 1 event loop, not \(eventLoops)" }
+    if maxConcurrentStreams < 1 {
+      return "the server must allow at least 1 stream per connection, not \(maxConcurrentStreams)"
+    }
     if !(speedKilometersPerHour > 0 && speedKilometersPerHour.isFinite) {
       return "the speed must be positive"
     }

@@ -108,6 +108,12 @@ struct FleetSim: AsyncParsableCommand {
       discussion: "Give more than 1 when the simulator has cores to itself and many clients: on a machine it shares with its load (a 2-core one running fleet-load too), extra loops only contend for the same cores."))
   var eventLoops: Int = 1
 
+  @Option(
+    help: ArgumentHelp(
+      "SETTINGS_MAX_CONCURRENT_STREAMS announced to each client connection: how many calls (feed streams among them) one connection may hold at once.",
+      discussion: "Fleet Engine's front ends announce 100; give that to see how a client fares against them."))
+  var maxConcurrentStreams: Int = 1_000
+
   @OptionGroup(title: "Fault injection")
   var faults: FaultArguments
 
@@ -118,6 +124,9 @@ struct FleetSim: AsyncParsableCommand {
     guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
     guard trips >= 0 else { throw ValidationError("--trips must not be negative") }
     guard eventLoops >= 1 else { throw ValidationError("--event-loops must be at least 1") }
+    guard maxConcurrentStreams >= 1 else {
+      throw ValidationError("--max-concurrent-streams must be at least 1")
+    }
     guard !provider.isEmpty, !provider.contains("/") else {
       throw ValidationError("--provider must be a non-empty ID without '/'")
     }
@@ -140,6 +149,7 @@ struct FleetSim: AsyncParsableCommand {
     options.faults = faults.options
     options.seed = seed
     options.eventLoops = eventLoops
+    options.maxConcurrentStreams = maxConcurrentStreams
     options.clockStep = clockStep.map { .milliseconds(Int64(($0 * 1000).rounded())) }
     if let tlsCert, let tlsKey {
       options.tls = (certificateChainFile: tlsCert, privateKeyFile: tlsKey)

@@ -1,5 +1,6 @@
 internal import FleetSync
 internal import GRPCWire
+internal import Synchronization
 
 /// One event loop of a ``TripService``, with the channel whose connections it owns and its
 /// schedule of due polls. A model is given one lane for its life: its polls, responses and
@@ -14,6 +15,8 @@ final class FollowLane: Sendable {
   let channel: GRPCChannel
   /// When each followed trip of the lane calls next; batches callbacks per loop tick.
   let scheduler: FollowScheduler
+  /// Feed streams decided on (being made, or open) on the lane and not yet ended.
+  private let openFeeds = Atomic<Int>(0)
   /// Per method path, the call last prepared for a model of this lane, with the token it
   /// carries (a model calls two methods: GetTrip and the feed's WatchTrip).
   private let lastPrepared = PosixMutex<
@@ -52,6 +55,38 @@ final class FollowLane: Sendable {
     }
     return prepared
   }
+
+  /// Whether another trip may follow through a feed stream on this loop.
+  enum FeedRoom {
+    /// It may: the stream will get a place on a connection.
+    case room
+    /// The connections are full: the trip polls, and asks again at its next poll.
+    case full
+    /// Not known yet: no connection has told the server's stream limit. Ask again shortly.
+    case unknown
+  }
+
+  /// The room for another feed stream: the streams of the lane's channel (its connections
+  /// times the server's stream limit: Google's front ends allow 100, the simulator 1,000)
+  /// less a tenth, at least one per connection, kept for calls that end — the polls of the
+  /// trips that do not fit. Until a connection has told the limit, one stream per
+  /// connection (the least a server allows): trips after those wait for the limit, rather
+  /// than pile onto the first connection where streams beyond its limit would wait for
+  /// others to end. Loop-only.
+  func feedRoom() -> FeedRoom {
+    let open = openFeeds.load(ordering: .relaxed)
+    guard let capacity = channel.streamCapacity else {
+      return open < channel.options.maxConnections ? .room : .unknown
+    }
+    let reserve = max(capacity / 10, channel.options.maxConnections)
+    return open < capacity - reserve ? .room : .full
+  }
+
+  /// A trip of the lane decided to open a feed stream.
+  func feedOpened() { openFeeds.add(1, ordering: .relaxed) }
+
+  /// A feed stream of the lane ended, or was never made after all.
+  func feedEnded() { openFeeds.subtract(1, ordering: .relaxed) }
 
   deinit {
     channel.close()

@@ -142,8 +142,15 @@ extension ClientConnection {
     }
     let pending = waiting
     waiting.removeAll()
-    for stream in pending { submit(stream) }
+    // Calls that waited for the server's SETTINGS: as many as its limit allows go here; the
+    // rest go back to the pool, which spreads them over other connections (opening them, up
+    // to its maximum) rather than leaving them queued behind this one's streams — for
+    // long-lived streams, queued for good.
+    let fit = max(0, maxConcurrentStreams - streams.count)
+    for stream in pending.prefix(fit) { submit(stream) }
     scheduleKeepalive()
-    pool?.connectionReady(self)
+    guard let pool else { return }
+    pool.connectionReady(self)
+    for stream in pending.dropFirst(fit) { pool.start(stream) }
   }
 }

@@ -7,7 +7,8 @@ internal import FleetSync
 /// Loop-only, except `connectivity`, which observers read from any thread. Calls arrive
 /// through ``start(_:)``: a ready connection with a free stream takes them (the first, or in
 /// turn with round-robin); when every open connection is at the server's
-/// MAX_CONCURRENT_STREAMS a new one is opened, up to `maxConnections`. A failed connection
+/// MAX_CONCURRENT_STREAMS a new one is opened, up to `maxConnections`; beyond that, calls
+/// wait here, in order, for the first stream to end on any connection. A failed connection
 /// attempt puts the channel in TRANSIENT_FAILURE for the gRPC backoff; calls then fail fast
 /// with the failure unless they wait for ready. A ready connection that is lost returns the
 /// channel to IDLE, and the next call reconnects at once.
@@ -26,6 +27,13 @@ final class ConnectionPool: @unchecked Sendable {
   private var retryTimer: TimerID?
   private var lastFailure: RPCError?
   private var waitingForReady: [ClientStream] = []
+  /// Calls for which every connection was at the server's stream limit, with the pool at
+  /// `maxConnections`: started, in order, as streams end. From `waitingHead` on; entries
+  /// before it are taken.
+  private var waitingForStream: [ClientStream] = []
+  private var waitingHead = 0
+  /// A start of the calls waiting for a stream is queued on the loop.
+  private var waitingStartScheduled = false
   private var nextConnection = 0
   private var connectionsOpened = 0
   private var shutdownState: ShutdownState = .running
@@ -134,12 +142,63 @@ final class ConnectionPool: @unchecked Sendable {
       }
       return
     }
-    if connections.count < options.maxConnections {
+    if connections.count < options.maxConnections || connections.allSatisfy(\.goingAway) {
       openConnection().start(stream)
     } else {
-      // Every connection is at its stream limit: nghttp2 queues the call on the least busy.
-      connections.filter { !$0.goingAway }.min { $0.openCallCount < $1.openCallCount }?.start(stream)
-        ?? openConnection().start(stream)
+      // Every connection is at its stream limit: the call waits here for the first stream
+      // to end on any of them, not in one connection's queue, behind streams that may stay
+      // open for hours.
+      waitForStream(stream)
+    }
+  }
+
+  private func waitForStream(_ stream: ClientStream) {
+    waitingForStream.append(stream)
+    // Calls that ended while waiting (deadline, cancellation) are dropped as the queue
+    // doubles, so a queue that never moves does not grow without bound.
+    let queued = waitingForStream.count - waitingHead
+    if queued >= 64 && queued & (queued - 1) == 0 {
+      waitingForStream = waitingForStream[waitingHead...].filter { $0.outcome == nil }
+      waitingHead = 0
+    }
+  }
+
+  /// Starts the calls waiting for a stream, in order, while a connection has one free (or
+  /// another may be opened).
+  private func startWaitingForStream() {
+    while waitingHead < waitingForStream.count {
+      let stream = waitingForStream[waitingHead]
+      guard stream.outcome == nil else {
+        waitingHead += 1
+        continue
+      }
+      if let connection = pick() {
+        waitingHead += 1
+        connection.start(stream)
+      } else if connections.count < options.maxConnections {
+        // A connection closed: the call starts as a new one would (opening another, or
+        // failing fast while the channel backs off).
+        waitingHead += 1
+        start(stream)
+      } else {
+        break
+      }
+    }
+    if waitingHead == waitingForStream.count {
+      waitingForStream.removeAll()
+      waitingHead = 0
+    }
+  }
+
+  /// Starts the calls waiting for a stream once the current work of the loop is done (it
+  /// may be inside nghttp2's callbacks).
+  private func scheduleWaitingStart() {
+    guard waitingHead < waitingForStream.count, !waitingStartScheduled else { return }
+    waitingStartScheduled = true
+    loop.execute { [self] in
+      waitingStartScheduled = false
+      guard case .running = shutdownState else { return }
+      startWaitingForStream()
     }
   }
 
@@ -264,6 +323,7 @@ final class ConnectionPool: @unchecked Sendable {
     let waiting = waitingForReady
     waitingForReady.removeAll()
     for stream in waiting { start(stream) }
+    scheduleWaitingStart()
   }
 
   func connectionDraining(_ connection: ClientConnection, tooManyPings: Bool) {
@@ -282,6 +342,8 @@ final class ConnectionPool: @unchecked Sendable {
   ) {
     connections.removeAll { $0 === connection }
     if connection.becameReady { readyConnections.decrement() }
+    // Room for another connection: the calls waiting for a stream may open it.
+    scheduleWaitingStart()
     if case .draining = shutdownState, connections.isEmpty { finishShutdown() }
     guard case .running = shutdownState else {
       for stream in waiting { stream.fail(error, reset: false) }
@@ -350,6 +412,9 @@ final class ConnectionPool: @unchecked Sendable {
     let closed = RPCError(code: .unavailable, message: "the channel to \(target) is closed")
     for stream in waitingForReady { stream.fail(closed, reset: false) }
     waitingForReady.removeAll()
+    for stream in waitingForStream[waitingHead...] { stream.fail(closed, reset: false) }
+    waitingForStream.removeAll()
+    waitingHead = 0
     // Connections that were not ready yet have nothing worth waiting for.
     for connection in connections where !connection.isReady && !connection.goingAway {
       connection.shutDown(closed)
@@ -369,8 +434,10 @@ final class ConnectionPool: @unchecked Sendable {
     }
   }
 
-  /// A call on `connection` ended; during a graceful shutdown an idle connection closes.
+  /// A call on `connection` ended: a call waiting for a stream may take its place; during a
+  /// graceful shutdown an idle connection closes.
   func callEnded(on connection: ClientConnection) {
+    scheduleWaitingStart()
     guard case .draining = shutdownState, connection.openCallCount == 0 else { return }
     // This runs inside nghttp2's stream-close callback: close once it has returned.
     loop.execute { [self] in

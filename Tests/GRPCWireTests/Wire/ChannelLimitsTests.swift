@@ -15,6 +15,23 @@ struct ChannelLimitsTests {
     try await PeerServer.start("interop_server.py", arguments: ["--direct"])
   }
 
+  /// grpcio allowing `streams` per connection, and a channel of at most `maxConnections` to
+  /// it, for `body`.
+  private func withStreamLimit(
+    _ streams: Int, maxConnections: Int, _ body: (PeerServer, GRPCChannel) async throws -> Void
+  ) async throws {
+    try await withPeerServer(
+      "interop_server.py",
+      arguments: ["--no-wire-events", "--grpc-arg", "grpc.max_concurrent_streams=\(streams)"]
+    ) { server in
+      var channelOptions = ChannelOptions()
+      channelOptions.maxConnections = maxConnections
+      let channel = GRPCChannel(host: "127.0.0.1", port: server.port, options: channelOptions)
+      defer { channel.close() }
+      try await body(server, channel)
+    }
+  }
+
   @Test("1,000 concurrent unary calls all succeed on one connection")
   func thousandConcurrentCalls() async throws {
     try await withPeerServer("interop_server.py", arguments: ["--no-wire-events"]) { server in
@@ -41,14 +58,7 @@ struct ChannelLimitsTests {
 
   @Test("calls beyond the server's MAX_CONCURRENT_STREAMS wait their turn instead of failing")
   func maxConcurrentStreams() async throws {
-    try await withPeerServer(
-      "interop_server.py",
-      arguments: ["--no-wire-events", "--grpc-arg", "grpc.max_concurrent_streams=8"]
-    ) { server in
-      var channelOptions = ChannelOptions()
-      channelOptions.maxConnections = 1
-      let channel = GRPCChannel(host: "127.0.0.1", port: server.port, options: channelOptions)
-      defer { channel.close() }
+    try await withStreamLimit(8, maxConnections: 1) { server, channel in
       // A first call so the server's SETTINGS (with the limit) have arrived.
       _ = try await channel.unary(TestService.emptyCall, GRPCTesting.Empty())
       var metadata = Metadata()
@@ -70,14 +80,7 @@ struct ChannelLimitsTests {
 
   @Test("calls beyond MAX_CONCURRENT_STREAMS open more connections, up to maxConnections")
   func poolGrows() async throws {
-    try await withPeerServer(
-      "interop_server.py",
-      arguments: ["--no-wire-events", "--grpc-arg", "grpc.max_concurrent_streams=8"]
-    ) { server in
-      var channelOptions = ChannelOptions()
-      channelOptions.maxConnections = 3
-      let channel = GRPCChannel(host: "127.0.0.1", port: server.port, options: channelOptions)
-      defer { channel.close() }
+    try await withStreamLimit(8, maxConnections: 3) { server, channel in
       _ = try await channel.unary(TestService.emptyCall, GRPCTesting.Empty())
       var metadata = Metadata()
       metadata.add("x-fleet-test-delay-ms", "200")
@@ -92,6 +95,44 @@ struct ChannelLimitsTests {
       }
       let opened = server.events.filter { $0.kind == "connection_opened" }.count
       #expect(opened == 3, "48 slow calls against a limit of 8 streams opened \(opened) connections")
+    }
+  }
+
+  @Test("long-lived streams started before the server's limit is known spread over connections")
+  func waitingStreamsSpread() async throws {
+    try await withStreamLimit(4, maxConnections: 3) { server, channel in
+      // Twelve streams, each with one response now and the next only after 60 s: they stay
+      // open together. All are started at once, before any connection is ready: the first
+      // connection takes four when the server's SETTINGS come, the pool the other eight.
+      // Queued behind the first four instead, they would see nothing for a minute.
+      var request = GRPCTesting.StreamingOutputCallRequest()
+      var now = GRPCTesting.ResponseParameters()
+      now.size = 1
+      var later = now
+      later.intervalUs = 60_000_000
+      request.responseParameters = [now, later]
+      let streamRequest = request
+      let streams = 12
+      let firstResponses = Observed(0)
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        for _ in 0..<streams {
+          group.addTask {
+            try await channel.serverStreaming(TestService.streamingOutputCall, streamRequest) {
+              responses in
+              var iterator = responses.makeAsyncIterator()
+              _ = try await iterator.next()
+              firstResponses.update { $0 += 1 }
+              // Open until every stream has had its first response; then each ends (cancelled).
+              try await firstResponses.wait(for: "a first response on every stream", timeout: .seconds(20)) {
+                $0 == streams
+              }
+            }
+          }
+        }
+        try await group.waitForAll()
+      }
+      let opened = server.events.filter { $0.kind == "connection_opened" }.count
+      #expect(opened == 3, "12 streams against a limit of 4 opened \(opened) connections")
     }
   }
 
