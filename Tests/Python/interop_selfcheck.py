@@ -453,7 +453,16 @@ class Cases:
     def hook_drop_connection(self):
         fails_with(grpc.StatusCode.UNAVAILABLE, lambda: self.stub["UnaryCall"](
             m.SimpleRequest(), metadata=(("x-fleet-test-drop-connection", "1"),), timeout=5))
-        self.stub["EmptyCall"](m.Empty(), timeout=5)  # the channel reconnects
+        # The channel reconnects. A call sent before grpcio has seen the old connection go
+        # may still be written to it and fail UNAVAILABLE (broken pipe): grpcio does not
+        # retry that one, so the next call must get through.
+        for attempt in range(3):
+            try:
+                self.stub["EmptyCall"](m.Empty(), timeout=5, wait_for_ready=True)
+                return
+            except grpc.RpcError as error:
+                if error.code() != grpc.StatusCode.UNAVAILABLE or attempt == 2:
+                    raise
 
 
 STANDARD = [

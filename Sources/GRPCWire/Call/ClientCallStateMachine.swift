@@ -154,12 +154,7 @@ private struct ParsedHeaders {
       case "grpc-status": grpcStatus = field.value
       case "grpc-message": grpcMessage = field.value
       case "grpc-status-details-bin": statusDetails = field.value
-      case "grpc-encoding":
-        switch field.value {
-        case "identity": encoding = .identity
-        case "gzip": encoding = .gzip
-        default: encoding = .unsupported(field.value)
-        }
+      case "grpc-encoding": encoding = .init(headerValue: field.value)
       default:
         if !mayCarryMetadata, !Metadata.isReserved(field.name) { mayCarryMetadata = true }
       }

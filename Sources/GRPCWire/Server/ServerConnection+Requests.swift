@@ -66,7 +66,7 @@ extension ServerConnection {
       return consume(streamID: streamID, bytes.count, streamOpen: false)
     }
     // Answered already (refused, or the handler is done): nothing will read what comes.
-    guard !stream.ignoresRequests else {
+    guard stream.machine.receiveRequestData() == .deliver else {
       return consume(streamID: stream.id, bytes.count, streamOpen: true)
     }
     if let error = stream.receivedData(bytes) { fail(stream, error) }
@@ -97,53 +97,20 @@ extension ServerConnection {
   func requestHeadersReceived(_ stream: ServerStream, endStream: Bool) {
     guard let server else { return }
     let fields = session.headerBlock
-    var method = "", path = "", contentType = "", timeout: Duration? = nil
-    var malformedTimeout: String? = nil
-    for field in fields {
-      switch field.name {
-      case ":method": method = field.value
-      case ":path": path = field.value
-      case "content-type": contentType = field.value
-      case "grpc-timeout":
-        timeout = GRPCTimeout.parse(field.value)
-        if timeout == nil { malformedTimeout = field.value }
-      case "grpc-encoding":
-        switch field.value {
-        case "identity": stream.requestEncoding = .identity
-        case "gzip": stream.requestEncoding = .gzip
-        default: stream.requestEncoding = .unsupported(field.value)
-        }
-      case "grpc-accept-encoding":
-        stream.acceptsGzip = Self.listsGzip(field.value)
-      default: continue
+    var method: ServerMethod? = nil
+    let checked = stream.machine.receiveRequestHeaders(fields) { path in
+      method = server.handler(for: path)
+      return method != nil
+    }
+    guard case .start(let path, let timeout) = checked, let method else {
+      if case .refuse(let status, let httpStatus) = checked {
+        respondEarly(stream, status, httpStatus: httpStatus)
       }
+      return
     }
-    guard method == "POST" else {
-      return respondEarly(stream, Status(code: .unimplemented, message: "gRPC needs POST, not \(method)"), httpStatus: 405)
-    }
-    guard contentType.hasPrefix("application/grpc") else {
-      return respondEarly(
-        stream, Status(code: .internalError, message: "content-type '\(contentType)' is not gRPC"),
-        httpStatus: 415)
-    }
-    if case .unsupported(let name) = stream.requestEncoding {
-      return respondEarly(
-        stream,
-        Status(code: .unimplemented, message: "this server does not support grpc-encoding '\(name)'"))
-    }
-    guard let handler = server.handler(for: path) else {
-      return respondEarly(stream, Status(code: .unimplemented, message: "unknown method \(path)"))
-    }
-    // PROTOCOL-HTTP2.md: at most 8 digits and one unit. A value we cannot read is not
-    // silently dropped (the call would run with no deadline); a zero one has already passed.
-    if let malformedTimeout {
-      return respondEarly(
-        stream,
-        Status(code: .internalError, message: "malformed grpc-timeout '\(malformedTimeout.prefix(32))'"))
-    }
-    if timeout == .zero {
-      return respondEarly(
-        stream, Status(code: .deadlineExceeded, message: "the call's deadline passed before it reached the server"))
+    if let head = stream.machine.head {
+      stream.requestEncoding = head.encoding
+      stream.acceptsGzip = head.acceptsGzip
     }
     stream.deframer = MessageDeframer(maxMessageSize: server.maxReceiveMessageSize)
     stream.maxSendMessageSize = server.options.maxSendMessageSize
@@ -166,7 +133,7 @@ extension ServerConnection {
       // (finishResponse, abort).
       stream.deadlineTimer = loop.scheduleTimer(at: .now.advanced(by: timeout), target: stream)
     }
-    switch handler {
+    switch method {
     case .task(let handler):
       let executor: (any TaskExecutor)? = server.options.handlersRunOnEventLoop ? loop : nil
       stream.handlerTask = Task(executorPreference: executor) {
@@ -176,30 +143,6 @@ extension ServerConnection {
       stream.loopHandler = handler
     }
     if endStream { endRequests(stream) }
-  }
-
-  /// Whether a `grpc-accept-encoding` value (comma-separated names, spaces allowed around
-  /// them) lists gzip. Read byte by byte: it is parsed on every call.
-  static func listsGzip(_ list: String) -> Bool {
-    if list == "identity,gzip" { return true }
-    var list = list
-    return list.withUTF8 { bytes in
-      var start = 0
-      while start <= bytes.count {
-        var end = start
-        while end < bytes.count && bytes[end] != UInt8(ascii: ",") { end += 1 }
-        var low = start, high = end
-        while low < high && bytes[low] == UInt8(ascii: " ") { low += 1 }
-        while high > low && bytes[high - 1] == UInt8(ascii: " ") { high -= 1 }
-        if high - low == 4 && bytes[low] == UInt8(ascii: "g") && bytes[low + 1] == UInt8(ascii: "z")
-          && bytes[low + 2] == UInt8(ascii: "i") && bytes[low + 3] == UInt8(ascii: "p")
-        {
-          return true
-        }
-        start = end + 1
-      }
-      return false
-    }
   }
 
   /// Acknowledges `count` request bytes read (or dropped): the client may send as many more.
@@ -220,9 +163,10 @@ extension ServerConnection {
 
   func streamClosed(_ id: Int32, errorCode: UInt32) {
     guard let stream = streams.removeValue(forKey: id) else { return }
-    stream.streamClosed = true
-    // Closed before the handler finished: the client reset it (or the connection ended).
-    stream.abort(RPCError(code: .cancelled, message: "the client cancelled the call"))
+    if stream.machine.streamClosed() {
+      // Closed before the call was answered: the client reset it (or the connection ended).
+      stream.abort(RPCError(code: .cancelled, message: "the client cancelled the call"))
+    }
     stream.discardQueues()
     guard streams.isEmpty else { return }
     armIdleTimer()

@@ -12,8 +12,6 @@ extension ServerConnection {
 
   /// Answers at once with `status` and no handler (trailers-only).
   func respondEarly(_ stream: ServerStream, _ status: Status, httpStatus: Int = 200) {
-    stream.responseStarted = true
-    stream.ignoresRequests = true
     var fields = [
       HeaderField(name: ":status", value: "\(httpStatus)"),
       HeaderField(name: "content-type", value: "application/grpc"),
@@ -33,36 +31,44 @@ extension ServerConnection {
 
   func responseBytesQueued(for stream: ServerStream) {
     loop.assertInLoop()
-    guard !stream.streamClosed, let nghttp2 = session.nghttp2 else { return }
-    if !stream.responseStarted {
-      startResponse(stream)
-    } else if stream.dataDeferred {
-      stream.dataDeferred = false
-      checkSubmitted(nghttp2_session_resume_data(nghttp2, stream.id), stream)
+    guard session.nghttp2 != nil else { return }
+    switch stream.machine.responseQueued() {
+    case .startResponse: startResponse(stream)
+    case .resumeBody: resumeBody(of: stream)
+    case .ignore: break
     }
+  }
+
+  /// Resumes the response body, if nghttp2 deferred it for want of bytes.
+  private func resumeBody(of stream: ServerStream) {
+    guard stream.dataDeferred, let nghttp2 = session.nghttp2 else { return }
+    stream.dataDeferred = false
+    checkSubmitted(nghttp2_session_resume_data(nghttp2, stream.id), stream)
   }
 
   /// The handler finished (or the call was aborted): status and trailers follow the body.
   func finishResponse(of stream: ServerStream) {
     loop.assertInLoop()
-    guard !stream.streamClosed, session.nghttp2 != nil else { return }
-    stream.ignoresRequests = true
+    guard session.nghttp2 != nil else { return }
     if let deadlineTimer = stream.deadlineTimer {
       loop.cancelTimer(deadlineTimer)
       stream.deadlineTimer = nil
     }
-    if !stream.responseStarted, let (status, trailers) = stream.finishedWithoutBody {
+    let unsent = stream.machine.state == .open(.notStarted) ? stream.finishedWithoutBody : nil
+    switch stream.machine.finish(bodyQueued: unsent == nil) {
+    case .trailersOnly:
+      guard let (status, trailers) = unsent else { return }
       // Nothing was sent: a trailers-only response carries status and metadata together.
       var metadata = stream.context?.initialMetadata ?? Metadata()
       metadata.add(contentsOf: trailers)
       respondEarly(stream, status, metadata: metadata)
-      return
+    case .startResponse: startResponse(stream)
+    case .resumeBody: resumeBody(of: stream)
+    case .ignore: break
     }
-    responseBytesQueued(for: stream)
   }
 
   func respondEarly(_ stream: ServerStream, _ status: Status, metadata: Metadata) {
-    stream.responseStarted = true
     var fields = [
       HeaderField(name: ":status", value: "200"),
       HeaderField(name: "content-type", value: "application/grpc"),
@@ -76,7 +82,6 @@ extension ServerConnection {
   }
 
   func startResponse(_ stream: ServerStream) {
-    stream.responseStarted = true
     pingStrikes = 0
     var fields = [
       HeaderField(name: ":status", value: "200"),

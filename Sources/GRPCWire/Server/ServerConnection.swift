@@ -249,8 +249,9 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
     streams.removeAll()
     readyOnLoop.removeAll()
     for stream in open.values {
-      stream.streamClosed = true
-      stream.abort(RPCError(code: .unavailable, message: "the connection from \(peer) was lost"))
+      if stream.machine.streamClosed() {
+        stream.abort(RPCError(code: .unavailable, message: "the connection from \(peer) was lost"))
+      }
       stream.discardQueues()
     }
     session.end()

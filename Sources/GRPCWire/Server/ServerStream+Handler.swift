@@ -98,7 +98,7 @@ extension ServerStream {
       }
       return s.creditToReturn
     }
-    connection?.consume(streamID: id, credit, streamOpen: !streamClosed)
+    connection?.consume(streamID: id, credit, streamOpen: !machine.isClosed)
   }
 
   /// Queues one response message, framed straight into the outbound queue; suspends only while

@@ -21,6 +21,10 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   var connection: ServerConnection?
 
   // MARK: Loop-only
+  /// The call's gRPC state: request headers checked, answered, closed.
+  var machine = ServerCallStateMachine()
+  /// From the request headers; set once, on the loop, before the handler starts (the
+  /// handler's side reads it).
   var requestEncoding = ClientCallStateMachine.MessageEncoding.identity
   var acceptsGzip = false
   var deframer = MessageDeframer(maxMessageSize: 4 << 20)
@@ -34,8 +38,6 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   /// How much framed response data may wait unsent before a write suspends (off the loop;
   /// ``ServerOptions/streamSendBuffer``). Set once, like `maxSendMessageSize`.
   var outboundLimit = 1 << 20
-  var responseStarted = false
-  var streamClosed = false
   var deadlineTimer: TimerID?
   var handlerTask: Task<Void, Never>?
   /// The method's handler when it runs on the loop (``LoopHandler``): called once the
@@ -45,9 +47,6 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   /// DATA frames too small for a message prefix received so far (see
   /// ``ServerConnection/tinyDataFrameReceived(_:)``).
   var tinyFrames = 0
-  /// The call has been answered (refused early, or its handler finished): request bytes
-  /// that still come are acknowledged and dropped.
-  var ignoresRequests = false
   /// Set once, on the loop, before the handler's task starts; read-only afterwards.
   var context: ServerContext?
 
