@@ -9,17 +9,17 @@ extension ClientConnection {
   /// server's first SETTINGS together.
   func connect(to addresses: [SocketAddress], timeout: Duration) {
     loop.assertInLoop()
-    guard case .idle = state else { return }
-    state = .connecting(addresses: addresses, index: 0, failures: [])
+    let first = machine.connect(to: addresses, target: target)
+    if case .ignore = first { return }
     logger.debug("connecting", metadata: ["grpc.addresses": "\(addresses.map { "\($0)" })"])
     connectTimer = loop.scheduleTimer(at: .now.advanced(by: timeout)) { [self] in
       connectTimer = nil
       close(with: RPCError(
         code: .unavailable,
         message: "connecting to \(target) timed out after \(ClientStream.describe(timeout)) "
-          + "(\(connectPhase))"))
+          + "(\(machine.connectPhase))"))
     }
-    attemptConnect()
+    attempt(first)
   }
 
   /// Name resolution failed (it runs off the loop).
@@ -28,52 +28,37 @@ extension ClientConnection {
     close(with: error)
   }
 
-  var connectPhase: String {
-    switch state {
-    case .idle, .connecting: "no TCP connection"
-    case .handshaking: "TLS handshake unfinished"
-    case .awaitingSettings: "the server sent no HTTP/2 SETTINGS"
-    case .ready, .closed: "done"
-    }
-  }
-
-  func attemptConnect() {
-    guard case .connecting(let addresses, let index, var failures) = state else { return }
-    guard index < addresses.count else {
-      close(
-        with: RPCError(
-          code: .unavailable,
-          message: "cannot connect to \(target): " + failures.joined(separator: "; ")))
-      return
-    }
-    let address = addresses[index]
-    let socketFD = socket(
-      address.family,
-      Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard socketFD >= 0 else {
-      failures.append("\(address): socket: \(errnoDescription(errno))")
-      state = .connecting(addresses: addresses, index: index + 1, failures: failures)
-      return attemptConnect()
-    }
-    _ = fleet_set_tcp_nodelay(socketFD)
-    let result = address.withSockAddr { Glibc.connect(socketFD, $0, $1) }
-    if result == 0 || errno == EINPROGRESS {
+  /// Connects to the address the machine names next, until one accepts or connects later.
+  func attempt(_ next: ClientConnectionStateMachine.OnConnecting) {
+    var next = next
+    while case .attempt(let address) = next {
+      let socketFD = socket(
+        address.family,
+        Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+      guard socketFD >= 0 else {
+        next = machine.attemptFailed("socket: \(errnoDescription(errno))", target: target)
+        continue
+      }
+      _ = fleet_set_tcp_nodelay(socketFD)
+      let result = address.withSockAddr { Glibc.connect(socketFD, $0, $1) }
+      guard result == 0 || errno == EINPROGRESS else {
+        next = machine.attemptFailed(errnoDescription(errno), target: target)
+        Glibc.close(socketFD)
+        continue
+      }
       let session = HTTP2Session(loop: loop, fd: socketFD)
       session.role = self
       self.session = session
       remoteAddress = address
       setInterest(.write)
       if result == 0 { tcpConnected() }
-    } else {
-      failures.append("\(address): \(errnoDescription(errno))")
-      Glibc.close(socketFD)
-      state = .connecting(addresses: addresses, index: index + 1, failures: failures)
-      attemptConnect()
+      return
     }
+    if case .fail(let error) = next { close(with: error) }
   }
 
   func tcpConnectFinished() {
-    guard case .connecting(let addresses, let index, var failures) = state, let session else { return }
+    guard case .connecting = machine.state, let session else { return }
     var error: Int32 = 0
     var length = socklen_t(MemoryLayout<Int32>.size)
     getsockopt(session.fd, SOL_SOCKET, SO_ERROR, &error, &length)
@@ -81,16 +66,16 @@ extension ClientConnection {
       tcpConnected()
       return
     }
-    failures.append("\(addresses[index]): \(errnoDescription(error))")
     session.closeTransport()
     self.session = nil
-    state = .connecting(addresses: addresses, index: index + 1, failures: failures)
-    attemptConnect()
+    attempt(machine.attemptFailed(errnoDescription(error), target: target))
   }
 
   func tcpConnected() {
     guard let session else { return }
-    if let tls {
+    switch machine.tcpConnected(tls: tls != nil) {
+    case .handshake:
+      guard let tls else { return }
       do {
         session.transport = try TLSTransport(
           fd: session.fd, context: tls.context, verifyName: tls.verifyName, target: target)
@@ -98,18 +83,19 @@ extension ClientConnection {
         close(with: error)
         return
       }
-      state = .handshaking
       continueHandshake()
-    } else {
+    case .startSession:
       session.transport = PlainTransport(fd: session.fd)
       startSession()
+    case .ignore:
+      return
     }
   }
 
   func continueHandshake() {
-    guard case .handshaking = state, let transport = session?.transport else { return }
+    guard case .handshaking = machine.state, let transport = session?.transport else { return }
     switch transport.handshake() {
-    case .done: startSession()
+    case .done: if machine.handshakeDone() == .startSession { startSession() }
     case .wantRead: setInterest(.read)
     case .wantWrite: setInterest(.write)
     case .failed(let error):
@@ -123,16 +109,14 @@ extension ClientConnection {
     guard let session, session.start(.client, settings: settings) else {
       return close(with: .interrupted("the connection to \(target) failed: nghttp2 could not queue our SETTINGS"))
     }
-    state = .awaitingSettings
+    machine.sessionStarted()
     setInterest(.read)
     scheduleFlush()
   }
 
   /// The server's SETTINGS arrived: the connection is ready.
   func settingsReceived() {
-    guard case .awaitingSettings = state else { return }
-    state = .ready
-    becameReady = true
+    guard machine.settingsReceived() else { return }
     if let remoteAddress { logger[metadataKey: "grpc.peer"] = "\(remoteAddress)" }
     logger.debug(
       "connection ready", metadata: ["grpc.max_concurrent_streams": "\(maxConcurrentStreams)"])

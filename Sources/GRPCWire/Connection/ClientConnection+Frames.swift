@@ -59,8 +59,7 @@ extension ClientConnection {
   }
 
   func goAwayReceived(lastStreamID: Int32, errorCode: UInt32, debugData: String) {
-    guard !goingAway else { return }
-    goingAway = true
+    guard machine.goAwayReceived() else { return }
     logger.info(
       "GOAWAY received",
       metadata: [

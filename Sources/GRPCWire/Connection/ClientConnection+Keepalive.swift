@@ -30,7 +30,7 @@ extension ClientConnection {
   /// connection when the PING is not answered within the keepalive timeout, so that the next
   /// calls go to a new connection instead of this one. A PING already in flight decides alone.
   func callTimedOut() {
-    guard let keepalive, case .ready = state, pingTimeoutTimer == nil else { return }
+    guard let keepalive, case .ready = machine.state, pingTimeoutTimer == nil else { return }
     let quiet = lastReadAt.duration(to: .now)
     guard quiet >= keepalive.timeout else { return }
     if let keepaliveTimer {

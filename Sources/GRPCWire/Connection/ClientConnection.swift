@@ -30,16 +30,8 @@ final class ClientConnection: HTTP2SessionRole, @unchecked Sendable {
   /// The pool's logger with this connection's number (`grpc.connection`).
   var logger: Logger
 
-  enum State {
-    case idle
-    case connecting(addresses: [SocketAddress], index: Int, failures: [String])
-    case handshaking
-    case awaitingSettings
-    case ready
-    case closed(RPCError)
-  }
-
-  var state = State.idle
+  /// Connecting, ready, going away, closed: see the machine.
+  var machine = ClientConnectionStateMachine()
   /// The socket, transport and nghttp2 session: from the first connect attempt's socket on.
   var session: HTTP2Session?
   var remoteAddress: SocketAddress?
@@ -54,10 +46,6 @@ final class ClientConnection: HTTP2SessionRole, @unchecked Sendable {
   /// When bytes last arrived from the server: after a call's deadline, a connection quiet for a
   /// keepalive timeout is probed (see `callTimedOut`).
   var lastReadAt = MonotonicInstant.now
-  /// The server sent GOAWAY: no new calls; close once the last stream is done.
-  var goingAway = false
-  /// The server's SETTINGS arrived once: the connection was ready at some point.
-  var becameReady = false
 
   init(
     loop: EventLoop, target: String, settings: HTTP2Settings,
@@ -75,15 +63,15 @@ final class ClientConnection: HTTP2SessionRole, @unchecked Sendable {
 
   // MARK: What the pool asks
 
-  var isReady: Bool {
-    if case .ready = state { return !goingAway }
-    return false
-  }
+  var isReady: Bool { machine.isReady }
 
-  var isClosed: Bool {
-    if case .closed = state { return true }
-    return false
-  }
+  var isClosed: Bool { machine.isClosed }
+
+  /// The server sent GOAWAY: no new calls; close once the last stream is done.
+  var goingAway: Bool { machine.goingAway }
+
+  /// The server's SETTINGS arrived once: the connection was ready at some point.
+  var becameReady: Bool { machine.becameReady }
 
   /// Whether another call fits without waiting for a stream under the server's limit.
   var hasFreeStream: Bool {
@@ -107,7 +95,7 @@ final class ClientConnection: HTTP2SessionRole, @unchecked Sendable {
   /// Starts `stream` here, now if the connection is ready, else once it is.
   func start(_ stream: ClientStream) {
     loop.assertInLoop()
-    switch state {
+    switch machine.state {
     case .idle, .connecting, .handshaking, .awaitingSettings:
       waiting.append(stream)
     case .ready:
@@ -195,7 +183,7 @@ final class ClientConnection: HTTP2SessionRole, @unchecked Sendable {
   // MARK: I/O
 
   func readable() {
-    switch state {
+    switch machine.state {
     case .connecting:
       tcpConnectFinished()
       return
@@ -233,7 +221,7 @@ final class ClientConnection: HTTP2SessionRole, @unchecked Sendable {
   /// certificate, which TLS 1.3 reports only on the first read); afterwards it interrupts the
   /// calls in flight.
   func readFailure(_ reason: String) -> RPCError {
-    guard case .awaitingSettings = state else {
+    guard case .awaitingSettings = machine.state else {
       return .interrupted("the connection to \(target) failed: \(reason)")
     }
     if tls != nil {
@@ -245,7 +233,7 @@ final class ClientConnection: HTTP2SessionRole, @unchecked Sendable {
   }
 
   func writable() {
-    switch state {
+    switch machine.state {
     case .connecting: tcpConnectFinished()
     case .handshaking: continueHandshake()
     case .awaitingSettings, .ready: flush()
@@ -268,7 +256,7 @@ final class ClientConnection: HTTP2SessionRole, @unchecked Sendable {
   /// Writes what nghttp2 has queued: many frames, one write.
   func flush() {
     guard let session else { return }
-    switch state {
+    switch machine.state {
     case .awaitingSettings, .ready: break
     case .idle, .connecting, .handshaking, .closed: return
     }
@@ -312,9 +300,9 @@ final class ClientConnection: HTTP2SessionRole, @unchecked Sendable {
   /// Fails open calls with `error`, hands waiting ones back to the pool, and releases the
   /// socket, TLS and session.
   func close(with error: RPCError) {
-    if case .closed = state { return }
-    let wasReady = isReady || goingAway
-    state = .closed(error)
+    let closing = machine.close(error)
+    if case .ignore = closing { return }
+    let wasReady = closing == .lost
     if !wasReady {
       logger.info("connection attempt failed", metadata: ["grpc.error": "\(error.message)"])
     } else if error.isInterrupted {
