@@ -20,7 +20,7 @@ extension ServerConnection {
       HTTP2ErrorCode.enhanceYourCalm, debug, debug.count)
     // Without the GOAWAY queued, end the session at once (nghttp2 then stops reading).
     if sent != 0 { nghttp2_session_terminate_session(nghttp2, HTTP2ErrorCode.enhanceYourCalm) }
-    closeWhenFlushed = true
+    machine.finalGoAwayQueued()
   }
 
   /// Response data went out: PINGs that follow are fair (a client measuring bandwidth PINGs

@@ -89,6 +89,7 @@ extension ServerConnection {
   }
 
   func clientSettingsReceived() {
+    machine.settingsReceived()
     guard let handshakeTimer else { return }
     loop.cancelTimer(handshakeTimer)
     self.handshakeTimer = nil
@@ -173,12 +174,15 @@ extension ServerConnection {
     // Inside nghttp2's stream-close callback: close once it has returned. A server shutting
     // down closes with a final GOAWAY; a draining connection (shutting down drains too)
     // closes once its own GOAWAY has gone.
-    if shuttingDown {
+    switch machine.lastCallEnded() {
+    case .close:
       loop.execute { [weak self] in
         self?.close(cancelling: RPCError(code: .unavailable, message: "the server is shutting down"))
       }
-    } else if draining {
+    case .closeIfDrained:
       loop.execute { [weak self] in self?.closeIfDrained() }
+    case .idle:
+      break
     }
   }
 }

@@ -23,11 +23,8 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
   /// Calls answered on the loop whose requests have all arrived, in arrival order: answered
   /// after mem_recv returns, outside nghttp2's callbacks.
   var readyOnLoop: [ServerStream] = []
-  var draining = false
-  /// The server is shutting down: the connection closes once its last call has ended.
-  var shuttingDown = false
-
-  var handshaking = false
+  /// Handshaking, serving, draining, closed: see the machine.
+  var machine: ServerConnectionStateMachine
   /// Queued response bytes of all streams (``ServerOptions/connectionSendBuffer``).
   let sendBudget: SendBudget
   let options: ServerOptions
@@ -43,8 +40,6 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
   /// Ping policing: when the client's last PING came, and its strikes since a response.
   var lastClientPingAt: MonotonicInstant?
   var pingStrikes = 0
-  /// A final GOAWAY is queued: close once it is written.
-  var closeWhenFlushed = false
   /// The server's logger with the client's address (`grpc.peer`).
   let logger: Logger
 
@@ -59,9 +54,9 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
     self.logger = logger
     sendBudget = SendBudget(limit: options.connectionSendBuffer)
     session = HTTP2Session(loop: loop, fd: fd)
+    machine = ServerConnectionStateMachine(tls: tls != nil)
     if let tls {
       session.transport = try TLSTransport(acceptedFD: fd, context: tls, peer: peer)
-      handshaking = true
     } else {
       session.transport = PlainTransport(fd: fd)
     }
@@ -86,7 +81,7 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
       // Weak: the connection may be long gone when its age comes.
       _ = loop.scheduleTimer(at: .now.advanced(by: age)) { [weak self] in self?.reachedMaxAge() }
     }
-    if handshaking {
+    if machine.isHandshaking {
       continueHandshake()
     } else {
       startSession()
@@ -97,8 +92,7 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
     guard let transport = session.transport else { return }
     switch transport.handshake() {
     case .done:
-      handshaking = false
-      startSession()
+      if machine.handshakeDone() { startSession() }
     case .wantRead: setInterest(.read)
     case .wantWrite: setInterest(.write)
     case .failed(let error):
@@ -123,8 +117,7 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
   /// so that streams already on their way are counted, the real GOAWAY naming the last
   /// stream we took. Clients retry anything above it on a new connection.
   func beginDraining() {
-    guard let nghttp2 = session.nghttp2, !draining else { return }
-    draining = true
+    guard session.nghttp2 != nil, machine.beginDraining(), let nghttp2 = session.nghttp2 else { return }
     logger.debug("draining: GOAWAY", metadata: ["grpc.open_calls": "\(streams.count)"])
     guard nghttp2_submit_shutdown_notice(nghttp2) == 0 else { return closeSocket() }
     scheduleFlush()
@@ -144,17 +137,16 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
   /// does).
   func serverShuttingDown(_ error: RPCError) {
     loop.assertInLoop()
-    shuttingDown = true
-    if streams.isEmpty {
-      close(cancelling: error)
-    } else {
+    if machine.serverShuttingDown(openCalls: streams.count) {
       beginDraining()
+    } else {
+      close(cancelling: error)
     }
   }
 
   /// A draining connection closes once its last call is done.
   func closeIfDrained() {
-    guard draining, streams.isEmpty, session.transport != nil else { return }
+    guard machine.isDraining, streams.isEmpty else { return }
     flush()
     closeSocket()
   }
@@ -187,7 +179,7 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
   // MARK: I/O
 
   func readable() {
-    if handshaking { return continueHandshake() }
+    if machine.isHandshaking { return continueHandshake() }
     switch session.read(.server) {
     case nil:
       return
@@ -206,7 +198,7 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
   }
 
   func writable() {
-    if handshaking { return continueHandshake() }
+    if machine.isHandshaking { return continueHandshake() }
     flush()
   }
 
@@ -220,7 +212,7 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
     guard session.nghttp2 != nil else { return }
     switch session.flush() {
     case .drained:
-      if closeWhenFlushed || session.isOver { closeSocket() }
+      if machine.flushed(sessionOver: session.isOver) { closeSocket() }
     case .wouldBlock:
       break
     case .closed, .writeFailed, .sessionFailed:
@@ -229,8 +221,7 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
   }
 
   func closeSocket() {
-    guard session.transport != nil else { return }
-    handshaking = false
+    guard machine.close() else { return }
     if let handshakeTimer {
       loop.cancelTimer(handshakeTimer)
       self.handshakeTimer = nil
