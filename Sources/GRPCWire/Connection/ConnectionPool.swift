@@ -1,6 +1,5 @@
 internal import CoreMetrics
 internal import Logging
-internal import FleetSync
 
 /// The connections of one channel to its target, and the channel's connectivity state.
 ///
@@ -22,22 +21,21 @@ final class ConnectionPool: @unchecked Sendable {
   /// The keepalive interval in force: doubled after each `too_many_pings` GOAWAY.
   private(set) var keepaliveInterval: Duration?
 
-  private var connections: [ClientConnection] = []
-  private var backoff: ConnectionBackoff?
+  var connections: [ClientConnection] = []
+  var backoff: ConnectionBackoff?
   private var retryTimer: TimerID?
   private var lastFailure: RPCError?
   private var waitingForReady: [ClientStream] = []
   /// Calls for which every connection was at the server's stream limit, with the pool at
   /// `maxConnections`: started, in order, as streams end. From `waitingHead` on; entries
   /// before it are taken.
-  private var waitingForStream: [ClientStream] = []
-  private var waitingHead = 0
+  private var waitingForStream = CallQueue<ClientStream>()
   /// A start of the calls waiting for a stream is queued on the loop.
   private var waitingStartScheduled = false
   private var nextConnection = 0
-  private var connectionsOpened = 0
+  var connectionsOpened = 0
   private var shutdownState: ShutdownState = .running
-  private var tlsContext: Result<TLSContext, RPCError>?
+  var tlsContext: Result<TLSContext, RPCError>?
 
   private enum ShutdownState {
     case running
@@ -46,13 +44,7 @@ final class ConnectionPool: @unchecked Sendable {
     case shutdown
   }
 
-  private struct Observed {
-    var state = ConnectivityState.idle
-    var observers: [Int: AsyncStream<ConnectivityState>.Continuation] = [:]
-    var nextObserver = 0
-  }
-
-  private let observed = PosixMutex(Observed())
+  private let observers = ConnectivityObservers()
 
   init(loop: EventLoop, host: String, port: Int, options: ChannelOptions) {
     self.loop = loop
@@ -84,40 +76,14 @@ final class ConnectionPool: @unchecked Sendable {
 
   // MARK: Connectivity (any thread)
 
-  var connectivity: ConnectivityState { observed.withLock { $0.state } }
+  var connectivity: ConnectivityState { observers.state }
 
   /// The current state, then every change, until shutdown.
-  func connectivityStates() -> AsyncStream<ConnectivityState> {
-    let (stream, continuation) = AsyncStream.makeStream(of: ConnectivityState.self)
-    let finished = observed.withLock { o -> Bool in
-      continuation.yield(o.state)
-      if o.state == .shutdown { return true }
-      let id = o.nextObserver
-      o.nextObserver += 1
-      o.observers[id] = continuation
-      continuation.onTermination = { [weak self] _ in
-        _ = self?.observed.withLock { $0.observers.removeValue(forKey: id) }
-      }
-      return false
-    }
-    if finished { continuation.finish() }
-    return stream
-  }
+  func connectivityStates() -> AsyncStream<ConnectivityState> { observers.states() }
 
-  private func setState(_ state: ConnectivityState) {
-    let (observers, changed) = observed.withLock { o -> ([AsyncStream<ConnectivityState>.Continuation], Bool) in
-      guard o.state != state else { return ([], false) }
-      o.state = state
-      let all = Array(o.observers.values)
-      if state == .shutdown { o.observers.removeAll() }
-      return (all, true)
-    }
-    guard changed else { return }
+  func setState(_ state: ConnectivityState) {
+    guard observers.set(state) else { return }
     logger.debug("connectivity changed", metadata: ["grpc.state": "\(state)"])
-    for observer in observers {
-      observer.yield(state)
-      if state == .shutdown { observer.finish() }
-    }
   }
 
   // MARK: Calls (loop)
@@ -148,52 +114,32 @@ final class ConnectionPool: @unchecked Sendable {
       // Every connection is at its stream limit: the call waits here for the first stream
       // to end on any of them, not in one connection's queue, behind streams that may stay
       // open for hours.
-      waitForStream(stream)
-    }
-  }
-
-  private func waitForStream(_ stream: ClientStream) {
-    waitingForStream.append(stream)
-    // Calls that ended while waiting (deadline, cancellation) are dropped as the queue
-    // doubles, so a queue that never moves does not grow without bound.
-    let queued = waitingForStream.count - waitingHead
-    if queued >= 64 && queued & (queued - 1) == 0 {
-      waitingForStream = waitingForStream[waitingHead...].filter { $0.outcome == nil }
-      waitingHead = 0
+      waitingForStream.append(stream)
     }
   }
 
   /// Starts the calls waiting for a stream, in order, while a connection has one free (or
   /// another may be opened).
   private func startWaitingForStream() {
-    while waitingHead < waitingForStream.count {
-      let stream = waitingForStream[waitingHead]
-      guard stream.outcome == nil else {
-        waitingHead += 1
-        continue
-      }
+    while let stream = waitingForStream.first() {
       if let connection = pick() {
-        waitingHead += 1
+        waitingForStream.removeFirst()
         connection.start(stream)
       } else if connections.count < options.maxConnections {
         // A connection closed: the call starts as a new one would (opening another, or
         // failing fast while the channel backs off).
-        waitingHead += 1
+        waitingForStream.removeFirst()
         start(stream)
       } else {
         break
       }
-    }
-    if waitingHead == waitingForStream.count {
-      waitingForStream.removeAll()
-      waitingHead = 0
     }
   }
 
   /// Starts the calls waiting for a stream once the current work of the loop is done (it
   /// may be inside nghttp2's callbacks).
   private func scheduleWaitingStart() {
-    guard waitingHead < waitingForStream.count, !waitingStartScheduled else { return }
+    guard !waitingForStream.isEmpty, !waitingStartScheduled else { return }
     waitingStartScheduled = true
     loop.execute { [self] in
       waitingStartScheduled = false
@@ -236,76 +182,6 @@ final class ConnectionPool: @unchecked Sendable {
       message: "\(reason) (the channel is in TRANSIENT_FAILURE, waiting to reconnect; "
         + "calls with waitForReady wait for it)",
       cause: lastFailure)
-  }
-
-  private func openConnection() -> ClientConnection {
-    let tls: (context: TLSContext, verifyName: String)?
-    switch transportSecurity() {
-    case .success(let value): tls = value
-    case .failure(let error):
-      // A configuration that cannot work: every attempt would fail the same way.
-      let connection = makeConnection(tls: nil)
-      loop.execute { connection.resolutionFailed(error) }
-      return connection
-    }
-    let connection = makeConnection(tls: tls)
-    if connectivity != .ready { setState(.connecting) }
-    let now = MonotonicInstant.now
-    if backoff == nil { backoff = ConnectionBackoff(options.backoff, now: now) }
-    let timeout = backoff!.startAttempt(now: now)
-    let (host, port, loop, index, balancing) = (self.host, self.port, self.loop, connectionsOpened, options.loadBalancing)
-    if let numeric = SocketAddress(numericHost: host, port: port) {
-      connection.connect(to: [numeric], timeout: timeout)
-    } else {
-      // getaddrinfo blocks: keep it off the loop thread.
-      Task.detached {
-        let resolved = SocketAddress.resolve(host: host, port: port)
-        loop.execute {
-          switch resolved {
-          case .success(var addresses):
-            // Round-robin spreads connections over the addresses; pick-first keeps DNS order
-            // (the later addresses are the fallbacks).
-            if balancing == .roundRobin, !addresses.isEmpty {
-              let shift = index % addresses.count
-              addresses = Array(addresses[shift...] + addresses[..<shift])
-            }
-            connection.connect(to: addresses, timeout: timeout)
-          case .failure(let error):
-            connection.resolutionFailed(error)
-          }
-        }
-      }
-    }
-    return connection
-  }
-
-  private func makeConnection(tls: (context: TLSContext, verifyName: String)?) -> ClientConnection {
-    let connection = ClientConnection(
-      loop: loop, target: target,
-      settings: HTTP2Settings(
-        streamWindow: Int32(clamping: options.streamWindow),
-        connectionWindow: Int32(clamping: options.connectionWindow)),
-      tls: tls, keepalive: options.keepalive,
-      allowInsecureCredentials: options.allowInsecureCredentials,
-      logger: connectionLogger(connectionsOpened + 1))
-    connection.pool = self
-    connections.append(connection)
-    connectionsOpened += 1
-    return connection
-  }
-
-  private func connectionLogger(_ number: Int) -> Logger {
-    var logger = self.logger
-    logger[metadataKey: "grpc.connection"] = "\(number)"
-    return logger
-  }
-
-  private func transportSecurity() -> Result<(context: TLSContext, verifyName: String)?, RPCError> {
-    guard case .tls(let configuration) = options.transportSecurity else { return .success(nil) }
-    if tlsContext == nil {
-      tlsContext = Result { () throws(RPCError) in try TLSContext(configuration) }
-    }
-    return tlsContext!.map { ($0, configuration.serverHostnameOverride ?? host) }
   }
 
   // MARK: From connections (loop)
@@ -412,9 +288,7 @@ final class ConnectionPool: @unchecked Sendable {
     let closed = RPCError(code: .unavailable, message: "the channel to \(target) is closed")
     for stream in waitingForReady { stream.fail(closed, reset: false) }
     waitingForReady.removeAll()
-    for stream in waitingForStream[waitingHead...] { stream.fail(closed, reset: false) }
-    waitingForStream.removeAll()
-    waitingHead = 0
+    for stream in waitingForStream.removeAll() { stream.fail(closed, reset: false) }
     // Connections that were not ready yet have nothing worth waiting for.
     for connection in connections where !connection.isReady && !connection.goingAway {
       connection.shutDown(closed)

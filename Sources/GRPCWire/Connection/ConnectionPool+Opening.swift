@@ -1,0 +1,75 @@
+internal import Logging
+
+/// Opening connections: name resolution off the loop, TLS from the channel's settings, each
+/// connection with its own number in the logs.
+extension ConnectionPool {
+  func openConnection() -> ClientConnection {
+    let tls: (context: TLSContext, verifyName: String)?
+    switch transportSecurity() {
+    case .success(let value): tls = value
+    case .failure(let error):
+      // A configuration that cannot work: every attempt would fail the same way.
+      let connection = makeConnection(tls: nil)
+      loop.execute { connection.resolutionFailed(error) }
+      return connection
+    }
+    let connection = makeConnection(tls: tls)
+    if connectivity != .ready { setState(.connecting) }
+    let now = MonotonicInstant.now
+    if backoff == nil { backoff = ConnectionBackoff(options.backoff, now: now) }
+    let timeout = backoff!.startAttempt(now: now)
+    let (host, port, loop, index, balancing) = (self.host, self.port, self.loop, connectionsOpened, options.loadBalancing)
+    if let numeric = SocketAddress(numericHost: host, port: port) {
+      connection.connect(to: [numeric], timeout: timeout)
+    } else {
+      // getaddrinfo blocks: keep it off the loop thread.
+      Task.detached {
+        let resolved = SocketAddress.resolve(host: host, port: port)
+        loop.execute {
+          switch resolved {
+          case .success(var addresses):
+            // Round-robin spreads connections over the addresses; pick-first keeps DNS order
+            // (the later addresses are the fallbacks).
+            if balancing == .roundRobin, !addresses.isEmpty {
+              let shift = index % addresses.count
+              addresses = Array(addresses[shift...] + addresses[..<shift])
+            }
+            connection.connect(to: addresses, timeout: timeout)
+          case .failure(let error):
+            connection.resolutionFailed(error)
+          }
+        }
+      }
+    }
+    return connection
+  }
+
+  func makeConnection(tls: (context: TLSContext, verifyName: String)?) -> ClientConnection {
+    let connection = ClientConnection(
+      loop: loop, target: target,
+      settings: HTTP2Settings(
+        streamWindow: Int32(clamping: options.streamWindow),
+        connectionWindow: Int32(clamping: options.connectionWindow)),
+      tls: tls, keepalive: options.keepalive,
+      allowInsecureCredentials: options.allowInsecureCredentials,
+      logger: connectionLogger(connectionsOpened + 1))
+    connection.pool = self
+    connections.append(connection)
+    connectionsOpened += 1
+    return connection
+  }
+
+  func connectionLogger(_ number: Int) -> Logger {
+    var logger = self.logger
+    logger[metadataKey: "grpc.connection"] = "\(number)"
+    return logger
+  }
+
+  func transportSecurity() -> Result<(context: TLSContext, verifyName: String)?, RPCError> {
+    guard case .tls(let configuration) = options.transportSecurity else { return .success(nil) }
+    if tlsContext == nil {
+      tlsContext = Result { () throws(RPCError) in try TLSContext(configuration) }
+    }
+    return tlsContext!.map { ($0, configuration.serverHostnameOverride ?? host) }
+  }
+}
