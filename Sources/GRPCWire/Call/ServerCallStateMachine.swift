@@ -26,10 +26,9 @@ struct ServerCallStateMachine {
     case started
   }
 
-  /// What the request headers asked for, once they pass.
+  /// How the request's messages are encoded and whether gzip responses are welcome (the
+  /// path and deadline come with ``OnRequestHeaders/start(path:timeout:)``).
   struct RequestHead {
-    var path: String
-    var timeout: Duration?
     var encoding: ClientCallStateMachine.MessageEncoding
     var acceptsGzip: Bool
   }
@@ -107,7 +106,7 @@ struct ServerCallStateMachine {
       default: continue
       }
     }
-    head = RequestHead(path: path, timeout: timeout, encoding: encoding, acceptsGzip: acceptsGzip)
+    head = RequestHead(encoding: encoding, acceptsGzip: acceptsGzip)
     func refuse(_ code: StatusCode, _ message: String, httpStatus: Int = 200) -> OnRequestHeaders {
       state = .answered
       return .refuse(Status(code: code, message: message), httpStatus: httpStatus)
