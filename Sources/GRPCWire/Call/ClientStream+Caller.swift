@@ -12,11 +12,10 @@ extension ClientStream {
       guard !s.outboundFinished else {
         return (false, false, RPCError(code: .internalError, message: "write after the request stream was finished"))
       }
-      s.outbound.append(contentsOf: framed)
+      let written = s.mailbox.write(announce: true) { $0.append(contentsOf: framed) }
       s.outboundFinished = finish
       s.messagesWritten += 1
-      defer { s.resumeScheduled = true }
-      return (!s.resumeScheduled, s.outbound.count - s.outboundOffset > Self.outboundLimit, nil)
+      return (written.tellLoop, s.mailbox.unsentCount > Self.outboundLimit, nil)
     }
     if let ended { throw ended }
     if scheduleResume { loop.execute { self.resumeData() } }
@@ -25,9 +24,7 @@ extension ClientStream {
     try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
       let resumeNow = shared.withLock { s -> Result<Void, RPCError>? in
         if let outcome = s.outcome { return .failure(Self.endError(outcome)) }
-        if s.outbound.count - s.outboundOffset <= Self.outboundLimit { return .success(()) }
-        s.writerWaiting = c
-        return nil
+        return s.mailbox.wait(writer: c, limit: Self.outboundLimit) ? nil : .success(())
       }
       if let resumeNow { c.resume(with: resumeNow) }
     }
@@ -38,8 +35,7 @@ extension ClientStream {
     let schedule = shared.withLock { s -> Bool in
       guard !s.outboundFinished, s.outcome == nil else { return false }
       s.outboundFinished = true
-      defer { s.resumeScheduled = true }
-      return !s.resumeScheduled
+      return s.mailbox.claimResumeHop()
     }
     if schedule { loop.execute { self.resumeData() } }
   }
@@ -73,7 +69,7 @@ extension ClientStream {
       (c: CheckedContinuation<Received?, any Error>) in
       let (now, scheduleCredit) = shared.withLock { s -> (Result<Received?, any Error>?, Bool) in
         let (now, schedule) = Self.take(&s)
-        if now == nil { s.readerWaiting = c }
+        if now == nil { s.mailbox.readerWaiting = c }
         return (now, schedule)
       }
       if scheduleCredit { loop.execute { self.returnHeldCredit() } }
@@ -84,23 +80,8 @@ extension ClientStream {
   /// The next buffered message, or the end of the call, or nil when the reader must wait; and
   /// whether read credit is now due back to the loop (at most one such hop is pending).
   static func take(_ s: inout Shared) -> (Result<Received?, any Error>?, Bool) {
-    if s.framesHead < s.frames.count {
-      let received = s.frames[s.framesHead]
-      s.frames[s.framesHead] = Received(
-        frame: .init(compressed: false, payload: []), encoding: .identity, owed: 0)
-      s.framesHead += 1
-      s.bufferedBytes -= received.frame.payload.count
-      if s.framesHead == s.frames.count {
-        s.frames.removeAll(keepingCapacity: true)
-        s.framesHead = 0
-      }
-      s.creditToReturn += received.owed
-      var schedule = false
-      if !s.creditScheduled && (s.creditToReturn >= creditBatch || s.frames.isEmpty) {
-        s.creditScheduled = true
-        schedule = true
-      }
-      return (.success(received), schedule)
+    if let (received, returnCredit) = s.mailbox.takeMessage() {
+      return (.success(received), returnCredit)
     }
     if let outcome = s.outcome {
       switch outcome {
@@ -132,11 +113,7 @@ extension ClientStream {
   /// headers' metadata (see ``awaitEnd()``).
   func takeEnd() -> (messages: [Received], outcome: CallOutcome, headMetadata: Metadata?) {
     shared.withLock { s in
-      let rest = s.framesHead == 0 ? s.frames : Array(s.frames[s.framesHead...])
-      s.frames = []
-      s.framesHead = 0
-      s.bufferedBytes = 0
-      return (rest, s.outcome!, s.head?.metadata)
+      (s.mailbox.removeMessages().messages, s.outcome!, s.head?.metadata)
     }
   }
 
@@ -151,7 +128,7 @@ extension ClientStream {
   }
 
   /// Payload bytes of complete responses received but not yet read.
-  var bufferedResponseBytes: Int { shared.withLock { $0.bufferedBytes } }
+  var bufferedResponseBytes: Int { shared.withLock { $0.mailbox.bufferedBytes } }
 
   /// Ends the call from the caller's side (task cancelled, body finished early): resets the
   /// stream with CANCEL unless it is already over.

@@ -13,13 +13,9 @@ extension ClientStream {
     case .responseHead(let head):
       let waiters = shared.withLock { s in
         s.head = head
-        s.committed = true
         // Committed, so never replayed: a request already sent whole (a server-streaming
         // call's, which may stay open for hours) lets its bytes go now, not with the stream.
-        if s.outboundFinished && s.outboundOffset == s.outbound.count {
-          s.outbound = []
-          s.outboundOffset = 0
-        }
+        s.mailbox.commit()
         return s.headWaiters.exchange([])
       }
       for waiter in waiters { waiter.resume(returning: head.metadata) }
@@ -100,33 +96,20 @@ extension ClientStream {
       }
       return
     }
-    var direct: Received? = nil
-    let reader = shared.withLock { s -> CheckedContinuation<Received?, any Error>? in
-      var rest = received[...]
-      var reader: CheckedContinuation<Received?, any Error>? = nil
-      if let waiting = s.readerWaiting {
-        s.readerWaiting = nil
-        direct = rest.removeFirst()
-        reader = waiting
-      }
-      for r in rest { s.bufferedBytes += r.frame.payload.count }
-      s.frames.append(contentsOf: rest)
+    let handed = shared.withLock { s in
       s.messagesDelivered += received.count
-      return reader
+      return s.mailbox.deliver(received)
     }
-    if let reader, let direct {
+    if let (reader, message) = handed {
       // Straight into a waiting reader: acknowledge now, no hop back needed.
-      returnCredit(direct.owed)
-      reader.resume(returning: direct)
+      returnCredit(message.owed)
+      reader.resume(returning: message)
     }
   }
 
   /// Returns the credit readers have accumulated since the last time.
   func returnHeldCredit() {
-    let credit = shared.withLock { s in
-      s.creditScheduled = false
-      return s.creditToReturn.exchangeWithZero()
-    }
+    let credit = shared.withLock { $0.mailbox.takeCredit() }
     if credit > 0 { returnCredit(credit) }
   }
 
@@ -136,15 +119,5 @@ extension ClientStream {
     guard !streamClosed else { return }
     owedBytes -= credit
     connection?.consume(streamID: streamID, credit, streamOpen: true)
-  }
-
-  /// nghttp2 closed the stream (after trailers, a reset from either side, or a lost
-}
-
-extension Int {
-  /// Sets the value to zero and returns what it was.
-  fileprivate mutating func exchangeWithZero() -> Int {
-    defer { self = 0 }
-    return self
   }
 }

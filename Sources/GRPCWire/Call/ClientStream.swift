@@ -58,26 +58,12 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
   let shared: PosixMutex<Shared>
 
   struct Shared {
-    var outbound: [UInt8] = []
-    var outboundOffset = 0
-    /// Until the call is committed (response headers arrived, or too much was sent to keep),
-    /// bytes already sent stay in `outbound` so the request can be replayed on a retry.
-    var committed = false
+    /// Request bytes for nghttp2 (kept for a replay until the call is committed: response
+    /// headers arrived, or too much was sent to keep), responses for the caller.
+    var mailbox: StreamMailbox<Received>
     var outboundFinished = false
-    var resumeScheduled = false
-    var writerWaiting: CheckedContinuation<Void, any Error>?
-
     var head: ClientCallStateMachine.ResponseHead?
     var headWaiters: [CheckedContinuation<Metadata, any Error>] = []
-    var frames: [Received] = []
-    var framesHead = 0
-    /// Payload bytes of `frames` not yet read, for tests and diagnostics.
-    var bufferedBytes = 0
-    var creditToReturn = 0
-    /// A hop to the loop that returns `creditToReturn` is queued: readers add to it meanwhile,
-    /// so a fast reader costs one hop per loop tick, not one per message.
-    var creditScheduled = false
-    var readerWaiting: CheckedContinuation<Received?, any Error>?
     /// Unsafe, not checked: every unary call waits here once, and each is resumed exactly once,
     /// by `finish`, which empties the list under the lock.
     var endWaiters: [UnsafeContinuation<Void, Never>] = []
@@ -88,7 +74,8 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
     var messagesDelivered = 0
 
     init(outbound: [UInt8], outboundFinished: Bool) {
-      self.outbound = outbound
+      mailbox = StreamMailbox(
+        outbound: outbound, keepsSentBytes: true, outboundLimit: ClientStream.outboundLimit)
       self.outboundFinished = outboundFinished
     }
 
@@ -120,10 +107,14 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
   }
 
   /// A complete message waiting for the caller, and the acknowledgement it owes.
-  struct Received {
+  struct Received: MailboxMessage {
     var frame: MessageDeframer.Frame
     var encoding: ClientCallStateMachine.MessageEncoding
     var owed: Int
+    var payloadCount: Int { frame.payload.count }
+    static var taken: Self {
+      Self(frame: .init(compressed: false, payload: []), encoding: .identity, owed: 0)
+    }
   }
 
   /// A unary or client-streaming call: a second response message ends it at once.
@@ -133,12 +124,8 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
 
   /// How much framed request data may wait unsent before `write` suspends.
   static let outboundLimit = 1 << 20
-  /// Sent request bytes kept for a transparent retry, at most.
-  static let replayLimit = 4 << 20
   /// Transparent retries of one call, at most (each after the server refused it unprocessed).
   static let maxTransparentRetries = 8
-  /// Returned read credit is batched up to this before it costs a hop to the loop.
-  static let creditBatch = 64 << 10
 
   init(
     loop: EventLoop, headerPrefix: RequestHeaderPrefix, requestHeaders: [HeaderField],
@@ -192,33 +179,11 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
   /// whether the request stream is finished, or nil for "nothing yet" (deferred).
   func readOutbound(into buffer: UnsafeMutableRawBufferPointer) -> (count: Int, eof: Bool)? {
     loop.assertInLoop()
-    let (result, writer) = shared.withLock { s -> ((Int, Bool)?, CheckedContinuation<Void, any Error>?) in
-      let available = s.outbound.count - s.outboundOffset
-      if available == 0 {
-        return (s.outboundFinished ? (0, true) : nil, nil)
-      }
-      let count = min(available, buffer.count)
-      s.outbound.withUnsafeBytes { src in
-        buffer.baseAddress!.copyMemory(
-          from: src.baseAddress! + s.outboundOffset, byteCount: count)
-      }
-      s.outboundOffset += count
-      if !s.committed && s.outboundOffset > Self.replayLimit { s.committed = true }
-      if s.committed {
-        if s.outboundOffset == s.outbound.count {
-          s.outbound.removeAll(keepingCapacity: s.outbound.capacity <= 1 << 20)
-          s.outboundOffset = 0
-        } else if s.outboundOffset > Self.outboundLimit {
-          s.outbound.removeSubrange(..<s.outboundOffset)
-          s.outboundOffset = 0
-        }
-      }
-      var writer: CheckedContinuation<Void, any Error>? = nil
-      if s.outbound.count - s.outboundOffset <= Self.outboundLimit {
-        writer = s.writerWaiting
-        s.writerWaiting = nil
-      }
-      return ((count, s.outboundFinished && s.outboundOffset == s.outbound.count), writer)
+    let (result, writer) = shared.withLock {
+      s -> ((count: Int, eof: Bool)?, CheckedContinuation<Void, any Error>?) in
+      if s.mailbox.unsentCount == 0 { return (s.outboundFinished ? (0, true) : nil, nil) }
+      let (count, writer) = s.mailbox.readOutbound(into: buffer)
+      return ((count, s.outboundFinished && s.mailbox.unsentCount == 0), writer)
     }
     writer?.resume()
     if result == nil { dataDeferred = true }
@@ -228,12 +193,13 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
   /// New request bytes or a half-close arrived from the caller.
   func resumeData() {
     loop.assertInLoop()
-    shared.withLock { $0.resumeScheduled = false }
+    shared.withLock { $0.mailbox.resumeHopRan() }
     guard dataDeferred, !streamClosed, let connection else { return }
     dataDeferred = false
     connection.resumeData(of: self)
   }
 
+  /// nghttp2 closed the stream (after trailers, a reset from either side, or a lost
   /// connection: `lostConnection` then says why).
   func closed(http2ErrorCode: UInt32, lostConnection: RPCError? = nil) {
     loop.assertInLoop()
@@ -263,9 +229,7 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
       return false
     }
     let replayable = shared.withLock { s -> Bool in
-      guard !s.committed, s.outcome == nil else { return false }
-      s.outboundOffset = 0
-      return true
+      s.outcome == nil && s.mailbox.rewindForReplay()
     }
     guard replayable else { return false }
     transparentRetries += 1
@@ -305,11 +269,8 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
     if reset, !streamClosed, streamID > 0 { connection?.reset(streamID: streamID) }
     let (reader, writer, heads, ends) = shared.withLock { s in
       if s.outcome == nil { s.outcome = outcome }
-      defer {
-        s.readerWaiting = nil
-        s.writerWaiting = nil
-      }
-      return (s.readerWaiting, s.writerWaiting, s.headWaiters.exchange([]), s.endWaiters.exchange([]))
+      let (reader, writer) = s.mailbox.removeWaiters()
+      return (reader, writer, s.headWaiters.exchange([]), s.endWaiters.exchange([]))
     }
     let error: RPCError? = if case .failure(let e) = outcome { e } else { nil }
     if let reader {

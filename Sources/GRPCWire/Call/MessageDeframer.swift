@@ -5,8 +5,8 @@
 /// as its prefix arrives, before any of it is buffered.
 ///
 /// Holds nothing between messages: a stream may stay open for hours after its last message,
-/// and a buffer kept at the size of the last split one would stay as long (following 10,000
-/// trips, one feed stream in twenty had its first update, a whole trip, split across reads).
+/// and a buffer kept at the size of the last split one would stay as long (with 10,000
+/// long-lived server streams open, one in twenty had its first message split across reads).
 struct MessageDeframer {
   /// One complete message as it was on the wire.
   struct Frame {

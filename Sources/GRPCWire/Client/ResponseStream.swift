@@ -124,20 +124,10 @@ enum ResponseDecoding {
         code: .internalError,
         message: "the server compressed a message with '\(name)', which this client does not support")
     case .gzip:
-      do {
-        return ReceivedMessage(
-          bytes: try Gzip.decompress(received.frame.payload, limit: limit), wasCompressed: true)
-      } catch {
-        switch error {
-        case .tooLarge(let limit):
-          throw RPCError(
-            code: .resourceExhausted,
-            message: "a compressed response inflates past the limit of \(limit) bytes")
-        case .corrupt(let reason):
-          throw RPCError(
-            code: .internalError, message: "a gzip response message is corrupt: \(reason)")
-        }
-      }
+      return ReceivedMessage(
+        bytes: try Gzip.inflateMessage(
+          received.frame.payload, limit: limit, what: "response", limitOwner: "the limit"),
+        wasCompressed: true)
     }
   }
 }

@@ -6,82 +6,64 @@ extension ServerStream {
   /// The next request message (decompressed), nil when the client finished its stream.
   func nextRequest() async throws -> [UInt8]? {
     // A request already here (a unary call's, always) is taken without suspending.
-    let frame: MessageDeframer.Frame?
-    if let ready = shared.withLock({ Self.take(&$0) }) {
-      frame = try ready.get()
+    let request: QueuedRequest?
+    if let ready = take() {
+      request = try ready.get()
     } else {
-      frame = try await withCheckedThrowingContinuation {
-        (c: CheckedContinuation<MessageDeframer.Frame?, any Error>) in
-        let now = shared.withLock { s -> Result<MessageDeframer.Frame?, any Error>? in
-          let now = Self.take(&s)
-          if now == nil { s.readerWaiting = c }
-          return now
+      request = try await withCheckedThrowingContinuation {
+        (c: CheckedContinuation<QueuedRequest?, any Error>) in
+        let (now, returnCredit) = shared.withLock { s in
+          let taken = Self.take(&s)
+          if taken.result == nil { s.mailbox.readerWaiting = c }
+          return taken
         }
+        if returnCredit { returnReadCredit() }
         if let now { c.resume(with: now) }
       }
     }
-    return try payload(of: frame)
+    return try payload(of: request?.frame)
   }
 
   /// ``nextRequest()`` for a handler on the loop, called once the client has finished its
   /// request stream, when every request is here and nothing is waited for.
   func takeRequest() throws -> [UInt8]? {
     loop.assertInLoop()
-    guard let ready = shared.withLock({ Self.take(&$0) }) else {
+    guard let ready = take() else {
       throw RPCError(code: .internalError, message: "a request was read before the requests ended")
     }
-    return try payload(of: ready.get())
+    return try payload(of: ready.get()?.frame)
   }
 
-  /// A request taken from the queue, acknowledged to the client and decompressed.
+  /// The next request, if there is one, and its read credit handed back to the loop.
+  private func take() -> Result<QueuedRequest?, any Error>? {
+    let (result, returnCredit) = shared.withLock { Self.take(&$0) }
+    if returnCredit { returnReadCredit() }
+    return result
+  }
+
+  /// A request taken from the queue, decompressed.
   func payload(of frame: MessageDeframer.Frame?) throws -> [UInt8]? {
-    returnReadCredit()
     guard let frame else { return nil }
     context?.recordRequest(compressed: frame.compressed)
     guard frame.compressed else { return frame.payload }
-    do {
-      return try Gzip.decompress(frame.payload, limit: maxRequestSize)
-    } catch {
-      // As for an uncompressed request over the limit, and as the client treats responses.
-      switch error {
-      case .tooLarge(let limit):
-        throw RPCError(
-          code: .resourceExhausted,
-          message: "a compressed request inflates past the server's limit of \(limit) bytes")
-      case .corrupt(let reason):
-        throw RPCError(code: .internalError, message: "a gzip request message is corrupt: \(reason)")
-      }
-    }
+    return try Gzip.inflateMessage(
+      frame.payload, limit: maxRequestSize, what: "request", limitOwner: "the server's limit")
   }
 
-  /// The next request, the end of the requests or the call's abort; nil: the reader must wait.
-  static func take(_ s: inout Shared) -> Result<MessageDeframer.Frame?, any Error>? {
-    if let aborted = s.aborted { return .failure(aborted) }
-    if s.requestsHead < s.requests.count {
-      let request = s.requests[s.requestsHead]
-      let frame = request.frame
-      s.creditToReturn += request.owed
-      s.requests[s.requestsHead] = QueuedRequest(frame: .init(compressed: false, payload: []), owed: 0)
-      s.requestsHead += 1
-      if s.requestsHead == s.requests.count {
-        s.requests.removeAll(keepingCapacity: true)
-        s.requestsHead = 0
-      }
-      return .success(frame)
+  /// The next request, the end of the requests or the call's abort (nil: the reader must
+  /// wait), and whether read credit is now due back to the loop.
+  static func take(_ s: inout Shared) -> (result: Result<QueuedRequest?, any Error>?, returnCredit: Bool) {
+    if let aborted = s.aborted { return (.failure(aborted), false) }
+    if let (request, returnCredit) = s.mailbox.takeMessage() {
+      return (.success(request), returnCredit)
     }
-    if s.requestsFinished { return .success(nil) }
-    return nil
+    if s.requestsFinished { return (.success(nil), false) }
+    return (nil, false)
   }
 
   /// Acknowledges what the handler has read, from the loop: at once when on it, else in one
-  /// hop for all the reads until the hop runs.
+  /// hop for all the reads until the hop runs (the mailbox claimed it).
   func returnReadCredit() {
-    let schedule = shared.withLock { s -> Bool in
-      guard s.creditToReturn > 0, !s.creditScheduled else { return false }
-      s.creditScheduled = true
-      return true
-    }
-    guard schedule else { return }
     if loop.inEventLoop {
       acknowledgeReadCredit()
     } else {
@@ -91,14 +73,8 @@ extension ServerStream {
 
   func acknowledgeReadCredit() {
     loop.assertInLoop()
-    let credit = shared.withLock { s -> Int in
-      defer {
-        s.creditToReturn = 0
-        s.creditScheduled = false
-      }
-      return s.creditToReturn
-    }
-    connection?.consume(streamID: id, credit, streamOpen: !machine.isClosed)
+    let credit = shared.withLock { $0.mailbox.takeCredit() }
+    if credit > 0 { connection?.consume(streamID: id, credit, streamOpen: !machine.isClosed) }
   }
 
   /// Queues one response message, framed straight into the outbound queue; suspends only while
@@ -123,10 +99,7 @@ extension ServerStream {
     try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
       let now = shared.withLock { s -> Result<Void, any Error>? in
         if let aborted = s.aborted { return .failure(aborted) }
-        if s.outbound.count - s.outboundOffset <= limit { return .success(()) }
-        s.writerWaiting = c
-        s.writerLimit = limit
-        return nil
+        return s.mailbox.wait(writer: c, limit: limit) ? nil : .success(())
       }
       if let now { c.resume(with: now) }
     }
@@ -160,27 +133,22 @@ extension ServerStream {
       try checkSendSize(bytes.count - MessageFramer.prefixLength)
       (schedule, full) = try shared.withLock { s throws(RPCError) -> (Bool, Bool) in
         if let aborted = s.aborted { throw aborted }
-        s.outbound.append(contentsOf: bytes)
-        queuedBytes = bytes.count
-        defer { if announce { s.resumeScheduled = true } }
-        return (announce && !s.resumeScheduled, s.outbound.count - s.outboundOffset > limit)
+        let written = s.mailbox.write(announce: announce) { $0.append(contentsOf: bytes) }
+        queuedBytes = written.count
+        return (written.tellLoop, s.mailbox.unsentCount > limit)
       }
     } else {
       // The message is serialised into the queue under the lock: no buffer of its own, no
       // copy. nghttp2's data provider waits for the lock at most that long.
       (schedule, full) = try shared.withLock { s throws -> (Bool, Bool) in
         if let aborted = s.aborted { throw aborted }
-        let start = s.outbound.count
-        do {
-          try MessageFramer.append(to: &s.outbound, compress: false, serialize: serialize)
-          try checkSendSize(s.outbound.count - start - MessageFramer.prefixLength)
-        } catch {
-          s.outbound.removeSubrange(start...)
-          throw error
+        let written = try s.mailbox.write(announce: announce) { outbound throws in
+          let start = outbound.count
+          try MessageFramer.append(to: &outbound, compress: false, serialize: serialize)
+          try checkSendSize(outbound.count - start - MessageFramer.prefixLength)
         }
-        queuedBytes = s.outbound.count - start
-        defer { if announce { s.resumeScheduled = true } }
-        return (announce && !s.resumeScheduled, s.outbound.count - s.outboundOffset > limit)
+        queuedBytes = written.count
+        return (written.tellLoop, s.mailbox.unsentCount > limit)
       }
     }
     // Counted before this writer waits for its own stream: the connection's other writers

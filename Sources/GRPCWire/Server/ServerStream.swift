@@ -37,7 +37,9 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   var sendBudget: SendBudget?
   /// How much framed response data may wait unsent before a write suspends (off the loop;
   /// ``ServerOptions/streamSendBuffer``). Set once, like `maxSendMessageSize`.
-  var outboundLimit = 1 << 20
+  var outboundLimit = 1 << 20 {
+    didSet { shared.withLock { $0.mailbox.outboundLimit = outboundLimit } }
+  }
   var deadlineTimer: TimerID?
   var handlerTask: Task<Void, Never>?
   /// The method's handler when it runs on the loop (``LoopHandler``): called once the
@@ -51,33 +53,22 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   var context: ServerContext?
 
   /// A complete request and the window it holds until the handler reads it.
-  struct QueuedRequest {
+  struct QueuedRequest: MailboxMessage {
     var frame: MessageDeframer.Frame
     /// Its bytes that arrived in the chunk that completed it (those of earlier chunks were
     /// acknowledged as they came, to let the rest of a large message in).
     var owed: Int
+    var payloadCount: Int { frame.payload.count }
+    static var taken: Self { Self(frame: .init(compressed: false, payload: []), owed: 0) }
   }
 
   // MARK: Shared
   let shared = PosixMutex(Shared())
 
   struct Shared {
-    var requests: [QueuedRequest] = []
-    /// Request bytes the handler has read and the loop has yet to acknowledge to the client.
-    var creditToReturn = 0
-    /// A hop to the loop that acknowledges `creditToReturn` is queued.
-    var creditScheduled = false
-    var requestsHead = 0
+    /// Requests for the handler, response bytes for nghttp2.
+    var mailbox = StreamMailbox<QueuedRequest>(outboundLimit: 1 << 20)
     var requestsFinished = false
-    var readerWaiting: CheckedContinuation<MessageDeframer.Frame?, any Error>?
-
-    var outbound: [UInt8] = []
-    var outboundOffset = 0
-    var writerWaiting: CheckedContinuation<Void, any Error>?
-    /// The queued bytes at or under which `writerWaiting` resumes.
-    var writerLimit = 0
-    var resumeScheduled = false
-
     /// The handler's outcome, once it returned or threw.
     var status: (Status, Metadata)?
     /// Why the call ended early: the client reset it, or its deadline passed.
@@ -129,19 +120,11 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
     ) { frame, owed in queued.append(QueuedRequest(frame: frame, owed: owed)) }
     connection?.consume(streamID: id, partialBytes, streamOpen: true)
     guard !queued.isEmpty else { return nil }
-    // A waiting reader gets its request under the same lock that queued it.
-    let handOff = shared.withLock {
-      s -> (
-        CheckedContinuation<MessageDeframer.Frame?, any Error>, Result<MessageDeframer.Frame?, any Error>
-      )? in
-      s.requests.append(contentsOf: queued)
-      guard let reader = s.readerWaiting, let next = Self.take(&s) else { return nil }
-      s.readerWaiting = nil
-      return (reader, next)
-    }
-    if case let (reader, next)? = handOff {
-      reader.resume(with: next)
-      returnReadCredit()
+    // A waiting reader gets its request under the same lock that queued it, and its bytes
+    // are acknowledged at once.
+    if let (reader, request) = shared.withLock({ $0.mailbox.deliver(queued) }) {
+      connection?.consume(streamID: id, request.owed, streamOpen: true)
+      reader.resume(returning: request)
     }
     return nil
   }
@@ -153,10 +136,10 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
       return RPCError(
         code: .internalError, message: "the request stream ended inside a message")
     }
-    let reader = shared.withLock { s -> CheckedContinuation<MessageDeframer.Frame?, any Error>? in
+    let reader = shared.withLock { s -> CheckedContinuation<QueuedRequest?, any Error>? in
       s.requestsFinished = true
-      defer { s.readerWaiting = nil }
-      return s.readerWaiting
+      defer { s.mailbox.readerWaiting = nil }
+      return s.mailbox.readerWaiting
     }
     reader?.resume(returning: nil)
     return nil
@@ -170,13 +153,9 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
       loop.cancelTimer(deadlineTimer)
       self.deadlineTimer = nil
     }
-    let (reader, writer) = shared.withLock { s -> (CheckedContinuation<MessageDeframer.Frame?, any Error>?, CheckedContinuation<Void, any Error>?) in
+    let (reader, writer) = shared.withLock { s in
       if s.aborted == nil && s.status == nil { s.aborted = error }
-      defer {
-        s.readerWaiting = nil
-        s.writerWaiting = nil
-      }
-      return (s.readerWaiting, s.writerWaiting)
+      return s.mailbox.removeWaiters()
     }
     reader?.resume(throwing: error)
     writer?.resume(throwing: error)
@@ -197,15 +176,7 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   func discardQueues() {
     loop.assertInLoop()
     let (dropped, unread) = shared.withLock { s -> (Int, Int) in
-      let left = s.outbound.count - s.outboundOffset
-      s.outbound = []
-      s.outboundOffset = 0
-      var unread = s.creditToReturn
-      for request in s.requests[s.requestsHead...] { unread += request.owed }
-      s.requests = []
-      s.requestsHead = 0
-      s.creditToReturn = 0
-      return (left, unread)
+      (s.mailbox.removeUnsent(), s.mailbox.removeMessages().unacknowledged + s.mailbox.takeCredit())
     }
     sendBudget?.released(dropped)
     connection?.consume(streamID: id, unread, streamOpen: false)
@@ -213,7 +184,7 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
 
   func responseBytesQueued() {
     loop.assertInLoop()
-    shared.withLock { $0.resumeScheduled = false }
+    shared.withLock { $0.mailbox.resumeHopRan() }
     connection?.responseBytesQueued(for: self)
   }
 
@@ -221,34 +192,18 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   /// body is over (then the trailers are due), or nil for "nothing yet".
   func readOutbound(into buffer: UnsafeMutableRawBufferPointer) -> (count: Int, status: (Status, Metadata)?)? {
     loop.assertInLoop()
-    let (result, writer) = shared.withLock { s -> ((Int, (Status, Metadata)?)?, CheckedContinuation<Void, any Error>?) in
-      let available = s.outbound.count - s.outboundOffset
-      if available == 0 {
+    let (result, writer) = shared.withLock {
+      s -> ((count: Int, status: (Status, Metadata)?)?, CheckedContinuation<Void, any Error>?) in
+      if s.mailbox.unsentCount == 0 {
         if let status = s.status { return ((0, status), nil) }
         if let aborted = s.aborted { return ((0, (aborted.status, Metadata())), nil) }
         return (nil, nil)
       }
-      let count = min(available, buffer.count)
-      s.outbound.withUnsafeBytes { src in
-        buffer.baseAddress!.copyMemory(from: src.baseAddress! + s.outboundOffset, byteCount: count)
-      }
-      s.outboundOffset += count
-      if s.outboundOffset == s.outbound.count {
-        s.outbound.removeAll(keepingCapacity: s.outbound.capacity <= 1 << 20)
-        s.outboundOffset = 0
-      } else if s.outboundOffset > outboundLimit {
-        s.outbound.removeSubrange(..<s.outboundOffset)
-        s.outboundOffset = 0
-      }
-      var writer: CheckedContinuation<Void, any Error>? = nil
-      if s.writerWaiting != nil, s.outbound.count - s.outboundOffset <= s.writerLimit {
-        writer = s.writerWaiting
-        s.writerWaiting = nil
-      }
+      let (count, writer) = s.mailbox.readOutbound(into: buffer)
       return ((count, nil), writer)
     }
     writer?.resume()
-    if let result { sendBudget?.released(result.0) }
+    if let result { sendBudget?.released(result.count) }
     if result == nil { dataDeferred = true }
     return result
   }
@@ -256,7 +211,7 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   /// Whether the handler has finished and nothing of the body is left to send.
   var finishedWithoutBody: (Status, Metadata)? {
     shared.withLock { s in
-      guard s.outbound.count == s.outboundOffset else { return nil }
+      guard s.mailbox.unsentCount == 0 else { return nil }
       if let status = s.status { return status }
       if let aborted = s.aborted { return (aborted.status, Metadata()) }
       return nil
