@@ -108,7 +108,7 @@ final class ConnectionPool: @unchecked Sendable {
       }
       return
     }
-    if connections.count < options.maxConnections || connections.allSatisfy(\.goingAway) {
+    if hasRoomForConnection {
       openConnection().start(stream)
     } else {
       // Every connection is at its stream limit: the call waits here for the first stream
@@ -118,6 +118,16 @@ final class ConnectionPool: @unchecked Sendable {
     }
   }
 
+  /// Whether another connection may be opened: connections going away (GOAWAY received) take
+  /// no new calls, so they do not count against ``ChannelOptions/maxConnections``; else the
+  /// calls waiting for a stream would wait for them to finish every stream, which for
+  /// long-lived streams may be hours.
+  private var hasRoomForConnection: Bool {
+    var live = 0
+    for connection in connections where !connection.goingAway { live += 1 }
+    return live < options.maxConnections
+  }
+
   /// Starts the calls waiting for a stream, in order, while a connection has one free (or
   /// another may be opened).
   private func startWaitingForStream() {
@@ -125,9 +135,9 @@ final class ConnectionPool: @unchecked Sendable {
       if let connection = pick() {
         waitingForStream.removeFirst()
         connection.start(stream)
-      } else if connections.count < options.maxConnections {
-        // A connection closed: the call starts as a new one would (opening another, or
-        // failing fast while the channel backs off).
+      } else if hasRoomForConnection {
+        // A connection closed or is going away: the call starts as a new one would (opening
+        // another, or failing fast while the channel backs off).
         waitingForStream.removeFirst()
         start(stream)
       } else {
@@ -210,6 +220,9 @@ final class ConnectionPool: @unchecked Sendable {
         metadata: ["grpc.keepalive_interval": "\(interval * 2)"])
     }
     if !connections.contains(where: \.isReady) && connectivity == .ready { setState(.idle) }
+    // It no longer counts against the most connections: calls waiting for a stream may open
+    // another.
+    scheduleWaitingStart()
   }
 
   /// `connection` is closed. Calls that were waiting on it get another chance (or fail fast).

@@ -230,4 +230,51 @@ struct ServerConnectionAgeTests {
     #expect(await channel.connectionsOpened() == 2)
     await server.shutdown(gracePeriod: .seconds(1))
   }
+
+  @Test("a call waiting for a stream on a full channel opens a new connection once the old one goes away")
+  func waitingCallAfterGoAway() async throws {
+    // Two streams fill the one connection the channel may have; the server's age limit then
+    // sends GOAWAY, and its long grace keeps both streams running for seconds. A connection
+    // going away takes no new calls and no longer counts against maxConnections: the call
+    // waiting for a stream opens a new connection at once instead of waiting for the
+    // streams to end.
+    var options = ServerOptions()
+    options.maxConcurrentStreams = 2
+    options.maxConnectionAge = .milliseconds(300)
+    options.maxConnectionAgeGrace = .seconds(30)
+    let server = Self.makeServer(options)
+    let port = try await server.start()
+    var channelOptions = ChannelOptions()
+    channelOptions.maxConnections = 1
+    let channel = GRPCChannel(host: "127.0.0.1", port: port, options: channelOptions)
+    defer { channel.close() }
+    let firstResponses = Observed(0)
+    let streamsEnded = Observed(0)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for _ in 0..<2 {
+        group.addTask {
+          // 40 responses 250 ms apart: ten seconds, well within the grace.
+          _ = try await channel.serverStreaming(
+            Service.streamingOutputCall, Self.slowStream(responses: 40, every: .milliseconds(250))
+          ) { responses in
+            var first = true
+            for try await _ in responses where first {
+              first = false
+              firstResponses.update { $0 += 1 }
+            }
+          }
+          streamsEnded.update { $0 += 1 }
+        }
+      }
+      try await firstResponses.wait(for: "a response on both streams", timeout: .seconds(20)) {
+        $0 >= 2
+      }
+      _ = try await channel.unary(
+        Service.emptyCall, GRPCTesting.Empty(), options: CallOptions(timeout: .seconds(20)))
+      #expect(streamsEnded.value == 0, "the waiting call ran only after the streams ended")
+      #expect(await channel.connectionsOpened() == 2)
+      group.cancelAll()
+    }
+    await server.shutdown(gracePeriod: .milliseconds(100))
+  }
 }
