@@ -8,7 +8,7 @@ extension ClientStream {
   /// block's frames back to back, so one buffer per connection serves every stream).
   func receivedHeaders(_ fields: [HeaderField], endStream: Bool) {
     loop.assertInLoop()
-    let action = machine.receiveHeaders(fields, endStream: endStream)
+    let action = machine.receiveResponseHeaders(fields, endStream: endStream)
     switch action {
     case .responseHead(let head):
       let waiters = shared.withLock { s in
@@ -43,7 +43,7 @@ extension ClientStream {
   func receivedData(_ bytes: UnsafeRawBufferPointer) {
     loop.assertInLoop()
     switch machine.receiveData() {
-    case .ignore:
+    case .drop:
       // The call is over (we cancelled it); the bytes still count against the connection.
       connection?.consume(streamID: streamID, bytes.count, streamOpen: false)
     case .protocolViolation(let error):

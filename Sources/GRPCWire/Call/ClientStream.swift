@@ -36,7 +36,7 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
   /// retain and release of it takes the slow path (about 5% of a call's CPU). The cycle with
   /// the connection's stream table is broken when the stream closes (`closed`) or retries.
   var connection: ClientConnection?
-  var machine = ClientCallStateMachine()
+  var machine = StreamStateMachine.client()
   var deframer: MessageDeframer
   var deadlineTimer: TimerID?
   /// Acknowledgement owed for complete messages handed to the caller but not yet read.
@@ -62,7 +62,7 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
     /// headers arrived, or too much was sent to keep), responses for the caller.
     var mailbox: StreamMailbox<Received>
     var outboundFinished = false
-    var head: ClientCallStateMachine.ResponseHead?
+    var head: StreamStateMachine.ResponseHead?
     var headWaiters: [CheckedContinuation<Metadata, any Error>] = []
     /// Unsafe, not checked: every unary call waits here once, and each is resumed exactly once,
     /// by `finish`, which empties the list under the lock.
@@ -109,7 +109,7 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
   /// A complete message waiting for the caller, and the acknowledgement it owes.
   struct Received: MailboxMessage {
     var frame: MessageDeframer.Frame
-    var encoding: ClientCallStateMachine.MessageEncoding
+    var encoding: StreamStateMachine.MessageEncoding
     var owed: Int
     var payloadCount: Int { frame.payload.count }
     static var taken: Self {
@@ -209,7 +209,7 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
     if let lostConnection, !machine.isClosed {
       machine.close()
       finish(.failure(lostConnection), reset: false)
-    } else if let error = machine.streamClosedWithoutTrailers(http2ErrorCode: http2ErrorCode) {
+    } else if let error = machine.streamClosed(http2ErrorCode: http2ErrorCode) {
       finish(.failure(error), reset: false)
     }
     streamClosed = true

@@ -66,7 +66,7 @@ extension ServerConnection {
       return consume(streamID: streamID, bytes.count, streamOpen: false)
     }
     // Answered already (refused, or the handler is done): nothing will read what comes.
-    guard stream.machine.receiveRequestData() == .deliver else {
+    guard case .accept = stream.machine.receiveData() else {
       return consume(streamID: stream.id, bytes.count, streamOpen: true)
     }
     if let error = stream.receivedData(bytes) { fail(stream, error) }
@@ -103,16 +103,14 @@ extension ServerConnection {
       method = server.handler(for: path)
       return method != nil
     }
-    guard case .start(let path, let timeout) = checked, let method else {
+    guard case .start(let path, let head, let timeout) = checked, let method else {
       if case .refuse(let status, let httpStatus) = checked {
         respondEarly(stream, status, httpStatus: httpStatus)
       }
       return
     }
-    if let head = stream.machine.head {
-      stream.requestEncoding = head.encoding
-      stream.acceptsGzip = head.acceptsGzip
-    }
+    stream.requestEncoding = head.encoding
+    stream.acceptsGzip = head.acceptsGzip
     stream.deframer = MessageDeframer(maxMessageSize: server.maxReceiveMessageSize)
     stream.maxSendMessageSize = server.options.maxSendMessageSize
     stream.maxRequestSize = server.maxReceiveMessageSize
@@ -164,9 +162,9 @@ extension ServerConnection {
 
   func streamClosed(_ id: Int32, errorCode: UInt32) {
     guard let stream = streams.removeValue(forKey: id) else { return }
-    if stream.machine.streamClosed() {
+    if let interrupted = stream.machine.streamClosed(http2ErrorCode: errorCode) {
       // Closed before the call was answered: the client reset it (or the connection ended).
-      stream.abort(RPCError(code: .cancelled, message: "the client cancelled the call"))
+      stream.abort(interrupted)
     }
     stream.discardQueues()
     guard streams.isEmpty else { return }

@@ -54,7 +54,7 @@ extension ServerConnection {
       loop.cancelTimer(deadlineTimer)
       stream.deadlineTimer = nil
     }
-    let unsent = stream.machine.state == .open(.notStarted) ? stream.finishedWithoutBody : nil
+    let unsent = stream.machine.awaitsResponseStart ? stream.finishedWithoutBody : nil
     switch stream.machine.finish(bodyQueued: unsent == nil) {
     case .trailersOnly:
       guard let (status, trailers) = unsent else { return }

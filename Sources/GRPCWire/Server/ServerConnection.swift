@@ -240,7 +240,7 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
     streams.removeAll()
     readyOnLoop.removeAll()
     for stream in open.values {
-      if stream.machine.streamClosed() {
+      if stream.machine.streamClosed(http2ErrorCode: HTTP2ErrorCode.cancel) != nil {
         stream.abort(RPCError(code: .unavailable, message: "the connection from \(peer) was lost"))
       }
       stream.discardQueues()

@@ -22,10 +22,10 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
 
   // MARK: Loop-only
   /// The call's gRPC state: request headers checked, answered, closed.
-  var machine = ServerCallStateMachine()
+  var machine = StreamStateMachine.server()
   /// From the request headers; set once, on the loop, before the handler starts (the
   /// handler's side reads it).
-  var requestEncoding = ClientCallStateMachine.MessageEncoding.identity
+  var requestEncoding = StreamStateMachine.MessageEncoding.identity
   var acceptsGzip = false
   var deframer = MessageDeframer(maxMessageSize: 4 << 20)
   /// Set once, on the loop, before the handler's task starts; read-only afterwards.

@@ -2,11 +2,13 @@ import Testing
 
 @testable import GRPCWire
 
-/// The client call's state machine, state by state: each of its three states (awaiting
-/// headers, receiving, closed) meets every event it can get, and each test says what the
-/// machine answers and which state it is left in.
-@Suite("Client call state machine, state by state")
-struct ClientCallStateMachineTests {
+/// The stream state machine in its client configuration, state by state: each state a
+/// client's stream can be in (awaiting headers, open for messages, closed) meets every event
+/// it can get, and each test says what the machine answers and which state it is left in.
+/// The server's `answered` state is unreachable from client events (no event of a client
+/// leads there), as the last test shows.
+@Suite("Stream state machine, client configuration, state by state")
+struct StreamStateMachineClientTests {
   // MARK: Events
 
   static let responseHeaders = [
@@ -35,11 +37,11 @@ struct ClientCallStateMachineTests {
     case awaitingHeaders, receiving, closed
     var testDescription: String { rawValue }
 
-    func machine() -> ClientCallStateMachine {
-      var machine = ClientCallStateMachine()
+    func machine() -> StreamStateMachine {
+      var machine = StreamStateMachine.client()
       switch self {
       case .awaitingHeaders: break
-      case .receiving: _ = machine.receiveHeaders(ClientCallStateMachineTests.responseHeaders, endStream: false)
+      case .receiving: _ = machine.receiveResponseHeaders(StreamStateMachineClientTests.responseHeaders, endStream: false)
       case .closed: machine.close()
       }
       return machine
@@ -47,9 +49,9 @@ struct ClientCallStateMachineTests {
   }
 
   /// Whether `machine` is closed: it says so, and ignores what comes next.
-  func expectClosed(_ machine: inout ClientCallStateMachine, sourceLocation: SourceLocation = #_sourceLocation) {
+  func expectClosed(_ machine: inout StreamStateMachine, sourceLocation: SourceLocation = #_sourceLocation) {
     #expect(machine.isClosed, sourceLocation: sourceLocation)
-    guard case .ignore = machine.receiveData() else {
+    guard case .drop = machine.receiveData() else {
       Issue.record("a closed machine accepted DATA", sourceLocation: sourceLocation)
       return
     }
@@ -60,7 +62,7 @@ struct ClientCallStateMachineTests {
     Issue.record(comment, sourceLocation: sourceLocation)
   }
 
-  func violation(_ answer: ClientCallStateMachine.OnHeaders) -> RPCError? {
+  func violation(_ answer: StreamStateMachine.OnResponseHeaders) -> RPCError? {
     if case .protocolViolation(let error) = answer { return error }
     return nil
   }
@@ -70,7 +72,7 @@ struct ClientCallStateMachineTests {
   @Test("awaiting headers + response headers: the head (metadata, encoding); now receiving")
   func awaitingResponseHeaders() {
     var machine = Start.awaitingHeaders.machine()
-    guard case .responseHead(let head) = machine.receiveHeaders(Self.responseHeaders, endStream: false)
+    guard case .responseHead(let head) = machine.receiveResponseHeaders(Self.responseHeaders, endStream: false)
     else { return fail("no response head") }
     #expect(head.encoding == .gzip)
     #expect(head.metadata.first("x-initial") == "1")
@@ -81,7 +83,7 @@ struct ClientCallStateMachineTests {
   @Test("awaiting headers + a block ending the stream: a trailers-only outcome; closed")
   func awaitingTrailersOnly() {
     var machine = Start.awaitingHeaders.machine()
-    guard case .finished(.failure(let error)) = machine.receiveHeaders(Self.trailersOnlyFailure, endStream: true)
+    guard case .finished(.failure(let error)) = machine.receiveResponseHeaders(Self.trailersOnlyFailure, endStream: true)
     else { return fail("no outcome") }
     #expect(error.code == .notFound && error.message == "gone", "\(error)")
     expectClosed(&machine)
@@ -90,7 +92,7 @@ struct ClientCallStateMachineTests {
   @Test("awaiting headers + an HTTP error status: its gRPC mapping as a violation; closed")
   func awaitingHTTPError() {
     var machine = Start.awaitingHeaders.machine()
-    let error = violation(machine.receiveHeaders(Self.httpError, endStream: false))
+    let error = violation(machine.receiveResponseHeaders(Self.httpError, endStream: false))
     #expect(error?.code == .unavailable, "\(String(describing: error))")
     expectClosed(&machine)
   }
@@ -98,7 +100,7 @@ struct ClientCallStateMachineTests {
   @Test("awaiting headers + a content-type that is not gRPC: UNKNOWN as a violation; closed")
   func awaitingNotGRPC() {
     var machine = Start.awaitingHeaders.machine()
-    let error = violation(machine.receiveHeaders(Self.notGRPC, endStream: false))
+    let error = violation(machine.receiveResponseHeaders(Self.notGRPC, endStream: false))
     #expect(error?.code == .unknown && error?.message.contains("text/html") == true)
     expectClosed(&machine)
   }
@@ -127,7 +129,7 @@ struct ClientCallStateMachineTests {
   @Test("receiving + trailers: the outcome with the trailers' metadata; closed")
   func receivingTrailers() {
     var machine = Start.receiving.machine()
-    guard case .finished(.success(let trailers)) = machine.receiveHeaders(Self.okTrailers, endStream: true)
+    guard case .finished(.success(let trailers)) = machine.receiveResponseHeaders(Self.okTrailers, endStream: true)
     else { return fail("no OK outcome") }
     #expect(trailers.first("x-trailing") == "2")
     expectClosed(&machine)
@@ -136,7 +138,7 @@ struct ClientCallStateMachineTests {
   @Test("receiving + a second block that does not end the stream: INTERNAL violation; closed")
   func receivingSecondHeaders() {
     var machine = Start.receiving.machine()
-    let error = violation(machine.receiveHeaders(Self.responseHeaders, endStream: false))
+    let error = violation(machine.receiveResponseHeaders(Self.responseHeaders, endStream: false))
     #expect(error?.code == .internalError)
     expectClosed(&machine)
   }
@@ -148,7 +150,7 @@ struct ClientCallStateMachineTests {
     arguments: [Start.awaitingHeaders, .receiving])
   func closedWithoutTrailers(_ start: Start) {
     var machine = start.machine()
-    let error = machine.streamClosedWithoutTrailers(http2ErrorCode: HTTP2ErrorCode.noError)
+    let error = machine.streamClosed(http2ErrorCode: HTTP2ErrorCode.noError)
     #expect(error?.code == .internalError && error?.message.contains("trailers") == true)
     expectClosed(&machine)
   }
@@ -162,7 +164,7 @@ struct ClientCallStateMachineTests {
       (HTTP2ErrorCode.enhanceYourCalm, .resourceExhausted),
     ] {
       var machine = start.machine()
-      #expect(machine.streamClosedWithoutTrailers(http2ErrorCode: code)?.code == status)
+      #expect(machine.streamClosed(http2ErrorCode: code)?.code == status)
       expectClosed(&machine)
     }
   }
@@ -183,13 +185,29 @@ struct ClientCallStateMachineTests {
       (Self.responseHeaders, false), (Self.okTrailers, true), (Self.httpError, false),
       (Self.notGRPC, false), (Self.trailersOnlyFailure, true),
     ] {
-      guard case .ignore = machine.receiveHeaders(fields, endStream: endStream) else {
+      guard case .ignore = machine.receiveResponseHeaders(fields, endStream: endStream) else {
         return fail("a closed machine answered a header block")
       }
     }
-    #expect(machine.streamClosedWithoutTrailers(http2ErrorCode: HTTP2ErrorCode.noError) == nil)
-    #expect(machine.streamClosedWithoutTrailers(http2ErrorCode: HTTP2ErrorCode.cancel) == nil)
+    #expect(machine.streamClosed(http2ErrorCode: HTTP2ErrorCode.noError) == nil)
+    #expect(machine.streamClosed(http2ErrorCode: HTTP2ErrorCode.cancel) == nil)
     machine.close()
     expectClosed(&machine)
+  }
+
+  @Test("no client event leads to answered: from every state, every event leaves it open or closed")
+  func answeredUnreachable() {
+    for start in Start.allCases {
+      for event in 0..<4 {
+        var machine = start.machine()
+        switch event {
+        case 0: _ = machine.receiveResponseHeaders(Self.responseHeaders, endStream: false)
+        case 1: _ = machine.receiveResponseHeaders(Self.okTrailers, endStream: true)
+        case 2: _ = machine.receiveData()
+        default: _ = machine.streamClosed(http2ErrorCode: HTTP2ErrorCode.cancel)
+        }
+        #expect(machine.state != .answered, "\(start) + event \(event)")
+      }
+    }
   }
 }

@@ -1,52 +1,21 @@
-/// The gRPC meaning of a server stream's life, as its connection's loop sees it: request
-/// headers, checked; the call open while its handler runs; answered once the status is
-/// given; closed when nghttp2 is done with the stream. HTTP/2 itself is enforced by nghttp2;
-/// this judges gRPC semantics, as ``ClientCallStateMachine`` does for the client.
-///
-/// Each event returns what the connection must do. An event a state does not expect is a
-/// documented no-op (`ignore`): a stream's end races with its handler, its deadline and the
-/// client's reset, so an answer may come for a call already answered or closed.
-struct ServerCallStateMachine {
-  enum State: Equatable {
-    /// The request's HEADERS frame has begun.
-    case awaitingHeaders
-    /// The handler runs; request messages go to it.
-    case open(Response)
-    /// The status is given (or the call refused): response headers are submitted, and the
-    /// rest of the response may still be on its way out; request bytes that still come are
-    /// acknowledged and dropped.
-    case answered
-    /// nghttp2 closed the stream.
-    case closed
-  }
-
-  /// Whether response headers have been submitted.
-  enum Response: Equatable {
-    case notStarted
-    case started
-  }
-
-  /// How the request's messages are encoded and whether gzip responses are welcome (the
-  /// path and deadline come with ``OnRequestHeaders/start(path:timeout:)``).
-  struct RequestHead {
-    var encoding: ClientCallStateMachine.MessageEncoding
+/// A server's stream: the request headers, checked in gRPC's order, and the response — its
+/// headers sent lazily, with the first message or with the status, so that a call that fails
+/// before answering becomes a trailers-only response, as gRPC servers send.
+extension StreamStateMachine {
+  /// How the request's messages are encoded and whether gzip responses are welcome (it comes
+  /// with ``OnRequestHeaders/start(path:head:timeout:)``, with the path and deadline).
+  struct RequestHead: Equatable {
+    var encoding: MessageEncoding
     var acceptsGzip: Bool
   }
 
   enum OnRequestHeaders: Equatable {
     /// A valid call: start its handler.
-    case start(path: String, timeout: Duration?)
+    case start(path: String, head: RequestHead, timeout: Duration?)
     /// Answer at once with this status (trailers-only, with this HTTP status) and no handler.
     case refuse(Status, httpStatus: Int)
     /// Not the request's headers (the call is past them).
     case ignore
-  }
-
-  enum OnRequestData: Equatable {
-    /// For the handler.
-    case deliver
-    /// Nothing will read it: acknowledge it and let it go.
-    case drop
   }
 
   enum OnResponseQueued: Equatable {
@@ -69,29 +38,33 @@ struct ServerCallStateMachine {
     case ignore
   }
 
-  private(set) var state = State.awaitingHeaders
-  /// What the request headers said, once they passed.
-  private(set) var head: RequestHead?
+  /// A server's machine, its request's HEADERS frame begun.
+  static func server() -> Self { Self(role: .server) }
 
   /// The call has been answered or closed: what comes for it is dropped.
   var ignoresRequests: Bool {
     switch state {
-    case .awaitingHeaders, .open: false
+    case .awaitingHead, .open: false
     case .answered, .closed: true
     }
   }
 
-  var isClosed: Bool { state == .closed }
+  /// The call is open and its response headers have not gone out.
+  var awaitsResponseStart: Bool {
+    if case .open(let open) = state { return !open.headersSent }
+    return false
+  }
 
   /// The request's header block. `hasMethod` says whether the server serves a path; the
   /// checks go in the order gRPC servers make them.
   mutating func receiveRequestHeaders(_ fields: [HeaderField], hasMethod: (String) -> Bool)
     -> OnRequestHeaders
   {
-    guard state == .awaitingHeaders else { return .ignore }
+    assert(role == .server, "request headers on a client's stream")
+    guard state == .awaitingHead else { return .ignore }
     var method = "", path = "", contentType = "", timeout: Duration? = nil
     var malformedTimeout: String? = nil
-    var encoding = ClientCallStateMachine.MessageEncoding.identity
+    var encoding = MessageEncoding.identity
     var acceptsGzip = false
     for field in fields {
       switch field.name {
@@ -106,7 +79,6 @@ struct ServerCallStateMachine {
       default: continue
       }
     }
-    head = RequestHead(encoding: encoding, acceptsGzip: acceptsGzip)
     func refuse(_ code: StatusCode, _ message: String, httpStatus: Int = 200) -> OnRequestHeaders {
       state = .answered
       return .refuse(Status(code: code, message: message), httpStatus: httpStatus)
@@ -129,25 +101,22 @@ struct ServerCallStateMachine {
     if timeout == .zero {
       return refuse(.deadlineExceeded, "the call's deadline passed before it reached the server")
     }
-    state = .open(.notStarted)
-    return .start(path: path, timeout: timeout)
-  }
-
-  /// Request bytes arrived.
-  func receiveRequestData() -> OnRequestData {
-    if case .open = state { return .deliver }
-    return .drop
+    state = .open(Open(encoding: encoding, headersSent: false))
+    let head = RequestHead(encoding: encoding, acceptsGzip: acceptsGzip)
+    return .start(path: path, head: head, timeout: timeout)
   }
 
   /// Response bytes were queued (the handler wrote a message).
   mutating func responseQueued() -> OnResponseQueued {
+    assert(role == .server, "a response on a client's stream")
     switch state {
-    case .open(.notStarted):
-      state = .open(.started)
+    case .open(var open) where !open.headersSent:
+      open.headersSent = true
+      state = .open(open)
       return .startResponse
-    case .open(.started), .answered:
+    case .open, .answered:
       return .resumeBody
-    case .awaitingHeaders, .closed:
+    case .awaitingHead, .closed:
       return .ignore
     }
   }
@@ -155,24 +124,15 @@ struct ServerCallStateMachine {
   /// The handler finished, or the call was aborted: the status is given. `bodyQueued`:
   /// response messages wait to be sent.
   mutating func finish(bodyQueued: Bool) -> OnFinish {
+    assert(role == .server, "a status on a client's stream")
     switch state {
-    case .open(.notStarted):
+    case .open(let open):
       state = .answered
+      if open.headersSent { return .resumeBody }
       return bodyQueued ? .startResponse : .trailersOnly
-    case .open(.started):
-      state = .answered
-      return .resumeBody
-    case .awaitingHeaders, .answered, .closed:
+    case .awaitingHead, .answered, .closed:
       return .ignore
     }
-  }
-
-  /// nghttp2 closed the stream; true when the call was still open (the client reset it, or
-  /// the connection ended), so its handler must stop.
-  mutating func streamClosed() -> Bool {
-    defer { state = .closed }
-    if case .open = state { return true }
-    return false
   }
 
   /// Whether a `grpc-accept-encoding` value (comma-separated names, spaces allowed around
@@ -196,17 +156,6 @@ struct ServerCallStateMachine {
         start = end + 1
       }
       return false
-    }
-  }
-}
-
-extension ClientCallStateMachine.MessageEncoding {
-  /// The encoding a `grpc-encoding` value names.
-  init(headerValue: String) {
-    switch headerValue {
-    case "identity": self = .identity
-    case "gzip": self = .gzip
-    default: self = .unsupported(headerValue)
     }
   }
 }

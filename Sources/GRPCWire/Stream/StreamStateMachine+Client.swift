@@ -1,31 +1,13 @@
-/// The gRPC meaning of what arrives on a client stream: response headers, then messages, then
-/// trailers — or a trailers-only response. HTTP/2 itself is enforced by nghttp2; this only
-/// judges gRPC semantics.
-///
-/// Unexpected events mean one of two things, said per event: the peer violated gRPC (the call
-/// fails with a status and the stream is reset), or a documented no-op (events after the call
-/// has closed, which races with local cancellation make normal).
-struct ClientCallStateMachine {
-  private enum State {
-    case awaitingHeaders
-    case receiving(ResponseHead)
-    case closed
-  }
-
+/// A client's stream: what the response headers and trailers say (a server's response is
+/// headers, then messages, then trailers — or one trailers-only block).
+extension StreamStateMachine {
   /// What the response headers said.
   struct ResponseHead {
     var metadata: Metadata
     var encoding: MessageEncoding
   }
 
-  /// How the server's messages are compressed (`grpc-encoding`).
-  enum MessageEncoding: Equatable {
-    case identity
-    case gzip
-    case unsupported(String)
-  }
-
-  enum OnHeaders {
+  enum OnResponseHeaders {
     /// Response headers: the call is open for messages.
     case responseHead(ResponseHead)
     /// Trailers or a trailers-only response: the call is over with this outcome.
@@ -36,23 +18,16 @@ struct ClientCallStateMachine {
     case ignore
   }
 
-  enum OnData {
-    case accept(MessageEncoding)
-    case protocolViolation(RPCError)
-    case ignore
-  }
+  /// A client's machine, awaiting the response headers.
+  static func client() -> Self { Self(role: .client) }
 
-  private var state = State.awaitingHeaders
-
-  var isClosed: Bool {
-    if case .closed = state { return true }
-    return false
-  }
-
-  /// A HEADERS frame's fields; `endStream` when it also ended the stream.
-  mutating func receiveHeaders(_ fields: [HeaderField], endStream: Bool) -> OnHeaders {
+  /// A HEADERS frame's fields on a client; `endStream` when it also ended the stream.
+  mutating func receiveResponseHeaders(_ fields: [HeaderField], endStream: Bool)
+    -> OnResponseHeaders
+  {
+    assert(role == .client, "response headers on a server's stream")
     switch state {
-    case .awaitingHeaders:
+    case .awaitingHead:
       let parsed = ParsedHeaders(fields)
       if endStream {
         // Trailers-only: status and metadata share this one block.
@@ -72,10 +47,9 @@ struct ClientCallStateMachine {
               + (parsed.contentType.map { "'\($0)'" } ?? "missing"),
             metadata: parsed.metadata))
       }
-      let head = ResponseHead(metadata: parsed.metadata, encoding: parsed.encoding)
-      state = .receiving(head)
-      return .responseHead(head)
-    case .receiving:
+      state = .open(Open(encoding: parsed.encoding, headersSent: true))
+      return .responseHead(ResponseHead(metadata: parsed.metadata, encoding: parsed.encoding))
+    case .open:
       state = .closed
       guard endStream else {
         return .protocolViolation(
@@ -84,61 +58,17 @@ struct ClientCallStateMachine {
             message: "the server sent a second HEADERS block that does not end the stream"))
       }
       return .finished(ParsedHeaders(fields).outcome(trailersOnly: false))
-    case .closed:
+    case .answered, .closed:
       return .ignore
     }
   }
-
-  /// DATA arrived; it may only follow response headers.
-  mutating func receiveData() -> OnData {
-    switch state {
-    case .awaitingHeaders:
-      state = .closed
-      return .protocolViolation(
-        RPCError(code: .internalError, message: "the server sent DATA before response headers"))
-    case .receiving(let head):
-      return .accept(head.encoding)
-    case .closed:
-      return .ignore
-    }
-  }
-
-  /// The stream ended without trailers (reset, or closed with END_STREAM on DATA). Returns the
-  /// failure to report, or nil when the call had already ended.
-  mutating func streamClosedWithoutTrailers(http2ErrorCode: UInt32) -> RPCError? {
-    switch state {
-    case .awaitingHeaders, .receiving:
-      state = .closed
-      if http2ErrorCode == 0 {
-        return RPCError(
-          code: .internalError, message: "the server ended the stream without sending trailers")
-      }
-      return HTTP2ErrorCode.rpcError(forReset: http2ErrorCode)
-    case .closed:
-      return nil
-    }
-  }
-
-  /// The call ends locally (cancellation, deadline, a local error).
-  mutating func close() {
-    state = .closed
-  }
 }
-
-/// One header field as nghttp2 delivered it (names are lowercase, as HTTP/2 requires).
-struct HeaderField {
-  var name: String
-  var value: String
-}
-
-/// How a call ended: OK with its trailers, or an error carrying them.
-typealias CallOutcome = Result<Metadata, RPCError>
 
 /// The gRPC-relevant parts of one header block.
 private struct ParsedHeaders {
   var httpStatus: Int?
   var contentType: String?
-  var encoding = ClientCallStateMachine.MessageEncoding.identity
+  var encoding = StreamStateMachine.MessageEncoding.identity
   var grpcStatus: String?
   var grpcMessage: String?
   var statusDetails: String?
@@ -206,36 +136,5 @@ private struct ParsedHeaders {
       RPCError(
         grpcStatus: grpcStatus, grpcMessage: grpcMessage, grpcStatusDetailsBin: statusDetails,
         metadata: metadata))
-  }
-}
-
-/// HTTP/2 error codes (RFC 9113 §7) as gRPC statuses (PROTOCOL-HTTP2.md, "Errors").
-enum HTTP2ErrorCode {
-  static let noError: UInt32 = 0x0
-  static let internalError: UInt32 = 0x2
-  static let refusedStream: UInt32 = 0x7
-  static let cancel: UInt32 = 0x8
-  static let enhanceYourCalm: UInt32 = 0xB
-
-  static func rpcError(forReset code: UInt32) -> RPCError {
-    let (status, name): (StatusCode, String) =
-      switch code {
-      case 0x0: (.internalError, "NO_ERROR")
-      case 0x1: (.internalError, "PROTOCOL_ERROR")
-      case 0x2: (.internalError, "INTERNAL_ERROR")
-      case 0x3: (.internalError, "FLOW_CONTROL_ERROR")
-      case 0x4: (.internalError, "SETTINGS_TIMEOUT")
-      case 0x5: (.internalError, "STREAM_CLOSED")
-      case 0x6: (.internalError, "FRAME_SIZE_ERROR")
-      case 0x7: (.unavailable, "REFUSED_STREAM")
-      case 0x8: (.cancelled, "CANCEL")
-      case 0x9: (.internalError, "COMPRESSION_ERROR")
-      case 0xA: (.internalError, "CONNECT_ERROR")
-      case 0xB: (.resourceExhausted, "ENHANCE_YOUR_CALM")
-      case 0xC: (.permissionDenied, "INADEQUATE_SECURITY")
-      case 0xD: (.internalError, "HTTP_1_1_REQUIRED")
-      default: (.internalError, "error code \(code)")
-      }
-    return RPCError(code: status, message: "the server reset the stream with \(name)")
   }
 }

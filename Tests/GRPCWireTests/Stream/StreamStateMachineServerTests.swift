@@ -2,13 +2,20 @@ import Testing
 
 @testable import GRPCWire
 
-/// The server call's state machine, state by state: each of its states (awaiting headers,
-/// open before and after the response started, answered, closed), reached through events
-/// only, meets every event, and each test says what the machine answers and which state it
-/// is left in.
-@Suite("Server call state machine, state by state")
-struct ServerCallStateMachineTests {
-  typealias Machine = ServerCallStateMachine
+/// The stream state machine in its server configuration, state by state: each of a server
+/// stream's states (awaiting the request's headers, open before and after the response
+/// started, answered, closed), reached through events only, meets every event, and each test
+/// says what the machine answers and which state it is left in.
+@Suite("Stream state machine, server configuration, state by state")
+struct StreamStateMachineServerTests {
+  typealias Machine = StreamStateMachine
+
+  /// The open state after ``request``: gzip requests, our headers sent or not.
+  static func open(headersSent: Bool) -> Machine.State {
+    .open(Machine.Open(encoding: .gzip, headersSent: headersSent))
+  }
+
+  static let gzipHead = Machine.RequestHead(encoding: .gzip, acceptsGzip: true)
 
   // MARK: Events
 
@@ -38,17 +45,17 @@ struct ServerCallStateMachineTests {
     var testDescription: String { rawValue }
 
     func machine() -> Machine {
-      var machine = Machine()
+      var machine = Machine.server()
       if self == .awaitingHeaders { return machine }
       if self == .refused {
         _ = machine.receiveRequestHeaders(request(replacing: ":method", with: "GET"), hasMethod: served)
         return machine
       }
-      _ = machine.receiveRequestHeaders(ServerCallStateMachineTests.request, hasMethod: served)
+      _ = machine.receiveRequestHeaders(StreamStateMachineServerTests.request, hasMethod: served)
       switch self {
       case .openStarted: _ = machine.responseQueued()
       case .answered: _ = machine.finish(bodyQueued: false)
-      case .closed: _ = machine.streamClosed()
+      case .closed: _ = machine.streamClosed(http2ErrorCode: HTTP2ErrorCode.cancel)
       case .awaitingHeaders, .openNotStarted, .refused: break
       }
       return machine
@@ -56,9 +63,9 @@ struct ServerCallStateMachineTests {
 
     var state: Machine.State {
       switch self {
-      case .awaitingHeaders: .awaitingHeaders
-      case .openNotStarted: .open(.notStarted)
-      case .openStarted: .open(.started)
+      case .awaitingHeaders: .awaitingHead
+      case .openNotStarted: StreamStateMachineServerTests.open(headersSent: false)
+      case .openStarted: StreamStateMachineServerTests.open(headersSent: true)
       case .answered, .refused: .answered
       case .closed: .closed
       }
@@ -77,14 +84,13 @@ struct ServerCallStateMachineTests {
 
   @Test("awaiting headers: a valid request starts the call with its path and deadline")
   func validRequest() throws {
-    var machine = Machine()
+    var machine = Machine.server()
     let answer = machine.receiveRequestHeaders(Self.request, hasMethod: Self.served)
-    #expect(answer == .start(path: "/pkg.Service/Method", timeout: .seconds(5)))
-    #expect(machine.state == .open(.notStarted))
-    let head = try #require(machine.head)
-    #expect(head.encoding == .gzip)
-    #expect(head.acceptsGzip)
-    #expect(machine.receiveRequestData() == .deliver)
+    #expect(answer == .start(path: "/pkg.Service/Method", head: Self.gzipHead, timeout: .seconds(5)))
+    #expect(machine.state == Self.open(headersSent: false))
+    #expect(machine.awaitsResponseStart)
+    let data = machine.receiveData()
+    #expect(data == .accept(.gzip))
   }
 
   @Test(
@@ -98,7 +104,7 @@ struct ServerCallStateMachineTests {
       ("grpc-timeout", "0S", .deadlineExceeded, 200),
     ])
   func refused(_ name: String, _ value: String, _ code: StatusCode, _ httpStatus: Int) {
-    var machine = Machine()
+    var machine = Machine.server()
     let answer = machine.receiveRequestHeaders(
       Self.request(replacing: name, with: value), hasMethod: Self.served)
     guard case .refuse(let status, let http) = answer else {
@@ -108,14 +114,15 @@ struct ServerCallStateMachineTests {
     #expect(status.code == code)
     #expect(http == httpStatus)
     #expect(machine.state == .answered)
-    #expect(machine.receiveRequestData() == .drop)
+    let dropped = machine.receiveData()
+    #expect(dropped == .drop)
     let finished = machine.finish(bodyQueued: false)
     #expect(finished == .ignore)
   }
 
   @Test("awaiting headers: a method and an encoding both wrong: the encoding is named first")
   func refusalOrder() {
-    var machine = Machine()
+    var machine = Machine.server()
     var fields = Self.request(replacing: "grpc-encoding", with: "br")
     fields = fields.filter { $0.name != ":path" } + [HeaderField(name: ":path", value: "/x/Y")]
     guard case .refuse(let status, _) = machine.receiveRequestHeaders(fields, hasMethod: Self.served)
@@ -128,26 +135,27 @@ struct ServerCallStateMachineTests {
 
   @Test("awaiting headers: no timeout means no deadline; identity is the default encoding")
   func defaults() throws {
-    var machine = Machine()
+    var machine = Machine.server()
     let fields = Self.request.filter { !["grpc-timeout", "grpc-encoding", "grpc-accept-encoding"].contains($0.name) }
-    let headers = machine.receiveRequestHeaders(fields, hasMethod: Self.served) == .start(path: "/pkg.Service/Method", timeout: nil)
-    #expect(headers)
-    let head = try #require(machine.head)
-    #expect(head.encoding == .identity)
-    #expect(!head.acceptsGzip)
+    let headers = machine.receiveRequestHeaders(fields, hasMethod: Self.served)
+    let identity = Machine.RequestHead(encoding: .identity, acceptsGzip: false)
+    #expect(headers == .start(path: "/pkg.Service/Method", head: identity, timeout: nil))
+    let data = machine.receiveData()
+    #expect(data == .accept(.identity))
   }
 
   @Test("awaiting headers: response, finish and data are not for it; a close needs no abort")
   func awaitingOtherEvents() {
-    var machine = Machine()
-    #expect(machine.receiveRequestData() == .drop)
+    var machine = Machine.server()
+    let dropped = machine.receiveData()
+    #expect(dropped == .drop)
     let queued = machine.responseQueued()
     #expect(queued == .ignore)
     let finished = machine.finish(bodyQueued: true)
     #expect(finished == .ignore)
-    #expect(machine.state == .awaitingHeaders)
-    let wasOpen = machine.streamClosed()
-    #expect(!wasOpen)
+    #expect(machine.state == .awaitingHead)
+    let interrupted = machine.streamClosed(http2ErrorCode: HTTP2ErrorCode.cancel)
+    #expect(interrupted == nil)
     #expect(machine.state == .closed)
   }
 
@@ -158,7 +166,8 @@ struct ServerCallStateMachineTests {
     var machine = Start.openNotStarted.machine()
     let queued = machine.responseQueued()
     #expect(queued == .startResponse)
-    #expect(machine.state == .open(.started))
+    #expect(machine.state == Self.open(headersSent: true))
+    #expect(!machine.awaitsResponseStart)
     let queued2 = machine.responseQueued()
     #expect(queued2 == .resumeBody)
   }
@@ -188,7 +197,8 @@ struct ServerCallStateMachineTests {
     arguments: [Start.openNotStarted, .openStarted])
   func openRequests(_ start: Start) {
     var machine = start.machine()
-    #expect(machine.receiveRequestData() == .deliver)
+    let data = machine.receiveData()
+    #expect(data == .accept(.gzip))
     let headers = machine.receiveRequestHeaders(Self.request, hasMethod: Self.served)
     #expect(headers == .ignore)
     #expect(machine.state == start.state)
@@ -198,8 +208,8 @@ struct ServerCallStateMachineTests {
     arguments: [Start.openNotStarted, .openStarted])
   func openClosed(_ start: Start) {
     var machine = start.machine()
-    let wasOpen = machine.streamClosed()
-    #expect(wasOpen)
+    let interrupted = machine.streamClosed(http2ErrorCode: HTTP2ErrorCode.cancel)
+    #expect(interrupted?.code == .cancelled)
     #expect(machine.state == .closed)
   }
 
@@ -209,7 +219,8 @@ struct ServerCallStateMachineTests {
     arguments: [Start.answered, .refused])
   func answered(_ start: Start) {
     var machine = start.machine()
-    #expect(machine.receiveRequestData() == .drop)
+    let dropped = machine.receiveData()
+    #expect(dropped == .drop)
     let headers = machine.receiveRequestHeaders(Self.request, hasMethod: Self.served)
     #expect(headers == .ignore)
     let finished = machine.finish(bodyQueued: true)
@@ -217,8 +228,8 @@ struct ServerCallStateMachineTests {
     let queued = machine.responseQueued()
     #expect(queued == .resumeBody)
     #expect(machine.state == .answered)
-    let wasOpen = machine.streamClosed()
-    #expect(!wasOpen)
+    let interrupted = machine.streamClosed(http2ErrorCode: HTTP2ErrorCode.cancel)
+    #expect(interrupted == nil)
     #expect(machine.state == .closed)
   }
 
@@ -229,13 +240,14 @@ struct ServerCallStateMachineTests {
     var machine = Start.closed.machine()
     let headers = machine.receiveRequestHeaders(Self.request, hasMethod: Self.served)
     #expect(headers == .ignore)
-    #expect(machine.receiveRequestData() == .drop)
+    let dropped = machine.receiveData()
+    #expect(dropped == .drop)
     let queued = machine.responseQueued()
     #expect(queued == .ignore)
     let finished = machine.finish(bodyQueued: false)
     #expect(finished == .ignore)
-    let wasOpen = machine.streamClosed()
-    #expect(!wasOpen)
+    let interrupted = machine.streamClosed(http2ErrorCode: HTTP2ErrorCode.cancel)
+    #expect(interrupted == nil)
     #expect(machine.state == .closed)
   }
 }
