@@ -13,24 +13,30 @@ internal import GRPCWire
 /// Loop-only, except ``schedule(_:generation:at:)`` and ``scheduleNow(_:generation:)``, which
 /// hand over from any thread.
 final class FollowScheduler: TickEndHandler, @unchecked Sendable {
-  // @unchecked Sendable: `loop` and `deliver` are immutable; every var is touched only on
-  // `loop` (asserted in debug builds).
+  // @unchecked Sendable: `loop` and `deliver` are immutable; the rest is loop-bound (checked
+  // on every access in debug builds).
   let loop: EventLoop
   private let deliver: @Sendable (@escaping @Sendable () -> Void) -> Void
-  private var queue = PollQueue()
-  /// The loop timer armed for the queue's earliest entry, and when it fires.
-  private var timer: (id: TimerID, at: UInt64)?
-  /// The models that queued events in this tick, drained together at its end.
-  private var drains: [TripModel] = []
+  private var state: LoopBound<State>
+
+  private struct State {
+    var queue = PollQueue()
+    /// The loop timer armed for the queue's earliest entry, and when it fires.
+    var timer: (id: TimerID, at: UInt64)?
+    /// The models that queued events in this tick, drained together at its end.
+    var drains: [TripModel] = []
+  }
 
   /// A scheduler on `loop` whose callback batches run through `deliver`.
   init(loop: EventLoop, deliver: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void) {
     self.loop = loop
     self.deliver = deliver
+    state = LoopBound(State(), on: loop)
   }
 
   deinit {
-    queue.removeAll()
+    // The queue holds its models retained by hand: let them go.
+    state.valueInDeinit.queue.removeAll()
   }
 
   /// Makes loop `generation` of `model` due now, as the loop sees it when it takes this in.
@@ -55,33 +61,32 @@ final class FollowScheduler: TickEndHandler, @unchecked Sendable {
 
   /// Queues `model`'s drain for the end of this tick. Loop-only.
   func drainAtEndOfTick(_ model: TripModel) {
-    loop.assertInLoop()
-    if drains.isEmpty { loop.runAtEndOfTick(self) }
-    drains.append(model)
+    if state.value.drains.isEmpty { loop.runAtEndOfTick(self) }
+    state.value.drains.append(model)
   }
 
   func tickEnded() {
-    let batch = drains
-    drains = []
+    let batch = state.value.drains
+    state.value.drains = []
     deliver { for model in batch { model.drain() } }
   }
 
   private func add(_ model: TripModel, generation: UInt64, at due: MonotonicInstant) {
-    queue.insert(due: due.nanoseconds, model: model, generation: generation)
+    state.value.queue.insert(due: due.nanoseconds, model: model, generation: generation)
     arm()
   }
 
   /// Points the loop timer at the queue's earliest entry, unless it already fires by then.
   private func arm() {
-    guard let earliest = queue.earliest else { return }
-    if let timer {
+    guard let earliest = state.value.queue.earliest else { return }
+    if let timer = state.value.timer {
       if timer.at <= earliest { return }
       loop.cancelTimer(timer.id)
     }
     let id = loop.scheduleTimer(at: MonotonicInstant(nanoseconds: earliest)) { [self] in
       fire()
     }
-    timer = (id, earliest)
+    state.value.timer = (id, earliest)
   }
 
   /// Starts every call that is due. A model may schedule itself again from here (a call
@@ -98,9 +103,9 @@ final class FollowScheduler: TickEndHandler, @unchecked Sendable {
   static let coalescingWindow: UInt64 = 2_000_000
 
   private func fire() {
-    timer = nil
+    state.value.timer = nil
     let now = MonotonicInstant.now.nanoseconds
-    while let entry = queue.popDue(now: now + Self.coalescingWindow) {
+    while let entry = state.value.queue.popDue(now: now + Self.coalescingWindow) {
       entry.model.pollDue(
         generation: entry.generation, dueAt: MonotonicInstant(nanoseconds: entry.due))
     }
