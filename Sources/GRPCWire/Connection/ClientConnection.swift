@@ -14,7 +14,7 @@ internal import Logging
 /// calls still waiting go back to the pool. With keepalive it PINGs every interval while calls
 /// are open (or always, with `permitWithoutCalls`), and at once when a call's deadline passes
 /// after nothing arrived for a keepalive timeout; a PING unanswered for the timeout closes it.
-final class ClientConnection: HTTP2SessionRole, @unchecked Sendable {
+final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked Sendable {
   // @unchecked Sendable: loop-only state (see above), reached from other threads only through
   // loop.execute.
 

@@ -32,7 +32,7 @@ final class ConnectionPool: @unchecked Sendable {
   private var waitingForStream = CallQueue<ClientStream>()
   /// A start of the calls waiting for a stream is queued on the loop.
   private var waitingStartScheduled = false
-  private var nextConnection = 0
+  private var balancer: LoadBalancer
   var connectionsOpened = 0
   private var shutdownState: ShutdownState = .running
   var tlsContext: Result<TLSContext, RPCError>?
@@ -51,6 +51,7 @@ final class ConnectionPool: @unchecked Sendable {
     self.host = host
     self.port = port
     self.options = options
+    balancer = LoadBalancer(policy: options.loadBalancing)
     self.keepaliveInterval = options.keepalive?.interval
     var logger = options.logger
     logger[metadataKey: "grpc.target"] = "\(host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")"
@@ -160,29 +161,7 @@ final class ConnectionPool: @unchecked Sendable {
 
   /// A ready connection with a free stream, or one still connecting (it queues the call).
   private func pick() -> ClientConnection? {
-    // Every call passes here: counted in place rather than filtered into two new arrays.
-    var firstUsable: ClientConnection? = nil
-    var readyCount = 0
-    for connection in connections where connection.hasFreeStream {
-      if firstUsable == nil { firstUsable = connection }
-      if connection.isReady { readyCount += 1 }
-    }
-    guard let firstUsable else { return nil }
-    guard readyCount > 0 else { return firstUsable }
-    let wanted: Int
-    switch options.loadBalancing {
-    case .pickFirst:
-      wanted = 0
-    case .roundRobin:
-      nextConnection = (nextConnection + 1) % readyCount
-      wanted = nextConnection
-    }
-    var index = 0
-    for connection in connections where connection.hasFreeStream && connection.isReady {
-      if index == wanted { return connection }
-      index += 1
-    }
-    return firstUsable
+    balancer.pick(from: connections)
   }
 
   private func failFastError() -> RPCError {
