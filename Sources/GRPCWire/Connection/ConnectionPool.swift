@@ -24,6 +24,10 @@ final class ConnectionPool: @unchecked Sendable {
   var connections: [ClientConnection] = []
   var backoff: ConnectionBackoff?
   private var retryTimer: TimerID?
+  /// After a failed attempt while other connections serve: no connection is opened before
+  /// this (the backoff's next attempt), so calls waiting for a stream do not reconnect in a
+  /// tight loop to a server that turns connections away.
+  private var openingPausedUntil: MonotonicInstant?
   private var lastFailure: RPCError?
   private var waitingForReady: [ClientStream] = []
   /// Calls for which every connection was at the server's stream limit, with the pool at
@@ -124,6 +128,7 @@ final class ConnectionPool: @unchecked Sendable {
   /// calls waiting for a stream would wait for them to finish every stream, which for
   /// long-lived streams may be hours.
   private var hasRoomForConnection: Bool {
+    if let until = openingPausedUntil, MonotonicInstant.now < until { return false }
     var live = 0
     for connection in connections where !connection.goingAway { live += 1 }
     return live < options.maxConnections
@@ -179,6 +184,7 @@ final class ConnectionPool: @unchecked Sendable {
     readyConnections.increment()
     knownStreamLimit = connection.maxConcurrentStreams
     backoff?.reset(now: .now)
+    openingPausedUntil = nil
     lastFailure = nil
     if let retryTimer {
       loop.cancelTimer(retryTimer)
@@ -224,9 +230,12 @@ final class ConnectionPool: @unchecked Sendable {
     }
     // An attempt failed before the connection was ready.
     lastFailure = error
-    // Another attempt is still under way: the calls wait for it. (A draining connection does
-    // not count: it takes no new calls, and counting it reconnected in a tight loop.)
+    // Another connection serves, or another attempt is still under way: the calls go there
+    // (or wait for a stream), and no connection is opened before the backoff says. (A
+    // draining connection does not count: it takes no new calls, and counting it reconnected
+    // in a tight loop.)
     if connections.contains(where: { !$0.isClosed && !$0.goingAway }) {
+      pauseOpening()
       for stream in waiting { start(stream) }
       return
     }
@@ -254,6 +263,19 @@ final class ConnectionPool: @unchecked Sendable {
         waitingForReady.removeAll()
         setState(.idle)
       }
+    }
+  }
+
+  /// A connection attempt failed while others serve: opening waits for the backoff, then the
+  /// calls waiting for a stream may try again.
+  private func pauseOpening() {
+    let now = MonotonicInstant.now
+    if backoff == nil { backoff = ConnectionBackoff(options.backoff, now: now) }
+    let retryAt = backoff!.attemptFailed(now: now)
+    openingPausedUntil = retryAt
+    _ = loop.scheduleTimer(at: retryAt) { [self] in
+      if let until = openingPausedUntil, until <= retryAt { openingPausedUntil = nil }
+      scheduleWaitingStart()
     }
   }
 
