@@ -33,12 +33,9 @@ public final class ServerContext: Sendable {
     path: String, requestMetadata: Metadata, timeout: Duration?, peer: String,
     maxSendMessageSize: Int = 4 << 20, dropConnection: @escaping @Sendable () -> Void = {}
   ) {
-    self.path = path
-    self.requestMetadata = requestMetadata
-    self.timeout = timeout
-    self.peer = peer
-    self.maxSendMessageSize = maxSendMessageSize
-    self.dropConnectionAction = dropConnection
+    (self.path, self.requestMetadata, self.timeout) = (path, requestMetadata, timeout)
+    (self.peer, self.maxSendMessageSize) = (peer, maxSendMessageSize)
+    dropConnectionAction = dropConnection
   }
 
   /// Closes this call's TCP connection at once, without GOAWAY: every call on it (this one
