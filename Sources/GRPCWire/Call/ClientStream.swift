@@ -248,8 +248,23 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
     dataDeferred = false
     deframer = MessageDeframer(maxMessageSize: maxReceiveSize)
     // Not from inside nghttp2's callback: the retry submits to a session.
-    loop.execute { pool.start(self) }
+    guard let delay = Self.transparentRetryDelay(after: transparentRetries) else {
+      loop.execute { pool.start(self) }
+      return true
+    }
+    // Refused again: the server is still at its limit. grpcio's overload protection, on by
+    // default, counts a stream until its call object is freed, well after its trailers; an
+    // immediate resubmission is refused again as long as that takes, and eight of them fail
+    // the call within milliseconds. Each further retry waits twice as long (the call's
+    // deadline still holds; a call that ends meanwhile is not started again).
+    _ = loop.scheduleTimer(at: .now.advanced(by: delay)) { pool.start(self) }
     return true
+  }
+
+  /// How long transparent retry number `retry` (from 1) waits before it starts: the first
+  /// goes at once; then 10 ms, doubling: the seven later ones wait 1,270 ms in all.
+  static func transparentRetryDelay(after retry: Int) -> Duration? {
+    retry <= 1 ? nil : .milliseconds(10 << min(retry - 2, 10))
   }
 
   /// Fails the call unless it is already over; `reset` sends RST_STREAM(CANCEL).

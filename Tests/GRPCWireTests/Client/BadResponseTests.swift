@@ -232,4 +232,28 @@ struct BadResponseTests {
     let echo = try await raw.channel.scenario("ok_echo", caseID: "\(id)-next")
     #expect(echo.message == Array("ping".utf8))
   }
+
+  @Test(
+    "a stream refused every time is sent again eight times, the later ones further apart, then fails UNAVAILABLE",
+    .timeLimit(.minutes(1)))
+  func refusedAgainAndAgain() async throws {
+    let raw = try SuitePeers.peer(Self.raw)
+    let id = "rst_refused-\(UUID().uuidString.prefix(8))"
+
+    let start = ContinuousClock.now
+    let error = try #require(
+      await #expect(throws: RPCError.self) {
+        try await raw.channel.scenario("rst_refused", caseID: id, timeout: .seconds(20))
+      })
+    let elapsed = ContinuousClock.now - start
+    #expect(error.code == .unavailable, "\(error)")
+    // Eight retries: the first at once, the next seven after 10, 20, … 640 ms, 1,270 ms in
+    // all.
+    #expect(elapsed >= .milliseconds(1_270), "all nine attempts within \(elapsed)")
+    _ = try await raw.server.requestEvent(caseID: id)
+    let attempts = raw.server.events.filter {
+      $0.kind == "request" && $0.header("x-fleet-case") == id
+    }
+    #expect(attempts.count == 9, "\(attempts.count) attempts")
+  }
 }
