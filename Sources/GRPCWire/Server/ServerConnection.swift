@@ -180,16 +180,14 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
 
   func readable() {
     if machine.isHandshaking { return continueHandshake() }
-    switch session.read(.server) {
-    case nil:
-      return
-    case .brokeProtocol(let reason):
+    // Whatever ended the read, the connection is over; a protocol violation first gets the
+    // GOAWAY nghttp2 queued for it.
+    guard let end = session.read(.server) else { return }
+    if case .brokeProtocol(let reason) = end {
       logger.info("the client broke HTTP/2: GOAWAY", metadata: ["grpc.error": "\(reason)"])
       flush()
-      closeSocket()
-    case .closed, .failed:
-      closeSocket()
     }
+    closeSocket()
   }
 
   func readProcessed() -> Bool {
