@@ -257,7 +257,7 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
     // immediate resubmission is refused again as long as that takes, and eight of them fail
     // the call within milliseconds. Each further retry waits twice as long (the call's
     // deadline still holds; a call that ends meanwhile is not started again).
-    _ = loop.scheduleTimer(at: .now.advanced(by: delay)) { pool.start(self) }
+    pool.start(self, after: delay)
     return true
   }
 

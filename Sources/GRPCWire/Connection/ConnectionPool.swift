@@ -30,6 +30,9 @@ final class ConnectionPool: @unchecked Sendable {
   private var openingPausedUntil: MonotonicInstant?
   private var lastFailure: RPCError?
   private var waitingForReady: [ClientStream] = []
+  /// Calls refused more than once, waiting to be sent again (``start(_:after:)``): the
+  /// pool's until then, so that a shutdown meanwhile ends them.
+  private var retryingLater: [ClientStream] = []
   /// Calls for which every connection was at the server's stream limit, with the pool at
   /// `maxConnections`: started, in order, as streams end. From `waitingHead` on; entries
   /// before it are taken.
@@ -123,12 +126,31 @@ final class ConnectionPool: @unchecked Sendable {
     }
   }
 
+  /// Starts `stream` again after `delay` (a transparent retry that backs off). Until then
+  /// no connection holds it, so the pool does: a shutdown meanwhile fails it rather than
+  /// leaving it to a timer that a stopped loop never fires.
+  func start(_ stream: ClientStream, after delay: Duration) {
+    loop.assertInLoop()
+    retryingLater.append(stream)
+    _ = loop.scheduleTimer(at: .now.advanced(by: delay)) { [self] in
+      guard let index = retryingLater.firstIndex(where: { $0 === stream }) else { return }
+      retryingLater.remove(at: index)
+      start(stream)
+    }
+  }
+
   /// Whether another connection may be opened: connections going away (GOAWAY received) take
   /// no new calls, so they do not count against ``ChannelOptions/maxConnections``; else the
   /// calls waiting for a stream would wait for them to finish every stream, which for
   /// long-lived streams may be hours.
   private var hasRoomForConnection: Bool {
-    if let until = openingPausedUntil, MonotonicInstant.now < until { return false }
+    // The pause after a failed attempt holds only while another connection serves: with
+    // none left, calls would wait for nothing.
+    if let until = openingPausedUntil, MonotonicInstant.now < until,
+      connections.contains(where: { $0.isReady && !$0.goingAway })
+    {
+      return false
+    }
     var live = 0
     for connection in connections where !connection.goingAway { live += 1 }
     return live < options.maxConnections
@@ -301,6 +323,8 @@ final class ConnectionPool: @unchecked Sendable {
     }
     let closed = RPCError(code: .unavailable, message: "the channel to \(target) is closed")
     for stream in waitingForReady { stream.fail(closed, reset: false) }
+    for stream in retryingLater { stream.fail(closed, reset: false) }
+    retryingLater.removeAll()
     waitingForReady.removeAll()
     for stream in waitingForStream.removeAll() { stream.fail(closed, reset: false) }
     // Connections that were not ready yet have nothing worth waiting for.

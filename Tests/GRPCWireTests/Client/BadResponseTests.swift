@@ -256,4 +256,33 @@ struct BadResponseTests {
     }
     #expect(attempts.count == 9, "\(attempts.count) attempts")
   }
+
+  @Test(
+    "a channel closed while a refused call waits to be sent again ends the call at once",
+    .timeLimit(.minutes(1)))
+  func closedWhileRetrying() async throws {
+    let raw = try SuitePeers.peer(Self.raw)
+    let id = "rst_refused-close-\(UUID().uuidString.prefix(8))"
+    // A channel of its own, with its own loop: closing it stops the loop, and a retry left to
+    // a loop timer would never fire.
+    let channel = GRPCChannel(host: "127.0.0.1", port: raw.server.port)
+    let call = Task {
+      try await channel.scenario("rst_refused", caseID: id, timeout: .seconds(30))
+    }
+    // The fifth attempt (stream 9 on the one connection) is refused at once; the next waits
+    // 80 ms, and the close comes within that wait.
+    _ = try await raw.server.waitForEvent("request", timeout: .seconds(10)) {
+      $0.header("x-fleet-case") == id && $0["stream"] == "9"
+    }
+    channel.close()
+    let closedAt = ContinuousClock.now
+    let result = await call.result
+    let ended = ContinuousClock.now - closedAt
+    #expect(ended < .seconds(5), "the call ended \(ended) after the close")
+    guard case .failure(let error as RPCError) = result else {
+      Issue.record("the call did not fail with an RPCError: \(result)")
+      return
+    }
+    #expect(error.code == .unavailable || error.code == .cancelled, "\(error)")
+  }
 }
