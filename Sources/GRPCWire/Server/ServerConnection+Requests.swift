@@ -9,7 +9,7 @@ extension ServerConnection {
       loop.cancelTimer(idleTimer)
       self.idleTimer = nil
     }
-    let stream = ServerStream(loop: loop, id: id)
+    let stream = ServerStream(loop: loop, id: id, outboundLimit: options.streamSendBuffer)
     stream.connection = self
     streams[id] = stream
   }
@@ -66,10 +66,10 @@ extension ServerConnection {
       return consume(streamID: streamID, bytes.count, streamOpen: false)
     }
     // Answered already (refused, or the handler is done): nothing will read what comes.
-    guard case .accept = stream.machine.receiveData() else {
+    guard case .accept(let encoding) = stream.machine.receiveData() else {
       return consume(streamID: stream.id, bytes.count, streamOpen: true)
     }
-    if let error = stream.receivedData(bytes) { fail(stream, error) }
+    if let error = stream.receivedData(bytes, encoding: encoding) { fail(stream, error) }
   }
 
   /// A DATA frame of fewer than 5 bytes that did not end the stream: past
@@ -109,12 +109,10 @@ extension ServerConnection {
       }
       return
     }
-    stream.requestEncoding = head.encoding
     stream.acceptsGzip = head.acceptsGzip
     stream.deframer = MessageDeframer(maxMessageSize: server.maxReceiveMessageSize)
     stream.maxSendMessageSize = server.options.maxSendMessageSize
     stream.maxRequestSize = server.maxReceiveMessageSize
-    stream.outboundLimit = server.options.streamSendBuffer
     stream.sendBudget = sendBudget
     let loop = self.loop
     let context = ServerContext(

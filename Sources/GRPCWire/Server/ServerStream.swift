@@ -23,9 +23,6 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   // MARK: Loop-only
   /// The call's gRPC state: request headers checked, answered, closed.
   var machine = StreamStateMachine.server()
-  /// From the request headers; set once, on the loop, before the handler starts (the
-  /// handler's side reads it).
-  var requestEncoding = StreamStateMachine.MessageEncoding.identity
   var acceptsGzip = false
   var deframer = MessageDeframer(maxMessageSize: 4 << 20)
   /// Set once, on the loop, before the handler's task starts; read-only afterwards.
@@ -36,10 +33,8 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   /// The connection's budget of queued response bytes. Set once, like `maxSendMessageSize`.
   var sendBudget: SendBudget?
   /// How much framed response data may wait unsent before a write suspends (off the loop;
-  /// ``ServerOptions/streamSendBuffer``). Set once, like `maxSendMessageSize`.
-  var outboundLimit = 1 << 20 {
-    didSet { shared.withLock { $0.mailbox.outboundLimit = outboundLimit } }
-  }
+  /// ``ServerOptions/streamSendBuffer``); the mailbox holds the same limit.
+  let outboundLimit: Int
   var deadlineTimer: TimerID?
   var handlerTask: Task<Void, Never>?
   /// The method's handler when it runs on the loop (``LoopHandler``): called once the
@@ -63,11 +58,11 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   }
 
   // MARK: Shared
-  let shared = PosixMutex(Shared())
+  let shared: PosixMutex<Shared>
 
   struct Shared {
     /// Requests for the handler, response bytes for nghttp2.
-    var mailbox = StreamMailbox<QueuedRequest>(outboundLimit: 1 << 20)
+    var mailbox: StreamMailbox<QueuedRequest>
     var requestsFinished = false
     /// The handler's outcome, once it returned or threw.
     var status: (Status, Metadata)?
@@ -80,15 +75,21 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   /// about a millisecond of writing 64-byte messages.
   static let loopWriteLimit = 64 << 10
 
-  init(loop: EventLoop, id: Int32) {
+  /// A stream whose handler may queue up to `outboundLimit` response bytes unsent.
+  init(loop: EventLoop, id: Int32, outboundLimit: Int) {
     self.loop = loop
     self.id = id
+    self.outboundLimit = outboundLimit
+    shared = PosixMutex(Shared(mailbox: StreamMailbox(outboundLimit: outboundLimit)))
   }
 
   // MARK: Loop side
 
-  /// Request bytes arrived for this stream.
-  func receivedData(_ bytes: UnsafeRawBufferPointer) -> RPCError? {
+  /// Request bytes arrived for this stream, its messages compressed as `encoding` says (the
+  /// request headers' `grpc-encoding`, as the machine answered the DATA).
+  func receivedData(
+    _ bytes: UnsafeRawBufferPointer, encoding: StreamStateMachine.MessageEncoding
+  ) -> RPCError? {
     loop.assertInLoop()
     let frames: [MessageDeframer.Frame]
     let partialBefore = deframer.bufferedByteCount
@@ -106,7 +107,7 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
         return RPCError(code: .internalError, message: "a request's compressed flag is \(flag)")
       }
     }
-    for frame in frames where frame.compressed && requestEncoding != .gzip {
+    for frame in frames where frame.compressed && encoding != .gzip {
       connection?.consume(streamID: id, bytes.count, streamOpen: false)
       return RPCError(
         code: .internalError,

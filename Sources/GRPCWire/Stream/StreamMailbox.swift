@@ -52,7 +52,7 @@ struct StreamMailbox<Message: MailboxMessage> {
   private(set) var keepsSentBytes: Bool
   /// Above this much unsent, the queue's sent prefix is cut off as it goes, and the writer
   /// waits.
-  var outboundLimit: Int
+  let outboundLimit: Int
   /// A writer suspended until at most `writerLimit` bytes wait unsent.
   private var writerWaiting: CheckedContinuation<Void, any Error>?
   private var writerLimit = 0
