@@ -266,8 +266,7 @@ final class ConnectionPool: @unchecked Sendable {
       if stream.waitForReady { waitingForReady.append(stream) } else { stream.fail(failFastError(), reset: false) }
     }
     let now = MonotonicInstant.now
-    if backoff == nil { backoff = ConnectionBackoff(options.backoff, now: now) }
-    let retryAt = backoff!.attemptFailed(now: now)
+    let retryAt = nextAttempt(afterFailureAt: now)
     logger.debug(
       "backing off before the next connection attempt",
       metadata: ["grpc.backoff": "\(ClientStream.describe(now.duration(to: retryAt)))"])
@@ -291,14 +290,17 @@ final class ConnectionPool: @unchecked Sendable {
   /// A connection attempt failed while others serve: opening waits for the backoff, then the
   /// calls waiting for a stream may try again.
   private func pauseOpening() {
-    let now = MonotonicInstant.now
-    if backoff == nil { backoff = ConnectionBackoff(options.backoff, now: now) }
-    let retryAt = backoff!.attemptFailed(now: now)
+    let retryAt = nextAttempt(afterFailureAt: .now)
     openingPausedUntil = retryAt
-    _ = loop.scheduleTimer(at: retryAt) { [self] in
-      if let until = openingPausedUntil, until <= retryAt { openingPausedUntil = nil }
-      scheduleWaitingStart()
-    }
+    // The pause ends by itself (hasRoomForConnection compares the time); this only wakes the
+    // calls waiting for a stream.
+    _ = loop.scheduleTimer(at: retryAt) { [self] in scheduleWaitingStart() }
+  }
+
+  /// A connection attempt failed at `now`: when the backoff allows the next one.
+  private func nextAttempt(afterFailureAt now: MonotonicInstant) -> MonotonicInstant {
+    if backoff == nil { backoff = ConnectionBackoff(options.backoff, now: now) }
+    return backoff!.attemptFailed(now: now)
   }
 
   // MARK: Shutdown (loop)
