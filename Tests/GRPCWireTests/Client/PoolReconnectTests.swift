@@ -17,35 +17,18 @@ struct PoolReconnectTests {
     var options = ServerOptions()
     options.maxConnections = 1
     options.maxConcurrentStreams = 1
-    let server = ServerConnectionAgeTests.makeServer(options)
-    let port = try await server.start()
-    var channelOptions = ChannelOptions()
-    channelOptions.maxConnections = 2
-    let channel = GRPCChannel(host: "127.0.0.1", port: port, options: channelOptions)
-    defer { channel.close() }
-    let firstResponse = Observed(false)
-    try await withThrowingTaskGroup(of: Void.self) { group in
-      group.addTask {
-        _ = try await channel.serverStreaming(
-          Service.streamingOutputCall,
-          ServerConnectionAgeTests.slowStream(responses: 40, every: .milliseconds(250))
-        ) { responses in
-          for try await _ in responses { firstResponse.update { $0 = true } }
-        }
-      }
-      try await firstResponse.wait(for: "the long stream's first response", timeout: .seconds(20)) {
-        $0
-      }
+    try await ServerConnectionAgeTests.withHeldStreams(1, server: options, maxConnections: 2) {
+      channel, _ in
       let error = await #expect(throws: RPCError.self) {
         _ = try await channel.unary(
           Service.emptyCall, GRPCTesting.Empty(),
           options: CallOptions(timeout: .milliseconds(2_500)))
       }
-      #expect(error?.code == .deadlineExceeded || error?.code == .unavailable, "\(String(describing: error))")
+      #expect(
+        error?.code == .deadlineExceeded || error?.code == .unavailable,
+        "\(String(describing: error))")
       let opened = await channel.connectionsOpened()
       #expect(opened >= 2 && opened <= 6, "\(opened) connections opened in 2.5 s")
-      group.cancelAll()
     }
-    await server.shutdown(gracePeriod: .milliseconds(100))
   }
 }

@@ -242,20 +242,34 @@ struct ServerConnectionAgeTests {
     options.maxConcurrentStreams = 2
     options.maxConnectionAge = .milliseconds(300)
     options.maxConnectionAgeGrace = .seconds(30)
-    let server = Self.makeServer(options)
+    try await Self.withHeldStreams(2, server: options, maxConnections: 1) { channel, streamsEnded in
+      _ = try await channel.unary(
+        Service.emptyCall, GRPCTesting.Empty(), options: CallOptions(timeout: .seconds(20)))
+      #expect(streamsEnded.value == 0, "the waiting call ran only after the streams ended")
+      #expect(await channel.connectionsOpened() == 2)
+    }
+  }
+
+  /// Starts a server with `options` and a channel of at most `maxConnections` to it, holds
+  /// `count` streams open (40 responses 250 ms apart: ten seconds) until each has had its
+  /// first response, then runs `body` with the channel and the count of streams that ended.
+  static func withHeldStreams(
+    _ count: Int, server options: ServerOptions, maxConnections: Int,
+    _ body: (GRPCChannel, Observed<Int>) async throws -> Void
+  ) async throws {
+    let server = makeServer(options)
     let port = try await server.start()
     var channelOptions = ChannelOptions()
-    channelOptions.maxConnections = 1
+    channelOptions.maxConnections = maxConnections
     let channel = GRPCChannel(host: "127.0.0.1", port: port, options: channelOptions)
     defer { channel.close() }
     let firstResponses = Observed(0)
     let streamsEnded = Observed(0)
     try await withThrowingTaskGroup(of: Void.self) { group in
-      for _ in 0..<2 {
+      for _ in 0..<count {
         group.addTask {
-          // 40 responses 250 ms apart: ten seconds, well within the grace.
           _ = try await channel.serverStreaming(
-            Service.streamingOutputCall, Self.slowStream(responses: 40, every: .milliseconds(250))
+            Service.streamingOutputCall, slowStream(responses: 40, every: .milliseconds(250))
           ) { responses in
             var first = true
             for try await _ in responses where first {
@@ -266,13 +280,10 @@ struct ServerConnectionAgeTests {
           streamsEnded.update { $0 += 1 }
         }
       }
-      try await firstResponses.wait(for: "a response on both streams", timeout: .seconds(20)) {
-        $0 >= 2
-      }
-      _ = try await channel.unary(
-        Service.emptyCall, GRPCTesting.Empty(), options: CallOptions(timeout: .seconds(20)))
-      #expect(streamsEnded.value == 0, "the waiting call ran only after the streams ended")
-      #expect(await channel.connectionsOpened() == 2)
+      try await firstResponses.wait(
+        for: "a response on each held stream", timeout: .seconds(20)
+      ) { $0 >= count }
+      try await body(channel, streamsEnded)
       group.cancelAll()
     }
     await server.shutdown(gracePeriod: .milliseconds(100))
