@@ -30,9 +30,8 @@ extension ServerConnection {
   /// Checks for a silent client `delay` from now: PING it if nothing came for an interval.
   func armKeepalive(after delay: Duration?) {
     guard let delay, session.transport != nil else { return }
-    // Weak: the connection may close first; the timer then finds nothing to do.
-    keepaliveTimer = loop.scheduleTimer(at: .now.advanced(by: delay)) { [weak self] in
-      self?.keepaliveDue()
+    keepaliveTimer = loop.scheduleTimer(at: .now.advanced(by: delay)) { [self] in
+      keepaliveDue()
     }
   }
 
@@ -74,14 +73,15 @@ extension ServerConnection {
     beginDraining()
     closeIfDrained()
     if let grace = options.maxConnectionAgeGrace {
-      _ = loop.scheduleTimer(at: .now.advanced(by: grace)) { [weak self] in
-        guard let self, let nghttp2 = self.session.nghttp2 else { return }
+      ageTimer = loop.scheduleTimer(at: .now.advanced(by: grace)) { [self] in
+        ageTimer = nil
+        guard let nghttp2 = session.nghttp2 else { return }
         // The calls still open end with the connection (UNAVAILABLE to their clients), not
         // each with a reset: CANCEL would read as the client's own doing.
         // Closing regardless: the GOAWAY is a courtesy here.
         _ = nghttp2_session_terminate_session(nghttp2, HTTP2ErrorCode.noError)
-        self.flush()
-        self.closeSocket()
+        flush()
+        closeSocket()
       }
     }
   }

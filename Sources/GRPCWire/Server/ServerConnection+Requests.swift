@@ -84,7 +84,7 @@ extension ServerConnection {
     // Inside mem_recv: nghttp2 sends the GOAWAY and stops reading; the flush then closes.
     // Out of memory even for that: close without it, once mem_recv has returned.
     if nghttp2_session_terminate_session(nghttp2, HTTP2ErrorCode.enhanceYourCalm) != 0 {
-      loop.execute { [weak self] in self?.closeSocket() }
+      loop.execute { [self] in closeSocket() }
     }
   }
 
@@ -172,11 +172,11 @@ extension ServerConnection {
     // closes once its own GOAWAY has gone.
     switch machine.lastCallEnded() {
     case .close:
-      loop.execute { [weak self] in
-        self?.close(cancelling: RPCError(code: .unavailable, message: "the server is shutting down"))
+      loop.execute { [self] in
+        close(cancelling: RPCError(code: .unavailable, message: "the server is shutting down"))
       }
     case .closeIfDrained:
-      loop.execute { [weak self] in self?.closeIfDrained() }
+      loop.execute { [self] in closeIfDrained() }
     case .idle:
       break
     }

@@ -118,7 +118,7 @@ extension ServerConnection {
     guard result != 0, let nghttp2 = session.nghttp2 else { return }
     let reset = nghttp2_submit_rst_stream(
       nghttp2, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, HTTP2ErrorCode.internalError)
-    if reset != 0 { loop.execute { [weak self] in self?.closeSocket() } }
+    if reset != 0 { loop.execute { [self] in closeSocket() } }
   }
 }
 
