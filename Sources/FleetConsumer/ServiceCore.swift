@@ -16,9 +16,17 @@ final class ServiceCore: Sendable {
   let logger: Logger
   let metrics: TripMetrics
   let options: TripService.Options
-  /// The event loops, each with its channel; new models are spread over them in turn.
-  let lanes: [FollowLane]
-  private let nextLane = Atomic<Int>(0)
+  /// The event loops started so far, each with its channel (see ``laneForNewModel()``).
+  private let startedLanes = PosixMutex(Lanes())
+  /// The most lanes, and how the next is made.
+  private let laneLimit: Int
+  private let makeLane: @Sendable (Int) -> FollowLane
+
+  private struct Lanes {
+    var all: [FollowLane] = []
+    /// Set by ``closeChannels()``: a lane started afterwards starts closed.
+    var closed = false
+  }
   let tokens: TokenCache
   /// The poll interval and retry policy every model's follower uses.
   let followSettings: TripFollower.Settings
@@ -59,16 +67,21 @@ final class ServiceCore: Sendable {
     let schedule = configuration.options.callbackExecutor.scheduler(
       serviceQueue: DispatchQueue(label: "FleetConsumer.TripService.callbacks"))
     self.schedule = schedule
-    // Every lane needs a connection of its own: no more lanes than connections, and the
-    // connections shared out among them.
+    // Every lane needs a connection of its own: no more lanes than connections. Each may
+    // open its first; the rest are shared, so a lane that needs many (feed streams) may have
+    // them while the others need one.
     let options = configuration.options
-    let laneCount = max(1, min(options.eventLoops, options.maxConnections))
+    laneLimit = max(1, min(options.eventLoops, options.maxConnections))
     var channelOptions = Self.channelOptions(configuration)
-    channelOptions.maxConnections = max(1, options.maxConnections / laneCount)
-    lanes = (0..<laneCount).map { index in
+    if laneLimit > 1 {
+      channelOptions.sharedConnections = SharedConnections(
+        places: options.maxConnections - laneLimit)
+    }
+    let endpoint = configuration.endpoint
+    makeLane = { [channelOptions] index in
       FollowLane(
-        name: "FleetConsumer-\(index)", endpoint: configuration.endpoint,
-        options: channelOptions, deliver: schedule)
+        name: "FleetConsumer-\(index)", endpoint: endpoint, options: channelOptions,
+        deliver: schedule)
     }
     routingHeader = "provider_id=providers/\(configuration.providerID)"
   }
@@ -107,13 +120,41 @@ final class ServiceCore: Sendable {
     return options
   }
 
-  /// The lane for a new model: each in turn.
-  func nextLaneForModel() -> FollowLane {
-    lanes[nextLane.wrappingAdd(1, ordering: .relaxed).oldValue % lanes.count]
+  /// The lanes started so far, in order.
+  var lanes: [FollowLane] { startedLanes.withLock { $0.all } }
+
+  /// The lane for a new model, counted as the model's until ``FollowLane/modelEnded()``:
+  /// the first lane with fewer than ``TripService/Options/tripsPerEventLoop`` models; when
+  /// every lane has that many, a new lane while there may be more; then the lane with the
+  /// fewest. A loop thread is started only when the trips need it.
+  func laneForNewModel() -> FollowLane {
+    let (lane, started) = startedLanes.withLock { lanes -> (FollowLane, Bool) in
+      let perLane = options.tripsPerEventLoop
+      if let open = lanes.all.first(where: { $0.modelCount < perLane }) {
+        open.modelAdded()
+        return (open, false)
+      }
+      if lanes.all.count < laneLimit {
+        let lane = makeLane(lanes.all.count)
+        lanes.all.append(lane)
+        lane.modelAdded()
+        return (lane, lanes.closed)
+      }
+      let least = lanes.all.min { $0.modelCount < $1.modelCount }!
+      least.modelAdded()
+      return (least, false)
+    }
+    // A lane started after shutdown: its trips fail with UNAVAILABLE, as the others'.
+    if started { lane.channel.close() }
+    return lane
   }
 
   /// Closes every lane's channel: new calls fail with UNAVAILABLE.
   func closeChannels() {
+    let lanes = startedLanes.withLock { lanes in
+      lanes.closed = true
+      return lanes.all
+    }
     for lane in lanes { lane.channel.close() }
   }
 

@@ -132,7 +132,7 @@ public final class TripModel: Sendable {
   init(name: TripName, core: ServiceCore) {
     tripName = name
     self.core = core
-    lane = core.nextLaneForModel()
+    lane = core.laneForNewModel()
     protected = PosixMutex(
       Protected(
         follower: TripFollower(
@@ -140,6 +140,7 @@ public final class TripModel: Sendable {
   }
 
   deinit {
+    lane.modelEnded()
     core.modelDeinitialized(tripName, id: ObjectIdentifier(self))
   }
 

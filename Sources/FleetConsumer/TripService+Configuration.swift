@@ -157,17 +157,23 @@ extension TripService {
     /// opens only when a loop's open ones have no stream left under the server's
     /// MAX_CONCURRENT_STREAMS. Default 8; at least 1.
     public var maxConnections = 8
-    /// How many event-loop threads follow the service's trips: each model is given one in
-    /// turn, and its polls, responses and feed stream all run there, on connections of that
-    /// loop (so there are at most ``maxConnections`` loops, each needing a connection).
-    /// Default 1: one thread and, until the server's stream limit is reached, one
-    /// connection for every trip; that is also the cheapest per update, as polls falling
-    /// due together share a write and a read (at 10,000 trips polled at 1 Hz on a 2-core
-    /// machine, two loops cost 3–10 % more CPU per update). Give more — up to
-    /// ``Options/availableCores`` — beyond about 10,000 polls a second: one thread then
-    /// queues responses behind each other (at 20,000 trips, callback latency p99 of about
-    /// 500 ms on one loop, under 100 ms on two, at the same CPU per update). At least 1.
-    public var eventLoops = 1
+    /// The most event-loop threads that follow the service's trips. A model is given one
+    /// for its life, and its polls, responses and feed stream all run there, on connections
+    /// of that loop (so there are at most ``maxConnections`` loops, each needing a
+    /// connection; the connections beyond each loop's first are shared among them).
+    ///
+    /// Loops start as the trips need them: the first model starts one, and a loop takes new
+    /// models until it has ``tripsPerEventLoop``; then the next loop starts, and once all
+    /// have started, new models go to the loop with the fewest. One loop is the cheapest per
+    /// update, as polls falling due together share a write and a read (at 10,000 trips
+    /// polled at 1 Hz on a 2-core machine, two loops cost 3–10 % more CPU per update); past
+    /// about 10,000 polls a second, one thread queues responses behind each other (at
+    /// 20,000 trips, callback latency p99 of about 500 ms on one loop, under 100 ms on two).
+    /// Default ``Options/availableCores``; at least 1.
+    public var eventLoops = Options.availableCores
+    /// How many trips a loop takes before the next one starts (see ``eventLoops``). Default
+    /// 10,000; 1 spreads models over all the loops in turn. At least 1.
+    public var tripsPerEventLoop = 10_000
     /// How the service notices a dead connection — a network path that drops packets
     /// without a FIN or RST — and replaces it: HTTP/2 keepalive PINGs (see ``Keepalive``).
     /// Default ``Keepalive/standard``: a feed stream on a dead connection is reported

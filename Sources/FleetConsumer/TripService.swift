@@ -1,6 +1,7 @@
 /// Follows Fleet Engine trips for one provider: hands out one ``TripModel`` per trip name,
 /// all sharing the service's event loop (one HTTP/2 connection until the server's stream
-/// limit is reached; more loops with ``Options/eventLoops``) and one per-trip token cache.
+/// limit is reached; another loop per ``Options/tripsPerEventLoop`` trips, up to
+/// ``Options/eventLoops``) and one per-trip token cache.
 ///
 /// ```swift
 /// let service = try TripService(configuration: .init(
@@ -40,6 +41,10 @@ public final class TripService: Sendable {
     guard options.eventLoops >= 1 else {
       throw ConfigurationError(
         "the service needs at least 1 event loop, not \(options.eventLoops)")
+    }
+    guard options.tripsPerEventLoop >= 1 else {
+      throw ConfigurationError(
+        "an event loop takes at least 1 trip before the next starts, not \(options.tripsPerEventLoop)")
     }
     guard options.maxConnections >= 1 else {
       throw ConfigurationError(

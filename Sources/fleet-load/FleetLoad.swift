@@ -272,7 +272,10 @@ struct FleetLoad: AsyncParsableCommand {
     // another only when the server's stream limit is reached: 10,000 feed streams need 10 or
     // more against fleet-sim's 1,000 per connection). Without it, TripService's default.
     if load.connections > 1 { options.maxConnections = load.connections }
-    if let eventLoops = workload.eventLoops { options.eventLoops = eventLoops }
+    if let eventLoops = workload.eventLoops {
+      options.eventLoops = eventLoops
+      options.tripsPerEventLoop = 1
+    }
     options.allowsTokensOverPlaintext = embedded || target.plaintext
     let security: TripService.TransportSecurity =
       target.usesTLS

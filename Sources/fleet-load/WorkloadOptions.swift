@@ -62,8 +62,10 @@ struct WorkloadOptions: ParsableArguments {
 
   @Option(
     help: ArgumentHelp(
-      "With --trips: the event-loop threads TripService follows on (Options.eventLoops; "
-        + "default 1, at most --connections).", valueName: "count"))
+      "With --trips: the event-loop threads TripService follows on, the trips spread over "
+        + "them in turn (Options.eventLoops, with tripsPerEventLoop 1; at most --connections). "
+        + "Without it, TripService's default: a loop per 10,000 trips, up to the cores.",
+      valueName: "count"))
   var eventLoops: Int?
 
   /// The workload, once ``validate()`` has accepted `--call`.

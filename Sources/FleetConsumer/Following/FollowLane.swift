@@ -6,9 +6,10 @@ internal import Synchronization
 /// schedule of due polls. A model is given one lane for its life: its polls, responses and
 /// feed streams all happen on that lane's loop.
 ///
-/// A service has one lane by default and more with ``TripService/Options/eventLoops``, so
-/// that tens of thousands of trips need not all wait for one thread; the lanes share the
-/// service's token cache, callback executor and registry of models.
+/// A service starts one lane and more as it follows more trips (up to
+/// ``TripService/Options/eventLoops``, a lane per ``TripService/Options/tripsPerEventLoop``
+/// trips), so that tens of thousands of trips need not all wait for one thread; the lanes
+/// share the service's token cache, callback executor, connections and registry of models.
 final class FollowLane: Sendable {
   /// The thread of the lane's connections, poll timers and response handling.
   let loop: EventLoop
@@ -17,6 +18,8 @@ final class FollowLane: Sendable {
   let scheduler: FollowScheduler
   /// Feed streams decided on (being made, or open) on the lane and not yet ended.
   private let openFeeds = Atomic<Int>(0)
+  /// The models given this lane and not yet deinitialized.
+  private let models = Atomic<Int>(0)
   /// Per method path, the call last prepared for a model of this lane, with the token it
   /// carries (a model calls two methods: GetTrip and the feed's WatchTrip).
   private let lastPrepared = PosixMutex<
@@ -81,6 +84,14 @@ final class FollowLane: Sendable {
     let reserve = max(capacity / 10, channel.options.maxConnections)
     return open < capacity - reserve ? .room : .full
   }
+
+  var modelCount: Int { models.load(ordering: .relaxed) }
+
+  /// A model was given this lane.
+  func modelAdded() { models.add(1, ordering: .relaxed) }
+
+  /// A model of this lane is gone.
+  func modelEnded() { models.subtract(1, ordering: .relaxed) }
 
   /// A trip of the lane decided to open a feed stream.
   func feedOpened() { openFeeds.add(1, ordering: .relaxed) }

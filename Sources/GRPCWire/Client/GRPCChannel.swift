@@ -31,15 +31,16 @@ public final class GRPCChannel: Sendable {
   /// Their code must not block.
   public var eventLoop: EventLoop { loop }
 
-  /// How many streams the channel's connections may hold at once: ``ChannelOptions/
-  /// maxConnections`` times the server's MAX_CONCURRENT_STREAMS, as its last connection to
-  /// become ready announced it; nil until one has. Calls beyond it wait for a stream to end,
+  /// How many streams the channel's connections may hold at once: the connections it may
+  /// have (``ChannelOptions/maxConnections``, or its share of
+  /// ``ChannelOptions/sharedConnections`` now) times the server's MAX_CONCURRENT_STREAMS, as
+  /// its last connection to become ready announced it; nil until one has. Calls beyond it wait for a stream to end,
   /// so a caller that keeps streams open for long holds it under this. Read on the
   /// channel's loop.
   package var streamCapacity: Int? {
     loop.assertInLoop()
     guard let limit = pool.knownStreamLimit else { return nil }
-    let (capacity, overflow) = options.maxConnections.multipliedReportingOverflow(by: limit)
+    let (capacity, overflow) = pool.reachableConnections.multipliedReportingOverflow(by: limit)
     return overflow ? .max : capacity
   }
 

@@ -40,6 +40,8 @@ final class ConnectionPool: @unchecked Sendable {
   /// A start of the calls waiting for a stream is queued on the loop.
   private var waitingStartScheduled = false
   private var balancer: LoadBalancer
+  /// The connections holding a place of ``ChannelOptions/sharedConnections``.
+  private var placeHolders = Set<ObjectIdentifier>()
   var connectionsOpened = 0
   private var shutdownState: ShutdownState = .running
   var tlsContext: Result<TLSContext, RPCError>?
@@ -66,6 +68,10 @@ final class ConnectionPool: @unchecked Sendable {
     readyConnections = Meter(
       label: "rpc.client.connections", dimensions: [("server.address", "\(host):\(port)")],
       factory: options.metricsFactory)
+    // Strong: the budget lets go of it when the pool shuts down.
+    options.sharedConnections?.wake(ObjectIdentifier(self)) { [self] in
+      loop.execute { [self] in scheduleWaitingStart() }
+    }
   }
 
   /// The channel's logger with the target (`grpc.target`).
@@ -81,6 +87,8 @@ final class ConnectionPool: @unchecked Sendable {
 
   /// How many connections the pool has opened so far (for tests and diagnostics).
   var openedConnectionCount: Int { connectionsOpened }
+  /// Calls waiting for a stream, ended ones perhaps included (for tests).
+  var callsWaitingForStream: Int { waitingForStream.storedCount }
 
   // MARK: Connectivity (any thread)
 
@@ -116,8 +124,8 @@ final class ConnectionPool: @unchecked Sendable {
       }
       return
     }
-    if hasRoomForConnection {
-      openConnection().start(stream)
+    if let connection = openWithinLimits() {
+      connection.start(stream)
     } else {
       // Every connection is at its stream limit: the call waits here for the first stream
       // to end on any of them, not in one connection's queue, behind streams that may stay
@@ -153,7 +161,35 @@ final class ConnectionPool: @unchecked Sendable {
     }
     var live = 0
     for connection in connections where !connection.goingAway { live += 1 }
-    return live < options.maxConnections
+    guard live > 0, let shared = options.sharedConnections else { return live < options.maxConnections }
+    return live < options.maxConnections && shared.free > 0
+  }
+
+  /// The connections this channel has or may still open: ``ChannelOptions/maxConnections``,
+  /// or, sharing places with other channels, its live ones and the places free now.
+  var reachableConnections: Int {
+    guard let shared = options.sharedConnections else { return options.maxConnections }
+    let live = connections.count { !$0.goingAway }
+    return min(options.maxConnections, max(live, 1) + shared.free)
+  }
+
+  /// A new connection if the limits allow one: beyond the first live one, it takes a place
+  /// shared with other channels, if there is such a budget.
+  private func openWithinLimits() -> ClientConnection? {
+    guard hasRoomForConnection else { return nil }
+    let shared = connections.contains { !$0.goingAway } ? options.sharedConnections : nil
+    // Another channel may have taken the last place since it was counted.
+    if let shared, !shared.take() { return nil }
+    let connection = openConnection()
+    if shared != nil { placeHolders.insert(ObjectIdentifier(connection)) }
+    return connection
+  }
+
+  /// `connection` no longer counts (it is going away, or closed): its shared place, if it
+  /// held one, goes back to the other channels.
+  private func givePlaceBack(of connection: ClientConnection) {
+    guard placeHolders.remove(ObjectIdentifier(connection)) != nil else { return }
+    options.sharedConnections?.giveBack()
   }
 
   /// Starts the calls waiting for a stream, in order, while a connection has one free (or
@@ -227,6 +263,7 @@ final class ConnectionPool: @unchecked Sendable {
         metadata: ["grpc.keepalive_interval": "\(interval * 2)"])
     }
     if !connections.contains(where: \.isReady) && connectivity == .ready { setState(.idle) }
+    givePlaceBack(of: connection)
     // It no longer counts against the most connections: calls waiting for a stream may open
     // another.
     scheduleWaitingStart()
@@ -237,6 +274,7 @@ final class ConnectionPool: @unchecked Sendable {
     _ connection: ClientConnection, error: RPCError, wasReady: Bool, waiting: [ClientStream]
   ) {
     connections.removeAll { $0 === connection }
+    givePlaceBack(of: connection)
     if connection.becameReady { readyConnections.decrement() }
     // Room for another connection: the calls waiting for a stream may open it.
     scheduleWaitingStart()
@@ -363,6 +401,7 @@ final class ConnectionPool: @unchecked Sendable {
   private func finishShutdown() {
     guard case .draining(let waiters) = shutdownState else { return }
     shutdownState = .shutdown
+    options.sharedConnections?.stopWaking(ObjectIdentifier(self))
     setState(.shutdown)
     for waiter in waiters { waiter.resume() }
   }
