@@ -114,3 +114,17 @@ enum RemainingRoute {
     return (points, distance, traffic)
   }
 }
+
+extension RemainingRoute {
+  /// ``changes(from:to:)`` as the properties that changed.
+  static func changedFields(
+    from old: [FleetEngine.TripWaypoint], to new: [FleetEngine.TripWaypoint]
+  ) -> TripModelUpdatedPropertyFields {
+    let differ = changes(from: old, to: new)
+    var fields: TripModelUpdatedPropertyFields = []
+    if differ.points { fields.insert(.remainingRoute) }
+    if differ.distance { fields.insert(.remainingRouteDistance) }
+    if differ.traffic { fields.insert(.remainingRouteTraffic) }
+    return fields
+  }
+}

@@ -33,6 +33,27 @@ struct OtherTripsNextStop {
 }
 
 extension FleetEngine.Trip {
+  /// Whether response `c` may show another trip than `own`: a remaining or vehicle waypoint
+  /// names a trip whose ID is not `own` byte for byte. False for the usual answer, where
+  /// ``hideOtherTrips(after:ownTripID:)`` would change nothing (nor when `own` is empty).
+  static func namesOtherTrips(_ c: UnsafePointer<CMessage>, ownTripID own: String) -> Bool {
+    guard !own.isEmpty else { return false }
+    let m = c.pointee
+    func other(
+      _ list: UnsafeMutablePointer<UnsafeMutablePointer<FleetEngine.TripWaypoint.CMessage>?>?,
+      _ count: Int
+    ) -> Bool {
+      guard let list else { return false }
+      for index in 0..<count {
+        guard let id = list[index]?.pointee.trip_id, id.pointee != 0 else { continue }
+        if !ProtoC.same(own, id) { return true }
+      }
+      return false
+    }
+    return other(m.remaining_waypoints, m.n_remaining_waypoints)
+      || other(m.vehicle_waypoints, m.n_vehicle_waypoints)
+  }
+
   /// Removes other trips' waypoints from `remainingWaypoints` and `vehicleWaypoints` (a
   /// waypoint with no trip ID is kept), right after a response was merged in. When the
   /// response said the vehicle's next stop is another trip's (`otherNext`),

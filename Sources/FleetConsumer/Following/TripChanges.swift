@@ -20,77 +20,78 @@ struct TripChanges {
 
   /// The changes from the properties `old` reported to `new`.
   init(from old: Reported, to new: FleetEngine.Trip) {
+    var changed: TripModelUpdatedPropertyFields = []
+    func check<Value: Equatable>(
+      _ field: TripModelUpdatedPropertyFields, _ before: Value, _ after: Value
+    ) {
+      if before != after { changed.insert(field) }
+    }
+    check(.tripName, old.name, new.name)
+    check(.vehicleID, old.vehicleID, new.vehicleID)
+    check(.tripType, old.tripType, new.tripType)
+    check(.tripStatus, old.tripStatus, new.tripStatus)
+    check(.numberOfPassengers, old.numberOfPassengers, new.numberOfPassengers)
+    check(.activeRouteRemainingDistance, old.remainingDistanceMeters, new.remainingDistanceMeters)
+    check(.activeRoute, old.route, new.route)
+    check(.vehicleLocation, old.vehiclePosition, new.lastLocation?.location)
+    check(.pickupLocation, old.pickupPoint, new.pickupPoint?.point)
+    check(.dropoffLocation, old.dropoffPoint, new.dropoffPoint?.point)
+    check(.pickupETA, old.pickupTime, new.pickupTime)
+    check(.dropoffETA, old.dropoffTime, new.dropoffTime)
+    check(.remainingWaypoints, old.remainingWaypoints, new.remainingWaypoints)
+    check(.intermediateDestinations, old.intermediateDestinations, new.intermediateDestinations)
+    check(
+      .intermediateDestinationIndex, old.intermediateDestinationIndex,
+      new.knownIntermediateDestinationIndex)
+    check(.activeRouteTraffic, old.currentRouteSegmentTraffic, new.currentRouteSegmentTraffic)
+    // The remaining route is made of the remaining waypoints: unchanged with them (the usual
+    // poll), so it is only looked at when they changed.
+    if changed.contains(.remainingWaypoints) {
+      changed.formUnion(
+        RemainingRoute.changedFields(from: old.remainingWaypoints, to: new.remainingWaypoints))
+    }
+    check(.etaToNextWaypoint, old.etaToFirstWaypoint, new.etaToFirstWaypoint)
+    self.init(changed: changed, in: new)
+  }
+
+  /// The callbacks for `changed`, the properties that changed on the way to `new` (as
+  /// ``Trip/merge(cMessage:)`` tells them).
+  init(changed: TripModelUpdatedPropertyFields, in new: FleetEngine.Trip) {
+    guard !changed.isEmpty else { return }
+    fields = changed
     var properties: [TripModelEvent] = []
     // Room for the update and every property: one allocation, never a regrowth.
     properties.reserveCapacity(TripModelUpdatedPropertyFields.allFields.count + 1)
-    func check<Value: Equatable>(
-      _ field: TripModelUpdatedPropertyFields, _ before: Value, _ after: Value,
-      _ event: @autoclosure () -> TripModelEvent
-    ) {
-      guard before != after else { return }
-      fields.insert(field)
-      properties.append(event())
+    properties.append(.tripUpdated(new, changed))
+    func add(_ field: TripModelUpdatedPropertyFields, _ event: @autoclosure () -> TripModelEvent) {
+      if changed.contains(field) { properties.append(event()) }
     }
-    check(.tripName, old.name, new.name, .tripName(new.name))
-    check(.vehicleID, old.vehicleID, new.vehicleID, .vehicleID(new.vehicleID))
-    check(.tripType, old.tripType, new.tripType, .tripType(new.tripType))
-    check(.tripStatus, old.tripStatus, new.tripStatus, .tripStatus(new.tripStatus))
-    check(
-      .numberOfPassengers, old.numberOfPassengers, new.numberOfPassengers,
-      .numberOfPassengers(new.numberOfPassengers))
-    check(
-      .activeRouteRemainingDistance, old.remainingDistanceMeters, new.remainingDistanceMeters,
-      .activeRouteRemainingDistance(new.remainingDistanceMeters))
-    check(.activeRoute, old.route, new.route, .activeRoute(new.route))
-    check(
-      .vehicleLocation, old.vehiclePosition, new.lastLocation?.location,
-      .vehicleLocation(new.lastLocation))
-    check(
-      .pickupLocation, old.pickupPoint, new.pickupPoint?.point, .pickupLocation(new.pickupPoint))
-    check(
-      .dropoffLocation, old.dropoffPoint, new.dropoffPoint?.point,
-      .dropoffLocation(new.dropoffPoint))
-    check(.pickupETA, old.pickupTime, new.pickupTime, .pickupETA(new.pickupTime?.date))
-    check(.dropoffETA, old.dropoffTime, new.dropoffTime, .dropoffETA(new.dropoffTime?.date))
-    let waypointsChanged = old.remainingWaypoints != new.remainingWaypoints
-    if waypointsChanged {
-      fields.insert(.remainingWaypoints)
-      properties.append(.remainingWaypoints(new.remainingWaypoints))
-    }
-    check(
-      .intermediateDestinations, old.intermediateDestinations, new.intermediateDestinations,
-      .intermediateDestinations(new.intermediateDestinations))
-    check(
-      .intermediateDestinationIndex, old.intermediateDestinationIndex,
-      new.knownIntermediateDestinationIndex,
+    add(.tripName, .tripName(new.name))
+    add(.vehicleID, .vehicleID(new.vehicleID))
+    add(.tripType, .tripType(new.tripType))
+    add(.tripStatus, .tripStatus(new.tripStatus))
+    add(.numberOfPassengers, .numberOfPassengers(new.numberOfPassengers))
+    add(.activeRouteRemainingDistance, .activeRouteRemainingDistance(new.remainingDistanceMeters))
+    add(.activeRoute, .activeRoute(new.route))
+    add(.vehicleLocation, .vehicleLocation(new.lastLocation))
+    add(.pickupLocation, .pickupLocation(new.pickupPoint))
+    add(.dropoffLocation, .dropoffLocation(new.dropoffPoint))
+    add(.pickupETA, .pickupETA(new.pickupTime?.date))
+    add(.dropoffETA, .dropoffETA(new.dropoffTime?.date))
+    add(.remainingWaypoints, .remainingWaypoints(new.remainingWaypoints))
+    add(.intermediateDestinations, .intermediateDestinations(new.intermediateDestinations))
+    add(
+      .intermediateDestinationIndex,
       .intermediateDestinationIndex(new.knownIntermediateDestinationIndex))
-    check(
-      .activeRouteTraffic, old.currentRouteSegmentTraffic, new.currentRouteSegmentTraffic,
-      .activeRouteTraffic(new.currentRouteSegmentTraffic))
-    // The remaining route is made of the remaining waypoints: unchanged with them (the usual
-    // poll), so it is only looked at when they changed.
-    if waypointsChanged {
-      let after = new.remainingWaypoints
-      let differ = RemainingRoute.changes(from: old.remainingWaypoints, to: after)
-      if differ.points {
-        fields.insert(.remainingRoute)
-        properties.append(.remainingRoute(RemainingRoute.points(after)))
-      }
-      if differ.distance {
-        fields.insert(.remainingRouteDistance)
-        properties.append(.remainingRouteDistance(RemainingRoute.distance(after)))
-      }
-      if differ.traffic {
-        fields.insert(.remainingRouteTraffic)
-        properties.append(.remainingRouteTraffic(RemainingRoute.traffic(after)))
-      }
-    }
-    check(
-      .etaToNextWaypoint, old.etaToFirstWaypoint, new.etaToFirstWaypoint,
-      .etaToNextWaypoint(new.etaToFirstWaypoint?.date))
-    guard !properties.isEmpty else { return }
-    // In place rather than `[update] + properties`, which builds a second array.
-    properties.insert(.tripUpdated(new, fields), at: 0)
+    add(.activeRouteTraffic, .activeRouteTraffic(new.currentRouteSegmentTraffic))
+    add(.remainingRoute, .remainingRoute(RemainingRoute.points(new.remainingWaypoints)))
+    add(
+      .remainingRouteDistance,
+      .remainingRouteDistance(RemainingRoute.distance(new.remainingWaypoints)))
+    add(
+      .remainingRouteTraffic, .remainingRouteTraffic(RemainingRoute.traffic(new.remainingWaypoints))
+    )
+    add(.etaToNextWaypoint, .etaToNextWaypoint(new.etaToFirstWaypoint?.date))
     events = properties
   }
 

@@ -251,21 +251,31 @@ struct TripFollower {
   ) throws(ProtoDecodingError) -> OnResponse {
     switch state {
     case .following(var following) where following.generation == generation && following.polling:
-      // What was reported before, then the response merged into the held trip: what did not
-      // change keeps its storage, so the comparisons below find it unchanged at once.
-      let previous = TripChanges.Reported(trip ?? FleetEngine.Trip())
-      let otherNext =
-        settings.hidesOtherTrips ? try OtherTripsNextStop(response, ownTripID: ownTripID) : nil
-      if trip == nil {
-        var first = try FleetEngine.Trip(cMessage: response)
-        first.shareFirstPathWithRoute()
-        first.shareStopLocations(as: response)
-        trip = first
+      let hides =
+        settings.hidesOtherTrips
+        && FleetEngine.Trip.namesOtherTrips(response, ownTripID: ownTripID)
+      let changes: TripChanges
+      if trip != nil && !hides {
+        // The usual poll: merged in place, and the merge tells what it changed.
+        let changed = try trip!.merge(cMessage: response)
+        changes = TripChanges(changed: changed, in: trip!)
       } else {
-        try trip!.merge(cMessage: response)
+        // The first answer, or one whose waypoints are other trips' to hide: what was reported
+        // before, then the answer merged (what did not change keeps its storage, so the
+        // comparisons find it unchanged at once) and the other trips hidden.
+        let previous = TripChanges.Reported(trip ?? FleetEngine.Trip())
+        let otherNext = hides ? try OtherTripsNextStop(response, ownTripID: ownTripID) : nil
+        if trip == nil {
+          var first = try FleetEngine.Trip(cMessage: response)
+          first.shareFirstPathWithRoute()
+          first.shareStopLocations(as: response)
+          trip = first
+        } else {
+          try trip!.merge(cMessage: response)
+        }
+        if hides { trip!.hideOtherTrips(after: otherNext, ownTripID: ownTripID) }
+        changes = TripChanges(from: previous, to: trip!)
       }
-      if settings.hidesOtherTrips { trip!.hideOtherTrips(after: otherNext, ownTripID: ownTripID) }
-      let changes = TripChanges(from: previous, to: trip!)
       if trip!.tripStatus.isTerminal {
         state = .finished
         return .finish(changes.events + [.stateChanged(.inactive)])

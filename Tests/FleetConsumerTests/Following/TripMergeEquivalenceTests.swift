@@ -146,7 +146,7 @@ struct TripMergeEquivalenceTests {
   }
 
   @Test("sequences of generated responses, each merged both ways", arguments: 0..<8)
-  func sequences(seed: UInt64) {
+  func sequences(seed: UInt64) throws {
     var generator = Generator(state: seed)
     var inPlace = SampleTrips.fullyPopulated
     var reference = SampleTrips.fullyPopulated
@@ -157,7 +157,13 @@ struct TripMergeEquivalenceTests {
       // The generated comparison agrees with decoding (the trips hold no map and no -0.0).
       let matches = response.withCMessage { c in before.matches(cMessage: c) }
       #expect(matches == (response.serializedBytes() == before.serializedBytes()))
-      inPlace = inPlace.merged(with: response)
+      // The merge tells which properties changed as diffing the whole trips would.
+      var merged = inPlace
+      let changed = try response.withCMessage { (c) throws(ProtoDecodingError) in
+        try merged.merge(cMessage: c)
+      }
+      #expect(changed == TripChanges(from: inPlace, to: merged).fields, "seed \(seed), step \(step)")
+      inPlace = merged
       reference = reference.referenceMerged(with: response)
       #expect(inPlace == reference, "seed \(seed), step \(step)")
       // Byte for byte: Swift's == equates canonically equivalent strings.

@@ -9,7 +9,7 @@ extension FleetEngine.Trip {
   func merged(with response: FleetEngine.Trip) -> FleetEngine.Trip {
     var trip = self
     do {
-      try response.withCMessage { (c) throws(ProtoDecodingError) in try trip.merge(cMessage: c) }
+      _ = try response.withCMessage { (c) throws(ProtoDecodingError) in try trip.merge(cMessage: c) }
     } catch {
       preconditionFailure("a trip built in Swift always decodes: \(error)")
     }

@@ -1,0 +1,277 @@
+internal import FleetProtos
+
+/// Phase one of ``FleetEngine/Trip/merge(cMessage:)``: what a `GetTrip` answer (or a feed
+/// update) changes in a held trip, decoded from protobuf-c's unpacked message while the held
+/// trip stays untouched; nil keeps the held value. A field equal to the held one is compared,
+/// not decoded. The scalar fields (status, type, counts, the view) are read in phase two.
+struct TripMergePlan {
+  var name: String?
+  var vehicleID: String?
+  var pickupPoint: FleetEngine.TerminalLocation?
+  var actualPickupPoint: FleetEngine.StopLocation?
+  var actualPickupArrivalPoint: FleetEngine.StopLocation?
+  var pickupTime: GoogleProtobuf.Timestamp?
+  var intermediateDestinationsVersion: GoogleProtobuf.Timestamp?
+  var intermediateDestinations: [FleetEngine.TerminalLocation]?
+  var actualIntermediateDestinationArrivalPoints: [FleetEngine.StopLocation]?
+  var actualIntermediateDestinations: [FleetEngine.StopLocation]?
+  var dropoffPoint: FleetEngine.TerminalLocation?
+  var actualDropoffPoint: FleetEngine.StopLocation?
+  var dropoffTime: GoogleProtobuf.Timestamp?
+  var remainingWaypointsVersion: GoogleProtobuf.Timestamp?
+  var remainingWaypointsRouteVersion: GoogleProtobuf.Timestamp?
+  var remainingWaypoints: [FleetEngine.TripWaypoint]?
+  var vehicleWaypoints: [FleetEngine.TripWaypoint]?
+  var currentRouteSegmentVersion: GoogleProtobuf.Timestamp?
+  var route: [GoogleType.LatLng]?
+  var currentRouteSegment: String?
+  var currentRouteSegmentTrafficVersion: GoogleProtobuf.Timestamp?
+  /// `.some(nil)`: the traffic is gone (its version moved and none was sent).
+  var currentRouteSegmentTraffic: FleetEngine.ConsumableTrafficPolyline??
+  var currentRouteSegmentEndPoint: FleetEngine.TripWaypoint?
+  var etaToFirstWaypoint: GoogleProtobuf.Timestamp?
+  var remainingTimeToFirstWaypoint: GoogleProtobuf.Duration?
+  var lastLocation: FleetEngine.VehicleLocation?
+  var attributes: [FleetEngine.TripAttribute]?
+  var unknownFields: ProtoUnknownFields?
+
+  /// Whether one of the trip's own stops changes: the waypoints were decoded sharing the
+  /// stops held before.
+  var changesStops: Bool {
+    pickupPoint != nil || dropoffPoint != nil || intermediateDestinations != nil
+  }
+
+  /// What `c` changes in `held`. Throws what decoding the changed fields would.
+  init(_ c: UnsafePointer<FleetEngine.Trip.CMessage>, merging held: FleetEngine.Trip)
+    throws(ProtoDecodingError)
+  {
+    let m = c.pointee
+    name = try changed(m.name, held.name)
+    vehicleID = try changed(m.vehicle_id, held.vehicleID)
+    pickupPoint = try changed(m.pickup_point, held.pickupPoint)
+    actualPickupPoint = try changed(m.actual_pickup_point, held.actualPickupPoint)
+    actualPickupArrivalPoint = try changed(
+      m.actual_pickup_arrival_point, held.actualPickupArrivalPoint)
+    pickupTime = try changed(m.pickup_time, held.pickupTime)
+    intermediateDestinationsVersion = try changed(
+      m.intermediate_destinations_version, held.intermediateDestinationsVersion)
+    intermediateDestinations = try changed(
+      m.intermediate_destinations, m.n_intermediate_destinations, held.intermediateDestinations,
+      orEmptyWhen: intermediateDestinationsVersion != nil)
+    actualIntermediateDestinationArrivalPoints = try changed(
+      m.actual_intermediate_destination_arrival_points,
+      m.n_actual_intermediate_destination_arrival_points,
+      held.actualIntermediateDestinationArrivalPoints)
+    actualIntermediateDestinations = try changed(
+      m.actual_intermediate_destinations, m.n_actual_intermediate_destinations,
+      held.actualIntermediateDestinations)
+    dropoffPoint = try changed(m.dropoff_point, held.dropoffPoint)
+    actualDropoffPoint = try changed(m.actual_dropoff_point, held.actualDropoffPoint)
+    dropoffTime = try changed(m.dropoff_time, held.dropoffTime)
+    try held.mergeWaypoints(m, into: &self)
+    vehicleWaypoints = try changed(m.vehicle_waypoints, m.n_vehicle_waypoints, held.vehicleWaypoints)
+    try held.mergeRoute(m, into: &self)
+    currentRouteSegmentEndPoint = try changed(
+      m.current_route_segment_end_point, held.currentRouteSegmentEndPoint)
+    etaToFirstWaypoint = try changed(m.eta_to_first_waypoint, held.etaToFirstWaypoint)
+    remainingTimeToFirstWaypoint = try changed(
+      m.remaining_time_to_first_waypoint, held.remainingTimeToFirstWaypoint)
+    lastLocation = try changed(m.last_location, held.lastLocation)
+    attributes = try changed(m.attributes, m.n_attributes, held.attributes)
+    if !held.unknownFields.matches(cMessage: c) {
+      unknownFields = try ProtoUnknownFields(cMessage: c)
+    }
+  }
+}
+
+extension FleetEngine.Trip {
+  /// The route, its encoded form and its traffic: kept unless their version moved.
+  fileprivate func mergeRoute(_ m: CMessage, into plan: inout TripMergePlan)
+    throws(ProtoDecodingError)
+  {
+    let routeVersion = try changed(m.current_route_segment_version, currentRouteSegmentVersion)
+    let trafficVersion = try changed(
+      m.current_route_segment_traffic_version, currentRouteSegmentTrafficVersion)
+    plan.currentRouteSegmentVersion = routeVersion
+    plan.route = try changed(m.route, m.n_route, route, orEmptyWhen: routeVersion != nil)
+    plan.currentRouteSegment = try changed(
+      m.current_route_segment, currentRouteSegment, orEmptyWhen: routeVersion != nil)
+    plan.currentRouteSegmentTrafficVersion = trafficVersion
+    let traffic = m.current_route_segment_traffic
+    if traffic != nil || trafficVersion != nil,
+      !ProtoC.same(currentRouteSegmentTraffic, traffic)
+    {
+      let decoded = try traffic.map {
+        (p) throws(ProtoDecodingError) in try FleetEngine.ConsumableTrafficPolyline(cMessage: p)
+      }
+      plan.currentRouteSegmentTraffic = .some(decoded)
+    }
+  }
+
+  /// The remaining waypoints: always sent by GetTrip, but the paths and traffic inside them
+  /// only when `remaining_waypoints_route_version` moved; those are filled in from the
+  /// matching waypoint (same trip, type and location) we already had.
+  fileprivate func mergeWaypoints(_ m: CMessage, into plan: inout TripMergePlan)
+    throws(ProtoDecodingError)
+  {
+    let waypointsVersion = try changed(m.remaining_waypoints_version, remainingWaypointsVersion)
+    let pathsVersion = try changed(
+      m.remaining_waypoints_route_version, remainingWaypointsRouteVersion)
+    plan.remainingWaypointsVersion = waypointsVersion
+    plan.remainingWaypointsRouteVersion = pathsVersion
+    let count = m.n_remaining_waypoints
+    guard count > 0, let list = m.remaining_waypoints else {
+      if waypointsVersion != nil, !remainingWaypoints.isEmpty { plan.remainingWaypoints = [] }
+      return
+    }
+    // Built from the first waypoint that differs from the held one at its index: a poll that
+    // changes no waypoint (the usual one) builds no list.
+    var merged: [FleetEngine.TripWaypoint]? = nil
+    for index in 0..<count {
+      let (waypoint, kept) = try mergedWaypoint(
+        list[index], at: index, pathsChanged: pathsVersion != nil)
+      if merged == nil, !kept {
+        merged = Array(remainingWaypoints.prefix(index))
+        merged!.reserveCapacity(count)
+      }
+      merged?.append(waypoint)
+    }
+    if let merged {
+      plan.remainingWaypoints = merged
+    } else if remainingWaypoints.count != count {
+      plan.remainingWaypoints = Array(remainingWaypoints.prefix(count))
+    }
+  }
+
+  /// The response's waypoint `p` as the merge keeps it, and whether that is the held
+  /// waypoint at `index` unchanged. A waypoint sent with its path (or after the paths'
+  /// version moved) is taken as sent. One sent without it (the usual poll) takes the path
+  /// and traffic of the first held waypoint for the same stop: that held waypoint is
+  /// updated with what the response changed, rather than the response decoded whole.
+  private func mergedWaypoint(
+    _ p: UnsafeMutablePointer<FleetEngine.TripWaypoint.CMessage>?, at index: Int,
+    pathsChanged: Bool
+  ) throws(ProtoDecodingError) -> (FleetEngine.TripWaypoint, kept: Bool) {
+    guard let p else { return (withHeldPath(FleetEngine.TripWaypoint(), pathsChanged), false) }
+    let w = p.pointee
+    let sentPath =
+      w.n_path_to_waypoint > 0 || !ProtoC.same("", w.encoded_path_to_waypoint)
+      || w.traffic_to_waypoint != nil
+    if sentPath || pathsChanged {
+      if index < remainingWaypoints.count, remainingWaypoints[index].matches(cMessage: p) {
+        return (remainingWaypoints[index], true)
+      }
+      var decoded = try FleetEngine.TripWaypoint(cMessage: p)
+      shareStop(of: &decoded, as: p)
+      return (decoded, false)
+    }
+    let type = FleetEngine.WaypointType(rawValue: Int32(truncatingIfNeeded: w.waypoint_type.rawValue))
+    if let stop = remainingWaypoints.firstIndex(where: {
+      $0.waypointType == type && ProtoC.same($0.tripID, w.trip_id)
+        && ProtoC.same($0.location, w.location)
+    }),
+      // The first held waypoint for that stop as the decoded one would find it (Swift's ==
+      // also equates spellings that differ in bytes).
+      heldWaypoint(matching: remainingWaypoints[stop]) == stop
+    {
+      var waypoint = remainingWaypoints[stop]
+      let changed = try waypoint.takeAllButPath(p)
+      return (waypoint, !changed && stop == index)
+    }
+    var decoded = try withHeldPath(FleetEngine.TripWaypoint(cMessage: p), pathsChanged)
+    shareStop(of: &decoded, as: p)
+    return (decoded, false)
+  }
+
+  /// A decoded waypoint with no path, given the path and traffic of the first held waypoint
+  /// for the same stop, if any (and the paths' version did not move).
+  private func withHeldPath(_ waypoint: FleetEngine.TripWaypoint, _ pathsChanged: Bool)
+    -> FleetEngine.TripWaypoint
+  {
+    guard !pathsChanged, waypoint.pathToWaypoint.isEmpty,
+      waypoint.encodedPathToWaypoint.isEmpty, waypoint.trafficToWaypoint == nil,
+      let held = heldWaypoint(matching: waypoint)
+    else { return waypoint }
+    var filled = waypoint
+    filled.pathToWaypoint = remainingWaypoints[held].pathToWaypoint
+    filled.encodedPathToWaypoint = remainingWaypoints[held].encodedPathToWaypoint
+    filled.trafficToWaypoint = remainingWaypoints[held].trafficToWaypoint
+    return filled
+  }
+
+  /// The index of the first held waypoint for the same stop as `waypoint`: same trip, type
+  /// and location.
+  private func heldWaypoint(matching waypoint: FleetEngine.TripWaypoint) -> Int? {
+    remainingWaypoints.firstIndex {
+      $0.tripID == waypoint.tripID && $0.waypointType == waypoint.waypointType
+        && $0.location == waypoint.location
+    }
+  }
+}
+
+extension FleetEngine.TripWaypoint {
+  /// Takes every field of `c` but the stop (trip, type and location, which the caller found
+  /// equal) and the path and its traffic (`path_to_waypoint`, `encoded_path_to_waypoint`,
+  /// `traffic_to_waypoint`, which the response left out); returns whether any changed. The
+  /// fields are listed by hand: `TripMergeEquivalenceTests` fails when trips.proto gains one.
+  fileprivate mutating func takeAllButPath(_ c: UnsafePointer<CMessage>) throws(
+    ProtoDecodingError
+  ) -> Bool {
+    let m = c.pointee
+    var changed = false
+    let distance = m.distance_meters?.pointee.value
+    if distance != distanceMeters {
+      distanceMeters = distance
+      changed = true
+    }
+    if !ProtoC.same(eta, m.eta) {
+      eta = try m.eta.map { (p) throws(ProtoDecodingError) in
+        try GoogleProtobuf.Timestamp(cMessage: p)
+      }
+      changed = true
+    }
+    if !ProtoC.same(duration, m.duration) {
+      duration = try m.duration.map { (p) throws(ProtoDecodingError) in
+        try GoogleProtobuf.Duration(cMessage: p)
+      }
+      changed = true
+    }
+    if !unknownFields.matches(cMessage: c) {
+      unknownFields = try ProtoUnknownFields(cMessage: c)
+      changed = true
+    }
+    return changed
+  }
+}
+
+/// The decoded message at `p` when the response has one and it is not `held`; nil to keep
+/// `held`.
+@inline(__always)
+private func changed<M: CBridgedMessage>(_ p: UnsafeMutablePointer<M.CMessage>?, _ held: M?)
+  throws(ProtoDecodingError) -> M?
+{
+  guard let p, !ProtoC.same(held, p) else { return nil }
+  return try M(cMessage: p)
+}
+
+/// The decoded string when the response has one (not empty; or empty, when `orEmptyWhen`)
+/// and it is not `held`.
+@inline(__always)
+private func changed(
+  _ p: UnsafeMutablePointer<CChar>?, _ held: String, orEmptyWhen versionChanged: Bool = false
+) throws(ProtoDecodingError) -> String? {
+  let sent = p.map { $0.pointee != 0 } ?? false
+  guard sent || versionChanged, !ProtoC.same(held, p) else { return nil }
+  return try ProtoC.string(p)
+}
+
+/// The decoded list when the response has one (not empty; or empty, when `orEmptyWhen`) and
+/// it is not `held`.
+@inline(__always)
+private func changed<M: CBridgedMessage>(
+  _ p: UnsafeMutablePointer<UnsafeMutablePointer<M.CMessage>?>?, _ count: Int, _ held: [M],
+  orEmptyWhen versionChanged: Bool = false
+) throws(ProtoDecodingError) -> [M]? {
+  guard count > 0 || versionChanged, !ProtoC.sameMessages(held, p, count) else { return nil }
+  return try ProtoC.messages(p, count, as: M.self)
+}
