@@ -86,10 +86,8 @@ struct TripServiceHandlers: Sendable {
   func getTrip(_ request: FleetEngine.GetTripRequest, _ context: ServerContext) throws
     -> FleetEngine.Trip
   {
-    _ = try core.admit("GetTrip", tripName: request.name, context)
-    // A name that parsed is exactly `name.description`; looking it up as sent saves building it.
-    return try core.render(
-      request.name, now: core.clock.now(), options: RenderOptions(request))
+    let record = try core.admittedRecord("GetTrip", tripName: request.name, context)
+    return core.renderer.render(record, at: core.clock.now(), options: RenderOptions(request))
   }
 
   func updateTrip(_ request: FleetEngine.UpdateTripRequest, _ context: ServerContext) throws
