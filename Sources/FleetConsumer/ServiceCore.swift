@@ -123,30 +123,53 @@ final class ServiceCore: Sendable {
   /// The lanes started so far, in order.
   var lanes: [FollowLane] { startedLanes.withLock { $0.all } }
 
-  /// The lane for a new model, counted as the model's until ``FollowLane/modelEnded()``:
-  /// the first lane with fewer than ``TripService/Options/tripsPerEventLoop`` models; when
-  /// every lane has that many, a new lane while there may be more; then the lane with the
-  /// fewest. A loop thread is started only when the trips need it.
-  func laneForNewModel() -> FollowLane {
+  /// The poll interval is cut into this many phase buckets for ``laneForNewModel(at:)``.
+  static let phaseBuckets = 10
+
+  /// The lane for a new model made at `now`, and the phase bucket it is counted in as the
+  /// lane's until ``FollowLane/modelEnded(inBucket:)``.
+  ///
+  /// A model is usually followed as soon as it is made, and then polls at that phase of the
+  /// poll interval. A lane takes new models while it has fewer than a tenth of
+  /// ``TripService/Options/tripsPerEventLoop`` in the new model's tenth of the interval;
+  /// when every started lane has that many there, the next lane starts; once all have
+  /// started, the lane with the fewest there (then the fewest in all) takes it. So 10,000
+  /// trips spread over the interval stay on one loop (the cheapest), and trips that start
+  /// together (a service following 30,000 at once, or all within a second, in order) are
+  /// shared out among loops in each part of the interval, rather than one loop taking the
+  /// first 10,000 and with them a third of each second at three times its rate.
+  func laneForNewModel(
+    at now: UInt64 = MonotonicInstant.now.nanoseconds
+  ) -> (lane: FollowLane, phaseBucket: Int) {
+    let interval = max(UInt64(options.pollInterval.components.seconds) * 1_000_000_000
+      + UInt64(options.pollInterval.components.attoseconds / 1_000_000_000), 1)
+    let bucket = Int(now % interval * UInt64(Self.phaseBuckets) / interval)
+    let perBucket = max(1, (options.tripsPerEventLoop + Self.phaseBuckets - 1) / Self.phaseBuckets)
     let (lane, started) = startedLanes.withLock { lanes -> (FollowLane, Bool) in
-      let perLane = options.tripsPerEventLoop
-      if let open = lanes.all.first(where: { $0.modelCount < perLane }) {
-        open.modelAdded()
-        return (open, false)
+      // Fewest in the bucket, then fewest in all, then the first.
+      func leastLoaded(_ candidates: [(Int, FollowLane, (total: Int, inBucket: Int))]) -> FollowLane? {
+        candidates.min { a, b in
+          (a.2.inBucket, a.2.total, a.0) < (b.2.inBucket, b.2.total, b.0)
+        }?.1
       }
-      if lanes.all.count < laneLimit {
-        let lane = makeLane(lanes.all.count)
-        lanes.all.append(lane)
-        lane.modelAdded()
-        return (lane, lanes.closed)
+      let loads = lanes.all.enumerated().map { ($0, $1, $1.modelCounts(inBucket: bucket)) }
+      let chosen: FollowLane
+      var started = false
+      if let open = leastLoaded(loads.filter { $0.2.inBucket < perBucket }) {
+        chosen = open
+      } else if lanes.all.count < laneLimit {
+        chosen = makeLane(lanes.all.count)
+        lanes.all.append(chosen)
+        started = lanes.closed
+      } else {
+        chosen = leastLoaded(loads)!
       }
-      let least = lanes.all.min { $0.modelCount < $1.modelCount }!
-      least.modelAdded()
-      return (least, false)
+      chosen.modelAdded(inBucket: bucket)
+      return (chosen, started)
     }
     // A lane started after shutdown: its trips fail with UNAVAILABLE, as the others'.
     if started { lane.channel.close() }
-    return lane
+    return (lane, bucket)
   }
 
   /// Closes every lane's channel: new calls fail with UNAVAILABLE.

@@ -27,6 +27,8 @@ public final class TripModel: Sendable {
   let core: ServiceCore
   /// The event loop this model follows on, with its channel and schedule.
   let lane: FollowLane
+  /// The tenth of the poll interval the model was made in, as its lane counts it.
+  let phaseBucket: Int
   let protected: PosixMutex<Protected>
   /// Bumped, inside the lock, whenever a subscriber arrives or leaves: a drain delivering
   /// from its snapshot of the subscribers checks this instead of taking the lock per
@@ -132,7 +134,7 @@ public final class TripModel: Sendable {
   init(name: TripName, core: ServiceCore) {
     tripName = name
     self.core = core
-    lane = core.laneForNewModel()
+    (lane, phaseBucket) = core.laneForNewModel()
     protected = PosixMutex(
       Protected(
         follower: TripFollower(
@@ -140,7 +142,7 @@ public final class TripModel: Sendable {
   }
 
   deinit {
-    lane.modelEnded()
+    lane.modelEnded(inBucket: phaseBucket)
     core.modelDeinitialized(tripName, id: ObjectIdentifier(self))
   }
 

@@ -163,16 +163,19 @@ extension TripService {
     /// connection; the connections beyond each loop's first are shared among them).
     ///
     /// Loops start as the trips need them: the first model starts one, and a loop takes new
-    /// models until it has ``tripsPerEventLoop``; then the next loop starts, and once all
-    /// have started, new models go to the loop with the fewest. One loop is the cheapest per
-    /// update, as polls falling due together share a write and a read (at 10,000 trips
+    /// models until it has ``tripsPerEventLoop`` polling in the same part of the poll
+    /// interval (a model polls at the phase it was made at, when it is followed at once);
+    /// then the next loop starts, and once all have started, new models go to the loop with
+    /// the fewest there. One loop is the cheapest per update, as polls falling due together share a write and a read (at 10,000 trips
     /// polled at 1 Hz on a 2-core machine, two loops cost 3–10 % more CPU per update); past
     /// about 10,000 polls a second, one thread queues responses behind each other (at
     /// 20,000 trips, callback latency p99 of about 500 ms on one loop, under 100 ms on two).
     /// Default ``Options/availableCores``; at least 1.
     public var eventLoops = Options.availableCores
-    /// How many trips a loop takes before the next one starts (see ``eventLoops``). Default
-    /// 10,000; 1 spreads models over all the loops in turn. At least 1.
+    /// How many trips, spread over the poll interval, a loop takes before the next one starts
+    /// (see ``eventLoops``): counted per tenth of the interval, so that trips made together
+    /// are shared among loops as their polls are. Default 10,000; 1 spreads models over all
+    /// the loops evenly. At least 1.
     public var tripsPerEventLoop = 10_000
     /// How the service notices a dead connection — a network path that drops packets
     /// without a FIN or RST — and replaces it: HTTP/2 keepalive PINGs (see ``Keepalive``).

@@ -31,18 +31,20 @@ struct TripLoad {
     let counter = UpdateCounter()
     var models: [TripModel] = []
     models.reserveCapacity(names.count)
-    for name in names { models.append(try service.tripModel(forTripName: name)) }
 
     let clock = ContinuousClock()
     let warmupStart = clock.now
     let warmupPhase = LoadPhase(
       start: warmupStart, deadline: warmupStart + .seconds(warmup), limit: nil, rate: nil)
     counter.begin(warmupPhase)
-    // Stagger the first polls over one poll interval.
+    // Stagger the first polls over one poll interval. Each model is made when it is first
+    // followed, as an application would make it: TripService gives it its event loop then.
     let spread = min(configuration.options.pollInterval, .seconds(max(warmup, 0.001)))
-    for (index, model) in models.enumerated() {
-      let due = warmupStart + spread * (Double(index) / Double(models.count))
+    for (index, name) in names.enumerated() {
+      let due = warmupStart + spread * (Double(index) / Double(names.count))
       if due > clock.now { try? await Task.sleep(until: due, clock: clock) }
+      let model = try service.tripModel(forTripName: name)
+      models.append(model)
       model.register(counter)
     }
     await wait(warmupPhase, label: "warm-up")

@@ -8,7 +8,7 @@ import Testing
 @Suite("Event loops of a service")
 struct EventLoopsTests {
   @Test(
-    "models take the loops in turn; each loop has its own connection; every trip completes",
+    "models are spread evenly over the loops; each loop has its own connection; every trip completes",
     arguments: [1, 3])
   func spread(loops: Int) async throws {
     let engine = try await FakeFleetEngine.start(quiet: true)
@@ -33,11 +33,10 @@ struct EventLoopsTests {
       models.append(model)
       subscribers.append(subscriber)
     }
-    // In turn: model i is on lane i mod loops.
-    #expect(service.core.lanes.count == loops)
-    for (index, model) in models.enumerated() {
-      #expect(model.lane === service.core.lanes[index % loops])
-    }
+    // Evenly: every loop has its share, to one model.
+    let counts = service.core.lanes.map(\.modelCount)
+    #expect(counts.count == loops)
+    #expect(counts.max()! - counts.min()! <= 1)
     await counter.allCompleted()
     for subscriber in subscribers {
       let events = try await subscriber.wait("the trip to end") {
@@ -51,27 +50,49 @@ struct EventLoopsTests {
     await engine.stop()
   }
 
-  @Test("a loop takes tripsPerEventLoop models before the next starts; then the fewest; a model gone frees its place")
+  @Test(
+    "a loop takes a tenth of tripsPerEventLoop models per tenth of the interval before the next starts; then the fewest there; a model gone frees its place"
+  )
   func fill() throws {
     var options = TripService.Options()
     options.eventLoops = 3
-    options.tripsPerEventLoop = 2
-    let service = try TripService(configuration: Self.configuration(options))
-    var models: [TripModel?] = try (0..<8).map {
-      try service.tripModel(forTripName: "providers/p/trips/fill-\($0)")
-    }
-    let lanes = service.core.lanes
+    options.tripsPerEventLoop = 20
+    options.pollInterval = .seconds(1)
+    let core = try TripService(configuration: Self.configuration(options)).core
+    // Made at 0.05 s into an interval: bucket 0, where each lane takes 2 before the next
+    // starts; then the fewest there.
+    let early = (0..<8).map { _ in core.laneForNewModel(at: 10_050_000_000) }
+    let lanes = core.lanes
     #expect(lanes.count == 3)
-    let laneOf = { (index: Int) in lanes.firstIndex { $0 === models[index]!.lane } }
-    #expect((0..<8).map(laneOf) == [0, 0, 1, 1, 2, 2, 0, 1])
-    #expect(lanes.map(\.modelCount) == [3, 3, 2])
-    // Two models of lane 0 go: it has room again, and comes first.
-    models[0] = nil
-    models[6] = nil
-    #expect(lanes.map(\.modelCount) == [1, 3, 2])
-    let next = try service.tripModel(forTripName: "providers/p/trips/fill-next")
-    #expect(next.lane === lanes[0])
-    _ = models
+    #expect(early.map { $0.phaseBucket } == Array(repeating: 0, count: 8))
+    let laneOf = { (lane: FollowLane) in lanes.firstIndex { $0 === lane }! }
+    #expect(early.map { laneOf($0.lane) } == [0, 0, 1, 1, 2, 2, 0, 1])
+    // Another tenth of the interval, empty on every lane: the fewest in all takes it.
+    let later = core.laneForNewModel(at: 10_450_000_000)
+    #expect(later.phaseBucket == 4)
+    #expect(later.lane === lanes[2])
+    #expect(lanes.map(\.modelCount) == [3, 3, 3])
+    // Two of bucket 0's models of lane 0 go: it has the fewest there, and takes the next.
+    lanes[0].modelEnded(inBucket: 0)
+    lanes[0].modelEnded(inBucket: 0)
+    #expect(lanes.map { $0.modelCounts(inBucket: 0).inBucket } == [1, 3, 2])
+    #expect(core.laneForNewModel(at: 11_000_000_000).lane === lanes[0])
+  }
+
+  @Test("trips made together share the loops; trips spread over the interval stay on one")
+  func phases() throws {
+    var options = TripService.Options()
+    options.eventLoops = 2
+    options.pollInterval = .seconds(1)
+    let core = try TripService(configuration: Self.configuration(options)).core
+    // 10,000 spread evenly over one second: 1,000 in each tenth, one loop.
+    for index in 0..<10_000 { _ = core.laneForNewModel(at: UInt64(index) * 100_000) }
+    #expect(core.lanes.count == 1)
+    // 3,000 more in one tenth, where it has 1,000 already: the second loop starts and takes
+    // 1,000, then the two take the rest in turn.
+    for index in 0..<3_000 { _ = core.laneForNewModel(at: 5_000_000_000 + UInt64(index)) }
+    #expect(core.lanes.map(\.modelCount) == [11_000, 2_000])
+    #expect(core.lanes.map { $0.modelCounts(inBucket: 0).inBucket } == [2_000, 2_000])
   }
 
   @Test("one loop until it has tripsPerEventLoop trips, even with more allowed")
@@ -106,7 +127,8 @@ struct EventLoopsTests {
       try service.tripModel(forTripName: "providers/p/trips/limit-\($0)")
     }
     #expect(service.core.lanes.count == 4)
-    #expect(service.core.lanes.map(\.modelCount) == [3, 2, 2, 2])
+    let counts = service.core.lanes.map(\.modelCount)
+    #expect(counts.reduce(0, +) == 9 && counts.max()! - counts.min()! <= 1)
     _ = models
     #expect(TripService.Options().eventLoops == TripService.Options.availableCores)
     #expect(TripService.Options().tripsPerEventLoop == 10_000)
