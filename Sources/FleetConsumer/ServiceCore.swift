@@ -78,10 +78,11 @@ final class ServiceCore: Sendable {
         places: options.maxConnections - laneLimit)
     }
     let endpoint = configuration.endpoint
+    let pollInterval = options.pollInterval
     makeLane = { [channelOptions] index in
       FollowLane(
         name: "FleetConsumer-\(index)", endpoint: endpoint, options: channelOptions,
-        deliver: schedule)
+        pollInterval: pollInterval, deliver: schedule)
     }
     routingHeader = "provider_id=providers/\(configuration.providerID)"
   }

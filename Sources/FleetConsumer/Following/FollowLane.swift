@@ -36,14 +36,14 @@ final class FollowLane: Sendable {
   /// through `deliver`.
   init(
     name: String, endpoint: TripService.Endpoint, options: ChannelOptions,
-    deliver: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
+    pollInterval: Duration, deliver: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
   ) {
     // The lane's own loop, not the channel's: it outlives a closed channel, so models that
     // follow after shutdown() still run and report UNAVAILABLE.
     loop = EventLoop(name: name)
     channel = GRPCChannel(
       host: endpoint.host, port: endpoint.port, options: options, eventLoop: loop)
-    scheduler = FollowScheduler(loop: loop, deliver: deliver)
+    scheduler = FollowScheduler(loop: loop, pollInterval: pollInterval, deliver: deliver)
   }
 
   /// The call to `path` carrying `token`: the one made last for `path` when it carries the

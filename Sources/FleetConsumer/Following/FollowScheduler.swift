@@ -17,6 +17,9 @@ final class FollowScheduler: TickEndHandler, @unchecked Sendable {
   // on every access in debug builds).
   let loop: EventLoop
   private let deliver: @Sendable (@escaping @Sendable () -> Void) -> Void
+  /// How far ahead of its time a poll may start, to leave with the polls due now (see
+  /// ``coalescingWindow(pollInterval:)``), in nanoseconds.
+  private let coalescingWindow: UInt64
   private var state: LoopBound<State>
 
   private struct State {
@@ -27,10 +30,15 @@ final class FollowScheduler: TickEndHandler, @unchecked Sendable {
     var drains: [TripModel] = []
   }
 
-  /// A scheduler on `loop` whose callback batches run through `deliver`.
-  init(loop: EventLoop, deliver: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void) {
+  /// A scheduler on `loop` for polls every `pollInterval`, whose callback batches run through
+  /// `deliver`.
+  init(
+    loop: EventLoop, pollInterval: Duration,
+    deliver: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
+  ) {
     self.loop = loop
     self.deliver = deliver
+    coalescingWindow = Self.coalescingWindow(pollInterval: pollInterval)
     state = LoopBound(State(), on: loop)
   }
 
@@ -89,23 +97,29 @@ final class FollowScheduler: TickEndHandler, @unchecked Sendable {
     state.value.timer = (id, earliest)
   }
 
+  /// How far ahead of its time a poll may start, to leave with the polls due now: a
+  /// hundredth of the poll interval (10 ms at 1 Hz), at most 100 ms.
+  ///
+  /// Trips poll at evenly spread phases, so without it the timer fires for few trips at a
+  /// time and each tick makes its own write, read and callback job, and wakes two threads.
+  /// Side by side (10,000 trips at 1 Hz against fleet-sim, 2-core VM, alternated runs):
+  /// no window 33.7–41.3 µs of client CPU per update, 2 ms 27.1–34.6 µs, 10 ms 30.2–32.5 µs
+  /// against 2 ms's 32.3–39.6 µs in the same hour; fleet-sim's CPU falls with it (bigger
+  /// batches); callback p50 rose from 1 to 2 ms. A poll started early keeps its phase: the
+  /// next one is due an interval after this one's due time.
+  static func coalescingWindow(pollInterval: Duration) -> UInt64 {
+    let (seconds, attoseconds) = pollInterval.components
+    let nanoseconds = max(seconds, 0) * 1_000_000_000 + max(attoseconds, 0) / 1_000_000_000
+    return UInt64(min(nanoseconds / 100, 100_000_000))
+  }
+
   /// Starts every call that is due. A model may schedule itself again from here (a call
   /// that could not start); such an entry is due later than `now` or waits for the next
   /// firing, so this ends.
-  /// How far ahead of its time a poll may start, to leave with the polls due now: 2 ms.
-  ///
-  /// Trips poll at evenly spread phases, so without it the timer fires for few trips at a
-  /// time and each tick makes its own write, read and callback job. Side by side (10,000
-  /// trips at 1 Hz against fleet-sim, 4 alternated runs, 2-core VM): 33.7–41.3 µs of client
-  /// CPU per update without, 27.1–34.6 µs with, and fleet-sim 5.6–7.3 s of CPU a run instead
-  /// of 7.0–8.2; the callback p50 rose from about 0.4 to 1–2 ms. A poll started early keeps
-  /// its phase: the next one is due an interval after this one's due time.
-  static let coalescingWindow: UInt64 = 2_000_000
-
   private func fire() {
     state.value.timer = nil
     let now = MonotonicInstant.now.nanoseconds
-    while let entry = state.value.queue.popDue(now: now + Self.coalescingWindow) {
+    while let entry = state.value.queue.popDue(now: now + coalescingWindow) {
       entry.model.pollDue(
         generation: entry.generation, dueAt: MonotonicInstant(nanoseconds: entry.due))
     }

@@ -76,4 +76,14 @@ struct NextDueTests {
     #expect(
       TripModel.nextDue(after: at(1_000), every: .milliseconds(250), now: at(1_600)) == at(1_750))
   }
+
+  @Test(
+    "a poll may start a hundredth of its interval early, at most 100 ms",
+    arguments: [
+      (Duration.milliseconds(100), UInt64(1_000_000)), (.seconds(1), 10_000_000),
+      (.seconds(5), 50_000_000), (.seconds(60), 100_000_000),
+    ])
+  func coalescingWindow(interval: Duration, window: UInt64) {
+    #expect(FollowScheduler.coalescingWindow(pollInterval: interval) == window)
+  }
 }

@@ -10,7 +10,7 @@ struct PreparedPollTests {
   private func lane() -> FollowLane {
     FollowLane(
       name: "prepared-poll-test", endpoint: TripService.Endpoint(host: "127.0.0.1", port: 1),
-      options: ChannelOptions(), deliver: { $0() })
+      options: ChannelOptions(), pollInterval: .seconds(1), deliver: { $0() })
   }
 
   @Test("the same token reuses the prepared call; another token prepares its own")
