@@ -134,11 +134,12 @@ final class ServiceCore: Sendable {
   /// poll interval. A lane takes new models while it has fewer than a tenth of
   /// ``TripService/Options/tripsPerEventLoop`` in the new model's tenth of the interval;
   /// when every started lane has that many there, the next lane starts; once all have
-  /// started, the lane with the fewest there (then the fewest in all) takes it. So 10,000
-  /// trips spread over the interval stay on one loop (the cheapest), and trips that start
-  /// together (a service following 30,000 at once, or all within a second, in order) are
-  /// shared out among loops in each part of the interval, rather than one loop taking the
-  /// first 10,000 and with them a third of each second at three times its rate.
+  /// started, the lane with the fewest there (then the fewest in all) takes it. So trips
+  /// spread over the interval stay on one loop (the cheapest) up to about
+  /// `tripsPerEventLoop`, and trips that start together (a service following 30,000 at once,
+  /// or all within a second, in order) are shared out among loops in each part of the
+  /// interval, rather than one loop taking the first 12,000 and with them two fifths of
+  /// each second at two and a half times its rate.
   func laneForNewModel(
     at now: UInt64 = MonotonicInstant.now.nanoseconds
   ) -> (lane: FollowLane, phaseBucket: Int) {

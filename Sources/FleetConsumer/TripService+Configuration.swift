@@ -174,9 +174,10 @@ extension TripService {
     public var eventLoops = Options.availableCores
     /// How many trips, spread over the poll interval, a loop takes before the next one starts
     /// (see ``eventLoops``): counted per tenth of the interval, so that trips made together
-    /// are shared among loops as their polls are. Default 10,000; 1 spreads models over all
-    /// the loops evenly. At least 1.
-    public var tripsPerEventLoop = 10_000
+    /// are shared among loops as their polls are. Default 12,000: 10,000 trips spread over
+    /// the interval, never quite evenly, stay on one loop. 1 spreads models over all the loops
+    /// evenly. At least 1.
+    public var tripsPerEventLoop = 12_000
     /// How the service notices a dead connection — a network path that drops packets
     /// without a FIN or RST — and replaces it: HTTP/2 keepalive PINGs (see ``Keepalive``).
     /// Default ``Keepalive/standard``: a feed stream on a dead connection is reported

@@ -64,7 +64,7 @@ struct WorkloadOptions: ParsableArguments {
     help: ArgumentHelp(
       "With --trips: the event-loop threads TripService follows on, the trips spread over "
         + "them in turn (Options.eventLoops, with tripsPerEventLoop 1; at most --connections). "
-        + "Without it, TripService's default: a loop per 10,000 trips, up to the cores.",
+        + "Without it, TripService's default: a loop per 12,000 trips, up to the cores.",
       valueName: "count"))
   var eventLoops: Int?
 
