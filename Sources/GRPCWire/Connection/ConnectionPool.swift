@@ -29,7 +29,10 @@ final class ConnectionPool: @unchecked Sendable {
   /// tight loop to a server that turns connections away.
   private var openingPausedUntil: MonotonicInstant?
   private var lastFailure: RPCError?
-  private var waitingForReady: [ClientStream] = []
+  /// Calls with waitForReady while the channel backs off: started when a connection is
+  /// ready. Calls that end meanwhile (their deadline, a cancel) are pruned as the queue
+  /// doubles, so calls that time out at a high rate through a long outage do not pile up.
+  private var waitingForReady = CallQueue<ClientStream>()
   /// Calls refused more than once, waiting to be sent again (``start(_:after:)``): the
   /// pool's until then, so that a shutdown meanwhile ends them.
   private var retryingLater: [ClientStream] = []
@@ -41,7 +44,7 @@ final class ConnectionPool: @unchecked Sendable {
   private var waitingStartScheduled = false
   private var balancer: LoadBalancer
   /// The connections holding a place of ``ChannelOptions/sharedConnections``.
-  private var placeHolders = Set<ObjectIdentifier>()
+  var placeHolders = Set<ObjectIdentifier>()
   var connectionsOpened = 0
   private var shutdownState: ShutdownState = .running
   var tlsContext: Result<TLSContext, RPCError>?
@@ -89,6 +92,8 @@ final class ConnectionPool: @unchecked Sendable {
   var openedConnectionCount: Int { connectionsOpened }
   /// Calls waiting for a stream, ended ones perhaps included (for tests).
   var callsWaitingForStream: Int { waitingForStream.storedCount }
+  /// Calls waiting for the channel to be ready, ended ones perhaps included (for tests).
+  var callsWaitingForReady: Int { waitingForReady.storedCount }
 
   // MARK: Connectivity (any thread)
 
@@ -151,7 +156,7 @@ final class ConnectionPool: @unchecked Sendable {
   /// no new calls, so they do not count against ``ChannelOptions/maxConnections``; else the
   /// calls waiting for a stream would wait for them to finish every stream, which for
   /// long-lived streams may be hours.
-  private var hasRoomForConnection: Bool {
+  var hasRoomForConnection: Bool {
     // The pause after a failed attempt holds only while another connection serves: with
     // none left, calls would wait for nothing.
     if let until = openingPausedUntil, MonotonicInstant.now < until,
@@ -163,33 +168,6 @@ final class ConnectionPool: @unchecked Sendable {
     for connection in connections where !connection.goingAway { live += 1 }
     guard live > 0, let shared = options.sharedConnections else { return live < options.maxConnections }
     return live < options.maxConnections && shared.free > 0
-  }
-
-  /// The connections this channel has or may still open: ``ChannelOptions/maxConnections``,
-  /// or, sharing places with other channels, its live ones and the places free now.
-  var reachableConnections: Int {
-    guard let shared = options.sharedConnections else { return options.maxConnections }
-    let live = connections.count { !$0.goingAway }
-    return min(options.maxConnections, max(live, 1) + shared.free)
-  }
-
-  /// A new connection if the limits allow one: beyond the first live one, it takes a place
-  /// shared with other channels, if there is such a budget.
-  private func openWithinLimits() -> ClientConnection? {
-    guard hasRoomForConnection else { return nil }
-    let shared = connections.contains { !$0.goingAway } ? options.sharedConnections : nil
-    // Another channel may have taken the last place since it was counted.
-    if let shared, !shared.take() { return nil }
-    let connection = openConnection()
-    if shared != nil { placeHolders.insert(ObjectIdentifier(connection)) }
-    return connection
-  }
-
-  /// `connection` no longer counts (it is going away, or closed): its shared place, if it
-  /// held one, goes back to the other channels.
-  private func givePlaceBack(of connection: ClientConnection) {
-    guard placeHolders.remove(ObjectIdentifier(connection)) != nil else { return }
-    options.sharedConnections?.giveBack()
   }
 
   /// Starts the calls waiting for a stream, in order, while a connection has one free (or
@@ -249,9 +227,7 @@ final class ConnectionPool: @unchecked Sendable {
       self.retryTimer = nil
     }
     setState(.ready)
-    let waiting = waitingForReady
-    waitingForReady.removeAll()
-    for stream in waiting { start(stream) }
+    for stream in waitingForReady.removeAll() { start(stream) }
     scheduleWaitingStart()
   }
 
@@ -312,15 +288,13 @@ final class ConnectionPool: @unchecked Sendable {
       retryTimer = nil
       guard case .running = shutdownState, connectivity == .transientFailure else { return }
       // Reconnect now if calls are waiting for it; else wait for the next call.
-      if waitingForReady.contains(where: { $0.outcome == nil }) {
+      let waiting = waitingForReady.removeAll()
+      if waiting.isEmpty {
+        setState(.idle)
+      } else {
         setState(.connecting)
-        let waiting = waitingForReady
-        waitingForReady.removeAll()
         let connection = openConnection()
         for stream in waiting { connection.start(stream) }
-      } else {
-        waitingForReady.removeAll()
-        setState(.idle)
       }
     }
   }
@@ -362,10 +336,9 @@ final class ConnectionPool: @unchecked Sendable {
       self.retryTimer = nil
     }
     let closed = RPCError(code: .unavailable, message: "the channel to \(target) is closed")
-    for stream in waitingForReady { stream.fail(closed, reset: false) }
+    for stream in waitingForReady.removeAll() { stream.fail(closed, reset: false) }
     for stream in retryingLater { stream.fail(closed, reset: false) }
     retryingLater.removeAll()
-    waitingForReady.removeAll()
     for stream in waitingForStream.removeAll() { stream.fail(closed, reset: false) }
     // Connections that were not ready yet have nothing worth waiting for.
     for connection in connections where !connection.isReady && !connection.goingAway {
