@@ -16,7 +16,7 @@ final class ServiceCore: Sendable {
   let logger: Logger
   let metrics: TripMetrics
   let options: TripService.Options
-  /// The event loops started so far, each with its channel (see ``laneForNewModel()``).
+  /// The event loops started so far, each with its channel (see ``laneForNewModel(at:)``).
   private let startedLanes = PosixMutex(Lanes())
   /// The most lanes, and how the next is made.
   private let laneLimit: Int
@@ -143,21 +143,22 @@ final class ServiceCore: Sendable {
   func laneForNewModel(
     at now: UInt64 = MonotonicInstant.now.nanoseconds
   ) -> (lane: FollowLane, phaseBucket: Int) {
-    let interval = max(UInt64(options.pollInterval.components.seconds) * 1_000_000_000
-      + UInt64(options.pollInterval.components.attoseconds / 1_000_000_000), 1)
+    // At least 100 ms (TripService checks it).
+    let interval = MonotonicInstant(nanoseconds: 0).advanced(by: options.pollInterval).nanoseconds
     let bucket = Int(now % interval * UInt64(Self.phaseBuckets) / interval)
     let perBucket = max(1, (options.tripsPerEventLoop + Self.phaseBuckets - 1) / Self.phaseBuckets)
     let (lane, started) = startedLanes.withLock { lanes -> (FollowLane, Bool) in
-      // Fewest in the bucket, then fewest in all, then the first.
-      func leastLoaded(_ candidates: [(Int, FollowLane, (total: Int, inBucket: Int))]) -> FollowLane? {
-        candidates.min { a, b in
-          (a.2.inBucket, a.2.total, a.0) < (b.2.inBucket, b.2.total, b.0)
-        }?.1
+      // Fewest in the bucket, then fewest in all; `min` keeps the first of equals.
+      func leastLoaded(_ loads: [(lane: FollowLane, total: Int, inBucket: Int)]) -> FollowLane? {
+        loads.min { ($0.inBucket, $0.total) < ($1.inBucket, $1.total) }?.lane
       }
-      let loads = lanes.all.enumerated().map { ($0, $1, $1.modelCounts(inBucket: bucket)) }
+      let loads = lanes.all.map { lane in
+        let counts = lane.modelCounts(inBucket: bucket)
+        return (lane: lane, total: counts.total, inBucket: counts.inBucket)
+      }
       let chosen: FollowLane
       var started = false
-      if let open = leastLoaded(loads.filter { $0.2.inBucket < perBucket }) {
+      if let open = leastLoaded(loads.filter { $0.inBucket < perBucket }) {
         chosen = open
       } else if lanes.all.count < laneLimit {
         chosen = makeLane(lanes.all.count)

@@ -54,11 +54,7 @@ struct EventLoopsTests {
     "a loop takes a tenth of tripsPerEventLoop models per tenth of the interval before the next starts; then the fewest there; a model gone frees its place"
   )
   func fill() throws {
-    var options = TripService.Options()
-    options.eventLoops = 3
-    options.tripsPerEventLoop = 20
-    options.pollInterval = .seconds(1)
-    let core = try TripService(configuration: Self.configuration(options)).core
+    let core = try Self.core(eventLoops: 3, tripsPerEventLoop: 20)
     // Made at 0.05 s into an interval: bucket 0, where each lane takes 2 before the next
     // starts; then the fewest there.
     let early = (0..<8).map { _ in core.laneForNewModel(at: 10_050_000_000) }
@@ -81,11 +77,7 @@ struct EventLoopsTests {
 
   @Test("trips made together share the loops; trips spread over the interval stay on one")
   func phases() throws {
-    var options = TripService.Options()
-    options.eventLoops = 2
-    options.tripsPerEventLoop = 10_000
-    options.pollInterval = .seconds(1)
-    let core = try TripService(configuration: Self.configuration(options)).core
+    let core = try Self.core(eventLoops: 2, tripsPerEventLoop: 10_000)
     // 10,000 spread evenly over one second: 1,000 in each tenth, one loop.
     for index in 0..<10_000 { _ = core.laneForNewModel(at: UInt64(index) * 100_000) }
     #expect(core.lanes.count == 1)
@@ -134,6 +126,15 @@ struct EventLoopsTests {
     #expect(TripService.Options().eventLoops == TripService.Options.availableCores)
     #expect(TripService.Options().tripsPerEventLoop == 12_000)
     #expect(TripService.Options.availableCores >= 1)
+  }
+
+  /// The core of a service polling once a second, whose lanes the tests choose directly.
+  static func core(eventLoops: Int, tripsPerEventLoop: Int) throws -> ServiceCore {
+    var options = TripService.Options()
+    options.eventLoops = eventLoops
+    options.tripsPerEventLoop = tripsPerEventLoop
+    options.pollInterval = .seconds(1)
+    return try TripService(configuration: configuration(options)).core
   }
 
   static func configuration(_ options: TripService.Options) -> TripService.Configuration {

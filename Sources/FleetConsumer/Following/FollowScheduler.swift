@@ -108,9 +108,7 @@ final class FollowScheduler: TickEndHandler, @unchecked Sendable {
   /// batches); callback p50 rose from 1 to 2 ms. A poll started early keeps its phase: the
   /// next one is due an interval after this one's due time.
   static func coalescingWindow(pollInterval: Duration) -> UInt64 {
-    let (seconds, attoseconds) = pollInterval.components
-    let nanoseconds = max(seconds, 0) * 1_000_000_000 + max(attoseconds, 0) / 1_000_000_000
-    return UInt64(min(nanoseconds / 100, 100_000_000))
+    min(MonotonicInstant(nanoseconds: 0).advanced(by: pollInterval).nanoseconds / 100, 100_000_000)
   }
 
   /// Starts every call that is due. A model may schedule itself again from here (a call

@@ -5,15 +5,14 @@ extension ConnectionPool {
   /// or, sharing places with other channels, its live ones and the places free now.
   var reachableConnections: Int {
     guard let shared = options.sharedConnections else { return options.maxConnections }
-    let live = connections.count { !$0.goingAway }
-    return min(options.maxConnections, max(live, 1) + shared.free)
+    return min(options.maxConnections, max(liveConnectionCount, 1) + shared.free)
   }
 
   /// A new connection if the limits allow one: beyond the first live one, it takes a place
   /// shared with other channels, if there is such a budget.
   func openWithinLimits() -> ClientConnection? {
     guard hasRoomForConnection else { return nil }
-    let shared = connections.contains { !$0.goingAway } ? options.sharedConnections : nil
+    let shared = liveConnectionCount > 0 ? options.sharedConnections : nil
     // Another channel may have taken the last place since it was counted.
     if let shared, !shared.take() { return nil }
     let connection = openConnection()

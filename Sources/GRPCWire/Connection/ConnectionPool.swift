@@ -164,11 +164,13 @@ final class ConnectionPool: @unchecked Sendable {
     {
       return false
     }
-    var live = 0
-    for connection in connections where !connection.goingAway { live += 1 }
+    let live = liveConnectionCount
     guard live > 0, let shared = options.sharedConnections else { return live < options.maxConnections }
     return live < options.maxConnections && shared.free > 0
   }
+
+  /// The connections that count against the limits: all but those going away.
+  var liveConnectionCount: Int { connections.count { !$0.goingAway } }
 
   /// Starts the calls waiting for a stream, in order, while a connection has one free (or
   /// another may be opened).
