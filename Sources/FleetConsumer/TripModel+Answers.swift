@@ -35,8 +35,9 @@ extension TripModel {
     func deserialize(_ message: ReceivedMessage) throws -> Merged {
       try message.bytes.withUnsafeBytes { bytes -> Merged in
         guard case .feed = answer else {
-          return try FleetEngine.Trip.withUnpacked(bytes) { (c) throws(ProtoDecodingError) in
-            try model.merge(c, generation: generation, answering: answer)
+          return try model.merge(generation: generation, answering: answer) {
+            (follower, tripID) throws(ProtoDecodingError) in
+            try follower.received(bytes: bytes, generation: generation, ownTripID: tripID)
           }
         }
         return try FleetFeed.TripUpdate.withUnpacked(bytes) { (c) throws(ProtoDecodingError) in
@@ -46,22 +47,24 @@ extension TripModel {
           if let time = update.update_time { _ = try GoogleProtobuf.Timestamp(cMessage: time) }
           _ = try ProtoUnknownFields(cMessage: c)
           guard let trip = update.trip else { return Merged(drain: false, next: nil, ended: nil) }
-          return try model.merge(trip, generation: generation, answering: answer)
+          return try model.merge(generation: generation, answering: answer) {
+            (follower, tripID) throws(ProtoDecodingError) in
+            try follower.received(cMessage: trip, generation: generation, ownTripID: tripID)
+          }
         }
       }
     }
   }
 
-  /// On the loop, in one hold of the lock: hands a response to the follower, queues its
-  /// events, and settles the call it answers (a poll's next due time; a feed's stream once
-  /// the trip ended).
+  /// On the loop, in one hold of the lock: hands a response to the follower (`receive`,
+  /// given it and the trip's ID), queues its events, and settles the call it answers (a
+  /// poll's next due time; a feed's stream once the trip ended).
   func merge(
-    _ trip: UnsafePointer<FleetEngine.Trip.CMessage>, generation: UInt64,
-    answering answer: Answer
+    generation: UInt64, answering answer: Answer,
+    _ receive: (inout TripFollower, String) throws(ProtoDecodingError) -> TripFollower.OnResponse
   ) throws(ProtoDecodingError) -> Merged {
     try protected.withLock { (state) throws(ProtoDecodingError) -> Merged in
-      let action = try state.follower.received(
-        cMessage: trip, generation: generation, ownTripID: tripName.tripID)
+      let action = try receive(&state.follower, tripName.tripID)
       var drain = false
       switch action {
       case .deliver(var events, _):

@@ -52,6 +52,9 @@ struct TripFollower {
   private(set) var state = State.inactive
   /// The merged trip, nil before the first successful response.
   private(set) var trip: FleetEngine.Trip?
+  /// The field digests of the last poll's answer when `trip` is that answer merged (see
+  /// ``received(bytes:generation:ownTripID:)``); empty otherwise, which leaves nothing out.
+  private var digests = TripWireDigests()
   private var lastGeneration: UInt64 = 0
   /// How often to poll and how to back off: the same for every model of a service, so held
   /// once per service rather than copied into each follower (72 bytes a trip).
@@ -249,6 +252,61 @@ struct TripFollower {
     cMessage response: UnsafePointer<FleetEngine.Trip.CMessage>, generation: UInt64,
     ownTripID: String = ""
   ) throws(ProtoDecodingError) -> OnResponse {
+    // The trip no longer is the last poll's answer merged.
+    digests = TripWireDigests()
+    return try merged(response, generation: generation, ownTripID: ownTripID).response
+  }
+
+  /// Loop `generation`'s poll answered `bytes`, a serialized `Trip`: as
+  /// ``received(cMessage:generation:ownTripID:)``, but the fields whose bytes are those of
+  /// the last answer merged are left out before unpacking (``TripWireDigests``), as they
+  /// would change nothing. Throws what unpacking `bytes` whole would.
+  mutating func received(
+    bytes: UnsafeRawBufferPointer, generation: UInt64, ownTripID: String = ""
+  ) throws(ProtoDecodingError) -> OnResponse {
+    let scan = TripWireDigests.Scan(of: bytes)
+    if let scan, trip != nil, case .following(let following) = state,
+      following.generation == generation, following.polling
+    {
+      let leftOut = scan.unchanged(since: digests)
+      if leftOut != 0 {
+        // A merge that throws changes nothing: a failure is retried whole below, for the
+        // error unpacking the whole answer gives.
+        if let merged = try? TripWireDigests.withFields(of: bytes, leavingOut: leftOut, {
+          (fields) throws(ProtoDecodingError) in
+          try FleetEngine.Trip.withUnpacked(fields) { (c) throws(ProtoDecodingError) in
+            try self.merged(c, generation: generation, ownTripID: ownTripID)
+          }
+        }) {
+          remember(scan, merged.wholeAnswer)
+          return merged.response
+        }
+      }
+    }
+    let merged = try FleetEngine.Trip.withUnpacked(bytes) { (c) throws(ProtoDecodingError) in
+      try self.merged(c, generation: generation, ownTripID: ownTripID)
+    }
+    switch merged.response {
+    case .ignore: break
+    case .deliver, .finish: remember(scan, merged.wholeAnswer)
+    }
+    return merged.response
+  }
+
+  /// Keeps the digests of the answer just merged while the trip is that answer merged.
+  private mutating func remember(_ scan: TripWireDigests.Scan?, _ wholeAnswer: Bool) {
+    if wholeAnswer, let scan {
+      digests.update(from: scan)
+    } else {
+      digests = TripWireDigests()
+    }
+  }
+
+  /// ``received(cMessage:generation:ownTripID:)``; `wholeAnswer` says whether the trip now
+  /// holds the response as sent (false once other trips' stops were hidden from it).
+  private mutating func merged(
+    _ response: UnsafePointer<FleetEngine.Trip.CMessage>, generation: UInt64, ownTripID: String
+  ) throws(ProtoDecodingError) -> (response: OnResponse, wholeAnswer: Bool) {
     switch state {
     case .following(var following) where following.generation == generation && following.polling:
       let hides =
@@ -278,15 +336,15 @@ struct TripFollower {
       }
       if trip!.tripStatus.isTerminal {
         state = .finished
-        return .finish(changes.events + [.stateChanged(.inactive)])
+        return (.finish(changes.events + [.stateChanged(.inactive)]), !hides)
       }
       following.polling = following.watching
       following.consecutiveFailures = 0
       following.retriedUnauthenticated = false
       state = .following(following)
-      return .deliver(changes.events, nextPollIn: pollInterval)
+      return (.deliver(changes.events, nextPollIn: pollInterval), !hides)
     case .following, .inactive, .finished:
-      return .ignore
+      return (.ignore, false)
     }
   }
 

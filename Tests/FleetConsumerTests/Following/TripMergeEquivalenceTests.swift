@@ -10,7 +10,7 @@ import Testing
 @Suite("Merging in place gives what merging a decoded response gave")
 struct TripMergeEquivalenceTests {
   /// SplitMix64: the same sequences on every run.
-  private struct Generator: RandomNumberGenerator {
+  struct Generator: RandomNumberGenerator {
     var state: UInt64
     mutating func next() -> UInt64 {
       state &+= 0x9E37_79B9_7F4A_7C15
@@ -21,7 +21,7 @@ struct TripMergeEquivalenceTests {
     }
   }
 
-  private typealias Mutation = (inout FleetEngine.Trip, inout Generator) -> Void
+  typealias Mutation = (inout FleetEngine.Trip, inout Generator) -> Void
 
   /// Leaves the field (a third of the time), clears it, or changes it.
   private static func field<Value>(
@@ -77,7 +77,7 @@ struct TripMergeEquivalenceTests {
     }
   }
 
-  private static var mutations: [Mutation] {
+  static var mutations: [Mutation] {
     [
     field(\.name, cleared: "", changed: text),
     field(\.vehicleID, cleared: "", changed: text),

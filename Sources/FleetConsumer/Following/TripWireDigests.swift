@@ -1,0 +1,234 @@
+/// A keyed 64-bit hash of the bytes of each top-level field of the last `GetTrip` answer
+/// merged into a followed trip, so that the next answer's fields whose bytes did not change
+/// are left out before it is unpacked: they would decode to what the trip holds already, and
+/// the merge keeps what an answer leaves out (``FleetEngine/Trip/merge(cMessage:)``).
+///
+/// A poll's answer usually changes three fields (the vehicle's location, the remaining
+/// waypoints' times, the time to the first one) of the twenty-odd it carries; the rest
+/// cost unpacking and comparing on every poll without this.
+///
+/// Only fields 1...63 are hashed; an answer whose fields are not in the order protobuf
+/// serializers write them (ascending field numbers, each field's occurrences together), or
+/// whose top level does not parse, has no digests and is unpacked whole. The hash is keyed at
+/// random per process; a changed field taken for unchanged has a chance of about 2⁻⁶⁴.
+struct TripWireDigests {
+  /// Bit n: field n was in the answer.
+  private var present: UInt64 = 0
+  /// One hash per bit of `present`, by ascending field number.
+  private var hashes: ContiguousArray<UInt64> = []
+
+  /// No answer known: nothing is left out of the next one.
+  init() {}
+
+  /// Takes `scan`'s digests, in place when it has as many fields as these.
+  mutating func update(from scan: borrowing Scan) {
+    let count = scan.present.nonzeroBitCount
+    if hashes.count != count {
+      hashes = ContiguousArray(repeating: 0, count: count)
+    }
+    present = scan.present
+    var remaining = scan.present
+    var index = 0
+    while remaining != 0 {
+      hashes[index] = scan.hashes[remaining.trailingZeroBitCount]
+      remaining &= remaining - 1
+      index += 1
+    }
+  }
+
+  /// The digests of one answer, on the stack: one hash per field number below 64.
+  struct Scan {
+    fileprivate var present: UInt64 = 0
+    fileprivate var hashes = InlineArray<64, UInt64>(repeating: 0)
+
+    /// The digests of `bytes`, a serialized `Trip`; nil when its top level does not parse
+    /// or is not in serializer order.
+    init?(of bytes: UnsafeRawBufferPointer) {
+      var reader = TopLevelFields(bytes)
+      var current = 0
+      var hasher = FieldHasher()
+      while let field = reader.next() {
+        guard let field else { return nil }
+        if field.number != current {
+          // A field seen before, after another: not serializer order.
+          guard field.number > current else { return nil }
+          if current > 0, current < 64 { record(current, hasher.finalize()) }
+          current = field.number
+          hasher = FieldHasher()
+        }
+        if current < 64 { hasher.combine(UnsafeRawBufferPointer(rebasing: bytes[field.range])) }
+      }
+      if current > 0, current < 64 { record(current, hasher.finalize()) }
+    }
+
+    private mutating func record(_ number: Int, _ hash: UInt64) {
+      present |= 1 << UInt64(number)
+      hashes[number] = hash
+    }
+
+    /// The fields of this answer that may be left out, the last answer merged having had
+    /// `held`: those whose bytes are the same, except where the merge reads a field with
+    /// another that changed (a versioned part whose version moved), and
+    /// `last_location_snappable`, whose absence the merge reads as false.
+    func unchanged(since held: TripWireDigests) -> UInt64 {
+      var same: UInt64 = 0
+      var both = present & held.present
+      while both != 0 {
+        let number = both.trailingZeroBitCount
+        both &= both - 1
+        if hashes[number] == held.hash(of: number) { same |= 1 << UInt64(number) }
+      }
+      // Absent from both is unchanged too.
+      let steady = same | (~present & ~held.present)
+      var leftOut = same & TripWireDigests.mergedAlone
+      // Each version, and the fields the merge reads with it: a field is left out only while
+      // its version stays the same (an absent part after its version moved means an empty
+      // one).
+      @inline(__always) func keep(_ parts: UInt64, unless version: Int) {
+        if steady & (1 << UInt64(version)) == 0 { leftOut &= ~parts }
+      }
+      // current_route_segment_version: route, current_route_segment.
+      keep(1 << 9 | 1 << 21, unless: 17)
+      // current_route_segment_traffic_version: current_route_segment_traffic.
+      keep(1 << 28, unless: 30)
+      // remaining_waypoints_version and remaining_waypoints_route_version:
+      // remaining_waypoints.
+      keep(1 << 16, unless: 19)
+      keep(1 << 16, unless: 29)
+      // intermediate_destinations_version: intermediate_destinations and their index.
+      keep(1 << 14 | 1 << 15, unless: 25)
+      return leftOut
+    }
+  }
+
+  private func hash(of number: Int) -> UInt64 {
+    hashes[(present & ((1 << UInt64(number)) - 1)).nonzeroBitCount]
+  }
+
+  /// Calls `body` with `bytes` (a serialized `Trip`) less the occurrences
+  /// of the fields in `leftOut`, copied into a temporary buffer.
+  /// `bytes` must be the bytes a ``Scan`` was made of.
+  static func withFields<R>(
+    of bytes: UnsafeRawBufferPointer, leavingOut leftOut: UInt64,
+    _ body: (UnsafeRawBufferPointer) throws(ProtoDecodingError) -> R
+  ) throws(ProtoDecodingError) -> R {
+    // withUnsafeTemporaryAllocation's body cannot throw a typed error.
+    let result: Result<R, ProtoDecodingError> =
+      withUnsafeTemporaryAllocation(byteCount: max(bytes.count, 1), alignment: 1) { buffer in
+        var reader = TopLevelFields(bytes)
+        var length = 0
+        while let field = reader.next(), let field {
+          if field.number < 64, leftOut & (1 << UInt64(field.number)) != 0 { continue }
+          let part = UnsafeRawBufferPointer(rebasing: bytes[field.range])
+          UnsafeMutableRawBufferPointer(rebasing: buffer[length...]).copyMemory(from: part)
+          length += part.count
+        }
+        do throws(ProtoDecodingError) {
+          return .success(try body(UnsafeRawBufferPointer(rebasing: buffer[..<length])))
+        } catch {
+          return .failure(error)
+        }
+      }
+    return try result.get()
+  }
+
+  /// Fields of `Trip` (trips.proto) the merge reads on their own, so that one with the bytes
+  /// of the last answer may be left out: every field but `last_location_snappable` (26).
+  /// A field added to trips.proto is not in it, and is therefore always unpacked.
+  fileprivate static let mergedAlone: UInt64 = [
+    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 20, 21, 22, 23, 24, 25,
+    27, 28, 29, 30, 31, 32, 33, 34, 35,
+  ].reduce(0) { $0 | 1 << UInt64($1) }
+}
+
+/// The top-level fields of a serialized message, one occurrence at a time: its number and
+/// the byte range of its key and value. `next()` gives nil at the end, and `.some(nil)`
+/// where the bytes do not parse (a group, a bad varint or a length past the end).
+private struct TopLevelFields {
+  let bytes: UnsafeRawBufferPointer
+  var offset = 0
+
+  init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+  mutating func next() -> (number: Int, range: Range<Int>)?? {
+    guard offset < bytes.count else { return nil }
+    let start = offset
+    guard let key = varint(), key >> 3 > 0, key >> 3 <= 0x1FFF_FFFF else { return .some(nil) }
+    switch key & 7 {
+    case 0:
+      guard varint() != nil else { return .some(nil) }
+    case 1:
+      offset += 8
+    case 2:
+      guard let length = varint(), length <= UInt64(bytes.count - offset) else {
+        return .some(nil)
+      }
+      offset += Int(length)
+    case 5:
+      offset += 4
+    default:
+      return .some(nil)
+    }
+    guard offset <= bytes.count else { return .some(nil) }
+    return (Int(key >> 3), start..<offset)
+  }
+
+  private mutating func varint() -> UInt64? {
+    var value: UInt64 = 0
+    var shift: UInt64 = 0
+    while offset < bytes.count, shift < 64 {
+      let byte = bytes[offset]
+      offset += 1
+      value |= UInt64(byte & 0x7F) << shift
+      if byte & 0x80 == 0 { return value }
+      shift += 7
+    }
+    return nil
+  }
+}
+
+/// A 64-bit hash of a run of bytes given in parts, keyed by a random number drawn once per
+/// process: xxHash64's round on each 8-byte word, and its final mix.
+private struct FieldHasher {
+  private static let key = UInt64.random(in: .min ... .max)
+  private static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
+  private static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
+  private var state = FieldHasher.key
+  private var length: UInt64 = 0
+
+  mutating func combine(_ bytes: UnsafeRawBufferPointer) {
+    var offset = 0
+    while offset + 8 <= bytes.count {
+      mix(bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+      offset += 8
+    }
+    if offset < bytes.count {
+      var tail: UInt64 = 0
+      for index in offset..<bytes.count {
+        tail |= UInt64(bytes[index]) << UInt64(8 * (index - offset))
+      }
+      // The tail's length in its top byte (free: a tail is under 8 bytes), so that a part
+      // ending in zero bytes hashes apart from a shorter one.
+      mix(tail | UInt64(bytes.count - offset) << 56)
+    }
+    length &+= UInt64(bytes.count)
+  }
+
+  private mutating func mix(_ word: UInt64) {
+    state = ((state ^ (word &* Self.prime2)).rotated(by: 31)) &* Self.prime1
+  }
+
+  func finalize() -> UInt64 {
+    var hash = state ^ length
+    hash ^= hash >> 33
+    hash &*= Self.prime2
+    hash ^= hash >> 29
+    hash &*= 0x1656_67B1_9E37_79F9
+    hash ^= hash >> 32
+    return hash
+  }
+}
+
+extension UInt64 {
+  fileprivate func rotated(by bits: UInt64) -> UInt64 { self << bits | self >> (64 - bits) }
+}

@@ -1,0 +1,183 @@
+import FleetProtosFixtures
+import Testing
+
+@testable import FleetConsumer
+
+/// A poll's answer is unpacked without the fields whose bytes are those of the last answer
+/// merged (``TripWireDigests``); these hold the follower that does so to one that unpacks
+/// every answer whole, over the generated answers of ``TripMergeEquivalenceTests``.
+@Suite("Leaving out the fields an answer repeats changes nothing")
+struct TripWireDigestsTests {
+  private typealias Generator = TripMergeEquivalenceTests.Generator
+
+  /// A follower with its first poll in flight.
+  private static func polling() -> TripFollower {
+    var follower = TripFollower(
+      pollInterval: .seconds(1),
+      retryPolicy: RetryPolicy(initialBackoff: .seconds(1), maximumBackoff: .seconds(60)))
+    _ = follower.start()
+    _ = follower.pollDue(generation: 1)
+    return follower
+  }
+
+  private static func digested(
+    _ follower: inout TripFollower, _ bytes: [UInt8], ownTripID: String
+  ) throws -> TripFollower.OnResponse {
+    try bytes.withUnsafeBytes { raw in
+      try follower.received(bytes: raw, generation: 1, ownTripID: ownTripID)
+    }
+  }
+
+  private static func whole(
+    _ follower: inout TripFollower, _ bytes: [UInt8], ownTripID: String
+  ) throws -> TripFollower.OnResponse {
+    try bytes.withUnsafeBytes { raw in
+      try FleetEngine.Trip.withUnpacked(raw) { (c) throws(ProtoDecodingError) in
+        try follower.received(cMessage: c, generation: 1, ownTripID: ownTripID)
+      }
+    }
+  }
+
+  @Test(
+    "generated answers, merged with repeated fields left out and whole, give the same trips and events",
+    arguments: 0..<9)
+  func sequences(seed: UInt64) throws {
+    // Other trips' stops hidden from none, from some (the slow path, which forgets the
+    // digests), or every answer naming only the followed trip.
+    let ownTripID = ["", "trip-000042", "trip-9"][Int(seed % 3)]
+    var generator = Generator(state: seed &* 7919)
+    var digested = Self.polling()
+    var whole = Self.polling()
+    var reference = SampleTrips.fullyPopulated
+    var previous: [UInt8] = []
+    var held = TripWireDigests()
+    var answersWithFieldsLeftOut = 0
+    for step in 0..<250 {
+      var bytes: [UInt8]
+      if !previous.isEmpty, Int.random(in: 0..<4, using: &generator) == 0 {
+        // The same answer again, as a poll of a trip standing still gets.
+        bytes = previous
+      } else {
+        var response = reference
+        for mutate in TripMergeEquivalenceTests.mutations { mutate(&response, &generator) }
+        // A terminal status ends the loop; the sequence goes on.
+        if response.tripStatus.isTerminal { response.tripStatus = .enrouteToDropoff }
+        bytes = response.serializedBytes()
+      }
+      let scan = try #require(TripWireDigests.Scan(of: bytes))
+      if !previous.isEmpty, scan.unchanged(since: held) != 0 { answersWithFieldsLeftOut += 1 }
+      held.update(from: scan)
+
+      let fromDigested = try Self.digested(&digested, bytes, ownTripID: ownTripID)
+      let fromWhole = try Self.whole(&whole, bytes, ownTripID: ownTripID)
+      // Compared as a Bool: the actions print whole trips.
+      let sameEvents = fromDigested == fromWhole
+      #expect(sameEvents, "seed \(seed), step \(step)")
+      let trip = try #require(digested.trip)
+      let wholeTrip = try #require(whole.trip)
+      let sameTrip = trip == wholeTrip
+      #expect(sameTrip, "seed \(seed), step \(step)")
+      let sameBytes = trip.serializedBytes() == wholeTrip.serializedBytes()
+      #expect(sameBytes, "seed \(seed), step \(step)")
+      reference = wholeTrip
+      previous = bytes
+      _ = digested.pollDue(generation: 1)
+      _ = whole.pollDue(generation: 1)
+    }
+    // The comparison is worth something only if fields were left out.
+    #expect(answersWithFieldsLeftOut > 150, "seed \(seed)")
+  }
+
+  @Test("a versioned part repeated while its version moves is kept, not read as emptied")
+  func versionMoved() throws {
+    var digested = Self.polling()
+    var whole = Self.polling()
+    var answer = SampleTrips.fullyPopulated
+    for follower in [0, 1] {
+      let bytes = answer.serializedBytes()
+      _ =
+        try follower == 0
+        ? Self.digested(&digested, bytes, ownTripID: "") : Self.whole(&whole, bytes, ownTripID: "")
+    }
+    _ = digested.pollDue(generation: 1)
+    _ = whole.pollDue(generation: 1)
+    // Route, traffic, waypoints and destinations sent again, byte for byte, each with its
+    // version moved.
+    answer.currentRouteSegmentVersion!.seconds += 1
+    answer.currentRouteSegmentTrafficVersion!.seconds += 1
+    answer.remainingWaypointsRouteVersion!.seconds += 1
+    answer.intermediateDestinationsVersion!.seconds += 1
+    let bytes = answer.serializedBytes()
+    _ = try Self.digested(&digested, bytes, ownTripID: "")
+    _ = try Self.whole(&whole, bytes, ownTripID: "")
+    let trip = try #require(digested.trip)
+    #expect(!trip.route.isEmpty)
+    #expect(trip.currentRouteSegmentTraffic != nil)
+    #expect(!trip.remainingWaypoints[0].pathToWaypoint.isEmpty)
+    #expect(!trip.intermediateDestinations.isEmpty)
+    #expect(trip == whole.trip)
+  }
+
+  @Test("an answer out of serializer order is unpacked whole, and its last name wins")
+  func outOfOrder() throws {
+    var digested = Self.polling()
+    var whole = Self.polling()
+    let first = SampleTrips.fullyPopulated.serializedBytes()
+    _ = try Self.digested(&digested, first, ownTripID: "")
+    _ = try Self.whole(&whole, first, ownTripID: "")
+    _ = digested.pollDue(generation: 1)
+    _ = whole.pollDue(generation: 1)
+    // Field 1 (name) again after the others: "providers/p/trips/z".
+    let name = Array("providers/p/trips/z".utf8)
+    let bytes = first + [0x0A, UInt8(name.count)] + name
+    #expect(TripWireDigests.Scan(of: bytes) == nil)
+    _ = try Self.digested(&digested, bytes, ownTripID: "")
+    _ = try Self.whole(&whole, bytes, ownTripID: "")
+    #expect(digested.trip?.name == "providers/p/trips/z")
+    #expect(digested.trip == whole.trip)
+  }
+
+  @Test("an answer whose changed field does not decode fails as unpacking it whole does")
+  func undecodable() throws {
+    var digested = Self.polling()
+    var whole = Self.polling()
+    var answer = SampleTrips.fullyPopulated
+    let first = answer.serializedBytes()
+    _ = try Self.digested(&digested, first, ownTripID: "")
+    _ = try Self.whole(&whole, first, ownTripID: "")
+    _ = digested.pollDue(generation: 1)
+    _ = whole.pollDue(generation: 1)
+    // Only the vehicle ID changes, to bytes that are not UTF-8 (0xC3 0xA9 becomes 0xC3 0x28).
+    answer.vehicleID = "\u{E9}"
+    var bytes = answer.serializedBytes()
+    let at = try #require(
+      bytes.indices.dropLast().first { bytes[$0] == 0xC3 && bytes[$0 + 1] == 0xA9 })
+    bytes[at + 1] = 0x28
+    let fromDigested = #expect(throws: ProtoDecodingError.self) {
+      try Self.digested(&digested, bytes, ownTripID: "")
+    }
+    let fromWhole = #expect(throws: ProtoDecodingError.self) {
+      try Self.whole(&whole, bytes, ownTripID: "")
+    }
+    #expect(fromDigested == fromWhole)
+    #expect(digested.trip == SampleTrips.fullyPopulated)
+  }
+
+  @Test("a top level that does not parse has no digests")
+  func malformed() {
+    let bytes = SampleTrips.fullyPopulated.serializedBytes()
+    #expect(TripWireDigests.Scan(of: Array(bytes.dropLast())) == nil)
+    // A group (wire type 3) at the top level.
+    #expect(TripWireDigests.Scan(of: [0x0B, 0x0C]) == nil)
+    // Field number 0.
+    #expect(TripWireDigests.Scan(of: [0x00, 0x01]) == nil)
+    #expect(TripWireDigests.Scan(of: bytes) != nil)
+  }
+}
+
+extension TripWireDigests.Scan {
+  fileprivate init?(of bytes: [UInt8]) {
+    guard let scan = bytes.withUnsafeBytes({ TripWireDigests.Scan(of: $0) }) else { return nil }
+    self = scan
+  }
+}
