@@ -1,7 +1,8 @@
 public import FoundationEssentials
 
-// indirect: a Trip is about 1.6 KB inline, so each event would be too, and an update's
-// events are queued per model; boxed, an event is one pointer.
+// Only `updateFailed` is boxed (an RPCError is about 120 bytes): the other payloads are a few
+// words (a trip and most of its parts are one reference to copy-on-write storage), so an
+// update's events are stored inline in one array rather than each in a box of its own.
 
 /// One thing a ``TripModel`` tells its subscribers: each case is one callback of
 /// ``TripModelSubscriber``, and ``TripModel/updates`` yields them as values.
@@ -9,7 +10,7 @@ public import FoundationEssentials
 /// An update that changed anything produces `tripUpdated` first, then one case per changed
 /// property in the order of ``TripModelUpdatedPropertyFields/allFields``. A property the
 /// server left out of a response keeps its last value and produces nothing.
-public indirect enum TripModelEvent: Sendable, Hashable {
+public enum TripModelEvent: Sendable, Hashable {
   /// The merged trip after an update, with the properties that changed.
   case tripUpdated(FleetEngine.Trip, TripModelUpdatedPropertyFields)
   /// The trip status changed.
@@ -63,5 +64,5 @@ public indirect enum TripModelEvent: Sendable, Hashable {
   case stateChanged(TripModelState)
   /// An update failed. One per failed `GetTrip` call (or failed token fetch); the model keeps
   /// following and retries as ``RetryPolicy`` says.
-  case updateFailed(RPCError)
+  indirect case updateFailed(RPCError)
 }
