@@ -101,7 +101,9 @@ let package = Package(
       ]
     ),
     // A pthread-mutex lock ThreadSanitizer can see (Synchronization.Mutex uses raw futexes).
-    .target(name: "FleetSync"),
+    .target(name: "FleetSync", dependencies: ["CSwiftRuntime"]),
+    // swift_tryRetain, which Swift code may not name, for FleetSync's UnretainedReference.
+    .target(name: "CSwiftRuntime"),
     // Linux calls Glibc's Swift module does not expose (epoll, eventfd, TCP_NODELAY).
     .target(name: "CGRPCSystem"),
     // grpc.health.v1.Health for a GRPCServer: per-service serving status set at run time,

@@ -34,21 +34,13 @@ final class ServiceCore: Sendable {
   let schedule: @Sendable (@escaping @Sendable () -> Void) -> Void
   /// `x-goog-request-params`, Fleet Engine's routing header, the same for every call.
   let routingHeader: String
-  private let models = PosixMutex<[String: WeakModel]>([:])
+  /// The live models by trip ID. Not retained, nor weak: a weak reference would give every
+  /// model a side table for good, which sends each retain and release of it (several a poll)
+  /// down the runtime's slow path. A model's deinit removes its entry under this lock
+  /// (``modelDeinitialized(_:id:)``), and entries are read only under it.
+  private let models = PosixMutex<[String: UnretainedReference<TripModel>]>([:])
   /// Set once the server answered the trip feed with UNIMPLEMENTED.
   private let feedUnimplemented = PosixMutex(false)
-
-  // A class, not a struct: Swift 6.3 at -Onone miscompiles an Optional of a struct that
-  // holds a weak reference next to an ObjectIdentifier (reading `dict[key]?.model` crashes).
-  private final class WeakModel {
-    weak var model: TripModel?
-    let id: ObjectIdentifier
-
-    init(_ model: TripModel) {
-      self.model = model
-      id = ObjectIdentifier(model)
-    }
-  }
 
   init(configuration: TripService.Configuration) {
     var logger = configuration.logger
@@ -186,7 +178,7 @@ final class ServiceCore: Sendable {
 
   /// The live model for `name`, if there is one.
   func existingModel(for name: TripName) -> TripModel? {
-    models.withLock { $0[name.tripID]?.model }
+    models.withLock { $0[name.tripID]?.retainedIfAlive }
   }
 
   /// The live model for `name`, or a new one registered for it.
@@ -199,8 +191,8 @@ final class ServiceCore: Sendable {
     // takes this lock again.
     let fresh = TripModel(name: name, core: self)
     let chosen = models.withLock { models in
-      if let existing = models[key]?.model { return existing }
-      models[key] = WeakModel(fresh)
+      if let existing = models[key]?.retainedIfAlive { return existing }
+      models[key] = UnretainedReference(fresh)
       return fresh
     }
     return chosen
@@ -218,7 +210,7 @@ final class ServiceCore: Sendable {
 
   /// Every live model.
   var liveModels: [TripModel] {
-    models.withLock { $0.values.compactMap(\.model) }
+    models.withLock { $0.values.compactMap(\.retainedIfAlive) }
   }
 
   /// Called by a model's deinit: forget it (unless another model took its name since) and
@@ -232,3 +224,4 @@ final class ServiceCore: Sendable {
     if removed { tokens.remove(tripID: name.tripID) }
   }
 }
+

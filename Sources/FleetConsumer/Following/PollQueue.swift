@@ -10,8 +10,7 @@ struct PollQueue {
   private struct Entry {
     var generation: UInt64
     /// Retained while queued. Unmanaged, so that moving entries through the heap costs no
-    /// reference counting: a model is also referenced weakly (by its service's registry),
-    /// which sends every retain and release of it down the runtime's slow path.
+    /// reference counting.
     var model: Unmanaged<TripModel>
   }
 
