@@ -247,10 +247,11 @@ extension FleetEngine.TripWaypoint {
 /// The decoded message at `p` when the response has one and it is not `held`; nil to keep
 /// `held`.
 @inline(__always)
-private func changed<M: CBridgedMessage>(_ p: UnsafeMutablePointer<M.CMessage>?, _ held: M?)
-  throws(ProtoDecodingError) -> M?
-{
-  guard let p, !ProtoC.same(held, p) else { return nil }
+private func changed<M: CBridgedMessage>(
+  _ p: UnsafeMutablePointer<M.CMessage>?, _ held: @autoclosure () -> M?
+) throws(ProtoDecodingError) -> M? {
+  // The held value is read only when the response has the field: an answer leaves most out.
+  guard let p, !ProtoC.same(held(), p) else { return nil }
   return try M(cMessage: p)
 }
 
@@ -258,10 +259,11 @@ private func changed<M: CBridgedMessage>(_ p: UnsafeMutablePointer<M.CMessage>?,
 /// and it is not `held`.
 @inline(__always)
 private func changed(
-  _ p: UnsafeMutablePointer<CChar>?, _ held: String, orEmptyWhen versionChanged: Bool = false
+  _ p: UnsafeMutablePointer<CChar>?, _ held: @autoclosure () -> String,
+  orEmptyWhen versionChanged: Bool = false
 ) throws(ProtoDecodingError) -> String? {
   let sent = p.map { $0.pointee != 0 } ?? false
-  guard sent || versionChanged, !ProtoC.same(held, p) else { return nil }
+  guard sent || versionChanged, !ProtoC.same(held(), p) else { return nil }
   return try ProtoC.string(p)
 }
 
@@ -269,9 +271,9 @@ private func changed(
 /// it is not `held`.
 @inline(__always)
 private func changed<M: CBridgedMessage>(
-  _ p: UnsafeMutablePointer<UnsafeMutablePointer<M.CMessage>?>?, _ count: Int, _ held: [M],
-  orEmptyWhen versionChanged: Bool = false
+  _ p: UnsafeMutablePointer<UnsafeMutablePointer<M.CMessage>?>?, _ count: Int,
+  _ held: @autoclosure () -> [M], orEmptyWhen versionChanged: Bool = false
 ) throws(ProtoDecodingError) -> [M]? {
-  guard count > 0 || versionChanged, !ProtoC.sameMessages(held, p, count) else { return nil }
+  guard count > 0 || versionChanged, !ProtoC.sameMessages(held(), p, count) else { return nil }
   return try ProtoC.messages(p, count, as: M.self)
 }

@@ -44,26 +44,29 @@ struct TripWireDigests {
     /// The digests of `bytes`, a serialized `Trip`; nil when its top level does not parse
     /// or is not in serializer order.
     init?(of bytes: UnsafeRawBufferPointer) {
-      var reader = TopLevelFields(bytes)
+      var offset = 0
+      // The field whose occurrences run from `runStart` to `offset`.
       var current = 0
-      var hasher = FieldHasher()
-      while let field = reader.next() {
-        guard let field else { return nil }
-        if field.number != current {
-          // A field seen before, after another: not serializer order.
-          guard field.number > current else { return nil }
-          if current > 0, current < 64 { record(current, hasher.finalize()) }
-          current = field.number
-          hasher = FieldHasher()
-        }
-        if current < 64 { hasher.combine(UnsafeRawBufferPointer(rebasing: bytes[field.range])) }
+      var runStart = 0
+      while offset < bytes.count {
+        let start = offset
+        guard let number = TopLevel.field(in: bytes, at: &offset) else { return nil }
+        guard number != current else { continue }
+        // A field seen before, after another: not serializer order.
+        guard number > current else { return nil }
+        record(current, bytes, runStart..<start)
+        current = number
+        runStart = start
       }
-      if current > 0, current < 64 { record(current, hasher.finalize()) }
+      record(current, bytes, runStart..<offset)
     }
 
-    private mutating func record(_ number: Int, _ hash: UInt64) {
+    private mutating func record(
+      _ number: Int, _ bytes: UnsafeRawBufferPointer, _ run: Range<Int>
+    ) {
+      guard number > 0, number < 64 else { return }
       present |= 1 << UInt64(number)
-      hashes[number] = hash
+      hashes[number] = FieldHasher.hash(UnsafeRawBufferPointer(rebasing: bytes[run]))
     }
 
     /// The fields of this answer that may be left out, the last answer merged having had
@@ -72,11 +75,17 @@ struct TripWireDigests {
     /// `last_location_snappable`, whose absence the merge reads as false.
     func unchanged(since held: TripWireDigests) -> UInt64 {
       var same: UInt64 = 0
-      var both = present & held.present
-      while both != 0 {
-        let number = both.trailingZeroBitCount
-        both &= both - 1
-        if hashes[number] == held.hash(of: number) { same |= 1 << UInt64(number) }
+      held.hashes.withUnsafeBufferPointer { heldHashes in
+        // The held hashes are in field order: walked with the held fields' bits.
+        var remaining = held.present
+        var index = 0
+        while remaining != 0 {
+          let number = remaining.trailingZeroBitCount
+          remaining &= remaining - 1
+          let bit: UInt64 = 1 << UInt64(number)
+          if present & bit != 0, hashes[number] == heldHashes[index] { same |= bit }
+          index += 1
+        }
       }
       // Absent from both is unchanged too.
       let steady = same | (~present & ~held.present)
@@ -101,10 +110,6 @@ struct TripWireDigests {
     }
   }
 
-  private func hash(of number: Int) -> UInt64 {
-    hashes[(present & ((1 << UInt64(number)) - 1)).nonzeroBitCount]
-  }
-
   /// Calls `body` with `bytes` (a serialized `Trip`) less the occurrences
   /// of the fields in `leftOut`, copied into a temporary buffer.
   /// `bytes` must be the bytes a ``Scan`` was made of.
@@ -115,11 +120,13 @@ struct TripWireDigests {
     // withUnsafeTemporaryAllocation's body cannot throw a typed error.
     let result: Result<R, ProtoDecodingError> =
       withUnsafeTemporaryAllocation(byteCount: max(bytes.count, 1), alignment: 1) { buffer in
-        var reader = TopLevelFields(bytes)
+        var offset = 0
         var length = 0
-        while let field = reader.next(), let field {
-          if field.number < 64, leftOut & (1 << UInt64(field.number)) != 0 { continue }
-          let part = UnsafeRawBufferPointer(rebasing: bytes[field.range])
+        while offset < bytes.count {
+          let start = offset
+          guard let number = TopLevel.field(in: bytes, at: &offset) else { break }
+          if number < 64, leftOut & (1 << UInt64(number)) != 0 { continue }
+          let part = UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
           UnsafeMutableRawBufferPointer(rebasing: buffer[length...]).copyMemory(from: part)
           length += part.count
         }
@@ -141,39 +148,34 @@ struct TripWireDigests {
   ].reduce(0) { $0 | 1 << UInt64($1) }
 }
 
-/// The top-level fields of a serialized message, one occurrence at a time: its number and
-/// the byte range of its key and value. `next()` gives nil at the end, and `.some(nil)`
-/// where the bytes do not parse (a group, a bad varint or a length past the end).
-private struct TopLevelFields {
-  let bytes: UnsafeRawBufferPointer
-  var offset = 0
-
-  init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
-
-  mutating func next() -> (number: Int, range: Range<Int>)?? {
-    guard offset < bytes.count else { return nil }
-    let start = offset
-    guard let key = varint(), key >> 3 > 0, key >> 3 <= 0x1FFF_FFFF else { return .some(nil) }
+/// The top-level fields of a serialized message.
+private enum TopLevel {
+  /// The number of the field at `offset` in `bytes`, moving `offset` past it; nil where the
+  /// bytes do not parse (a group, a bad varint, a field number 0 or a length past the end).
+  static func field(in bytes: UnsafeRawBufferPointer, at offset: inout Int) -> Int? {
+    guard let key = varint(bytes, &offset), key >> 3 > 0, key >> 3 <= 0x1FFF_FFFF else {
+      return nil
+    }
     switch key & 7 {
     case 0:
-      guard varint() != nil else { return .some(nil) }
+      guard varint(bytes, &offset) != nil else { return nil }
     case 1:
       offset += 8
     case 2:
-      guard let length = varint(), length <= UInt64(bytes.count - offset) else {
-        return .some(nil)
+      guard let length = varint(bytes, &offset), length <= UInt64(bytes.count - offset) else {
+        return nil
       }
       offset += Int(length)
     case 5:
       offset += 4
     default:
-      return .some(nil)
+      return nil
     }
-    guard offset <= bytes.count else { return .some(nil) }
-    return (Int(key >> 3), start..<offset)
+    guard offset <= bytes.count else { return nil }
+    return Int(key >> 3)
   }
 
-  private mutating func varint() -> UInt64? {
+  private static func varint(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> UInt64? {
     var value: UInt64 = 0
     var shift: UInt64 = 0
     while offset < bytes.count, shift < 64 {
@@ -187,41 +189,31 @@ private struct TopLevelFields {
   }
 }
 
-/// A 64-bit hash of a run of bytes given in parts, keyed by a random number drawn once per
-/// process: xxHash64's round on each 8-byte word, and its final mix.
-private struct FieldHasher {
+/// A 64-bit hash of a run of bytes, keyed by a random number drawn once per process:
+/// xxHash64's round on each 8-byte word, and its final mix.
+private enum FieldHasher {
   private static let key = UInt64.random(in: .min ... .max)
   private static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
   private static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
-  private var state = FieldHasher.key
-  private var length: UInt64 = 0
 
-  mutating func combine(_ bytes: UnsafeRawBufferPointer) {
+  static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+    var state = key
+    @inline(__always) func mix(_ word: UInt64) {
+      state = (state ^ (word &* prime2)).rotated(by: 31) &* prime1
+    }
     var offset = 0
     while offset + 8 <= bytes.count {
       mix(bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
       offset += 8
     }
-    if offset < bytes.count {
-      var tail: UInt64 = 0
-      for index in offset..<bytes.count {
-        tail |= UInt64(bytes[index]) << UInt64(8 * (index - offset))
-      }
-      // The tail's length in its top byte (free: a tail is under 8 bytes), so that a part
-      // ending in zero bytes hashes apart from a shorter one.
-      mix(tail | UInt64(bytes.count - offset) << 56)
+    var tail: UInt64 = 0
+    for index in offset..<bytes.count {
+      tail |= UInt64(bytes[index]) << UInt64(8 * (index - offset))
     }
-    length &+= UInt64(bytes.count)
-  }
-
-  private mutating func mix(_ word: UInt64) {
-    state = ((state ^ (word &* Self.prime2)).rotated(by: 31)) &* Self.prime1
-  }
-
-  func finalize() -> UInt64 {
-    var hash = state ^ length
+    mix(tail)
+    var hash = state ^ UInt64(bytes.count)
     hash ^= hash >> 33
-    hash &*= Self.prime2
+    hash &*= prime2
     hash ^= hash >> 29
     hash &*= 0x1656_67B1_9E37_79F9
     hash ^= hash >> 32
