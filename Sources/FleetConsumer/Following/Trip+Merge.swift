@@ -18,18 +18,22 @@ extension FleetEngine.Trip {
   /// version changed (it really is empty now), and `last_location_snappable`, a bool whose
   /// absence cannot be told from `false`, always takes the response's value.
   ///
+  /// `kept` (bit i: index i) lists remaining waypoints the response left out as the same as
+  /// the held ones at those indices (``TripWireDigests``): the response's list is the held
+  /// waypoint at each such index, and its own waypoints, in order, at the others.
+  ///
   /// Throws what decoding the response would (a string that is not UTF-8, say), and then
   /// leaves this trip as it was. Returns the properties whose callbacks report a change,
   /// compared as ``TripChanges`` compares them.
   @discardableResult
-  mutating func merge(cMessage c: UnsafePointer<CMessage>) throws(ProtoDecodingError)
-    -> TripModelUpdatedPropertyFields
+  mutating func merge(cMessage c: UnsafePointer<CMessage>, keepingWaypoints kept: UInt64 = 0)
+    throws(ProtoDecodingError) -> TripModelUpdatedPropertyFields
   {
     // What changed is decoded first, from this trip untouched, so that a field that fails to
     // decode leaves it as it was; then it is applied in place. No copy of the trip's storage
     // is made (between polls the follower holds the only reference), and each property is
     // compared only where the response changed it.
-    let plan = try TripMergePlan(c, merging: self)
+    let plan = try TripMergePlan(c, merging: self, keepingWaypoints: kept)
     return apply(plan, c)
   }
 

@@ -269,15 +269,22 @@ struct TripFollower {
       following.generation == generation, following.polling
     {
       let leftOut = scan.unchanged(since: digests)
-      if leftOut != 0 {
+      if !leftOut.isEmpty {
         // A merge that throws changes nothing: a failure is retried whole below, for the
-        // error unpacking the whole answer gives.
+        // error unpacking the whole answer gives. So is an answer that now names another
+        // trip: hiding it reads fields (the first waypoint, its ETA) that may be left out.
+        let hides = settings.hidesOtherTrips
         if let merged = try? TripWireDigests.withFields(of: bytes, leavingOut: leftOut, {
           (fields) throws(ProtoDecodingError) in
-          try FleetEngine.Trip.withUnpacked(fields) { (c) throws(ProtoDecodingError) in
-            try self.merged(c, generation: generation, ownTripID: ownTripID)
+          try FleetEngine.Trip.withUnpacked(fields) {
+            (c) throws(ProtoDecodingError) -> (response: OnResponse, wholeAnswer: Bool)? in
+            guard !hides || !FleetEngine.Trip.namesOtherTrips(c, ownTripID: ownTripID) else {
+              return nil
+            }
+            return try self.merged(
+              c, generation: generation, ownTripID: ownTripID, keepingWaypoints: leftOut.waypoints)
           }
-        }) {
+        }) ?? nil {
           remember(scan, merged.wholeAnswer)
           return merged.response
         }
@@ -305,7 +312,8 @@ struct TripFollower {
   /// ``received(cMessage:generation:ownTripID:)``; `wholeAnswer` says whether the trip now
   /// holds the response as sent (false once other trips' stops were hidden from it).
   private mutating func merged(
-    _ response: UnsafePointer<FleetEngine.Trip.CMessage>, generation: UInt64, ownTripID: String
+    _ response: UnsafePointer<FleetEngine.Trip.CMessage>, generation: UInt64, ownTripID: String,
+    keepingWaypoints kept: UInt64 = 0
   ) throws(ProtoDecodingError) -> (response: OnResponse, wholeAnswer: Bool) {
     switch state {
     case .following(var following) where following.generation == generation && following.polling:
@@ -315,7 +323,7 @@ struct TripFollower {
       let changes: TripChanges
       if trip != nil && !hides {
         // The usual poll: merged in place, and the merge tells what it changed.
-        let changed = try trip!.merge(cMessage: response)
+        let changed = try trip!.merge(cMessage: response, keepingWaypoints: kept)
         changes = TripChanges(changed: changed, in: trip!)
       } else {
         // The first answer, or one whose waypoints are other trips' to hide: what was reported

@@ -41,10 +41,12 @@ struct TripMergePlan {
     pickupPoint != nil || dropoffPoint != nil || intermediateDestinations != nil
   }
 
-  /// What `c` changes in `held`. Throws what decoding the changed fields would.
-  init(_ c: UnsafePointer<FleetEngine.Trip.CMessage>, merging held: FleetEngine.Trip)
-    throws(ProtoDecodingError)
-  {
+  /// What `c` changes in `held`; `kept` as ``FleetEngine/Trip/merge(cMessage:keepingWaypoints:)``
+  /// says. Throws what decoding the changed fields would.
+  init(
+    _ c: UnsafePointer<FleetEngine.Trip.CMessage>, merging held: FleetEngine.Trip,
+    keepingWaypoints kept: UInt64 = 0
+  ) throws(ProtoDecodingError) {
     let m = c.pointee
     name = try changed(m.name, held.name)
     vehicleID = try changed(m.vehicle_id, held.vehicleID)
@@ -68,7 +70,7 @@ struct TripMergePlan {
     dropoffPoint = try changed(m.dropoff_point, held.dropoffPoint)
     actualDropoffPoint = try changed(m.actual_dropoff_point, held.actualDropoffPoint)
     dropoffTime = try changed(m.dropoff_time, held.dropoffTime)
-    try held.mergeWaypoints(m, into: &self)
+    try held.mergeWaypoints(m, keeping: kept, into: &self)
     vehicleWaypoints = try changed(m.vehicle_waypoints, m.n_vehicle_waypoints, held.vehicleWaypoints)
     try held.mergeRoute(m, into: &self)
     currentRouteSegmentEndPoint = try changed(
@@ -111,25 +113,34 @@ extension FleetEngine.Trip {
   /// The remaining waypoints: always sent by GetTrip, but the paths and traffic inside them
   /// only when `remaining_waypoints_route_version` moved; those are filled in from the
   /// matching waypoint (same trip, type and location) we already had.
-  fileprivate func mergeWaypoints(_ m: CMessage, into plan: inout TripMergePlan)
-    throws(ProtoDecodingError)
-  {
+  fileprivate func mergeWaypoints(
+    _ m: CMessage, keeping keptByIndex: UInt64, into plan: inout TripMergePlan
+  ) throws(ProtoDecodingError) {
     let waypointsVersion = try changed(m.remaining_waypoints_version, remainingWaypointsVersion)
     let pathsVersion = try changed(
       m.remaining_waypoints_route_version, remainingWaypointsRouteVersion)
     plan.remainingWaypointsVersion = waypointsVersion
     plan.remainingWaypointsRouteVersion = pathsVersion
-    let count = m.n_remaining_waypoints
-    guard count > 0, let list = m.remaining_waypoints else {
+    let count = m.n_remaining_waypoints + keptByIndex.nonzeroBitCount
+    let list = m.remaining_waypoints
+    guard count > 0 else {
       if waypointsVersion != nil, !remainingWaypoints.isEmpty { plan.remainingWaypoints = [] }
       return
     }
     // Built from the first waypoint that differs from the held one at its index: a poll that
     // changes no waypoint (the usual one) builds no list.
     var merged: [FleetEngine.TripWaypoint]? = nil
+    var sent = 0
     for index in 0..<count {
-      let (waypoint, kept) = try mergedWaypoint(
-        list[index], at: index, pathsChanged: pathsVersion != nil)
+      let waypoint: FleetEngine.TripWaypoint
+      let kept: Bool
+      if index < 64, keptByIndex & (1 << UInt64(index)) != 0 {
+        (waypoint, kept) = (remainingWaypoints[index], true)
+      } else {
+        (waypoint, kept) = try mergedWaypoint(
+          list?[sent], at: index, pathsChanged: pathsVersion != nil)
+        sent += 1
+      }
       if merged == nil, !kept {
         merged = Array(remainingWaypoints.prefix(index))
         merged!.reserveCapacity(count)

@@ -16,6 +16,9 @@ struct TripWireDigests {
   private var present: UInt64 = 0
   /// One hash per bit of `present`, by ascending field number.
   private var hashes: ContiguousArray<UInt64> = []
+  /// One hash per remaining waypoint (field 16), in order; empty when there were more than
+  /// ``Scan/waypointLimit``.
+  private var waypointHashes: ContiguousArray<UInt64> = []
 
   /// No answer known: nothing is left out of the next one.
   init() {}
@@ -27,6 +30,11 @@ struct TripWireDigests {
       hashes = ContiguousArray(repeating: 0, count: count)
     }
     present = scan.present
+    let waypoints = max(scan.waypointCount, 0)
+    if waypointHashes.count != waypoints {
+      waypointHashes = ContiguousArray(repeating: 0, count: waypoints)
+    }
+    for index in 0..<waypoints { waypointHashes[index] = scan.waypointHashes[index] }
     var remaining = scan.present
     var index = 0
     while remaining != 0 {
@@ -36,10 +44,22 @@ struct TripWireDigests {
     }
   }
 
+  /// What may be left out of an answer: whole fields (bit n: field n) and single remaining
+  /// waypoints (bit i: the waypoint at index i, the same as the held one there).
+  struct LeftOut {
+    var fields: UInt64
+    var waypoints: UInt64
+    var isEmpty: Bool { fields == 0 && waypoints == 0 }
+  }
+
   /// The digests of one answer, on the stack: one hash per field number below 64.
   struct Scan {
     fileprivate var present: UInt64 = 0
     fileprivate var hashes = InlineArray<64, UInt64>(repeating: 0)
+    /// The remaining waypoints' hashes, each waypoint's own; -1 count: too many to keep.
+    fileprivate static let waypointLimit = 16
+    fileprivate var waypointHashes = InlineArray<16, UInt64>(repeating: 0)
+    fileprivate var waypointCount = 0
 
     /// The digests of `bytes`, a serialized `Trip`; nil when its top level does not parse
     /// or is not in serializer order.
@@ -51,6 +71,7 @@ struct TripWireDigests {
       while offset < bytes.count {
         let start = offset
         guard let number = TopLevel.field(in: bytes, at: &offset) else { return nil }
+        if number == 16 { recordWaypoint(bytes, start..<offset) }
         guard number != current else { continue }
         // A field seen before, after another: not serializer order.
         guard number > current else { return nil }
@@ -69,11 +90,21 @@ struct TripWireDigests {
       hashes[number] = FieldHasher.hash(UnsafeRawBufferPointer(rebasing: bytes[run]))
     }
 
+    private mutating func recordWaypoint(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) {
+      guard waypointCount >= 0 else { return }
+      guard waypointCount < Self.waypointLimit else {
+        waypointCount = -1
+        return
+      }
+      waypointHashes[waypointCount] = FieldHasher.hash(UnsafeRawBufferPointer(rebasing: bytes[range]))
+      waypointCount += 1
+    }
+
     /// The fields of this answer that may be left out, the last answer merged having had
     /// `held`: those whose bytes are the same, except where the merge reads a field with
     /// another that changed (a versioned part whose version moved), and
     /// `last_location_snappable`, whose absence the merge reads as false.
-    func unchanged(since held: TripWireDigests) -> UInt64 {
+    func unchanged(since held: TripWireDigests) -> LeftOut {
       var same: UInt64 = 0
       held.hashes.withUnsafeBufferPointer { heldHashes in
         // The held hashes are in field order: walked with the held fields' bits.
@@ -106,15 +137,33 @@ struct TripWireDigests {
       keep(1 << 16, unless: 29)
       // intermediate_destinations_version: intermediate_destinations and their index.
       keep(1 << 14 | 1 << 15, unless: 25)
-      return leftOut
+      return LeftOut(fields: leftOut, waypoints: sameWaypoints(since: held, steady: steady, leftOut))
+    }
+
+    /// The remaining waypoints (by index) with the bytes of the held answer's waypoint at the
+    /// same index, when the list as a whole is not left out and its versions stay the same:
+    /// merging one gives the held waypoint at that index again.
+    private func sameWaypoints(since held: TripWireDigests, steady: UInt64, _ leftOut: UInt64)
+      -> UInt64
+    {
+      let versions: UInt64 = 1 << 19 | 1 << 29
+      guard leftOut & (1 << 16) == 0, steady & versions == versions, waypointCount > 0 else {
+        return 0
+      }
+      var same: UInt64 = 0
+      for index in 0..<min(waypointCount, held.waypointHashes.count)
+      where waypointHashes[index] == held.waypointHashes[index] {
+        same |= 1 << UInt64(index)
+      }
+      return same
     }
   }
 
-  /// Calls `body` with `bytes` (a serialized `Trip`) less the occurrences
-  /// of the fields in `leftOut`, copied into a temporary buffer.
+  /// Calls `body` with `bytes` (a serialized `Trip`) less the occurrences of the fields and
+  /// the remaining waypoints in `leftOut`, copied into a temporary buffer.
   /// `bytes` must be the bytes a ``Scan`` was made of.
   static func withFields<R>(
-    of bytes: UnsafeRawBufferPointer, leavingOut leftOut: UInt64,
+    of bytes: UnsafeRawBufferPointer, leavingOut leftOut: LeftOut,
     _ body: (UnsafeRawBufferPointer) throws(ProtoDecodingError) -> R
   ) throws(ProtoDecodingError) -> R {
     // withUnsafeTemporaryAllocation's body cannot throw a typed error.
@@ -122,10 +171,15 @@ struct TripWireDigests {
       withUnsafeTemporaryAllocation(byteCount: max(bytes.count, 1), alignment: 1) { buffer in
         var offset = 0
         var length = 0
+        var waypoint = 0
         while offset < bytes.count {
           let start = offset
           guard let number = TopLevel.field(in: bytes, at: &offset) else { break }
-          if number < 64, leftOut & (1 << UInt64(number)) != 0 { continue }
+          if number < 64, leftOut.fields & (1 << UInt64(number)) != 0 { continue }
+          if number == 16 {
+            defer { waypoint += 1 }
+            if waypoint < 64, leftOut.waypoints & (1 << UInt64(waypoint)) != 0 { continue }
+          }
           let part = UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
           UnsafeMutableRawBufferPointer(rebasing: buffer[length...]).copyMemory(from: part)
           length += part.count

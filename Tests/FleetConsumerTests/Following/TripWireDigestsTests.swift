@@ -65,7 +65,7 @@ struct TripWireDigestsTests {
         bytes = response.serializedBytes()
       }
       let scan = try #require(TripWireDigests.Scan(of: bytes))
-      if !previous.isEmpty, scan.unchanged(since: held) != 0 { answersWithFieldsLeftOut += 1 }
+      if !previous.isEmpty, !scan.unchanged(since: held).isEmpty { answersWithFieldsLeftOut += 1 }
       held.update(from: scan)
 
       let fromDigested = try Self.digested(&digested, bytes, ownTripID: ownTripID)
@@ -86,6 +86,88 @@ struct TripWireDigestsTests {
     }
     // The comparison is worth something only if fields were left out.
     #expect(answersWithFieldsLeftOut > 150, "seed \(seed)")
+  }
+
+  @Test(
+    "answers that change one remaining waypoint at a time, merged with the others left out and whole, agree",
+    arguments: 0..<6)
+  func waypointSequences(seed: UInt64) throws {
+    var generator = Generator(state: seed &* 104_729 &+ 1)
+    var digested = Self.polling()
+    var whole = Self.polling()
+    // As polls send it: the paths and traffic left out, the held versions unchanged.
+    var answer = SampleTrips.fullyPopulated
+    let stops = answer.remainingWaypoints
+    var waypointsLeftOut = 0
+    var held = TripWireDigests()
+    for step in 0..<250 {
+      var list = answer.remainingWaypoints
+      if step > 0 {
+        switch Int.random(in: 0..<10, using: &generator) {
+        case 0, 1, 2, 3:
+          // One waypoint's times move (the usual poll: the first one's).
+          let index = Int.random(in: 0..<max(list.count, 1), using: &generator)
+          if index < list.count {
+            list[index].duration = GoogleProtobuf.Duration()
+            list[index].duration!.seconds = Int64.random(in: 1...900, using: &generator)
+          }
+        case 4: if list.count > 1 { list.removeFirst() }
+        case 5: if let first = list.first { list.append(first) }
+        case 6: list.reverse()
+        case 7: list = stops
+        case 8: answer.remainingWaypointsRouteVersion!.seconds += 1
+        default: break
+        }
+      }
+      for index in list.indices where step > 0 || index > 0 {
+        list[index].pathToWaypoint = []
+        list[index].encodedPathToWaypoint = ""
+        list[index].trafficToWaypoint = nil
+      }
+      answer.remainingWaypoints = list
+      let bytes = answer.serializedBytes()
+      let scan = try #require(TripWireDigests.Scan(of: bytes))
+      if step > 0, scan.unchanged(since: held).waypoints != 0 { waypointsLeftOut += 1 }
+      held.update(from: scan)
+      let fromDigested = try Self.digested(&digested, bytes, ownTripID: "trip-000042")
+      let fromWhole = try Self.whole(&whole, bytes, ownTripID: "trip-000042")
+      let sameEvents = fromDigested == fromWhole
+      #expect(sameEvents, "seed \(seed), step \(step)")
+      let trip = try #require(digested.trip)
+      let wholeTrip = try #require(whole.trip)
+      let sameTrip = trip == wholeTrip && trip.serializedBytes() == wholeTrip.serializedBytes()
+      #expect(sameTrip, "seed \(seed), step \(step)")
+      _ = digested.pollDue(generation: 1)
+      _ = whole.pollDue(generation: 1)
+    }
+    #expect(waypointsLeftOut > 60, "seed \(seed)")
+  }
+
+  @Test("an answer that starts naming another trip's stop is hidden as when unpacked whole")
+  func otherTripAppears() throws {
+    var digested = Self.polling()
+    var whole = Self.polling()
+    var answer = SampleTrips.fullyPopulated
+    for _ in 0..<2 {
+      let bytes = answer.serializedBytes()
+      _ = try Self.digested(&digested, bytes, ownTripID: "trip-000042")
+      _ = try Self.whole(&whole, bytes, ownTripID: "trip-000042")
+      _ = digested.pollDue(generation: 1)
+      _ = whole.pollDue(generation: 1)
+    }
+    // A shared ride: another rider's pickup comes first, every other field as it was.
+    var other = answer.remainingWaypoints[0]
+    other.tripID = "trip-000043"
+    other.location?.tripID = "trip-000043"
+    answer.remainingWaypoints.insert(other, at: 0)
+    let bytes = answer.serializedBytes()
+    let fromDigested = try Self.digested(&digested, bytes, ownTripID: "trip-000042")
+    let fromWhole = try Self.whole(&whole, bytes, ownTripID: "trip-000042")
+    let sameEvents = fromDigested == fromWhole
+    #expect(sameEvents)
+    let trip = try #require(digested.trip)
+    #expect(trip.remainingWaypoints.allSatisfy { $0.tripID == "trip-000042" })
+    #expect(trip == whole.trip)
   }
 
   @Test("a versioned part repeated while its version moves is kept, not read as emptied")
