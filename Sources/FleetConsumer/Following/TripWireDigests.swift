@@ -12,35 +12,50 @@
 /// whose top level does not parse, has no digests and is unpacked whole. The hash is keyed at
 /// random per process; a changed field taken for unchanged has a chance of about 2⁻⁶⁴.
 struct TripWireDigests {
-  /// Bit n: field n was in the answer.
-  private var present: UInt64 = 0
-  /// One hash per bit of `present`, by ascending field number.
-  private var hashes: ContiguousArray<UInt64> = []
-  /// One hash per remaining waypoint (field 16), in order; empty when there were more than
-  /// ``Scan/waypointLimit``.
-  private var waypointHashes: ContiguousArray<UInt64> = []
+  /// Nil until an answer is known: nothing is left out of the next one.
+  private var storage: Storage?
+
+  /// The hashes in one allocation (a followed trip keeps them between polls): one per
+  /// recorded field, by ascending field number, then one per remaining waypoint.
+  private final class Storage: ManagedBuffer<Storage.Header, UInt64> {
+    struct Header {
+      /// Bit n: field n was recorded.
+      var present: UInt64
+      var waypoints: Int
+    }
+
+    static func make(fields: Int, waypoints: Int) -> Storage {
+      let buffer = create(minimumCapacity: fields + waypoints) { _ in
+        Header(present: 0, waypoints: waypoints)
+      }
+      return unsafeDowncast(buffer, to: Storage.self)
+    }
+  }
 
   /// No answer known: nothing is left out of the next one.
   init() {}
 
-  /// Takes `scan`'s digests, in place when it has as many fields as these.
-  mutating func update(from scan: borrowing Scan) {
-    let count = scan.present.nonzeroBitCount
-    if hashes.count != count {
-      hashes = ContiguousArray(repeating: 0, count: count)
-    }
-    present = scan.present
+  /// Takes `scan`'s digests, in place when it has as many fields and waypoints as these.
+  mutating func update(from scan: Scan) {
+    let fields = scan.present.nonzeroBitCount
     let waypoints = max(scan.waypointCount, 0)
-    if waypointHashes.count != waypoints {
-      waypointHashes = ContiguousArray(repeating: 0, count: waypoints)
+    if let storage, isKnownUniquelyReferenced(&self.storage),
+      storage.header.present.nonzeroBitCount == fields, storage.header.waypoints == waypoints
+    {
+      // The same shape as the last answer's, as nearly every poll's is.
+    } else {
+      storage = Storage.make(fields: fields, waypoints: waypoints)
     }
-    for index in 0..<waypoints { waypointHashes[index] = scan.waypointHashes[index] }
-    var remaining = scan.present
-    var index = 0
-    while remaining != 0 {
-      hashes[index] = scan.hashes[remaining.trailingZeroBitCount]
-      remaining &= remaining - 1
-      index += 1
+    storage!.withUnsafeMutablePointers { header, hashes in
+      header.pointee.present = scan.present
+      var remaining = scan.present
+      var index = 0
+      while remaining != 0 {
+        hashes[index] = scan.hashes[remaining.trailingZeroBitCount]
+        remaining &= remaining - 1
+        index += 1
+      }
+      for waypoint in 0..<waypoints { hashes[fields + waypoint] = scan.waypointHashes[waypoint] }
     }
   }
 
@@ -85,7 +100,9 @@ struct TripWireDigests {
     private mutating func record(
       _ number: Int, _ bytes: UnsafeRawBufferPointer, _ run: Range<Int>
     ) {
-      guard number > 0, number < 64 else { return }
+      // Only fields that may be left out are kept (and so compared).
+      guard number > 0, number < 64, TripWireDigests.mergedAlone & (1 << UInt64(number)) != 0
+      else { return }
       present |= 1 << UInt64(number)
       hashes[number] = FieldHasher.hash(UnsafeRawBufferPointer(rebasing: bytes[run]))
     }
@@ -102,24 +119,36 @@ struct TripWireDigests {
 
     /// The fields of this answer that may be left out, the last answer merged having had
     /// `held`: those whose bytes are the same, except where the merge reads a field with
-    /// another that changed (a versioned part whose version moved), and
-    /// `last_location_snappable`, whose absence the merge reads as false.
+    /// another that changed (a versioned part whose version moved); never a scalar
+    /// (``mergedAlone``).
     func unchanged(since held: TripWireDigests) -> LeftOut {
+      guard let storage = held.storage else { return LeftOut(fields: 0, waypoints: 0) }
+      return storage.withUnsafeMutablePointers { header, heldHashes in
+        unchanged(
+          heldPresent: header.pointee.present, heldHashes,
+          heldWaypoints: UnsafeBufferPointer(
+            start: heldHashes + header.pointee.present.nonzeroBitCount,
+            count: header.pointee.waypoints))
+      }
+    }
+
+    private func unchanged(
+      heldPresent: UInt64, _ heldHashes: UnsafePointer<UInt64>,
+      heldWaypoints: UnsafeBufferPointer<UInt64>
+    ) -> LeftOut {
       var same: UInt64 = 0
-      held.hashes.withUnsafeBufferPointer { heldHashes in
-        // The held hashes are in field order: walked with the held fields' bits.
-        var remaining = held.present
-        var index = 0
-        while remaining != 0 {
-          let number = remaining.trailingZeroBitCount
-          remaining &= remaining - 1
-          let bit: UInt64 = 1 << UInt64(number)
-          if present & bit != 0, hashes[number] == heldHashes[index] { same |= bit }
-          index += 1
-        }
+      // The held hashes are in field order: walked with the held fields' bits.
+      var remaining = heldPresent
+      var index = 0
+      while remaining != 0 {
+        let number = remaining.trailingZeroBitCount
+        remaining &= remaining - 1
+        let bit: UInt64 = 1 << UInt64(number)
+        if present & bit != 0, hashes[number] == heldHashes[index] { same |= bit }
+        index += 1
       }
       // Absent from both is unchanged too.
-      let steady = same | (~present & ~held.present)
+      let steady = same | (~present & ~heldPresent)
       var leftOut = same & TripWireDigests.mergedAlone
       // Each version, and the fields the merge reads with it: a field is left out only while
       // its version stays the same (an absent part after its version moved means an empty
@@ -135,24 +164,25 @@ struct TripWireDigests {
       // remaining_waypoints.
       keep(1 << 16, unless: 19)
       keep(1 << 16, unless: 29)
-      // intermediate_destinations_version: intermediate_destinations and their index.
-      keep(1 << 14 | 1 << 15, unless: 25)
-      return LeftOut(fields: leftOut, waypoints: sameWaypoints(since: held, steady: steady, leftOut))
+      // intermediate_destinations_version: intermediate_destinations (their index is a
+      // scalar, never left out).
+      keep(1 << 14, unless: 25)
+      return LeftOut(
+        fields: leftOut, waypoints: sameWaypoints(heldWaypoints, steady: steady, leftOut))
     }
 
     /// The remaining waypoints (by index) with the bytes of the held answer's waypoint at the
     /// same index, when the list as a whole is not left out and its versions stay the same:
     /// merging one gives the held waypoint at that index again.
-    private func sameWaypoints(since held: TripWireDigests, steady: UInt64, _ leftOut: UInt64)
-      -> UInt64
-    {
+    private func sameWaypoints(
+      _ held: UnsafeBufferPointer<UInt64>, steady: UInt64, _ leftOut: UInt64
+    ) -> UInt64 {
       let versions: UInt64 = 1 << 19 | 1 << 29
       guard leftOut & (1 << 16) == 0, steady & versions == versions, waypointCount > 0 else {
         return 0
       }
       var same: UInt64 = 0
-      for index in 0..<min(waypointCount, held.waypointHashes.count)
-      where waypointHashes[index] == held.waypointHashes[index] {
+      for index in 0..<min(waypointCount, held.count) where waypointHashes[index] == held[index] {
         same |= 1 << UInt64(index)
       }
       return same
@@ -193,12 +223,15 @@ struct TripWireDigests {
     return try result.get()
   }
 
-  /// Fields of `Trip` (trips.proto) the merge reads on their own, so that one with the bytes
-  /// of the last answer may be left out: every field but `last_location_snappable` (26).
-  /// A field added to trips.proto is not in it, and is therefore always unpacked.
+  /// Fields of `Trip` (trips.proto) that may be left out when their bytes repeat: the
+  /// message, string and list fields, which the merge reads on their own. Not the scalars
+  /// (`trip_status` 3, `trip_type` 4, `number_of_passengers` 10,
+  /// `intermediate_destination_index` 15, `last_location_snappable` 26, `view` 31): they
+  /// cost nothing to unpack and compare, and an absent `last_location_snappable` reads as
+  /// false. A field added to trips.proto is not in it, and is therefore always unpacked.
   fileprivate static let mergedAlone: UInt64 = [
-    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 20, 21, 22, 23, 24, 25,
-    27, 28, 29, 30, 31, 32, 33, 34, 35,
+    1, 2, 5, 6, 7, 8, 9, 11, 12, 13, 14, 16, 17, 19, 20, 21, 22, 23, 24, 25, 27, 28, 29, 30,
+    32, 33, 34, 35,
   ].reduce(0) { $0 | 1 << UInt64($1) }
 }
 
