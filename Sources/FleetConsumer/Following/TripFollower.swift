@@ -264,8 +264,9 @@ struct TripFollower {
   mutating func received(
     bytes: UnsafeRawBufferPointer, generation: UInt64, ownTripID: String = ""
   ) throws(ProtoDecodingError) -> OnResponse {
-    let scan = TripWireDigests.Scan(of: bytes)
-    if let scan, trip != nil, case .following(let following) = state,
+    var scan = TripWireDigests.Scan()
+    let scanned = scan.read(bytes)
+    if scanned, trip != nil, case .following(let following) = state,
       following.generation == generation, following.polling
     {
       let leftOut = scan.unchanged(since: digests)
@@ -285,7 +286,7 @@ struct TripFollower {
               c, generation: generation, ownTripID: ownTripID, keepingWaypoints: leftOut.waypoints)
           }
         }) ?? nil {
-          remember(scan, merged.wholeAnswer)
+          remember(&scan, merged.wholeAnswer)
           return merged.response
         }
       }
@@ -295,15 +296,15 @@ struct TripFollower {
     }
     switch merged.response {
     case .ignore: break
-    case .deliver, .finish: remember(scan, merged.wholeAnswer)
+    case .deliver, .finish: remember(&scan, scanned && merged.wholeAnswer)
     }
     return merged.response
   }
 
   /// Keeps the digests of the answer just merged while the trip is that answer merged.
-  private mutating func remember(_ scan: TripWireDigests.Scan?, _ wholeAnswer: Bool) {
-    if wholeAnswer, let scan {
-      digests.update(from: scan)
+  private mutating func remember(_ scan: inout TripWireDigests.Scan, _ wholeAnswer: Bool) {
+    if wholeAnswer {
+      digests.update(from: &scan)
     } else {
       digests = TripWireDigests()
     }

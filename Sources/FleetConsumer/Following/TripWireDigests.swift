@@ -36,7 +36,7 @@ struct TripWireDigests {
   init() {}
 
   /// Takes `scan`'s digests, in place when it has as many fields and waypoints as these.
-  mutating func update(from scan: Scan) {
+  mutating func update(from scan: inout Scan) {
     let fields = scan.present.nonzeroBitCount
     let waypoints = max(scan.waypointCount, 0)
     if let storage, isKnownUniquelyReferenced(&self.storage),
@@ -67,10 +67,11 @@ struct TripWireDigests {
     var isEmpty: Bool { fields == 0 && waypoints == 0 }
   }
 
-  /// The digests of one answer, on the stack: one hash per field number below 64.
+  /// The digests of one answer, on the stack: one hash per field of ``mergedAlone`` (all
+  /// numbered below 36). Passed by reference on the poll path: it is about 430 bytes.
   struct Scan {
     fileprivate var present: UInt64 = 0
-    fileprivate var hashes = InlineArray<64, UInt64>(repeating: 0)
+    fileprivate var hashes = InlineArray<36, UInt64>(repeating: 0)
     /// The remaining waypoints' hashes, each waypoint's own; -1 count: too many to keep.
     fileprivate static let waypointLimit = 16
     fileprivate var waypointHashes = InlineArray<16, UInt64>(repeating: 0)
@@ -79,29 +80,41 @@ struct TripWireDigests {
     /// The digests of `bytes`, a serialized `Trip`; nil when its top level does not parse
     /// or is not in serializer order.
     init?(of bytes: UnsafeRawBufferPointer) {
+      self.init()
+      guard read(bytes) else { return nil }
+    }
+
+    /// No digests yet: ``read(_:)`` fills them in.
+    init() {}
+
+    /// Reads the digests of `bytes`, a serialized `Trip`, into this empty scan; false (and
+    /// digests not to be used) when its top level does not parse or is not in serializer
+    /// order.
+    mutating func read(_ bytes: UnsafeRawBufferPointer) -> Bool {
       var offset = 0
       // The field whose occurrences run from `runStart` to `offset`.
       var current = 0
       var runStart = 0
       while offset < bytes.count {
         let start = offset
-        guard let number = TopLevel.field(in: bytes, at: &offset) else { return nil }
+        guard let number = TopLevel.field(in: bytes, at: &offset) else { return false }
         if number == 16 { recordWaypoint(bytes, start..<offset) }
         guard number != current else { continue }
         // A field seen before, after another: not serializer order.
-        guard number > current else { return nil }
+        guard number > current else { return false }
         record(current, bytes, runStart..<start)
         current = number
         runStart = start
       }
       record(current, bytes, runStart..<offset)
+      return true
     }
 
     private mutating func record(
       _ number: Int, _ bytes: UnsafeRawBufferPointer, _ run: Range<Int>
     ) {
       // Only fields that may be left out are kept (and so compared).
-      guard number > 0, number < 64, TripWireDigests.mergedAlone & (1 << UInt64(number)) != 0
+      guard number > 0, number < 36, TripWireDigests.mergedAlone & (1 << UInt64(number)) != 0
       else { return }
       present |= 1 << UInt64(number)
       hashes[number] = FieldHasher.hash(UnsafeRawBufferPointer(rebasing: bytes[run]))

@@ -64,9 +64,9 @@ struct TripWireDigestsTests {
         if response.tripStatus.isTerminal { response.tripStatus = .enrouteToDropoff }
         bytes = response.serializedBytes()
       }
-      let scan = try #require(TripWireDigests.Scan(of: bytes))
+      var scan = try #require(TripWireDigests.Scan(of: bytes))
       if !previous.isEmpty, !scan.unchanged(since: held).isEmpty { answersWithFieldsLeftOut += 1 }
-      held.update(from: scan)
+      held.update(from: &scan)
 
       let fromDigested = try Self.digested(&digested, bytes, ownTripID: ownTripID)
       let fromWhole = try Self.whole(&whole, bytes, ownTripID: ownTripID)
@@ -126,9 +126,9 @@ struct TripWireDigestsTests {
       }
       answer.remainingWaypoints = list
       let bytes = answer.serializedBytes()
-      let scan = try #require(TripWireDigests.Scan(of: bytes))
+      var scan = try #require(TripWireDigests.Scan(of: bytes))
       if step > 0, scan.unchanged(since: held).waypoints != 0 { waypointsLeftOut += 1 }
-      held.update(from: scan)
+      held.update(from: &scan)
       let fromDigested = try Self.digested(&digested, bytes, ownTripID: "trip-000042")
       let fromWhole = try Self.whole(&whole, bytes, ownTripID: "trip-000042")
       let sameEvents = fromDigested == fromWhole
