@@ -351,16 +351,18 @@ extension FleetEngine {
     public static let protoMessageName = "maps.fleetengine.v1.TerminalLocation"
 
     /// The fields, shared by copies of this message until one of them changes (copy-on-write).
-    private final class Storage: @unchecked Sendable {
+    /// Usable from inline code, so that other modules read a field in place rather than
+    /// through a call (and a retain of the storage) per read.
+    @usableFromInline final class Storage: @unchecked Sendable {
       // @unchecked Sendable: changed only through a struct that holds the only reference.
       // @exclusivity(unchecked): a class's stored properties are checked at run time on every
       // access (a third of a field read); the struct's own accesses are checked statically.
-      @exclusivity(unchecked) var point: GoogleType.LatLng? = nil
-      @exclusivity(unchecked) var terminalPointID: FleetEngine.TerminalPointId? = nil
-      @exclusivity(unchecked) var accessPointID: String = ""
-      @exclusivity(unchecked) var tripID: String = ""
-      @exclusivity(unchecked) var terminalLocationType: FleetEngine.WaypointType = .unknownWaypointType
-      @exclusivity(unchecked) var unknownFields: ProtoUnknownFields = ProtoUnknownFields()
+      @usableFromInline @exclusivity(unchecked) var point: GoogleType.LatLng? = nil
+      @usableFromInline @exclusivity(unchecked) var terminalPointID: FleetEngine.TerminalPointId? = nil
+      @usableFromInline @exclusivity(unchecked) var accessPointID: String = ""
+      @usableFromInline @exclusivity(unchecked) var tripID: String = ""
+      @usableFromInline @exclusivity(unchecked) var terminalLocationType: FleetEngine.WaypointType = .unknownWaypointType
+      @usableFromInline @exclusivity(unchecked) var unknownFields: ProtoUnknownFields = ProtoUnknownFields()
 
       init() {}
 
@@ -374,7 +376,7 @@ extension FleetEngine {
       }
     }
 
-    private var storage = Storage()
+    @usableFromInline var storage = Storage()
 
     /// The storage, copied first if another copy of this message shares it.
     private mutating func uniqueStorage() -> Storage {
@@ -384,7 +386,7 @@ extension FleetEngine {
 
     /// Required. The position of the waypoint.
     public var point: GoogleType.LatLng? {
-      get { storage.point }
+      @inlinable get { storage.point }
       set { uniqueStorage().point = newValue }
       _modify { yield &uniqueStorage().point }
     }
@@ -392,7 +394,7 @@ extension FleetEngine {
     /// Deprecated; set `point` instead.
     /// - Note: Deprecated in the .proto file.
     public var terminalPointID: FleetEngine.TerminalPointId? {
-      get { storage.terminalPointID }
+      @inlinable get { storage.terminalPointID }
       set { uniqueStorage().terminalPointID = newValue }
       _modify { yield &uniqueStorage().terminalPointID }
     }
@@ -400,7 +402,7 @@ extension FleetEngine {
     /// Deprecated; set `point` instead.
     /// - Note: Deprecated in the .proto file.
     public var accessPointID: String {
-      get { storage.accessPointID }
+      @inlinable get { storage.accessPointID }
       set { uniqueStorage().accessPointID = newValue }
       _modify { yield &uniqueStorage().accessPointID }
     }
@@ -408,7 +410,7 @@ extension FleetEngine {
     /// Deprecated.
     /// - Note: Deprecated in the .proto file.
     public var tripID: String {
-      get { storage.tripID }
+      @inlinable get { storage.tripID }
       set { uniqueStorage().tripID = newValue }
       _modify { yield &uniqueStorage().tripID }
     }
@@ -416,14 +418,14 @@ extension FleetEngine {
     /// Deprecated; the waypoint type is carried by `TripWaypoint.waypoint_type`.
     /// - Note: Deprecated in the .proto file.
     public var terminalLocationType: FleetEngine.WaypointType {
-      get { storage.terminalLocationType }
+      @inlinable get { storage.terminalLocationType }
       set { uniqueStorage().terminalLocationType = newValue }
       _modify { yield &uniqueStorage().terminalLocationType }
     }
 
     /// Fields this schema does not know, kept as they arrived and sent again on encode.
     public var unknownFields: ProtoUnknownFields {
-      get { storage.unknownFields }
+      @inlinable get { storage.unknownFields }
       set { uniqueStorage().unknownFields = newValue }
       _modify { yield &uniqueStorage().unknownFields }
     }
@@ -473,20 +475,22 @@ extension FleetEngine {
     public static let protoMessageName = "maps.fleetengine.v1.TripWaypoint"
 
     /// The fields, shared by copies of this message until one of them changes (copy-on-write).
-    private final class Storage: @unchecked Sendable {
+    /// Usable from inline code, so that other modules read a field in place rather than
+    /// through a call (and a retain of the storage) per read.
+    @usableFromInline final class Storage: @unchecked Sendable {
       // @unchecked Sendable: changed only through a struct that holds the only reference.
       // @exclusivity(unchecked): a class's stored properties are checked at run time on every
       // access (a third of a field read); the struct's own accesses are checked statically.
-      @exclusivity(unchecked) var location: FleetEngine.TerminalLocation? = nil
-      @exclusivity(unchecked) var tripID: String = ""
-      @exclusivity(unchecked) var waypointType: FleetEngine.WaypointType = .unknownWaypointType
-      @exclusivity(unchecked) var pathToWaypoint: [GoogleType.LatLng] = []
-      @exclusivity(unchecked) var encodedPathToWaypoint: String = ""
-      @exclusivity(unchecked) var trafficToWaypoint: FleetEngine.ConsumableTrafficPolyline? = nil
-      @exclusivity(unchecked) var distanceMeters: Int32? = nil
-      @exclusivity(unchecked) var eta: GoogleProtobuf.Timestamp? = nil
-      @exclusivity(unchecked) var duration: GoogleProtobuf.Duration? = nil
-      @exclusivity(unchecked) var unknownFields: ProtoUnknownFields = ProtoUnknownFields()
+      @usableFromInline @exclusivity(unchecked) var location: FleetEngine.TerminalLocation? = nil
+      @usableFromInline @exclusivity(unchecked) var tripID: String = ""
+      @usableFromInline @exclusivity(unchecked) var waypointType: FleetEngine.WaypointType = .unknownWaypointType
+      @usableFromInline @exclusivity(unchecked) var pathToWaypoint: [GoogleType.LatLng] = []
+      @usableFromInline @exclusivity(unchecked) var encodedPathToWaypoint: String = ""
+      @usableFromInline @exclusivity(unchecked) var trafficToWaypoint: FleetEngine.ConsumableTrafficPolyline? = nil
+      @usableFromInline @exclusivity(unchecked) var distanceMeters: Int32? = nil
+      @usableFromInline @exclusivity(unchecked) var eta: GoogleProtobuf.Timestamp? = nil
+      @usableFromInline @exclusivity(unchecked) var duration: GoogleProtobuf.Duration? = nil
+      @usableFromInline @exclusivity(unchecked) var unknownFields: ProtoUnknownFields = ProtoUnknownFields()
 
       init() {}
 
@@ -504,7 +508,7 @@ extension FleetEngine {
       }
     }
 
-    private var storage = Storage()
+    @usableFromInline var storage = Storage()
 
     /// The storage, copied first if another copy of this message shares it.
     private mutating func uniqueStorage() -> Storage {
@@ -514,7 +518,7 @@ extension FleetEngine {
 
     /// The position of the stop.
     public var location: FleetEngine.TerminalLocation? {
-      get { storage.location }
+      @inlinable get { storage.location }
       set { uniqueStorage().location = newValue }
       _modify { yield &uniqueStorage().location }
     }
@@ -522,21 +526,21 @@ extension FleetEngine {
     /// The trip this stop belongs to; on a shared vehicle it may be another
     /// trip than the one requested.
     public var tripID: String {
-      get { storage.tripID }
+      @inlinable get { storage.tripID }
       set { uniqueStorage().tripID = newValue }
       _modify { yield &uniqueStorage().tripID }
     }
 
     /// What happens at this stop (pickup, drop-off, intermediate stop).
     public var waypointType: FleetEngine.WaypointType {
-      get { storage.waypointType }
+      @inlinable get { storage.waypointType }
       set { uniqueStorage().waypointType = newValue }
       _modify { yield &uniqueStorage().waypointType }
     }
 
     /// The path from the previous stop as points; filled only when asked for.
     public var pathToWaypoint: [GoogleType.LatLng] {
-      get { storage.pathToWaypoint }
+      @inlinable get { storage.pathToWaypoint }
       set { uniqueStorage().pathToWaypoint = newValue }
       _modify { yield &uniqueStorage().pathToWaypoint }
     }
@@ -544,7 +548,7 @@ extension FleetEngine {
     /// The path from the previous stop as an encoded polyline. Meant for
     /// Google's SDKs; Google documents decoding as not yet supported.
     public var encodedPathToWaypoint: String {
-      get { storage.encodedPathToWaypoint }
+      @inlinable get { storage.encodedPathToWaypoint }
       set { uniqueStorage().encodedPathToWaypoint = newValue }
       _modify { yield &uniqueStorage().encodedPathToWaypoint }
     }
@@ -552,35 +556,35 @@ extension FleetEngine {
     /// Traffic along the path from the previous stop (On-Demand Rides and
     /// Deliveries customers only).
     public var trafficToWaypoint: FleetEngine.ConsumableTrafficPolyline? {
-      get { storage.trafficToWaypoint }
+      @inlinable get { storage.trafficToWaypoint }
       set { uniqueStorage().trafficToWaypoint = newValue }
       _modify { yield &uniqueStorage().trafficToWaypoint }
     }
 
     /// Driving distance from the previous stop, in meters.
     public var distanceMeters: Int32? {
-      get { storage.distanceMeters }
+      @inlinable get { storage.distanceMeters }
       set { uniqueStorage().distanceMeters = newValue }
       _modify { yield &uniqueStorage().distanceMeters }
     }
 
     /// Estimated time of arrival at this stop.
     public var eta: GoogleProtobuf.Timestamp? {
-      get { storage.eta }
+      @inlinable get { storage.eta }
       set { uniqueStorage().eta = newValue }
       _modify { yield &uniqueStorage().eta }
     }
 
     /// Driving time from the previous stop.
     public var duration: GoogleProtobuf.Duration? {
-      get { storage.duration }
+      @inlinable get { storage.duration }
       set { uniqueStorage().duration = newValue }
       _modify { yield &uniqueStorage().duration }
     }
 
     /// Fields this schema does not know, kept as they arrived and sent again on encode.
     public var unknownFields: ProtoUnknownFields {
-      get { storage.unknownFields }
+      @inlinable get { storage.unknownFields }
       set { uniqueStorage().unknownFields = newValue }
       _modify { yield &uniqueStorage().unknownFields }
     }
@@ -676,43 +680,45 @@ extension FleetEngine {
     public static let protoMessageName = "maps.fleetengine.v1.VehicleLocation"
 
     /// The fields, shared by copies of this message until one of them changes (copy-on-write).
-    private final class Storage: @unchecked Sendable {
+    /// Usable from inline code, so that other modules read a field in place rather than
+    /// through a call (and a retain of the storage) per read.
+    @usableFromInline final class Storage: @unchecked Sendable {
       // @unchecked Sendable: changed only through a struct that holds the only reference.
       // @exclusivity(unchecked): a class's stored properties are checked at run time on every
       // access (a third of a field read); the struct's own accesses are checked statically.
-      @exclusivity(unchecked) var location: GoogleType.LatLng? = nil
-      @exclusivity(unchecked) var horizontalAccuracy: Double? = nil
-      @exclusivity(unchecked) var latlngAccuracy: Double? = nil
-      @exclusivity(unchecked) var heading: Int32? = nil
-      @exclusivity(unchecked) var bearingAccuracy: Double? = nil
-      @exclusivity(unchecked) var headingAccuracy: Double? = nil
-      @exclusivity(unchecked) var altitude: Double? = nil
-      @exclusivity(unchecked) var verticalAccuracy: Double? = nil
-      @exclusivity(unchecked) var altitudeAccuracy: Double? = nil
-      @exclusivity(unchecked) var speedKmph: Int32? = nil
-      @exclusivity(unchecked) var speed: Double? = nil
-      @exclusivity(unchecked) var speedAccuracy: Double? = nil
-      @exclusivity(unchecked) var updateTime: GoogleProtobuf.Timestamp? = nil
-      @exclusivity(unchecked) var serverTime: GoogleProtobuf.Timestamp? = nil
-      @exclusivity(unchecked) var locationSensor: FleetEngine.LocationSensor = .unknownSensor
-      @exclusivity(unchecked) var isRoadSnapped: Bool? = nil
-      @exclusivity(unchecked) var isGpsSensorEnabled: Bool? = nil
-      @exclusivity(unchecked) var timeSinceUpdate: Int32? = nil
-      @exclusivity(unchecked) var numStaleUpdates: Int32? = nil
-      @exclusivity(unchecked) var rawLocation: GoogleType.LatLng? = nil
-      @exclusivity(unchecked) var rawLocationTime: GoogleProtobuf.Timestamp? = nil
-      @exclusivity(unchecked) var rawLocationSensor: FleetEngine.LocationSensor = .unknownSensor
-      @exclusivity(unchecked) var rawLocationAccuracy: Double? = nil
-      @exclusivity(unchecked) var flpLocation: GoogleType.LatLng? = nil
-      @exclusivity(unchecked) var flpUpdateTime: GoogleProtobuf.Timestamp? = nil
-      @exclusivity(unchecked) var flpLatlngAccuracyMeters: Double? = nil
-      @exclusivity(unchecked) var flpHeadingDegrees: Int32? = nil
-      @exclusivity(unchecked) var supplementalLocation: GoogleType.LatLng? = nil
-      @exclusivity(unchecked) var supplementalLocationTime: GoogleProtobuf.Timestamp? = nil
-      @exclusivity(unchecked) var supplementalLocationSensor: FleetEngine.LocationSensor = .unknownSensor
-      @exclusivity(unchecked) var supplementalLocationAccuracy: Double? = nil
-      @exclusivity(unchecked) var roadSnapped: Bool = false
-      @exclusivity(unchecked) var unknownFields: ProtoUnknownFields = ProtoUnknownFields()
+      @usableFromInline @exclusivity(unchecked) var location: GoogleType.LatLng? = nil
+      @usableFromInline @exclusivity(unchecked) var horizontalAccuracy: Double? = nil
+      @usableFromInline @exclusivity(unchecked) var latlngAccuracy: Double? = nil
+      @usableFromInline @exclusivity(unchecked) var heading: Int32? = nil
+      @usableFromInline @exclusivity(unchecked) var bearingAccuracy: Double? = nil
+      @usableFromInline @exclusivity(unchecked) var headingAccuracy: Double? = nil
+      @usableFromInline @exclusivity(unchecked) var altitude: Double? = nil
+      @usableFromInline @exclusivity(unchecked) var verticalAccuracy: Double? = nil
+      @usableFromInline @exclusivity(unchecked) var altitudeAccuracy: Double? = nil
+      @usableFromInline @exclusivity(unchecked) var speedKmph: Int32? = nil
+      @usableFromInline @exclusivity(unchecked) var speed: Double? = nil
+      @usableFromInline @exclusivity(unchecked) var speedAccuracy: Double? = nil
+      @usableFromInline @exclusivity(unchecked) var updateTime: GoogleProtobuf.Timestamp? = nil
+      @usableFromInline @exclusivity(unchecked) var serverTime: GoogleProtobuf.Timestamp? = nil
+      @usableFromInline @exclusivity(unchecked) var locationSensor: FleetEngine.LocationSensor = .unknownSensor
+      @usableFromInline @exclusivity(unchecked) var isRoadSnapped: Bool? = nil
+      @usableFromInline @exclusivity(unchecked) var isGpsSensorEnabled: Bool? = nil
+      @usableFromInline @exclusivity(unchecked) var timeSinceUpdate: Int32? = nil
+      @usableFromInline @exclusivity(unchecked) var numStaleUpdates: Int32? = nil
+      @usableFromInline @exclusivity(unchecked) var rawLocation: GoogleType.LatLng? = nil
+      @usableFromInline @exclusivity(unchecked) var rawLocationTime: GoogleProtobuf.Timestamp? = nil
+      @usableFromInline @exclusivity(unchecked) var rawLocationSensor: FleetEngine.LocationSensor = .unknownSensor
+      @usableFromInline @exclusivity(unchecked) var rawLocationAccuracy: Double? = nil
+      @usableFromInline @exclusivity(unchecked) var flpLocation: GoogleType.LatLng? = nil
+      @usableFromInline @exclusivity(unchecked) var flpUpdateTime: GoogleProtobuf.Timestamp? = nil
+      @usableFromInline @exclusivity(unchecked) var flpLatlngAccuracyMeters: Double? = nil
+      @usableFromInline @exclusivity(unchecked) var flpHeadingDegrees: Int32? = nil
+      @usableFromInline @exclusivity(unchecked) var supplementalLocation: GoogleType.LatLng? = nil
+      @usableFromInline @exclusivity(unchecked) var supplementalLocationTime: GoogleProtobuf.Timestamp? = nil
+      @usableFromInline @exclusivity(unchecked) var supplementalLocationSensor: FleetEngine.LocationSensor = .unknownSensor
+      @usableFromInline @exclusivity(unchecked) var supplementalLocationAccuracy: Double? = nil
+      @usableFromInline @exclusivity(unchecked) var roadSnapped: Bool = false
+      @usableFromInline @exclusivity(unchecked) var unknownFields: ProtoUnknownFields = ProtoUnknownFields()
 
       init() {}
 
@@ -753,7 +759,7 @@ extension FleetEngine {
       }
     }
 
-    private var storage = Storage()
+    @usableFromInline var storage = Storage()
 
     /// The storage, copied first if another copy of this message shares it.
     private mutating func uniqueStorage() -> Storage {
@@ -763,7 +769,7 @@ extension FleetEngine {
 
     /// The vehicle's position.
     public var location: GoogleType.LatLng? {
-      get { storage.location }
+      @inlinable get { storage.location }
       set { uniqueStorage().location = newValue }
       _modify { yield &uniqueStorage().location }
     }
@@ -771,21 +777,21 @@ extension FleetEngine {
     /// Deprecated; use `latlng_accuracy`.
     /// - Note: Deprecated in the .proto file.
     public var horizontalAccuracy: Double? {
-      get { storage.horizontalAccuracy }
+      @inlinable get { storage.horizontalAccuracy }
       set { uniqueStorage().horizontalAccuracy = newValue }
       _modify { yield &uniqueStorage().horizontalAccuracy }
     }
 
     /// Radius of uncertainty of `location`, in meters.
     public var latlngAccuracy: Double? {
-      get { storage.latlngAccuracy }
+      @inlinable get { storage.latlngAccuracy }
       set { uniqueStorage().latlngAccuracy = newValue }
       _modify { yield &uniqueStorage().latlngAccuracy }
     }
 
     /// Direction of travel in degrees clockwise from north, in [0, 360).
     public var heading: Int32? {
-      get { storage.heading }
+      @inlinable get { storage.heading }
       set { uniqueStorage().heading = newValue }
       _modify { yield &uniqueStorage().heading }
     }
@@ -793,21 +799,21 @@ extension FleetEngine {
     /// Deprecated; use `heading_accuracy`.
     /// - Note: Deprecated in the .proto file.
     public var bearingAccuracy: Double? {
-      get { storage.bearingAccuracy }
+      @inlinable get { storage.bearingAccuracy }
       set { uniqueStorage().bearingAccuracy = newValue }
       _modify { yield &uniqueStorage().bearingAccuracy }
     }
 
     /// Uncertainty of `heading`, in degrees.
     public var headingAccuracy: Double? {
-      get { storage.headingAccuracy }
+      @inlinable get { storage.headingAccuracy }
       set { uniqueStorage().headingAccuracy = newValue }
       _modify { yield &uniqueStorage().headingAccuracy }
     }
 
     /// Height above the WGS84 ellipsoid, in meters.
     public var altitude: Double? {
-      get { storage.altitude }
+      @inlinable get { storage.altitude }
       set { uniqueStorage().altitude = newValue }
       _modify { yield &uniqueStorage().altitude }
     }
@@ -815,14 +821,14 @@ extension FleetEngine {
     /// Deprecated; use `altitude_accuracy`.
     /// - Note: Deprecated in the .proto file.
     public var verticalAccuracy: Double? {
-      get { storage.verticalAccuracy }
+      @inlinable get { storage.verticalAccuracy }
       set { uniqueStorage().verticalAccuracy = newValue }
       _modify { yield &uniqueStorage().verticalAccuracy }
     }
 
     /// Uncertainty of `altitude`, in meters.
     public var altitudeAccuracy: Double? {
-      get { storage.altitudeAccuracy }
+      @inlinable get { storage.altitudeAccuracy }
       set { uniqueStorage().altitudeAccuracy = newValue }
       _modify { yield &uniqueStorage().altitudeAccuracy }
     }
@@ -830,56 +836,56 @@ extension FleetEngine {
     /// Deprecated; speed in km/h. Use `speed`.
     /// - Note: Deprecated in the .proto file.
     public var speedKmph: Int32? {
-      get { storage.speedKmph }
+      @inlinable get { storage.speedKmph }
       set { uniqueStorage().speedKmph = newValue }
       _modify { yield &uniqueStorage().speedKmph }
     }
 
     /// Speed in meters per second.
     public var speed: Double? {
-      get { storage.speed }
+      @inlinable get { storage.speed }
       set { uniqueStorage().speed = newValue }
       _modify { yield &uniqueStorage().speed }
     }
 
     /// Uncertainty of `speed`, in meters per second.
     public var speedAccuracy: Double? {
-      get { storage.speedAccuracy }
+      @inlinable get { storage.speedAccuracy }
       set { uniqueStorage().speedAccuracy = newValue }
       _modify { yield &uniqueStorage().speedAccuracy }
     }
 
     /// When the sensor measured `location`, by the device's clock.
     public var updateTime: GoogleProtobuf.Timestamp? {
-      get { storage.updateTime }
+      @inlinable get { storage.updateTime }
       set { uniqueStorage().updateTime = newValue }
       _modify { yield &uniqueStorage().updateTime }
     }
 
     /// Output only. When Fleet Engine received the location.
     public var serverTime: GoogleProtobuf.Timestamp? {
-      get { storage.serverTime }
+      @inlinable get { storage.serverTime }
       set { uniqueStorage().serverTime = newValue }
       _modify { yield &uniqueStorage().serverTime }
     }
 
     /// Where `location` came from (GPS, network, Fleet Engine, ...).
     public var locationSensor: FleetEngine.LocationSensor {
-      get { storage.locationSensor }
+      @inlinable get { storage.locationSensor }
       set { uniqueStorage().locationSensor = newValue }
       _modify { yield &uniqueStorage().locationSensor }
     }
 
     /// Whether `location` has been snapped to a road.
     public var isRoadSnapped: Bool? {
-      get { storage.isRoadSnapped }
+      @inlinable get { storage.isRoadSnapped }
       set { uniqueStorage().isRoadSnapped = newValue }
       _modify { yield &uniqueStorage().isRoadSnapped }
     }
 
     /// Input only. Whether the device's GPS is switched on.
     public var isGpsSensorEnabled: Bool? {
-      get { storage.isGpsSensorEnabled }
+      @inlinable get { storage.isGpsSensorEnabled }
       set { uniqueStorage().isGpsSensorEnabled = newValue }
       _modify { yield &uniqueStorage().isGpsSensorEnabled }
     }
@@ -887,7 +893,7 @@ extension FleetEngine {
     /// Input only. Seconds since this location was first sent; 0 on the first
     /// send, and reset when the app restarts.
     public var timeSinceUpdate: Int32? {
-      get { storage.timeSinceUpdate }
+      @inlinable get { storage.timeSinceUpdate }
       set { uniqueStorage().timeSinceUpdate = newValue }
       _modify { yield &uniqueStorage().timeSinceUpdate }
     }
@@ -895,56 +901,56 @@ extension FleetEngine {
     /// Input only. Deprecated; Fleet Engine now judges staleness itself.
     /// - Note: Deprecated in the .proto file.
     public var numStaleUpdates: Int32? {
-      get { storage.numStaleUpdates }
+      @inlinable get { storage.numStaleUpdates }
       set { uniqueStorage().numStaleUpdates = newValue }
       _modify { yield &uniqueStorage().numStaleUpdates }
     }
 
     /// The position before road snapping.
     public var rawLocation: GoogleType.LatLng? {
-      get { storage.rawLocation }
+      @inlinable get { storage.rawLocation }
       set { uniqueStorage().rawLocation = newValue }
       _modify { yield &uniqueStorage().rawLocation }
     }
 
     /// When `raw_location` was measured.
     public var rawLocationTime: GoogleProtobuf.Timestamp? {
-      get { storage.rawLocationTime }
+      @inlinable get { storage.rawLocationTime }
       set { uniqueStorage().rawLocationTime = newValue }
       _modify { yield &uniqueStorage().rawLocationTime }
     }
 
     /// Where `raw_location` came from; GPS when unset.
     public var rawLocationSensor: FleetEngine.LocationSensor {
-      get { storage.rawLocationSensor }
+      @inlinable get { storage.rawLocationSensor }
       set { uniqueStorage().rawLocationSensor = newValue }
       _modify { yield &uniqueStorage().rawLocationSensor }
     }
 
     /// Radius of uncertainty of `raw_location`, in meters.
     public var rawLocationAccuracy: Double? {
-      get { storage.rawLocationAccuracy }
+      @inlinable get { storage.rawLocationAccuracy }
       set { uniqueStorage().rawLocationAccuracy = newValue }
       _modify { yield &uniqueStorage().rawLocationAccuracy }
     }
 
     /// The position reported by Android's Fused Location Provider.
     public var flpLocation: GoogleType.LatLng? {
-      get { storage.flpLocation }
+      @inlinable get { storage.flpLocation }
       set { uniqueStorage().flpLocation = newValue }
       _modify { yield &uniqueStorage().flpLocation }
     }
 
     /// When `flp_location` was measured.
     public var flpUpdateTime: GoogleProtobuf.Timestamp? {
-      get { storage.flpUpdateTime }
+      @inlinable get { storage.flpUpdateTime }
       set { uniqueStorage().flpUpdateTime = newValue }
       _modify { yield &uniqueStorage().flpUpdateTime }
     }
 
     /// Radius of uncertainty of `flp_location`, in meters.
     public var flpLatlngAccuracyMeters: Double? {
-      get { storage.flpLatlngAccuracyMeters }
+      @inlinable get { storage.flpLatlngAccuracyMeters }
       set { uniqueStorage().flpLatlngAccuracyMeters = newValue }
       _modify { yield &uniqueStorage().flpLatlngAccuracyMeters }
     }
@@ -952,21 +958,21 @@ extension FleetEngine {
     /// Direction of travel from the Fused Location Provider, degrees clockwise
     /// from north, in [0, 360).
     public var flpHeadingDegrees: Int32? {
-      get { storage.flpHeadingDegrees }
+      @inlinable get { storage.flpHeadingDegrees }
       set { uniqueStorage().flpHeadingDegrees = newValue }
       _modify { yield &uniqueStorage().flpHeadingDegrees }
     }
 
     /// A position supplied by the integrating app from another source.
     public var supplementalLocation: GoogleType.LatLng? {
-      get { storage.supplementalLocation }
+      @inlinable get { storage.supplementalLocation }
       set { uniqueStorage().supplementalLocation = newValue }
       _modify { yield &uniqueStorage().supplementalLocation }
     }
 
     /// When `supplemental_location` was measured.
     public var supplementalLocationTime: GoogleProtobuf.Timestamp? {
-      get { storage.supplementalLocationTime }
+      @inlinable get { storage.supplementalLocationTime }
       set { uniqueStorage().supplementalLocationTime = newValue }
       _modify { yield &uniqueStorage().supplementalLocationTime }
     }
@@ -974,14 +980,14 @@ extension FleetEngine {
     /// Where `supplemental_location` came from; CUSTOMER_SUPPLIED_LOCATION when
     /// unset.
     public var supplementalLocationSensor: FleetEngine.LocationSensor {
-      get { storage.supplementalLocationSensor }
+      @inlinable get { storage.supplementalLocationSensor }
       set { uniqueStorage().supplementalLocationSensor = newValue }
       _modify { yield &uniqueStorage().supplementalLocationSensor }
     }
 
     /// Radius of uncertainty of `supplemental_location`, in meters.
     public var supplementalLocationAccuracy: Double? {
-      get { storage.supplementalLocationAccuracy }
+      @inlinable get { storage.supplementalLocationAccuracy }
       set { uniqueStorage().supplementalLocationAccuracy = newValue }
       _modify { yield &uniqueStorage().supplementalLocationAccuracy }
     }
@@ -989,14 +995,14 @@ extension FleetEngine {
     /// Deprecated; use `is_road_snapped`.
     /// - Note: Deprecated in the .proto file.
     public var roadSnapped: Bool {
-      get { storage.roadSnapped }
+      @inlinable get { storage.roadSnapped }
       set { uniqueStorage().roadSnapped = newValue }
       _modify { yield &uniqueStorage().roadSnapped }
     }
 
     /// Fields this schema does not know, kept as they arrived and sent again on encode.
     public var unknownFields: ProtoUnknownFields {
-      get { storage.unknownFields }
+      @inlinable get { storage.unknownFields }
       set { uniqueStorage().unknownFields = newValue }
       _modify { yield &uniqueStorage().unknownFields }
     }

@@ -235,45 +235,47 @@ extension FleetEngine {
     public static let protoMessageName = "maps.fleetengine.v1.Trip"
 
     /// The fields, shared by copies of this message until one of them changes (copy-on-write).
-    private final class Storage: @unchecked Sendable {
+    /// Usable from inline code, so that other modules read a field in place rather than
+    /// through a call (and a retain of the storage) per read.
+    @usableFromInline final class Storage: @unchecked Sendable {
       // @unchecked Sendable: changed only through a struct that holds the only reference.
       // @exclusivity(unchecked): a class's stored properties are checked at run time on every
       // access (a third of a field read); the struct's own accesses are checked statically.
-      @exclusivity(unchecked) var name: String = ""
-      @exclusivity(unchecked) var vehicleID: String = ""
-      @exclusivity(unchecked) var tripStatus: FleetEngine.TripStatus = .unknownTripStatus
-      @exclusivity(unchecked) var tripType: FleetEngine.TripType = .unknownTripType
-      @exclusivity(unchecked) var pickupPoint: FleetEngine.TerminalLocation? = nil
-      @exclusivity(unchecked) var actualPickupPoint: FleetEngine.StopLocation? = nil
-      @exclusivity(unchecked) var actualPickupArrivalPoint: FleetEngine.StopLocation? = nil
-      @exclusivity(unchecked) var pickupTime: GoogleProtobuf.Timestamp? = nil
-      @exclusivity(unchecked) var intermediateDestinations: [FleetEngine.TerminalLocation] = []
-      @exclusivity(unchecked) var intermediateDestinationsVersion: GoogleProtobuf.Timestamp? = nil
-      @exclusivity(unchecked) var intermediateDestinationIndex: Int32 = 0
-      @exclusivity(unchecked) var actualIntermediateDestinationArrivalPoints: [FleetEngine.StopLocation] = []
-      @exclusivity(unchecked) var actualIntermediateDestinations: [FleetEngine.StopLocation] = []
-      @exclusivity(unchecked) var dropoffPoint: FleetEngine.TerminalLocation? = nil
-      @exclusivity(unchecked) var actualDropoffPoint: FleetEngine.StopLocation? = nil
-      @exclusivity(unchecked) var dropoffTime: GoogleProtobuf.Timestamp? = nil
-      @exclusivity(unchecked) var remainingWaypoints: [FleetEngine.TripWaypoint] = []
-      @exclusivity(unchecked) var vehicleWaypoints: [FleetEngine.TripWaypoint] = []
-      @exclusivity(unchecked) var route: [GoogleType.LatLng] = []
-      @exclusivity(unchecked) var currentRouteSegment: String = ""
-      @exclusivity(unchecked) var currentRouteSegmentVersion: GoogleProtobuf.Timestamp? = nil
-      @exclusivity(unchecked) var currentRouteSegmentTraffic: FleetEngine.ConsumableTrafficPolyline? = nil
-      @exclusivity(unchecked) var currentRouteSegmentTrafficVersion: GoogleProtobuf.Timestamp? = nil
-      @exclusivity(unchecked) var currentRouteSegmentEndPoint: FleetEngine.TripWaypoint? = nil
-      @exclusivity(unchecked) var remainingDistanceMeters: Int32? = nil
-      @exclusivity(unchecked) var etaToFirstWaypoint: GoogleProtobuf.Timestamp? = nil
-      @exclusivity(unchecked) var remainingTimeToFirstWaypoint: GoogleProtobuf.Duration? = nil
-      @exclusivity(unchecked) var remainingWaypointsVersion: GoogleProtobuf.Timestamp? = nil
-      @exclusivity(unchecked) var remainingWaypointsRouteVersion: GoogleProtobuf.Timestamp? = nil
-      @exclusivity(unchecked) var numberOfPassengers: Int32 = 0
-      @exclusivity(unchecked) var lastLocation: FleetEngine.VehicleLocation? = nil
-      @exclusivity(unchecked) var lastLocationSnappable: Bool = false
-      @exclusivity(unchecked) var view: FleetEngine.TripView = .unspecified
-      @exclusivity(unchecked) var attributes: [FleetEngine.TripAttribute] = []
-      @exclusivity(unchecked) var unknownFields: ProtoUnknownFields = ProtoUnknownFields()
+      @usableFromInline @exclusivity(unchecked) var name: String = ""
+      @usableFromInline @exclusivity(unchecked) var vehicleID: String = ""
+      @usableFromInline @exclusivity(unchecked) var tripStatus: FleetEngine.TripStatus = .unknownTripStatus
+      @usableFromInline @exclusivity(unchecked) var tripType: FleetEngine.TripType = .unknownTripType
+      @usableFromInline @exclusivity(unchecked) var pickupPoint: FleetEngine.TerminalLocation? = nil
+      @usableFromInline @exclusivity(unchecked) var actualPickupPoint: FleetEngine.StopLocation? = nil
+      @usableFromInline @exclusivity(unchecked) var actualPickupArrivalPoint: FleetEngine.StopLocation? = nil
+      @usableFromInline @exclusivity(unchecked) var pickupTime: GoogleProtobuf.Timestamp? = nil
+      @usableFromInline @exclusivity(unchecked) var intermediateDestinations: [FleetEngine.TerminalLocation] = []
+      @usableFromInline @exclusivity(unchecked) var intermediateDestinationsVersion: GoogleProtobuf.Timestamp? = nil
+      @usableFromInline @exclusivity(unchecked) var intermediateDestinationIndex: Int32 = 0
+      @usableFromInline @exclusivity(unchecked) var actualIntermediateDestinationArrivalPoints: [FleetEngine.StopLocation] = []
+      @usableFromInline @exclusivity(unchecked) var actualIntermediateDestinations: [FleetEngine.StopLocation] = []
+      @usableFromInline @exclusivity(unchecked) var dropoffPoint: FleetEngine.TerminalLocation? = nil
+      @usableFromInline @exclusivity(unchecked) var actualDropoffPoint: FleetEngine.StopLocation? = nil
+      @usableFromInline @exclusivity(unchecked) var dropoffTime: GoogleProtobuf.Timestamp? = nil
+      @usableFromInline @exclusivity(unchecked) var remainingWaypoints: [FleetEngine.TripWaypoint] = []
+      @usableFromInline @exclusivity(unchecked) var vehicleWaypoints: [FleetEngine.TripWaypoint] = []
+      @usableFromInline @exclusivity(unchecked) var route: [GoogleType.LatLng] = []
+      @usableFromInline @exclusivity(unchecked) var currentRouteSegment: String = ""
+      @usableFromInline @exclusivity(unchecked) var currentRouteSegmentVersion: GoogleProtobuf.Timestamp? = nil
+      @usableFromInline @exclusivity(unchecked) var currentRouteSegmentTraffic: FleetEngine.ConsumableTrafficPolyline? = nil
+      @usableFromInline @exclusivity(unchecked) var currentRouteSegmentTrafficVersion: GoogleProtobuf.Timestamp? = nil
+      @usableFromInline @exclusivity(unchecked) var currentRouteSegmentEndPoint: FleetEngine.TripWaypoint? = nil
+      @usableFromInline @exclusivity(unchecked) var remainingDistanceMeters: Int32? = nil
+      @usableFromInline @exclusivity(unchecked) var etaToFirstWaypoint: GoogleProtobuf.Timestamp? = nil
+      @usableFromInline @exclusivity(unchecked) var remainingTimeToFirstWaypoint: GoogleProtobuf.Duration? = nil
+      @usableFromInline @exclusivity(unchecked) var remainingWaypointsVersion: GoogleProtobuf.Timestamp? = nil
+      @usableFromInline @exclusivity(unchecked) var remainingWaypointsRouteVersion: GoogleProtobuf.Timestamp? = nil
+      @usableFromInline @exclusivity(unchecked) var numberOfPassengers: Int32 = 0
+      @usableFromInline @exclusivity(unchecked) var lastLocation: FleetEngine.VehicleLocation? = nil
+      @usableFromInline @exclusivity(unchecked) var lastLocationSnappable: Bool = false
+      @usableFromInline @exclusivity(unchecked) var view: FleetEngine.TripView = .unspecified
+      @usableFromInline @exclusivity(unchecked) var attributes: [FleetEngine.TripAttribute] = []
+      @usableFromInline @exclusivity(unchecked) var unknownFields: ProtoUnknownFields = ProtoUnknownFields()
 
       init() {}
 
@@ -316,7 +318,7 @@ extension FleetEngine {
       }
     }
 
-    private var storage = Storage()
+    @usableFromInline var storage = Storage()
 
     /// The storage, copied first if another copy of this message shares it.
     private mutating func uniqueStorage() -> Storage {
@@ -326,35 +328,35 @@ extension FleetEngine {
 
     /// Output only. The resource name, `providers/{provider_id}/trips/{trip_id}`.
     public var name: String {
-      get { storage.name }
+      @inlinable get { storage.name }
       set { uniqueStorage().name = newValue }
       _modify { yield &uniqueStorage().name }
     }
 
     /// ID of the vehicle assigned to the trip; empty while unassigned.
     public var vehicleID: String {
-      get { storage.vehicleID }
+      @inlinable get { storage.vehicleID }
       set { uniqueStorage().vehicleID = newValue }
       _modify { yield &uniqueStorage().vehicleID }
     }
 
     /// Where the trip is in its life cycle. COMPLETE and CANCELED are final.
     public var tripStatus: FleetEngine.TripStatus {
-      get { storage.tripStatus }
+      @inlinable get { storage.tripStatus }
       set { uniqueStorage().tripStatus = newValue }
       _modify { yield &uniqueStorage().tripStatus }
     }
 
     /// Whether the vehicle may be shared with other trips.
     public var tripType: FleetEngine.TripType {
-      get { storage.tripType }
+      @inlinable get { storage.tripType }
       set { uniqueStorage().tripType = newValue }
       _modify { yield &uniqueStorage().tripType }
     }
 
     /// Where the customer asked to be picked up.
     public var pickupPoint: FleetEngine.TerminalLocation? {
-      get { storage.pickupPoint }
+      @inlinable get { storage.pickupPoint }
       set { uniqueStorage().pickupPoint = newValue }
       _modify { yield &uniqueStorage().pickupPoint }
     }
@@ -362,7 +364,7 @@ extension FleetEngine {
     /// Input only. Where and when the customer was actually picked up, as
     /// reported by the provider.
     public var actualPickupPoint: FleetEngine.StopLocation? {
-      get { storage.actualPickupPoint }
+      @inlinable get { storage.actualPickupPoint }
       set { uniqueStorage().actualPickupPoint = newValue }
       _modify { yield &uniqueStorage().actualPickupPoint }
     }
@@ -370,7 +372,7 @@ extension FleetEngine {
     /// Input only. Where and when the driver actually arrived at the pickup
     /// point, as reported by the provider.
     public var actualPickupArrivalPoint: FleetEngine.StopLocation? {
-      get { storage.actualPickupArrivalPoint }
+      @inlinable get { storage.actualPickupArrivalPoint }
       set { uniqueStorage().actualPickupArrivalPoint = newValue }
       _modify { yield &uniqueStorage().actualPickupArrivalPoint }
     }
@@ -378,7 +380,7 @@ extension FleetEngine {
     /// Output only. The estimated pickup time, or the actual one once the
     /// customer has been picked up.
     public var pickupTime: GoogleProtobuf.Timestamp? {
-      get { storage.pickupTime }
+      @inlinable get { storage.pickupTime }
       set { uniqueStorage().pickupTime = newValue }
       _modify { yield &uniqueStorage().pickupTime }
     }
@@ -386,7 +388,7 @@ extension FleetEngine {
     /// Stops between pickup and drop-off, in order. Only EXCLUSIVE trips may
     /// have them.
     public var intermediateDestinations: [FleetEngine.TerminalLocation] {
-      get { storage.intermediateDestinations }
+      @inlinable get { storage.intermediateDestinations }
       set { uniqueStorage().intermediateDestinations = newValue }
       _modify { yield &uniqueStorage().intermediateDestinations }
     }
@@ -395,7 +397,7 @@ extension FleetEngine {
     /// in UpdateTrip when it moves `intermediate_destination_index`, so the
     /// update fails if the list changed in between.
     public var intermediateDestinationsVersion: GoogleProtobuf.Timestamp? {
-      get { storage.intermediateDestinationsVersion }
+      @inlinable get { storage.intermediateDestinationsVersion }
       set { uniqueStorage().intermediateDestinationsVersion = newValue }
       _modify { yield &uniqueStorage().intermediateDestinationsVersion }
     }
@@ -405,7 +407,7 @@ extension FleetEngine {
     /// (ARRIVED_AT_INTERMEDIATE_DESTINATION). Set by the provider; ignored when
     /// there are no intermediate destinations.
     public var intermediateDestinationIndex: Int32 {
-      get { storage.intermediateDestinationIndex }
+      @inlinable get { storage.intermediateDestinationIndex }
       set { uniqueStorage().intermediateDestinationIndex = newValue }
       _modify { yield &uniqueStorage().intermediateDestinationIndex }
     }
@@ -413,7 +415,7 @@ extension FleetEngine {
     /// Input only. When and where the driver actually arrived at each
     /// intermediate destination, as reported by the provider.
     public var actualIntermediateDestinationArrivalPoints: [FleetEngine.StopLocation] {
-      get { storage.actualIntermediateDestinationArrivalPoints }
+      @inlinable get { storage.actualIntermediateDestinationArrivalPoints }
       set { uniqueStorage().actualIntermediateDestinationArrivalPoints = newValue }
       _modify { yield &uniqueStorage().actualIntermediateDestinationArrivalPoints }
     }
@@ -421,14 +423,14 @@ extension FleetEngine {
     /// Input only. When and where the customer was actually picked up at each
     /// intermediate destination, as reported by the provider.
     public var actualIntermediateDestinations: [FleetEngine.StopLocation] {
-      get { storage.actualIntermediateDestinations }
+      @inlinable get { storage.actualIntermediateDestinations }
       set { uniqueStorage().actualIntermediateDestinations = newValue }
       _modify { yield &uniqueStorage().actualIntermediateDestinations }
     }
 
     /// Where the customer asked to be dropped off.
     public var dropoffPoint: FleetEngine.TerminalLocation? {
-      get { storage.dropoffPoint }
+      @inlinable get { storage.dropoffPoint }
       set { uniqueStorage().dropoffPoint = newValue }
       _modify { yield &uniqueStorage().dropoffPoint }
     }
@@ -436,7 +438,7 @@ extension FleetEngine {
     /// Input only. Where and when the customer was actually dropped off, as
     /// reported by the provider.
     public var actualDropoffPoint: FleetEngine.StopLocation? {
-      get { storage.actualDropoffPoint }
+      @inlinable get { storage.actualDropoffPoint }
       set { uniqueStorage().actualDropoffPoint = newValue }
       _modify { yield &uniqueStorage().actualDropoffPoint }
     }
@@ -444,7 +446,7 @@ extension FleetEngine {
     /// Output only. The estimated drop-off time at the final destination, or
     /// the actual one once the customer has been dropped off.
     public var dropoffTime: GoogleProtobuf.Timestamp? {
-      get { storage.dropoffTime }
+      @inlinable get { storage.dropoffTime }
       set { uniqueStorage().dropoffTime = newValue }
       _modify { yield &uniqueStorage().dropoffTime }
     }
@@ -455,7 +457,7 @@ extension FleetEngine {
     /// traffic inside each waypoint are left out when unchanged since
     /// `GetTripRequest.remaining_waypoints_route_version`.
     public var remainingWaypoints: [FleetEngine.TripWaypoint] {
-      get { storage.remainingWaypoints }
+      @inlinable get { storage.remainingWaypoints }
       set { uniqueStorage().remainingWaypoints = newValue }
       _modify { yield &uniqueStorage().remainingWaypoints }
     }
@@ -465,7 +467,7 @@ extension FleetEngine {
     /// themselves. For privacy the server fills it only in CreateTrip and
     /// UpdateTrip responses, never in GetTrip.
     public var vehicleWaypoints: [FleetEngine.TripWaypoint] {
-      get { storage.vehicleWaypoints }
+      @inlinable get { storage.vehicleWaypoints }
       set { uniqueStorage().vehicleWaypoints = newValue }
       _modify { yield &uniqueStorage().vehicleWaypoints }
     }
@@ -476,7 +478,7 @@ extension FleetEngine {
     /// and only when the route changed since
     /// `GetTripRequest.current_route_segment_version`.
     public var route: [GoogleType.LatLng] {
-      get { storage.route }
+      @inlinable get { storage.route }
       set { uniqueStorage().route = newValue }
       _modify { yield &uniqueStorage().route }
     }
@@ -485,7 +487,7 @@ extension FleetEngine {
     /// `GetTripRequest.route_format_type` is ENCODED_POLYLINE_TYPE. Meant for
     /// Google's SDKs; Google documents decoding as not yet supported.
     public var currentRouteSegment: String {
-      get { storage.currentRouteSegment }
+      @inlinable get { storage.currentRouteSegment }
       set { uniqueStorage().currentRouteSegment = newValue }
       _modify { yield &uniqueStorage().currentRouteSegment }
     }
@@ -494,7 +496,7 @@ extension FleetEngine {
     /// changed. Pass it back as `GetTripRequest.current_route_segment_version`
     /// to get the route only when it changes again.
     public var currentRouteSegmentVersion: GoogleProtobuf.Timestamp? {
-      get { storage.currentRouteSegmentVersion }
+      @inlinable get { storage.currentRouteSegmentVersion }
       set { uniqueStorage().currentRouteSegmentVersion = newValue }
       _modify { yield &uniqueStorage().currentRouteSegmentVersion }
     }
@@ -503,7 +505,7 @@ extension FleetEngine {
     /// (On-Demand Rides and Deliveries customers only). Sent only when it
     /// changed since `GetTripRequest.current_route_segment_traffic_version`.
     public var currentRouteSegmentTraffic: FleetEngine.ConsumableTrafficPolyline? {
-      get { storage.currentRouteSegmentTraffic }
+      @inlinable get { storage.currentRouteSegmentTraffic }
       set { uniqueStorage().currentRouteSegmentTraffic = newValue }
       _modify { yield &uniqueStorage().currentRouteSegmentTraffic }
     }
@@ -511,14 +513,14 @@ extension FleetEngine {
     /// Output only. When `current_route_segment_traffic` last changed. Pass it
     /// back as `GetTripRequest.current_route_segment_traffic_version`.
     public var currentRouteSegmentTrafficVersion: GoogleProtobuf.Timestamp? {
-      get { storage.currentRouteSegmentTrafficVersion }
+      @inlinable get { storage.currentRouteSegmentTrafficVersion }
       set { uniqueStorage().currentRouteSegmentTrafficVersion = newValue }
       _modify { yield &uniqueStorage().currentRouteSegmentTrafficVersion }
     }
 
     /// Output only. The stop at which `current_route_segment` ends.
     public var currentRouteSegmentEndPoint: FleetEngine.TripWaypoint? {
-      get { storage.currentRouteSegmentEndPoint }
+      @inlinable get { storage.currentRouteSegmentEndPoint }
       set { uniqueStorage().currentRouteSegmentEndPoint = newValue }
       _modify { yield &uniqueStorage().currentRouteSegmentEndPoint }
     }
@@ -526,7 +528,7 @@ extension FleetEngine {
     /// Output only. Driving distance left on the current route segment, in
     /// meters. Absent when the trip has no vehicle or has ended.
     public var remainingDistanceMeters: Int32? {
-      get { storage.remainingDistanceMeters }
+      @inlinable get { storage.remainingDistanceMeters }
       set { uniqueStorage().remainingDistanceMeters = newValue }
       _modify { yield &uniqueStorage().remainingDistanceMeters }
     }
@@ -535,7 +537,7 @@ extension FleetEngine {
     /// `remaining_waypoints`). Absent when the trip has no vehicle or has
     /// ended.
     public var etaToFirstWaypoint: GoogleProtobuf.Timestamp? {
-      get { storage.etaToFirstWaypoint }
+      @inlinable get { storage.etaToFirstWaypoint }
       set { uniqueStorage().etaToFirstWaypoint = newValue }
       _modify { yield &uniqueStorage().etaToFirstWaypoint }
     }
@@ -544,7 +546,7 @@ extension FleetEngine {
     /// `eta_to_first_waypoint`. Absent when the trip has no vehicle or has
     /// ended.
     public var remainingTimeToFirstWaypoint: GoogleProtobuf.Duration? {
-      get { storage.remainingTimeToFirstWaypoint }
+      @inlinable get { storage.remainingTimeToFirstWaypoint }
       set { uniqueStorage().remainingTimeToFirstWaypoint = newValue }
       _modify { yield &uniqueStorage().remainingTimeToFirstWaypoint }
     }
@@ -554,7 +556,7 @@ extension FleetEngine {
     /// matching request field `GetTripRequest.remaining_waypoints_version` is
     /// deprecated.
     public var remainingWaypointsVersion: GoogleProtobuf.Timestamp? {
-      get { storage.remainingWaypointsVersion }
+      @inlinable get { storage.remainingWaypointsVersion }
       set { uniqueStorage().remainingWaypointsVersion = newValue }
       _modify { yield &uniqueStorage().remainingWaypointsVersion }
     }
@@ -564,7 +566,7 @@ extension FleetEngine {
     /// `GetTripRequest.remaining_waypoints_route_version` so they are sent only
     /// when they change again.
     public var remainingWaypointsRouteVersion: GoogleProtobuf.Timestamp? {
-      get { storage.remainingWaypointsRouteVersion }
+      @inlinable get { storage.remainingWaypointsRouteVersion }
       set { uniqueStorage().remainingWaypointsRouteVersion = newValue }
       _modify { yield &uniqueStorage().remainingWaypointsRouteVersion }
     }
@@ -572,14 +574,14 @@ extension FleetEngine {
     /// Immutable. Number of passengers, not counting the driver. A vehicle must
     /// have room for them to be matched to the trip.
     public var numberOfPassengers: Int32 {
-      get { storage.numberOfPassengers }
+      @inlinable get { storage.numberOfPassengers }
       set { uniqueStorage().numberOfPassengers = newValue }
       _modify { yield &uniqueStorage().numberOfPassengers }
     }
 
     /// Output only. The vehicle's last reported position along the route.
     public var lastLocation: FleetEngine.VehicleLocation? {
-      get { storage.lastLocation }
+      @inlinable get { storage.lastLocation }
       set { uniqueStorage().lastLocation = newValue }
       _modify { yield &uniqueStorage().lastLocation }
     }
@@ -588,28 +590,28 @@ extension FleetEngine {
     /// `current_route_segment`; false when either is missing. Computed by
     /// Fleet Engine; values sent by clients are ignored.
     public var lastLocationSnappable: Bool {
-      get { storage.lastLocationSnappable }
+      @inlinable get { storage.lastLocationSnappable }
       set { uniqueStorage().lastLocationSnappable = newValue }
       _modify { yield &uniqueStorage().lastLocationSnappable }
     }
 
     /// Which set of fields this trip was filled with, and how to read them.
     public var view: FleetEngine.TripView {
-      get { storage.view }
+      @inlinable get { storage.view }
       set { uniqueStorage().view = newValue }
       _modify { yield &uniqueStorage().view }
     }
 
     /// Custom attributes; each key may appear once.
     public var attributes: [FleetEngine.TripAttribute] {
-      get { storage.attributes }
+      @inlinable get { storage.attributes }
       set { uniqueStorage().attributes = newValue }
       _modify { yield &uniqueStorage().attributes }
     }
 
     /// Fields this schema does not know, kept as they arrived and sent again on encode.
     public var unknownFields: ProtoUnknownFields {
-      get { storage.unknownFields }
+      @inlinable get { storage.unknownFields }
       set { uniqueStorage().unknownFields = newValue }
       _modify { yield &uniqueStorage().unknownFields }
     }
@@ -711,14 +713,16 @@ extension FleetEngine {
     public static let protoMessageName = "maps.fleetengine.v1.StopLocation"
 
     /// The fields, shared by copies of this message until one of them changes (copy-on-write).
-    private final class Storage: @unchecked Sendable {
+    /// Usable from inline code, so that other modules read a field in place rather than
+    /// through a call (and a retain of the storage) per read.
+    @usableFromInline final class Storage: @unchecked Sendable {
       // @unchecked Sendable: changed only through a struct that holds the only reference.
       // @exclusivity(unchecked): a class's stored properties are checked at run time on every
       // access (a third of a field read); the struct's own accesses are checked statically.
-      @exclusivity(unchecked) var point: GoogleType.LatLng? = nil
-      @exclusivity(unchecked) var timestamp: GoogleProtobuf.Timestamp? = nil
-      @exclusivity(unchecked) var stopTime: GoogleProtobuf.Timestamp? = nil
-      @exclusivity(unchecked) var unknownFields: ProtoUnknownFields = ProtoUnknownFields()
+      @usableFromInline @exclusivity(unchecked) var point: GoogleType.LatLng? = nil
+      @usableFromInline @exclusivity(unchecked) var timestamp: GoogleProtobuf.Timestamp? = nil
+      @usableFromInline @exclusivity(unchecked) var stopTime: GoogleProtobuf.Timestamp? = nil
+      @usableFromInline @exclusivity(unchecked) var unknownFields: ProtoUnknownFields = ProtoUnknownFields()
 
       init() {}
 
@@ -730,7 +734,7 @@ extension FleetEngine {
       }
     }
 
-    private var storage = Storage()
+    @usableFromInline var storage = Storage()
 
     /// The storage, copied first if another copy of this message shares it.
     private mutating func uniqueStorage() -> Storage {
@@ -740,14 +744,14 @@ extension FleetEngine {
 
     /// Required. Where the stop happened.
     public var point: GoogleType.LatLng? {
-      get { storage.point }
+      @inlinable get { storage.point }
       set { uniqueStorage().point = newValue }
       _modify { yield &uniqueStorage().point }
     }
 
     /// When the stop happened.
     public var timestamp: GoogleProtobuf.Timestamp? {
-      get { storage.timestamp }
+      @inlinable get { storage.timestamp }
       set { uniqueStorage().timestamp = newValue }
       _modify { yield &uniqueStorage().timestamp }
     }
@@ -755,14 +759,14 @@ extension FleetEngine {
     /// Input only. Deprecated; use `timestamp`.
     /// - Note: Deprecated in the .proto file.
     public var stopTime: GoogleProtobuf.Timestamp? {
-      get { storage.stopTime }
+      @inlinable get { storage.stopTime }
       set { uniqueStorage().stopTime = newValue }
       _modify { yield &uniqueStorage().stopTime }
     }
 
     /// Fields this schema does not know, kept as they arrived and sent again on encode.
     public var unknownFields: ProtoUnknownFields {
-      get { storage.unknownFields }
+      @inlinable get { storage.unknownFields }
       set { uniqueStorage().unknownFields = newValue }
       _modify { yield &uniqueStorage().unknownFields }
     }
