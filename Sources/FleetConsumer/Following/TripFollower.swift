@@ -254,7 +254,9 @@ struct TripFollower {
   ) throws(ProtoDecodingError) -> OnResponse {
     // The trip no longer is the last poll's answer merged.
     digests = TripWireDigests()
-    return try merged(response, generation: generation, ownTripID: ownTripID).response
+    return try merged(
+      response, generation: generation, ownTripID: ownTripID,
+      hides: hidesOtherTrips(response, ownTripID))
   }
 
   /// Loop `generation`'s poll answered `bytes`, a serialized `Trip`: as
@@ -270,57 +272,66 @@ struct TripFollower {
       following.generation == generation, following.polling
     {
       let leftOut = scan.unchanged(since: digests)
-      if !leftOut.isEmpty {
-        // A merge that throws changes nothing: a failure is retried whole below, for the
-        // error unpacking the whole answer gives. So is an answer that now names another
-        // trip: hiding it reads fields (the first waypoint, its ETA) that may be left out.
-        let hides = settings.hidesOtherTrips
-        if let merged = try? TripWireDigests.withFields(of: bytes, leavingOut: leftOut, {
-          (fields) throws(ProtoDecodingError) in
-          try FleetEngine.Trip.withUnpacked(fields) {
-            (c) throws(ProtoDecodingError) -> (response: OnResponse, wholeAnswer: Bool)? in
-            guard !hides || !FleetEngine.Trip.namesOtherTrips(c, ownTripID: ownTripID) else {
-              return nil
-            }
-            return try self.merged(
-              c, generation: generation, ownTripID: ownTripID, keepingWaypoints: leftOut.waypoints)
-          }
-        }) ?? nil {
-          remember(&scan, merged.wholeAnswer)
-          return merged.response
-        }
+      if !leftOut.isEmpty,
+        let response = mergedLeavingOut(
+          leftOut, of: bytes, generation: generation, ownTripID: ownTripID)
+      {
+        digests.update(from: &scan)
+        return response
       }
     }
-    let merged = try FleetEngine.Trip.withUnpacked(bytes) { (c) throws(ProtoDecodingError) in
-      try self.merged(c, generation: generation, ownTripID: ownTripID)
+    var hides = false
+    let response = try FleetEngine.Trip.withUnpacked(bytes) { (c) throws(ProtoDecodingError) in
+      hides = hidesOtherTrips(c, ownTripID)
+      return try merged(c, generation: generation, ownTripID: ownTripID, hides: hides)
     }
-    switch merged.response {
+    switch response {
     case .ignore: break
-    case .deliver, .finish: remember(&scan, scanned && merged.wholeAnswer)
+    case .deliver, .finish:
+      // Kept while the trip is the answer merged as sent, not with other trips' stops hidden.
+      if scanned && !hides { digests.update(from: &scan) } else { digests = TripWireDigests() }
     }
-    return merged.response
+    return response
   }
 
-  /// Keeps the digests of the answer just merged while the trip is that answer merged.
-  private mutating func remember(_ scan: inout TripWireDigests.Scan, _ wholeAnswer: Bool) {
-    if wholeAnswer {
-      digests.update(from: &scan)
-    } else {
-      digests = TripWireDigests()
+  /// `bytes` merged with the fields in `leftOut` left out; nil when it is to be merged whole:
+  /// when it names another trip (hiding it reads fields, the first waypoint and its ETA,
+  /// that may be left out), or when the merge failed (a merge that throws changes nothing;
+  /// whole, the answer fails with the error unpacking all of it gives).
+  private mutating func mergedLeavingOut(
+    _ leftOut: TripWireDigests.LeftOut, of bytes: UnsafeRawBufferPointer, generation: UInt64,
+    ownTripID: String
+  ) -> OnResponse? {
+    do {
+      return try TripWireDigests.withFields(of: bytes, leavingOut: leftOut) {
+        (fields) throws(ProtoDecodingError) in
+        try FleetEngine.Trip.withUnpacked(fields) {
+          (c) throws(ProtoDecodingError) -> OnResponse? in
+          guard !hidesOtherTrips(c, ownTripID) else { return nil }
+          return try merged(
+            c, generation: generation, ownTripID: ownTripID, hides: false,
+            keepingWaypoints: leftOut.waypoints)
+        }
+      }
+    } catch {
+      return nil
     }
   }
 
-  /// ``received(cMessage:generation:ownTripID:)``; `wholeAnswer` says whether the trip now
-  /// holds the response as sent (false once other trips' stops were hidden from it).
+  /// Whether other trips' stops are to be hidden from `response`.
+  private func hidesOtherTrips(
+    _ response: UnsafePointer<FleetEngine.Trip.CMessage>, _ ownTripID: String
+  ) -> Bool {
+    settings.hidesOtherTrips && FleetEngine.Trip.namesOtherTrips(response, ownTripID: ownTripID)
+  }
+
+  /// ``received(cMessage:generation:ownTripID:)``, other trips' stops hidden when `hides`.
   private mutating func merged(
     _ response: UnsafePointer<FleetEngine.Trip.CMessage>, generation: UInt64, ownTripID: String,
-    keepingWaypoints kept: UInt64 = 0
-  ) throws(ProtoDecodingError) -> (response: OnResponse, wholeAnswer: Bool) {
+    hides: Bool, keepingWaypoints kept: UInt64 = 0
+  ) throws(ProtoDecodingError) -> OnResponse {
     switch state {
     case .following(var following) where following.generation == generation && following.polling:
-      let hides =
-        settings.hidesOtherTrips
-        && FleetEngine.Trip.namesOtherTrips(response, ownTripID: ownTripID)
       let changes: TripChanges
       if trip != nil && !hides {
         // The usual poll: merged in place, and the merge tells what it changed.
@@ -345,15 +356,15 @@ struct TripFollower {
       }
       if trip!.tripStatus.isTerminal {
         state = .finished
-        return (.finish(changes.events + [.stateChanged(.inactive)]), !hides)
+        return .finish(changes.events + [.stateChanged(.inactive)])
       }
       following.polling = following.watching
       following.consecutiveFailures = 0
       following.retriedUnauthenticated = false
       state = .following(following)
-      return (.deliver(changes.events, nextPollIn: pollInterval), !hides)
+      return .deliver(changes.events, nextPollIn: pollInterval)
     case .following, .inactive, .finished:
-      return (.ignore, false)
+      return .ignore
     }
   }
 
