@@ -224,4 +224,3 @@ final class ServiceCore: Sendable {
     if removed { tokens.remove(tripID: name.tripID) }
   }
 }
-

@@ -77,14 +77,14 @@ enum RemainingRoute {
     return intervals
   }
 
-  /// Which parts of the remaining route differ between two lists of remaining waypoints.
-  /// Cheap when they are the same, as on most polls: with as many waypoints in both, the
+  /// The remaining route's properties (points, distance, traffic) that differ between two
+  /// lists of remaining waypoints. Cheap when they are the same, as on most polls: with as many waypoints in both, the
   /// paths and traffic are compared waypoint by waypoint, and those the merge carried over
   /// are the same arrays, which compare at once. Only what may differ is joined and compared
   /// whole.
-  static func changes(
+  static func changedFields(
     from old: [FleetEngine.TripWaypoint], to new: [FleetEngine.TripWaypoint]
-  ) -> (points: Bool, distance: Bool, traffic: Bool) {
+  ) -> TripModelUpdatedPropertyFields {
     let distance = Self.distance(old) != Self.distance(new)
     var mayDifferInPoints = true
     var mayDifferInTraffic = true
@@ -111,20 +111,10 @@ enum RemainingRoute {
       && !old.dropFirst().lazy.flatMap(\.pathToWaypoint)
         .elementsEqual(new.dropFirst().lazy.flatMap(\.pathToWaypoint))
     let traffic = mayDifferInTraffic && Self.traffic(old) != Self.traffic(new)
-    return (points, distance, traffic)
-  }
-}
-
-extension RemainingRoute {
-  /// ``changes(from:to:)`` as the properties that changed.
-  static func changedFields(
-    from old: [FleetEngine.TripWaypoint], to new: [FleetEngine.TripWaypoint]
-  ) -> TripModelUpdatedPropertyFields {
-    let differ = changes(from: old, to: new)
     var fields: TripModelUpdatedPropertyFields = []
-    if differ.points { fields.insert(.remainingRoute) }
-    if differ.distance { fields.insert(.remainingRouteDistance) }
-    if differ.traffic { fields.insert(.remainingRouteTraffic) }
+    if points { fields.insert(.remainingRoute) }
+    if distance { fields.insert(.remainingRouteDistance) }
+    if traffic { fields.insert(.remainingRouteTraffic) }
     return fields
   }
 }

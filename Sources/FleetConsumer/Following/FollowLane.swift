@@ -18,14 +18,9 @@ final class FollowLane: Sendable {
   let scheduler: FollowScheduler
   /// Feed streams decided on (being made, or open) on the lane and not yet ended.
   private let openFeeds = Atomic<Int>(0)
-  /// The models given this lane and not yet deinitialized, in all and per phase bucket (see
+  /// The models given this lane and not yet deinitialized, per phase bucket (see
   /// ``ServiceCore/laneForNewModel(at:)``).
-  private let models = PosixMutex(PhaseCounts())
-
-  struct PhaseCounts {
-    var total = 0
-    var perBucket = [Int](repeating: 0, count: ServiceCore.phaseBuckets)
-  }
+  private let models = PosixMutex([Int](repeating: 0, count: ServiceCore.phaseBuckets))
   /// Per method path, the call last prepared for a model of this lane, with the token it
   /// carries (a model calls two methods: GetTrip and the feed's WatchTrip).
   private let lastPrepared = PosixMutex<
@@ -91,28 +86,18 @@ final class FollowLane: Sendable {
     return open < capacity - reserve ? .room : .full
   }
 
-  var modelCount: Int { models.withLock { $0.total } }
+  var modelCount: Int { models.withLock { $0.reduce(0, +) } }
 
   /// The models of the lane, in all and in phase bucket `bucket`.
   func modelCounts(inBucket bucket: Int) -> (total: Int, inBucket: Int) {
-    models.withLock { ($0.total, $0.perBucket[bucket]) }
+    models.withLock { ($0.reduce(0, +), $0[bucket]) }
   }
 
   /// A model was given this lane in phase bucket `bucket`.
-  func modelAdded(inBucket bucket: Int) {
-    models.withLock {
-      $0.total += 1
-      $0.perBucket[bucket] += 1
-    }
-  }
+  func modelAdded(inBucket bucket: Int) { models.withLock { $0[bucket] += 1 } }
 
   /// A model of this lane, given it in phase bucket `bucket`, is gone.
-  func modelEnded(inBucket bucket: Int) {
-    models.withLock {
-      $0.total -= 1
-      $0.perBucket[bucket] -= 1
-    }
-  }
+  func modelEnded(inBucket bucket: Int) { models.withLock { $0[bucket] -= 1 } }
 
   /// A trip of the lane decided to open a feed stream.
   func feedOpened() { openFeeds.add(1, ordering: .relaxed) }

@@ -77,13 +77,6 @@ struct TripWireDigests {
     fileprivate var waypointHashes = InlineArray<16, UInt64>(repeating: 0)
     fileprivate var waypointCount = 0
 
-    /// The digests of `bytes`, a serialized `Trip`; nil when its top level does not parse
-    /// or is not in serializer order.
-    init?(of bytes: UnsafeRawBufferPointer) {
-      self.init()
-      guard read(bytes) else { return nil }
-    }
-
     /// No digests yet: ``read(_:)`` fills them in.
     init() {}
 

@@ -258,8 +258,9 @@ struct TripWireDigestsTests {
 }
 
 extension TripWireDigests.Scan {
+  /// The digests of `bytes`; nil when they are not to be used.
   fileprivate init?(of bytes: [UInt8]) {
-    guard let scan = bytes.withUnsafeBytes({ TripWireDigests.Scan(of: $0) }) else { return nil }
-    self = scan
+    self.init()
+    guard bytes.withUnsafeBytes({ read($0) }) else { return nil }
   }
 }
