@@ -283,7 +283,8 @@ private enum TopLevel {
 }
 
 /// A 64-bit hash of a run of bytes, keyed by a random number drawn once per process:
-/// xxHash64's round on each 8-byte word, and its final mix.
+/// xxHash64's round on each 8-byte word, and its final mix. Not Swift's `Hasher`: its setup
+/// and SipHash rounds, per field, were 2.2 % of the client's samples at 8,000 trips.
 private enum FieldHasher {
   private static let key = UInt64.random(in: .min ... .max)
   private static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
