@@ -256,7 +256,7 @@ struct TripFollower {
     digests = TripWireDigests()
     return try merged(
       response, generation: generation, ownTripID: ownTripID,
-      hides: hidesOtherTrips(response, ownTripID))
+      hides: Self.hidesOtherTrips(response, ownTripID, settings))
   }
 
   /// Loop `generation`'s poll answered `bytes`, a serialized `Trip`: as
@@ -282,7 +282,7 @@ struct TripFollower {
     }
     var hides = false
     let response = try FleetEngine.Trip.withUnpacked(bytes) { (c) throws(ProtoDecodingError) in
-      hides = hidesOtherTrips(c, ownTripID)
+      hides = Self.hidesOtherTrips(c, ownTripID, settings)
       return try merged(c, generation: generation, ownTripID: ownTripID, hides: hides)
     }
     switch response {
@@ -302,12 +302,14 @@ struct TripFollower {
     _ leftOut: TripWireDigests.LeftOut, of bytes: UnsafeRawBufferPointer, generation: UInt64,
     ownTripID: String
   ) -> OnResponse? {
+    // Read before the closures: a method of `self` called from them copies the follower.
+    let settings = settings
     do {
       return try TripWireDigests.withFields(of: bytes, leavingOut: leftOut) {
         (fields) throws(ProtoDecodingError) in
         try FleetEngine.Trip.withUnpacked(fields) {
           (c) throws(ProtoDecodingError) -> OnResponse? in
-          guard !hidesOtherTrips(c, ownTripID) else { return nil }
+          guard !Self.hidesOtherTrips(c, ownTripID, settings) else { return nil }
           return try merged(
             c, generation: generation, ownTripID: ownTripID, hides: false,
             keepingWaypoints: leftOut.waypoints)
@@ -319,8 +321,9 @@ struct TripFollower {
   }
 
   /// Whether other trips' stops are to be hidden from `response`.
-  private func hidesOtherTrips(
-    _ response: UnsafePointer<FleetEngine.Trip.CMessage>, _ ownTripID: String
+  private static func hidesOtherTrips(
+    _ response: UnsafePointer<FleetEngine.Trip.CMessage>, _ ownTripID: String,
+    _ settings: Settings
   ) -> Bool {
     settings.hidesOtherTrips && FleetEngine.Trip.namesOtherTrips(response, ownTripID: ownTripID)
   }

@@ -39,8 +39,10 @@ struct TripWireDigests {
   mutating func update(from scan: inout Scan) {
     let fields = scan.present.nonzeroBitCount
     let waypoints = max(scan.waypointCount, 0)
-    if let storage, isKnownUniquelyReferenced(&self.storage),
-      storage.header.present.nonzeroBitCount == fields, storage.header.waypoints == waypoints
+    // Uniqueness is asked before the storage is bound to a name, which would be a second
+    // reference: the check would then fail every time, and each poll allocate anew.
+    if isKnownUniquelyReferenced(&storage),
+      storage!.header.present.nonzeroBitCount == fields, storage!.header.waypoints == waypoints
     {
       // The same shape as the last answer's, as nearly every poll's is.
     } else {
