@@ -117,6 +117,15 @@ extension ClientStream {
     }
   }
 
+  /// Once a loop-driven unary call is over (on the loop): its response, if one came (see
+  /// ``deliver(_:_:)``), the outcome and the response headers' metadata.
+  func takeUnaryEnd() -> (response: Received?, outcome: CallOutcome, headMetadata: Metadata?) {
+    loop.assertInLoop()
+    let response = unaryResponse
+    unaryResponse = nil
+    return shared.withLock { s in (response, s.outcome!, s.head?.metadata) }
+  }
+
   /// The outcome, once the call is over.
   var outcome: CallOutcome? { shared.withLock { $0.outcome } }
 

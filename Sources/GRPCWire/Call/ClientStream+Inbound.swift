@@ -50,25 +50,25 @@ extension ClientStream {
       connection?.consume(streamID: streamID, bytes.count, streamOpen: false)
       finish(.failure(error), reset: true)
     case .accept(let encoding):
-      let partialBefore = deframer.bufferedByteCount
-      let frames: [MessageDeframer.Frame]
+      // A read usually completes one message: no list is made for it.
+      var first: Received? = nil
+      var more: [Received] = []
+      let partialBytes: Int
       do {
-        frames = try deframer.append(bytes)
+        partialBytes = try deframer.append(bytes) { frame, owed in
+          let message = Received(frame: frame, encoding: encoding, owed: owed)
+          if first == nil { first = message } else { more.append(message) }
+        }
       } catch {
         connection?.consume(streamID: streamID, bytes.count, streamOpen: true)
         finish(.failure(Self.deframingError(error)), reset: true)
         return
       }
-      var received: [Received] = []
-      received.reserveCapacity(frames.count)
-      let partialBytes = MessageDeframer.shareCredit(
-        of: frames, bufferedBefore: partialBefore, readCount: bytes.count
-      ) { frame, owed in received.append(Received(frame: frame, encoding: encoding, owed: owed)) }
       let owedByFrames = bytes.count - partialBytes
       if partialBytes > 0 { connection?.consume(streamID: streamID, partialBytes, streamOpen: true) }
-      guard !received.isEmpty else { return }
+      guard let first else { return }
       owedBytes += owedByFrames
-      messagesReceived += received.count
+      messagesReceived += 1 + more.count
       if oneResponse && messagesReceived > 1 {
         // doc/statuscodes.md: a response cardinality violation is UNIMPLEMENTED. Failed now,
         // not when the server ends the call (which may be never, or at the deadline).
@@ -80,25 +80,34 @@ extension ClientStream {
           reset: true)
         return
       }
-      deliver(received)
+      deliver(first, more)
     }
   }
 
-  func deliver(_ received: [Received]) {
-    if let observer, observer.streamsMessages {
-      // Called inside nghttp2's data callback: the observer may start or reset calls, so it
-      // runs once the session is done. It has read each message when it returns.
-      loop.execute { [self] in
-        for message in received {
-          observer.received(message, from: self)
-          returnCredit(message.owed)
+  /// Hands `first` and then `more`, complete messages in order, to the observer or the caller.
+  func deliver(_ first: Received, _ more: [Received]) {
+    if let observer {
+      if observer.streamsMessages {
+        // Called inside nghttp2's data callback: the observer may start or reset calls, so
+        // it runs once the session is done. It has read each message when it returns.
+        loop.execute { [self] in
+          for message in CollectionOfOne(first) + more {
+            observer.received(message, from: self)
+            returnCredit(message.owed)
+          }
         }
+      } else {
+        // A loop-driven unary call (one response: a second has failed it): the message waits
+        // here, loop-side, for the end; its credit comes back as the stream closes.
+        unaryResponse = first
       }
       return
     }
     let handed = shared.withLock { s in
-      s.messagesDelivered += received.count
-      return s.mailbox.deliver(received)
+      s.messagesDelivered += 1 + more.count
+      let handed = s.mailbox.deliver(first)
+      if !more.isEmpty { _ = s.mailbox.deliver(more) }
+      return handed
     }
     if let (reader, message) = handed {
       // Straight into a waiting reader: acknowledge now, no hop back needed.

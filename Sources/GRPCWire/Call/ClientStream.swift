@@ -13,7 +13,7 @@ internal import Logging
 /// since the message cannot complete otherwise and its size is bounded by `maxReceiveSize`.
 /// Bytes of complete messages stay unacknowledged until the caller takes the message, so a
 /// slow reader holds at most one stream window of complete messages plus one partial one.
-final class ClientStream: TimerTarget, @unchecked Sendable {
+final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
   // @unchecked Sendable: immutable lets, a Mutex, and loop-only vars (see above).
 
   let loop: EventLoop
@@ -53,6 +53,10 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
   /// it streams them) and of the end, on the loop, after nghttp2's callbacks have returned.
   /// Set before the stream is started; cleared once the end is handed over.
   var observer: (any ClientStreamObserver)?
+  /// A loop-driven unary call's response, kept for its end (``takeUnaryEnd()``).
+  var unaryResponse: Received?
+  /// The observer's end is queued on the loop (``runOnLoop()``), which clears `observer`.
+  var endQueued = false
 
   // MARK: Shared
   let shared: PosixMutex<Shared>
@@ -246,6 +250,7 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
     streamID = -1
     connection = nil
     dataDeferred = false
+    unaryResponse = nil
     deframer = MessageDeframer(maxMessageSize: maxReceiveSize)
     // Not from inside nghttp2's callback: the retry submits to a session.
     guard let delay = Self.transparentRetryDelay(after: transparentRetries) else {
@@ -298,11 +303,18 @@ final class ClientStream: TimerTarget, @unchecked Sendable {
       if let error { head.resume(throwing: error) } else { head.resume(returning: Metadata()) }
     }
     for end in ends { end.resume() }
-    if let observer {
-      self.observer = nil
+    if observer != nil, !endQueued {
+      endQueued = true
       // After any messages handed over before it; outside nghttp2's callbacks.
-      loop.execute { [self] in observer.ended(self) }
+      loop.execute(self)
     }
+  }
+
+  /// Hands the end to the observer (queued by ``finish(_:reset:)``).
+  func runOnLoop() {
+    guard let observer else { return }
+    self.observer = nil
+    observer.ended(self)
   }
 
   static func deframingError(_ error: MessageDeframer.Failure) -> RPCError {

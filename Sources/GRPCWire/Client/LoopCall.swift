@@ -232,11 +232,20 @@ where Deserializer.Message: Sendable {
   func received(_ message: ClientStream.Received, from stream: ClientStream) {}
 
   func ended(_ stream: ClientStream) {
-    let (messages, outcome, headMetadata) = stream.takeEnd()
+    let (response, outcome, headMetadata) = stream.takeUnaryEnd()
     let result: Result<Deserializer.Message, RPCError>
     do {
-      result = .success(
-        try GRPCChannel.single(messages, outcome, headMetadata, stream, deserializer).message)
+      if let response {
+        result = .success(
+          try GRPCChannel.single(
+            CollectionOfOne(response), outcome, headMetadata, stream, deserializer
+          ).message)
+      } else {
+        result = .success(
+          try GRPCChannel.single(
+            EmptyCollection(), outcome, headMetadata, stream, deserializer
+          ).message)
+      }
     } catch let error as RPCError {
       result = .failure(error)
     } catch {

@@ -40,9 +40,11 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
   /// connections: an idle connection holds no read buffer of its own.
   let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
 
-  /// One thing to run on the loop: a closure, or a job of a task that prefers this loop.
+  /// One thing to run on the loop: a closure, an object's ``LoopTask/runOnLoop()``, or a job
+  /// of a task that prefers this loop.
   private enum Item {
     case work(@Sendable () -> Void)
+    case task(any LoopTask)
     case job(UnownedJob)
   }
 
@@ -72,6 +74,12 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
   /// (then it runs later in the same tick, never inside the caller).
   public func execute(_ work: @escaping @Sendable () -> Void) {
     enqueue(.work(work))
+  }
+
+  /// Runs `task.runOnLoop()` on the loop thread, soon, in order with ``execute(_:)``'s work:
+  /// the same as executing a closure that calls it, without allocating one.
+  func execute(_ task: any LoopTask) {
+    enqueue(.task(task))
   }
 
   /// Runs a job of a task that prefers this loop (`TaskExecutor`).
@@ -289,10 +297,18 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     for item in items {
       switch item {
       case .work(let work): work()
+      case .task(let task): task.runOnLoop()
       case .job(let job): job.runSynchronously(on: asUnownedTaskExecutor())
       }
     }
   }
+}
+
+/// An object with one thing to run on its loop (``EventLoop/execute(_:)``): for work queued
+/// on every call, which a closure would cost an allocation each time.
+protocol LoopTask: AnyObject, Sendable {
+  /// Runs on the loop thread.
+  func runOnLoop()
 }
 
 /// How much a connection reads per readiness, into its loop's ``EventLoop/readBuffer``.

@@ -91,10 +91,13 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
     _ bytes: UnsafeRawBufferPointer, encoding: StreamStateMachine.MessageEncoding
   ) -> RPCError? {
     loop.assertInLoop()
-    let frames: [MessageDeframer.Frame]
-    let partialBefore = deframer.bufferedByteCount
+    // A complete message's bytes are acknowledged when the handler reads it.
+    var queued: [QueuedRequest] = []
+    let partialBytes: Int
     do {
-      frames = try deframer.append(bytes)
+      partialBytes = try deframer.append(bytes) { frame, owed in
+        queued.append(QueuedRequest(frame: frame, owed: owed))
+      }
     } catch {
       // The call fails; its bytes still count against the connection's window.
       connection?.consume(streamID: id, bytes.count, streamOpen: false)
@@ -107,18 +110,12 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
         return RPCError(code: .internalError, message: "a request's compressed flag is \(flag)")
       }
     }
-    for frame in frames where frame.compressed && encoding != .gzip {
+    for request in queued where request.frame.compressed && encoding != .gzip {
       connection?.consume(streamID: id, bytes.count, streamOpen: false)
       return RPCError(
         code: .internalError,
         message: "a request message is compressed but grpc-encoding is not gzip")
     }
-    // A complete message's bytes are acknowledged when the handler reads it.
-    var queued: [QueuedRequest] = []
-    queued.reserveCapacity(frames.count)
-    let partialBytes = MessageDeframer.shareCredit(
-      of: frames, bufferedBefore: partialBefore, readCount: bytes.count
-    ) { frame, owed in queued.append(QueuedRequest(frame: frame, owed: owed)) }
     connection?.consume(streamID: id, partialBytes, streamOpen: true)
     guard !queued.isEmpty else { return nil }
     // A waiting reader gets its request under the same lock that queued it, and its bytes

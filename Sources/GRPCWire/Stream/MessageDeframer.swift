@@ -40,30 +40,52 @@ struct MessageDeframer {
   var bufferedByteCount: Int { unfinishedCount }
 
   /// Adds `bytes` and returns the messages they complete, in order.
-  ///
-  /// Messages whole in `bytes` (the common case: DATA frames hold whole messages) are copied
-  /// straight out of it, once; a message split across reads is gathered in its own payload
-  /// array, which becomes the frame's.
   mutating func append(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> [Frame] {
     var frames: [Frame] = []
-    var position = 0
-    if unfinishedCount > 0 {
-      position = try continueUnfinished(bytes, into: &frames)
-      if unfinishedCount > 0 { return frames }
-    }
-    let rest = UnsafeRawBufferPointer(rebasing: bytes[position...])
-    let consumed = try parse(rest, into: &frames)
-    if consumed < rest.count {
-      _ = try continueUnfinished(UnsafeRawBufferPointer(rebasing: rest[consumed...]), into: &frames)
-    }
+    _ = try append(bytes) { frame, _ in frames.append(frame) }
     return frames
   }
 
+  /// Adds `bytes` and calls `body` with each message they complete, in order, and what the
+  /// message owes back to the peer's flow-control window: its bytes on the wire, less those
+  /// that arrived in earlier reads (acknowledged then). Returns the bytes of `bytes` left in
+  /// the message still arriving, to acknowledge now so that a message larger than the
+  /// window can complete. A receiver acknowledges a complete message only when its reader
+  /// takes it (client and server alike).
+  ///
+  /// Messages whole in `bytes` (the common case: DATA frames hold whole messages) are copied
+  /// straight out of it, once; a message split across reads is gathered in its own payload
+  /// array, which becomes the frame's. No list of messages is made: a read usually completes
+  /// one. When it throws, messages before the bad one may have been passed to `body`.
+  mutating func append(
+    _ bytes: UnsafeRawBufferPointer, _ body: (Frame, _ owed: Int) -> Void
+  ) throws(Failure) -> Int {
+    var fromEarlier = unfinishedCount
+    var owedByFrames = 0
+    func emit(_ frame: Frame) {
+      let owed = frame.wireSize - fromEarlier
+      fromEarlier = 0
+      owedByFrames += owed
+      body(frame, owed)
+    }
+    var position = 0
+    if unfinishedCount > 0 {
+      position = try continueUnfinished(bytes, emit)
+      if unfinishedCount > 0 { return bytes.count - owedByFrames }
+    }
+    let rest = UnsafeRawBufferPointer(rebasing: bytes[position...])
+    let consumed = try parse(rest, emit)
+    if consumed < rest.count {
+      _ = try continueUnfinished(UnsafeRawBufferPointer(rebasing: rest[consumed...]), emit)
+    }
+    return bytes.count - owedByFrames
+  }
+
   /// Adds the start of `raw` to the unfinished message (or starts one); returns how many
-  /// bytes it took: all of `raw`, or up to the end of the message, which then goes into
-  /// `frames`.
+  /// bytes it took: all of `raw`, or up to the end of the message, which then goes to
+  /// `emit`.
   private mutating func continueUnfinished(
-    _ raw: UnsafeRawBufferPointer, into frames: inout [Frame]
+    _ raw: UnsafeRawBufferPointer, _ emit: (Frame) -> Void
   ) throws(Failure) -> Int {
     var position = 0
     while unfinishedCount < 5 {
@@ -86,16 +108,17 @@ struct MessageDeframer {
     position += take
     unfinishedCount += take
     if payload.count == length {
-      frames.append(Frame(compressed: flag == 1, payload: payload))
+      let frame = Frame(compressed: flag == 1, payload: payload)
       payload = []
       prefix = 0
       unfinishedCount = 0
+      emit(frame)
     }
     return position
   }
 
   /// Takes the complete messages at the start of `raw`; returns how many bytes they used.
-  private func parse(_ raw: UnsafeRawBufferPointer, into frames: inout [Frame]) throws(Failure)
+  private func parse(_ raw: UnsafeRawBufferPointer, _ emit: (Frame) -> Void) throws(Failure)
     -> Int
   {
     var position = 0
@@ -110,36 +133,9 @@ struct MessageDeframer {
       }
       guard raw.count - position - 5 >= length else { break }
       let start = position + 5
-      frames.append(
-        Frame(compressed: flag == 1, payload: Array(raw[start..<start + length])))
+      emit(Frame(compressed: flag == 1, payload: Array(raw[start..<start + length])))
       position = start + length
     }
     return position
-  }
-}
-
-extension MessageDeframer {
-  /// How the bytes of one read are owed back to the peer's flow-control window, for a
-  /// receiver that acknowledges a complete message only when its reader takes it (client
-  /// and server alike): calls `body` with each frame that read completed and the bytes it
-  /// took on the wire, less those of it that arrived in earlier reads (acknowledged then);
-  /// returns the bytes of the read left in the message still arriving, to acknowledge now so
-  /// that a message larger than the window can complete.
-  ///
-  /// `frames` is what ``append(_:)`` returned for a read of `readCount` bytes, and
-  /// `bufferedBefore` the ``bufferedByteCount`` just before it.
-  @inline(__always)
-  static func shareCredit(
-    of frames: [Frame], bufferedBefore: Int, readCount: Int, _ body: (Frame, Int) -> Void
-  ) -> Int {
-    var fromEarlier = frames.isEmpty ? 0 : bufferedBefore
-    var owedByFrames = 0
-    for frame in frames {
-      let owed = frame.wireSize - fromEarlier
-      fromEarlier = 0
-      owedByFrames += owed
-      body(frame, owed)
-    }
-    return readCount - owedByFrames
   }
 }

@@ -73,6 +73,21 @@ struct StreamMailbox<Message: MailboxMessage> {
 
   // MARK: Received messages
 
+  /// Hands `message` to the waiting reader or the queue, as ``deliver(_:)-([Message])`` does
+  /// a list of one, without making the list.
+  mutating func deliver(_ message: Message) -> (
+    reader: CheckedContinuation<Message?, any Error>, message: Message
+  )? {
+    if let reader = readerWaiting {
+      // A waiting reader means an empty queue: the message is its.
+      readerWaiting = nil
+      return (reader, message)
+    }
+    bufferedBytes += message.payloadCount
+    inbound.append(message)
+    return nil
+  }
+
   /// Hands `messages`, received in order, to the waiting reader or the queue. Returns the
   /// reader with the message it is given: the loop acknowledges that message's bytes at once.
   mutating func deliver(_ messages: [Message]) -> (
