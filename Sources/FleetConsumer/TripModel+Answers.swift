@@ -137,6 +137,10 @@ extension TripModel {
       ])
     if dropToken, let token = failure.token {
       core.tokens.invalidate(token, for: tripName.tripID)
+      // The next poll must not reuse it from the template either.
+      protected.withLock { state in
+        if state.pollTemplate?.token == token { state.pollTemplate = nil }
+      }
     }
     lane.scheduler.schedule(self, generation: generation, at: next)
   }

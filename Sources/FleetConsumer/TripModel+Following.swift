@@ -1,5 +1,6 @@
 internal import GRPCWire
 internal import Logging
+internal import FoundationEssentials
 
 // How a model follows its trip: no task of its own. Its loop generation is an entry in the
 // service's FollowScheduler; when due, the event loop starts a GetTrip (or a WatchTrip
@@ -70,27 +71,35 @@ extension TripModel {
       return
     }
     let feedAvailable = room == .room
-    let (action, stopped) = protected.withLock { state in
+    let (action, stopped, template) = protected.withLock { state in
       guard state.pruneSubscribers() else {
         // Every subscriber was deallocated: stop as if the last one had unregistered.
-        return (TripFollower.OnPollDue.exit, stopLoop(&state))
+        return (TripFollower.OnPollDue.exit, stopLoop(&state), PollTemplate?.none)
       }
       return (
         state.follower.pollDue(
           generation: generation, due: due.nanoseconds, feedAvailable: feedAvailable),
-        nil
+        nil, state.pollTemplate
       )
     }
     stopped?.cancel()
     switch action {
     case .exit: return
-    case .poll(let versions): call(.poll(versions), generation: generation, dueAt: due)
+    case .poll(let versions):
+      call(.poll(versions), generation: generation, dueAt: due, checked: Checked(template: template))
     case .watch(let versions):
       // Counted from now, not once the stream is made (after a token fetch, perhaps): the
       // trips deciding in the same tick see it.
       lane.feedOpened()
-      call(.watch(versions), generation: generation, dueAt: due)
+      call(.watch(versions), generation: generation, dueAt: due, checked: Checked(template: nil))
     }
+  }
+
+  /// What ``pollDue(generation:dueAt:)`` read in its hold of the lock, for the call it
+  /// starts at once: the generation was current, and this was the poll template. (Stopped
+  /// since, the call is cancelled as it is recorded.)
+  struct Checked {
+    let template: PollTemplate?
   }
 
   /// The two calls a model makes.
@@ -101,9 +110,23 @@ extension TripModel {
 
   /// On the loop: makes `kind` with the cached token, or fetches one first, off the loop (a
   /// provider may run a command or an HTTP request), and comes back.
-  func call(_ kind: FollowCall, generation: UInt64, dueAt due: MonotonicInstant) {
-    if let token = core.tokens.cachedToken(forTripID: tripName.tripID) {
-      start(kind, token: token, generation: generation, dueAt: due)
+  func call(
+    _ kind: FollowCall, generation: UInt64, dueAt due: MonotonicInstant, checked: Checked
+  ) {
+    // The last poll's token while the cache would still hand it out: the cache is asked only
+    // when it may not (or after the server refused it, which drops the template).
+    if case .poll = kind, let template = checked.template,
+      core.tokens.isReusable(until: template.tokenReusableUntil)
+    {
+      start(
+        kind, token: template.token, reusableUntil: template.tokenReusableUntil,
+        generation: generation, dueAt: due, checked: checked)
+      return
+    }
+    if let (token, until) = core.tokens.reusableToken(forTripID: tripName.tripID) {
+      start(
+        kind, token: token, reusableUntil: until, generation: generation, dueAt: due,
+        checked: checked)
       return
     }
     let loop = lane.loop
@@ -118,7 +141,10 @@ extension TripModel {
       loop.execute {
         switch fetched {
         case .success(let token):
-          self.start(kind, token: token, generation: generation, dueAt: due)
+          // Not known how long the cache keeps it: the next poll asks the cache.
+          self.start(
+            kind, token: token, reusableUntil: .distantPast, generation: generation, dueAt: due,
+            checked: nil)
         case .failure(let error):
           self.notStarted(kind)
           self.failed(PollFailure(error: error, token: nil), generation: generation)
@@ -128,12 +154,18 @@ extension TripModel {
   }
 
   /// On the loop: starts the call, with callbacks that hand its outcome to the follower.
+  /// `token` may be handed out until `reusableUntil` (``TokenCache/reusableToken(forTripID:)``);
+  /// `checked` is nil when the generation and template are to be read again (after a token
+  /// fetch).
   func start(
-    _ kind: FollowCall, token: AccessToken, generation: UInt64, dueAt due: MonotonicInstant
+    _ kind: FollowCall, token: AccessToken, reusableUntil: Date?, generation: UInt64,
+    dueAt due: MonotonicInstant, checked: Checked?
   ) {
-    let (current, template) = protected.withLock { state in
-      (state.follower.generation == generation, state.pollTemplate)
-    }
+    let (current, template) =
+      checked.map { (true, $0.template) }
+      ?? protected.withLock { state in
+        (state.follower.generation == generation, state.pollTemplate)
+      }
     // Stopped while the token was fetched: send nothing.
     guard current else { return notStarted(kind) }
     let call: LoopCall
@@ -144,7 +176,9 @@ extension TripModel {
         // A poll repeats its request and its fields until the versions or the token change:
         // encoded and checked once, not on every poll.
         let poll: PollTemplate
-        if let template, template.versions == versions, template.token == token {
+        if let template, template.versions == versions, template.token == token,
+          template.tokenReusableUntil == reusableUntil
+        {
           poll = template
         } else {
           let prepared: PreparedCall
@@ -160,19 +194,12 @@ extension TripModel {
           }
           poll = PollTemplate(
             versions: versions, framed: GRPCChannel.frame(request(sending: versions)),
-            token: token, prepared: prepared)
+            token: token, tokenReusableUntil: reusableUntil, prepared: prepared)
           made = poll
         }
         call = try lane.channel.startUnary(
           poll.prepared, framedRequest: poll.framed,
-          deserializer: Merging(model: self, generation: generation, answer: .poll(dueAt: due))
-        ) { [self] result in
-          switch result {
-          case .success(let merged): applied(merged, generation: generation)
-          case .failure(let error):
-            failed(PollFailure(error: error, token: token), generation: generation)
-          }
-        }
+          receiver: PollReceiver(model: self, generation: generation, token: token, due: due))
       case .watch(let versions):
         // No deadline: the stream lasts as long as the trip; stopping cancels it.
         let path = FleetFeed.TripFeed.watchTrip.path
@@ -243,6 +270,35 @@ extension TripModel {
     }
   }
 
+  /// What a poll reports to, on the loop: its answer merged, or its failure. One object per
+  /// poll, holding what the call needs to know (a deserializer and a closure took two).
+  final class PollReceiver: UnaryCallReceiver {
+    let model: TripModel
+    let generation: UInt64
+    /// The token the poll carried, dropped if the server refuses it.
+    let token: AccessToken
+    let due: MonotonicInstant
+
+    init(model: TripModel, generation: UInt64, token: AccessToken, due: MonotonicInstant) {
+      self.model = model
+      self.generation = generation
+      self.token = token
+      self.due = due
+    }
+
+    var deserializer: Merging {
+      Merging(model: model, generation: generation, answer: .poll(dueAt: due))
+    }
+
+    func ended(_ result: Result<Merged, RPCError>) {
+      switch result {
+      case .success(let merged): model.applied(merged, generation: generation)
+      case .failure(let error):
+        model.failed(PollFailure(error: error, token: token), generation: generation)
+      }
+    }
+  }
+
   /// A failed call: the error, and the token it carried (nil when getting the token failed
   /// and nothing was sent).
   struct PollFailure: Error {
@@ -307,21 +363,26 @@ extension TripService {
 }
 
 /// What a poll sends, kept by its model for the next poll: the request for the versions
-/// held, framed, and the checked fields carrying the token. Immutable, so reading it from
+/// held, framed, and the checked fields carrying the token (dropped when the server refuses
+/// the token). Immutable, so reading it from
 /// the model costs one retain.
 final class PollTemplate: Sendable {
   let versions: TripFollower.HeldVersions
   let framed: [UInt8]
   let token: AccessToken
+  /// Until when the token cache would hand `token` out (nil: while it is not invalidated):
+  /// the next poll reuses it without asking the cache.
+  let tokenReusableUntil: Date?
   let prepared: PreparedCall
 
   init(
     versions: TripFollower.HeldVersions, framed: [UInt8], token: AccessToken,
-    prepared: PreparedCall
+    tokenReusableUntil: Date?, prepared: PreparedCall
   ) {
     self.versions = versions
     self.framed = framed
     self.token = token
+    self.tokenReusableUntil = tokenReusableUntil
     self.prepared = prepared
   }
 }

@@ -64,12 +64,25 @@ final class TokenCache: Sendable {
   /// fetched (or is being fetched) first. Never waits and never starts a fetch: the event
   /// loop asks this before every poll and goes through ``token(for:)`` only on a miss.
   func cachedToken(forTripID tripID: String) -> AccessToken? {
+    reusableToken(forTripID: tripID)?.token
+  }
+
+  /// ``cachedToken(forTripID:)``, and until when it may be handed out (nil: for as long as
+  /// it is not invalidated), for a caller that keeps it and asks ``isReusable(until:)``
+  /// instead of this cache on each use.
+  func reusableToken(forTripID tripID: String) -> (token: AccessToken, until: Date?)? {
     state.withLock { state in
       guard case .ready(let token, let fetchedAt) = state.entries[tripID],
         isUsable(token, fetchedAt: fetchedAt)
       else { return nil }
-      return token
+      return (token, reusableUntil(token, fetchedAt: fetchedAt))
     }
+  }
+
+  /// Whether a token ``reusableToken(forTripID:)`` gave as usable `until` still is.
+  func isReusable(until: Date?) -> Bool {
+    guard let until else { return true }
+    return now() < until
   }
 
   private enum Lookup {
@@ -152,9 +165,14 @@ final class TokenCache: Sendable {
   /// Whether `token` may still be handed out: before its expiry minus the margin, where the
   /// margin is at most half the token's lifetime.
   private func isUsable(_ token: AccessToken, fetchedAt: Date) -> Bool {
-    guard let expiresAt = token.expiresAt else { return true }
+    isReusable(until: reusableUntil(token, fetchedAt: fetchedAt))
+  }
+
+  /// When `token` stops being handed out: its expiry minus the margin (nil: no expiry).
+  private func reusableUntil(_ token: AccessToken, fetchedAt: Date) -> Date? {
+    guard let expiresAt = token.expiresAt else { return nil }
     let lifetime = expiresAt.timeIntervalSince(fetchedAt)
     let margin = min(refreshMargin.seconds, max(lifetime, 0) / 2)
-    return now() < expiresAt.addingTimeInterval(-margin)
+    return expiresAt.addingTimeInterval(-margin)
   }
 }

@@ -86,20 +86,20 @@ extension ClientStream {
 
   /// Hands `first` and then `more`, complete messages in order, to the observer or the caller.
   func deliver(_ first: Received, _ more: [Received]) {
+    if unaryReceiver != nil {
+      // A loop-driven unary call (one response: a second has failed it): the message waits
+      // here, loop-side, for the end; its credit comes back as the stream closes.
+      unaryResponse = first
+      return
+    }
     if let observer {
-      if observer.streamsMessages {
-        // Called inside nghttp2's data callback: the observer may start or reset calls, so
-        // it runs once the session is done. It has read each message when it returns.
-        loop.execute { [self] in
-          for message in CollectionOfOne(first) + more {
-            observer.received(message, from: self)
-            returnCredit(message.owed)
-          }
+      // Called inside nghttp2's data callback: the observer may start or reset calls, so it
+      // runs once the session is done. It has read each message when it returns.
+      loop.execute { [self] in
+        for message in CollectionOfOne(first) + more {
+          observer.received(message, from: self)
+          returnCredit(message.owed)
         }
-      } else {
-        // A loop-driven unary call (one response: a second has failed it): the message waits
-        // here, loop-side, for the end; its credit comes back as the stream closes.
-        unaryResponse = first
       }
       return
     }

@@ -53,9 +53,12 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
   /// it streams them) and of the end, on the loop, after nghttp2's callbacks have returned.
   /// Set before the stream is started; cleared once the end is handed over.
   var observer: (any ClientStreamObserver)?
+  /// A loop-driven unary call's driver instead (no `observer` then): told of the end only.
+  var unaryReceiver: (any UnaryCallReceiver)?
   /// A loop-driven unary call's response, kept for its end (``takeUnaryEnd()``).
   var unaryResponse: Received?
-  /// The observer's end is queued on the loop (``runOnLoop()``), which clears `observer`.
+  /// The end is queued on the loop (``runOnLoop()``), which hands it to the observer or the
+  /// unary receiver and clears them.
   var endQueued = false
 
   // MARK: Shared
@@ -303,7 +306,7 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
       if let error { head.resume(throwing: error) } else { head.resume(returning: Metadata()) }
     }
     for end in ends { end.resume() }
-    if observer != nil, !endQueued {
+    if observer != nil || unaryReceiver != nil, !endQueued {
       endQueued = true
       // After any messages handed over before it; outside nghttp2's callbacks.
       loop.execute(self)
@@ -312,9 +315,13 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
 
   /// Hands the end to the observer (queued by ``finish(_:reset:)``).
   func runOnLoop() {
-    guard let observer else { return }
-    self.observer = nil
-    observer.ended(self)
+    if let unaryReceiver {
+      self.unaryReceiver = nil
+      unaryReceiver.end(of: self)
+    } else if let observer {
+      self.observer = nil
+      observer.ended(self)
+    }
   }
 
   static func deframingError(_ error: MessageDeframer.Failure) -> RPCError {

@@ -42,12 +42,10 @@ package struct LoopCall: Sendable {
   }
 }
 
-/// Receives a loop-driven stream's messages and end, on its loop, outside nghttp2's callbacks.
+/// Receives a loop-driven streaming call's messages as they arrive, and its end, on its
+/// loop, outside nghttp2's callbacks. (A unary call has a ``UnaryCallReceiver`` instead.)
 protocol ClientStreamObserver: AnyObject, Sendable {
-  /// Whether messages go to ``received(_:from:)`` as they arrive (a streaming call) rather
-  /// than staying in the stream for its end (a unary call).
-  var streamsMessages: Bool { get }
-  /// One complete response message; called in order, only when `streamsMessages`.
+  /// One complete response message; called in order.
   func received(_ message: ClientStream.Received, from stream: ClientStream)
   /// The call is over: its outcome is set. Called once, after every message.
   func ended(_ stream: ClientStream)
@@ -108,8 +106,26 @@ extension GRPCChannel {
         completion(result)
       })
     }
+    return try startUnary(
+      prepared, framedRequest: framedRequest,
+      receiver: ClosureUnaryReceiver(deserializer: deserializer, completion: completion))
+  }
+
+  /// ``startUnary(_:framedRequest:deserializer:completion:)`` reporting to `receiver`, which
+  /// the call holds until it ends: the response read by its deserializer, on the loop, then
+  /// the result. For a caller that makes the same call again and again (a poller), one
+  /// object holds what the call needs to know, where a deserializer and a closure take two
+  /// allocations.
+  package func startUnary<Receiver: UnaryCallReceiver>(
+    _ prepared: PreparedCall, framedRequest: [UInt8], receiver: Receiver
+  ) throws(RPCError) -> LoopCall {
+    if prepared.interception != nil {
+      return try startUnary(
+        prepared, framedRequest: framedRequest, deserializer: receiver.deserializer,
+        completion: { receiver.ended($0) })
+    }
     let stream = try makeLoopStream(prepared, framedRequest, oneResponse: true)
-    stream.observer = UnaryObserver(deserializer: deserializer, completion: completion)
+    stream.unaryReceiver = receiver
     return start(stream)
   }
 
@@ -213,25 +229,19 @@ extension GRPCChannel {
   }
 }
 
-/// A loop-driven unary call's end: the one response decoded, or the error.
-private final class UnaryObserver<Deserializer: MessageDeserializer>: ClientStreamObserver
-where Deserializer.Message: Sendable {
-  let deserializer: Deserializer
-  let completion: @Sendable (Result<Deserializer.Message, RPCError>) -> Void
+/// What a loop-driven unary call reports to, on its loop: its one response read by
+/// ``deserializer``, then the result (``GRPCChannel/startUnary(_:framedRequest:receiver:)``).
+package protocol UnaryCallReceiver: AnyObject, Sendable {
+  associatedtype Deserializer: MessageDeserializer where Deserializer.Message: Sendable
+  /// Reads the response, on the loop, as the call ends.
+  var deserializer: Deserializer { get }
+  /// The call is over: the response read, or the call's error. Called once.
+  func ended(_ result: Result<Deserializer.Message, RPCError>)
+}
 
-  init(
-    deserializer: Deserializer,
-    completion: @escaping @Sendable (Result<Deserializer.Message, RPCError>) -> Void
-  ) {
-    self.deserializer = deserializer
-    self.completion = completion
-  }
-
-  var streamsMessages: Bool { false }
-
-  func received(_ message: ClientStream.Received, from stream: ClientStream) {}
-
-  func ended(_ stream: ClientStream) {
+extension UnaryCallReceiver {
+  /// The end of `stream`, a call made for this receiver: its one response read, or its error.
+  func end(of stream: ClientStream) {
     let (response, outcome, headMetadata) = stream.takeUnaryEnd()
     let result: Result<Deserializer.Message, RPCError>
     do {
@@ -251,8 +261,25 @@ where Deserializer.Message: Sendable {
     } catch {
       result = .failure(RPCError(code: .internalError, message: "\(error)", cause: error))
     }
-    completion(result)
+    ended(result)
   }
+}
+
+/// A unary receiver made of a deserializer and a closure.
+private final class ClosureUnaryReceiver<Deserializer: MessageDeserializer>: UnaryCallReceiver
+where Deserializer.Message: Sendable {
+  let deserializer: Deserializer
+  let completion: @Sendable (Result<Deserializer.Message, RPCError>) -> Void
+
+  init(
+    deserializer: Deserializer,
+    completion: @escaping @Sendable (Result<Deserializer.Message, RPCError>) -> Void
+  ) {
+    self.deserializer = deserializer
+    self.completion = completion
+  }
+
+  func ended(_ result: Result<Deserializer.Message, RPCError>) { completion(result) }
 }
 
 /// What a loop-driven server-streaming call reports to, on its loop: each response read by
@@ -305,8 +332,6 @@ private final class StreamingObserver<Receiver: ServerStreamReceiver>: ClientStr
   init(receiver: Receiver) {
     self.receiver = receiver
   }
-
-  var streamsMessages: Bool { true }
 
   func received(_ message: ClientStream.Received, from stream: ClientStream) {
     guard !failed else { return }
