@@ -104,6 +104,21 @@ extension FleetEngine.Trip {
     }
     if let v = plan.remainingWaypointsVersion { remainingWaypointsVersion = v }
     if let v = plan.remainingWaypointsRouteVersion { remainingWaypointsRouteVersion = v }
+    if !plan.waypointNumbers.isEmpty {
+      // The same stops, paths and traffic: of the remaining route only its distance (the
+      // later waypoints' distances) may change.
+      let distanceBefore = RemainingRoute.distance(remainingWaypoints)
+      var any = false
+      for numbers in plan.waypointNumbers where remainingWaypoints[numbers.index].take(numbers) {
+        any = true
+      }
+      if any {
+        changed.insert(.remainingWaypoints)
+        if RemainingRoute.distance(remainingWaypoints) != distanceBefore {
+          changed.insert(.remainingRouteDistance)
+        }
+      }
+    }
     if let v = plan.remainingWaypoints {
       if v != remainingWaypoints {
         changed.insert(.remainingWaypoints)

@@ -21,6 +21,10 @@ struct TripMergePlan {
   var remainingWaypointsVersion: GoogleProtobuf.Timestamp?
   var remainingWaypointsRouteVersion: GoogleProtobuf.Timestamp?
   var remainingWaypoints: [FleetEngine.TripWaypoint]?
+  /// Instead of a new `remainingWaypoints`: the held waypoints whose own numbers alone
+  /// changed (the same stops at the same indices, no path sent, as on most polls), to update
+  /// in place. Empty when there are none, or when `remainingWaypoints` is set.
+  var waypointNumbers: [WaypointNumbers] = []
   var vehicleWaypoints: [FleetEngine.TripWaypoint]?
   var currentRouteSegmentVersion: GoogleProtobuf.Timestamp?
   var route: [GoogleType.LatLng]?
@@ -127,6 +131,14 @@ extension FleetEngine.Trip {
       if waypointsVersion != nil, !remainingWaypoints.isEmpty { plan.remainingWaypoints = [] }
       return
     }
+    // The usual poll: the same stops, only their distances and times new. Updated in place
+    // later, with no list built and no waypoint copied.
+    if pathsVersion == nil, !plan.changesStops, count == remainingWaypoints.count,
+      let numbers = try numbersOnly(list, keeping: keptByIndex)
+    {
+      plan.waypointNumbers = numbers
+      return
+    }
     // Built from the first waypoint that differs from the held one at its index: a poll that
     // changes no waypoint (the usual one) builds no list.
     var merged: [FleetEngine.TripWaypoint]? = nil
@@ -152,6 +164,34 @@ extension FleetEngine.Trip {
     } else if remainingWaypoints.count != count {
       plan.remainingWaypoints = Array(remainingWaypoints.prefix(count))
     }
+  }
+
+  /// What changes when every waypoint the response sends is the held one at its index (same
+  /// stop: trip, type and location, which no earlier held waypoint has) without a path: per
+  /// waypoint, its own numbers that the response sends anew. Nil when that is not so; the
+  /// list is then merged waypoint by waypoint (``mergedWaypoint(_:at:pathsChanged:)``).
+  private func numbersOnly(
+    _ list: UnsafeMutablePointer<UnsafeMutablePointer<FleetEngine.TripWaypoint.CMessage>?>?,
+    keeping keptByIndex: UInt64
+  ) throws(ProtoDecodingError) -> [WaypointNumbers]? {
+    var numbers: [WaypointNumbers] = []
+    var sent = 0
+    for index in remainingWaypoints.indices {
+      if index < 64, keptByIndex & (1 << UInt64(index)) != 0 { continue }
+      guard let p = list?[sent] else { return nil }
+      sent += 1
+      let w = p.pointee
+      let held = remainingWaypoints[index]
+      let type = FleetEngine.WaypointType(
+        rawValue: Int32(truncatingIfNeeded: w.waypoint_type.rawValue))
+      guard w.n_path_to_waypoint == 0, ProtoC.same("", w.encoded_path_to_waypoint),
+        w.traffic_to_waypoint == nil, held.waypointType == type,
+        ProtoC.same(held.tripID, w.trip_id), ProtoC.same(held.location, w.location),
+        heldWaypoint(matching: held) == index
+      else { return nil }
+      if let changed = try WaypointNumbers(p, index: index, held: held) { numbers.append(changed) }
+    }
+    return numbers
   }
 
   /// The response's waypoint `p` as the merge keeps it, and whether that is the held
@@ -186,8 +226,8 @@ extension FleetEngine.Trip {
       heldWaypoint(matching: remainingWaypoints[stop]) == stop
     {
       var waypoint = remainingWaypoints[stop]
-      let changed = try waypoint.takeAllButPath(p)
-      return (waypoint, !changed && stop == index)
+      let changed = try WaypointNumbers(p, index: stop, held: waypoint).map { waypoint.take($0) }
+      return (waypoint, changed != true && stop == index)
     }
     var decoded = try withHeldPath(FleetEngine.TripWaypoint(cMessage: p), pathsChanged)
     shareStop(of: &decoded, as: p)
@@ -220,35 +260,71 @@ extension FleetEngine.Trip {
   }
 }
 
-extension FleetEngine.TripWaypoint {
-  /// Takes every field of `c` but the stop (trip, type and location, which the caller found
-  /// equal) and the path and its traffic (`path_to_waypoint`, `encoded_path_to_waypoint`,
-  /// `traffic_to_waypoint`, which the response left out); returns whether any changed. The
-  /// fields are listed by hand: `TripMergeEquivalenceTests` fails when trips.proto gains one.
-  fileprivate mutating func takeAllButPath(_ c: UnsafePointer<CMessage>) throws(
-    ProtoDecodingError
-  ) -> Bool {
+/// A remaining waypoint's own numbers as a response sends them anew: every field but the stop
+/// (trip, type and location) and the path and its traffic (`path_to_waypoint`,
+/// `encoded_path_to_waypoint`, `traffic_to_waypoint`). Decoded where their bytes differ from
+/// the held waypoint's; nil fields keep the held values. The fields are listed by hand:
+/// `TripMergeEquivalenceTests` fails when trips.proto gains one.
+struct WaypointNumbers {
+  /// The waypoint's index in the remaining waypoints.
+  let index: Int
+  /// Always the response's: absent means none.
+  let distanceMeters: Int32?
+  var eta: GoogleProtobuf.Timestamp??
+  var duration: GoogleProtobuf.Duration??
+  var unknownFields: ProtoUnknownFields?
+
+  /// What `c` sends anew for `held`, the waypoint at `index`; nil when its bytes are all the
+  /// held ones.
+  init?(
+    _ c: UnsafePointer<FleetEngine.TripWaypoint.CMessage>, index: Int,
+    held: FleetEngine.TripWaypoint
+  ) throws(ProtoDecodingError) {
     let m = c.pointee
-    var changed = false
-    let distance = m.distance_meters?.pointee.value
-    if distance != distanceMeters {
-      distanceMeters = distance
-      changed = true
+    self.index = index
+    distanceMeters = m.distance_meters?.pointee.value
+    var sent = distanceMeters != held.distanceMeters
+    if !ProtoC.same(held.eta, m.eta) {
+      eta = .some(
+        try m.eta.map { (p) throws(ProtoDecodingError) in
+          try GoogleProtobuf.Timestamp(cMessage: p)
+        })
+      sent = true
     }
-    if !ProtoC.same(eta, m.eta) {
-      eta = try m.eta.map { (p) throws(ProtoDecodingError) in
-        try GoogleProtobuf.Timestamp(cMessage: p)
-      }
-      changed = true
+    if !ProtoC.same(held.duration, m.duration) {
+      duration = .some(
+        try m.duration.map { (p) throws(ProtoDecodingError) in
+          try GoogleProtobuf.Duration(cMessage: p)
+        })
+      sent = true
     }
-    if !ProtoC.same(duration, m.duration) {
-      duration = try m.duration.map { (p) throws(ProtoDecodingError) in
-        try GoogleProtobuf.Duration(cMessage: p)
-      }
-      changed = true
-    }
-    if !unknownFields.matches(cMessage: c) {
+    if !held.unknownFields.matches(cMessage: c) {
       unknownFields = try ProtoUnknownFields(cMessage: c)
+      sent = true
+    }
+    guard sent else { return nil }
+  }
+}
+
+extension FleetEngine.TripWaypoint {
+  /// Takes `numbers` (each field only where it differs, so an unchanged waypoint is not
+  /// written); returns whether any value changed.
+  mutating func take(_ numbers: WaypointNumbers) -> Bool {
+    var changed = false
+    if numbers.distanceMeters != distanceMeters {
+      distanceMeters = numbers.distanceMeters
+      changed = true
+    }
+    if let eta = numbers.eta, eta != self.eta {
+      self.eta = eta
+      changed = true
+    }
+    if let duration = numbers.duration, duration != self.duration {
+      self.duration = duration
+      changed = true
+    }
+    if let unknown = numbers.unknownFields, unknown != unknownFields {
+      unknownFields = unknown
       changed = true
     }
     return changed

@@ -136,8 +136,21 @@ struct TripMergeEquivalenceTests {
         trip.remainingWaypoints[index].encodedPathToWaypoint = ""
         trip.remainingWaypoints[index].trafficToWaypoint = nil
       }
+      // A waypoint's own numbers, as time passes: its ETA, distance (or none), duration, or
+      // an unknown field.
       if Bool.random(using: &g), !trip.remainingWaypoints.isEmpty {
-        trip.remainingWaypoints[0].eta = time(trip.remainingWaypoints[0].eta, &g)
+        let index = Int.random(in: trip.remainingWaypoints.indices, using: &g)
+        switch Int.random(in: 0..<4, using: &g) {
+        case 0: trip.remainingWaypoints[index].eta = time(trip.remainingWaypoints[index].eta, &g)
+        case 1:
+          trip.remainingWaypoints[index].distanceMeters =
+            Bool.random(using: &g) ? nil : Int32.random(in: 0...50_000, using: &g)
+        case 2:
+          var duration = trip.remainingWaypoints[index].duration ?? GoogleProtobuf.Duration()
+          duration.seconds += Int64.random(in: 1...3, using: &g)
+          trip.remainingWaypoints[index].duration = duration
+        default: trip.remainingWaypoints[index] = withUnknown(trip.remainingWaypoints[index])
+        }
       }
     case 3: trip.remainingWaypoints = list(trip.remainingWaypoints, &g)
     case 4: trip.remainingWaypoints = []
