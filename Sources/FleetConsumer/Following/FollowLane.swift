@@ -52,7 +52,8 @@ final class FollowLane: Sendable {
   ) throws(RPCError) -> PreparedCall {
     let last = lastPrepared.withLock { calls in calls.first { $0.path == path } }
     if let last, last.token == token { return last.prepared }
-    let prepared = try make()
+    // Laid out whole once: every model polling with this token sends the same fields.
+    let prepared = try make().laidOut()
     lastPrepared.withLock { calls in
       calls.removeAll { $0.path == path }
       calls.append((path, token, prepared))

@@ -181,13 +181,15 @@ extension FleetEngine.Trip {
       guard let p = list?[sent] else { return nil }
       sent += 1
       let w = p.pointee
+      guard w.n_path_to_waypoint == 0, ProtoC.same("", w.encoded_path_to_waypoint),
+        w.traffic_to_waypoint == nil
+      else { return nil }
       let held = remainingWaypoints[index]
       let type = FleetEngine.WaypointType(
         rawValue: Int32(truncatingIfNeeded: w.waypoint_type.rawValue))
-      guard w.n_path_to_waypoint == 0, ProtoC.same("", w.encoded_path_to_waypoint),
-        w.traffic_to_waypoint == nil, held.waypointType == type,
-        ProtoC.same(held.tripID, w.trip_id), ProtoC.same(held.location, w.location),
-        heldWaypoint(matching: held) == index
+      // The first waypoint is the first for its stop; a later one is looked for before it.
+      guard held.waypointType == type, ProtoC.same(held.tripID, w.trip_id),
+        ProtoC.same(held.location, w.location), index == 0 || heldWaypoint(matching: held) == index
       else { return nil }
       if let changed = try WaypointNumbers(p, index: index, held: held) { numbers.append(changed) }
     }

@@ -269,6 +269,16 @@ package struct PreparedCall: Sendable {
   let carriesCredentials: Bool
   /// What a loop-driven call needs to run its interceptors; nil when there are none.
   let interception: Interception?
+
+  /// This call with its own fields laid out after the method's, once: for a call made again
+  /// and again (a poll), whose fields are then not laid out on each call.
+  package func laidOut() -> PreparedCall {
+    guard !headers.isEmpty else { return self }
+    return PreparedCall(
+      headerPrefix: RequestHeaderPrefix(headerPrefix, then: headers), headers: [],
+      timeout: timeout, maxReceiveSize: maxReceiveSize, waitForReady: waitForReady,
+      carriesCredentials: carriesCredentials, interception: interception)
+  }
 }
 
 /// A prepared call's path, options and interceptors, for a loop-driven call whose

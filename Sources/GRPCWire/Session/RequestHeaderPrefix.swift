@@ -15,14 +15,33 @@ final class RequestHeaderPrefix: @unchecked Sendable {
   let count: Int
   /// `count` pairs, then the bytes of their names and values (HeaderBlock.layOut).
   private let storage: UnsafeMutableRawPointer
+  /// The prefix whose pairs this one starts with, when it extends one: those pairs point into
+  /// its storage.
+  private let base: RequestHeaderPrefix?
 
   init(path: String, fields: [HeaderField]) {
     self.path = path
     count = fields.count
+    base = nil
     storage = UnsafeMutableRawPointer.allocate(
       byteCount: max(HeaderBlock.byteCount(fields), 1),
       alignment: MemoryLayout<nghttp2_nv>.alignment)
     _ = HeaderBlock.layOut(fields, at: storage)
+  }
+
+  /// `prefix`'s pairs followed by `fields`, laid out once: the whole block of a call made
+  /// again and again with the same fields (``PreparedCall/laidOut()``).
+  init(_ prefix: RequestHeaderPrefix, then fields: [HeaderField]) {
+    path = prefix.path
+    count = prefix.count + fields.count
+    base = prefix
+    let pairs = MemoryLayout<nghttp2_nv>.stride * prefix.count
+    storage = UnsafeMutableRawPointer.allocate(
+      byteCount: max(pairs + HeaderBlock.byteCount(fields), 1),
+      alignment: MemoryLayout<nghttp2_nv>.alignment)
+    storage.bindMemory(to: nghttp2_nv.self, capacity: prefix.count)
+      .initialize(from: prefix.nameValues, count: prefix.count)
+    _ = HeaderBlock.layOut(fields, at: storage + pairs)
   }
 
   deinit { storage.deallocate() }

@@ -130,6 +130,49 @@ struct LoopCallTests {
     await server.shutdown(gracePeriod: .seconds(1))
   }
 
+  @Test("a prepared call laid out whole sends the same fields as one laid out per call")
+  func laidOutPrepared() async throws {
+    let server = GRPCServer()
+    let seen = PosixMutex<[(Metadata, Duration?)]>([])
+    server.register(unary: Service.unaryCall) { _, context in
+      seen.withLock { $0.append((context.requestMetadata, context.timeout)) }
+      return GRPCTesting.SimpleResponse()
+    }
+    let port = try await server.start()
+    let channel = GRPCChannel(host: "127.0.0.1", port: port)
+    var metadata = Metadata()
+    metadata.add("authorization", "Bearer one-token")
+    metadata.add("x-goog-request-params", "provider_id=providers/p")
+    metadata.add("x-binary-bin", binary: [0, 1, 2, 255])
+    let prepared = try channel.prepare(
+      path: Service.unaryCall.path, options: CallOptions(timeout: .seconds(7), metadata: metadata))
+    let framed = GRPCChannel.frame(GRPCTesting.SimpleRequest())
+    let record = Record()
+    for (round, call) in [prepared, prepared.laidOut(), prepared.laidOut()].enumerated() {
+      _ = try await onLoop(channel.eventLoop) {
+        try channel.startUnary(call, framedRequest: framed, as: GRPCTesting.SimpleResponse.self)
+        { result in
+          record.seen.withLock { seen in
+            if case .failure(let error) = result { seen.ends.append(error) } else { seen.ends.append(nil) }
+          }
+        }
+      }
+      try await waitForEnds(record, round + 1)
+    }
+    #expect(record.seen.withLock { $0.ends.map { $0?.code } } == [nil, nil, nil])
+    let calls = seen.withLock { $0 }
+    try #require(calls.count == 3)
+    for (metadata, timeout) in calls {
+      #expect(metadata["authorization"] == [.string("Bearer one-token")])
+      #expect(metadata["x-goog-request-params"] == [.string("provider_id=providers/p")])
+      #expect(metadata["x-binary-bin"] == [.binary([0, 1, 2, 255])])
+      #expect(metadata == calls[0].0)
+      #expect(timeout != nil && timeout! <= .seconds(7) && timeout! > .seconds(6))
+    }
+    channel.close()
+    await server.shutdown(gracePeriod: .seconds(1))
+  }
+
   @Test("server streaming: every message in order, then the end; cancel ends it CANCELLED")
   func serverStreaming() async throws {
     let server = makeServer()
