@@ -286,12 +286,9 @@ extension TripModel {
       self.due = due
     }
 
-    var deserializer: Merging {
-      Merging(model: model, generation: generation, answer: .poll(dueAt: due))
-    }
-
-    func ended(_ result: Result<Merged, RPCError>) {
-      switch result {
+    func ended(_ result: Result<ReceivedMessage, RPCError>) {
+      let merging = Merging(model: model, generation: generation, answer: .poll(dueAt: due))
+      switch result.flatMap({ $0.decoded(by: merging) }) {
       case .success(let merged): model.applied(merged, generation: generation)
       case .failure(let error):
         model.failed(PollFailure(error: error, token: token), generation: generation)

@@ -118,12 +118,12 @@ extension ClientStream {
   }
 
   /// Once a loop-driven unary call is over (on the loop): its response, if one came (see
-  /// ``deliver(_:_:)``), the outcome and the response headers' metadata.
-  func takeUnaryEnd() -> (response: Received?, outcome: CallOutcome, headMetadata: Metadata?) {
+  /// ``deliver(_:_:)``), and the outcome.
+  func takeUnaryEnd() -> (response: Received?, outcome: CallOutcome) {
     loop.assertInLoop()
     let response = unaryResponse
     unaryResponse = nil
-    return shared.withLock { s in (response, s.outcome!, s.head?.metadata) }
+    return (response, shared.withLock { s in s.outcome! })
   }
 
   /// The outcome, once the call is over.

@@ -317,7 +317,7 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
   func runOnLoop() {
     if let unaryReceiver {
       self.unaryReceiver = nil
-      unaryReceiver.end(of: self)
+      endUnary(unaryReceiver)
     } else if let observer {
       self.observer = nil
       observer.ended(self)

@@ -202,6 +202,14 @@ extension GRPCChannel {
   }
 
   /// The one response of a unary or client-streaming call.
+  /// doc/statuscodes.md: a response cardinality violation is UNIMPLEMENTED, either way.
+  static func cardinalityError(received count: Int, trailers: Metadata) -> RPCError {
+    RPCError(
+      code: .unimplemented,
+      message: "a unary response must be exactly one message; the server sent \(count)",
+      metadata: trailers)
+  }
+
   static func single<Response>(
     _ messages: some Collection<ClientStream.Received>, _ outcome: CallOutcome,
     _ headMetadata: Metadata?,
@@ -214,11 +222,7 @@ extension GRPCChannel {
     case .success(let metadata): trailers = metadata
     }
     guard messages.count == 1 else {
-      // doc/statuscodes.md: a response cardinality violation is UNIMPLEMENTED, either way.
-      throw RPCError(
-        code: .unimplemented,
-        message: "a unary response must be exactly one message; the server sent \(messages.count)",
-        metadata: trailers)
+      throw cardinalityError(received: messages.count, trailers: trailers)
     }
     // Decoded straight into the response: a `let` in between was copied (for a large message, a
     // retain and a release of every reference it holds).

@@ -116,12 +116,12 @@ extension GRPCChannel {
   /// the result. For a caller that makes the same call again and again (a poller), one
   /// object holds what the call needs to know, where a deserializer and a closure take two
   /// allocations.
-  package func startUnary<Receiver: UnaryCallReceiver>(
-    _ prepared: PreparedCall, framedRequest: [UInt8], receiver: Receiver
+  package func startUnary(
+    _ prepared: PreparedCall, framedRequest: [UInt8], receiver: some UnaryCallReceiver
   ) throws(RPCError) -> LoopCall {
     if prepared.interception != nil {
       return try startUnary(
-        prepared, framedRequest: framedRequest, deserializer: receiver.deserializer,
+        prepared, framedRequest: framedRequest, deserializer: PassThroughDeserializer(),
         completion: { receiver.ended($0) })
     }
     let stream = try makeLoopStream(prepared, framedRequest, oneResponse: true)
@@ -229,39 +229,57 @@ extension GRPCChannel {
   }
 }
 
-/// What a loop-driven unary call reports to, on its loop: its one response read by
-/// ``deserializer``, then the result (``GRPCChannel/startUnary(_:framedRequest:receiver:)``).
+/// What a loop-driven unary call reports to, on its loop: its one response, decompressed
+/// but not decoded, or the call's error (``GRPCChannel/startUnary(_:framedRequest:receiver:)``).
+/// The receiver decodes it (``ReceivedMessage/decoded(by:)``): the call's end takes no
+/// generic code of its own.
 package protocol UnaryCallReceiver: AnyObject, Sendable {
-  associatedtype Deserializer: MessageDeserializer where Deserializer.Message: Sendable
-  /// Reads the response, on the loop, as the call ends.
-  var deserializer: Deserializer { get }
-  /// The call is over: the response read, or the call's error. Called once.
-  func ended(_ result: Result<Deserializer.Message, RPCError>)
+  /// The call is over: its response, or its error. Called once.
+  func ended(_ result: Result<ReceivedMessage, RPCError>)
 }
 
-extension UnaryCallReceiver {
-  /// The end of `stream`, a call made for this receiver: its one response read, or its error.
-  func end(of stream: ClientStream) {
-    let (response, outcome, headMetadata) = stream.takeUnaryEnd()
-    let result: Result<Deserializer.Message, RPCError>
+extension ReceivedMessage {
+  /// This response as `deserializer` reads it; what it throws is the INTERNAL error a call
+  /// reports for a response it cannot decode.
+  @inlinable
+  package func decoded<Deserializer: MessageDeserializer>(by deserializer: Deserializer)
+    -> Result<Deserializer.Message, RPCError>
+  {
     do {
-      if let response {
-        result = .success(
-          try GRPCChannel.single(
-            CollectionOfOne(response), outcome, headMetadata, stream, deserializer
-          ).message)
-      } else {
-        result = .success(
-          try GRPCChannel.single(
-            EmptyCollection(), outcome, headMetadata, stream, deserializer
-          ).message)
-      }
-    } catch let error as RPCError {
-      result = .failure(error)
+      return .success(try deserializer.deserialize(self))
     } catch {
-      result = .failure(RPCError(code: .internalError, message: "\(error)", cause: error))
+      return .failure(
+        RPCError(
+          code: .internalError, message: "could not decode a response message: \(error)",
+          cause: error))
     }
-    ended(result)
+  }
+}
+
+/// A response handed on as it arrived, for a receiver that decodes it itself.
+private struct PassThroughDeserializer: MessageDeserializer {
+  func deserialize(_ message: ReceivedMessage) -> ReceivedMessage { message }
+}
+
+extension ClientStream {
+  /// Hands a loop-driven unary call's end to `receiver`: the one response, decompressed, or
+  /// the call's error (a call that ended OK without a response is UNIMPLEMENTED, as
+  /// ``GRPCChannel/single(_:_:_:_:_:)`` says).
+  func endUnary(_ receiver: any UnaryCallReceiver) {
+    let (response, outcome) = takeUnaryEnd()
+    let result: Result<ReceivedMessage, RPCError>
+    switch outcome {
+    case .failure(let error): result = .failure(error)
+    case .success(let trailers):
+      if let response {
+        result = Result { () throws(RPCError) in
+          try ResponseDecoding.decompress(response, limit: maxReceiveSize)
+        }
+      } else {
+        result = .failure(GRPCChannel.cardinalityError(received: 0, trailers: trailers))
+      }
+    }
+    receiver.ended(result)
   }
 }
 
@@ -279,7 +297,9 @@ where Deserializer.Message: Sendable {
     self.completion = completion
   }
 
-  func ended(_ result: Result<Deserializer.Message, RPCError>) { completion(result) }
+  func ended(_ result: Result<ReceivedMessage, RPCError>) {
+    completion(result.flatMap { $0.decoded(by: deserializer) })
+  }
 }
 
 /// What a loop-driven server-streaming call reports to, on its loop: each response read by

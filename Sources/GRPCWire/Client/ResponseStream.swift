@@ -108,7 +108,7 @@ enum ResponseDecoding {
     }
   }
 
-  private static func decompress(_ received: ClientStream.Received, limit: Int) throws(RPCError)
+  static func decompress(_ received: ClientStream.Received, limit: Int) throws(RPCError)
     -> ReceivedMessage
   {
     guard received.frame.compressed else {
