@@ -53,6 +53,8 @@ final class HTTP2Session: TickEndHandler {
   /// The header block being received, for whichever stream it belongs to: HTTP/2 sends a
   /// block's frames back to back, so one buffer, kept between blocks, serves every stream.
   var headerBlock: [HeaderField] = []
+  /// The header texts received lately that are not common ones (see RecentHeaderTexts).
+  var recentHeaderTexts = RecentHeaderTexts()
   /// Unowned: the role owns the session, and every call into the role comes from one of its
   /// own calls (mem_recv, mem_send) or from the flush it scheduled, which holds it.
   unowned(unsafe) var role: (any HTTP2SessionRole)?

@@ -8,23 +8,30 @@ extension HeaderField {
   /// same, so a call's headers cost no String validation or allocation for them: in a
   /// profile of one call at a time that was 5% of the client's CPU.
   init(
-    name: UnsafePointer<UInt8>?, nameLength: Int, value: UnsafePointer<UInt8>?, valueLength: Int
+    name: UnsafePointer<UInt8>?, nameLength: Int, value: UnsafePointer<UInt8>?, valueLength: Int,
+    recent: inout RecentHeaderTexts
   ) {
     self.init(
-      name: Self.text(name, nameLength), value: Self.text(value, valueLength))
+      name: Self.text(name, nameLength, &recent), value: Self.text(value, valueLength, &recent))
   }
 
-  private static func text(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> String {
-    let buffer = UnsafeBufferPointer(start: bytes, count: count)
-    if count < commonByLength.count, let bytes {
-      for candidate in commonByLength[count] {
-        let same = candidate.utf8.withContiguousStorageIfAvailable {
-          memcmp($0.baseAddress!, bytes, count) == 0
-        }
-        if same == true { return candidate }
+  private static func text(
+    _ bytes: UnsafePointer<UInt8>?, _ count: Int, _ recent: inout RecentHeaderTexts
+  ) -> String {
+    guard let bytes else { return "" }
+    if count < commonByLength.count {
+      for candidate in commonByLength[count] where same(candidate, bytes, count) {
+        return candidate
       }
     }
-    return String(decoding: buffer, as: UTF8.self)
+    return recent.text(bytes, count)
+  }
+
+  /// Whether `text`'s UTF-8 bytes are the `count` bytes at `bytes` (`text` has that many).
+  fileprivate static func same(_ text: String, _ bytes: UnsafePointer<UInt8>, _ count: Int) -> Bool
+  {
+    text.utf8.withContiguousStorageIfAvailable { memcmp($0.baseAddress!, bytes, count) == 0 }
+      == true
   }
 
   /// Header names and values of gRPC requests and responses, indexed by their UTF-8 length.
@@ -42,14 +49,48 @@ extension HeaderField {
   }()
 }
 
+/// The last few header names and values a session received that are not among the common
+/// ones, as strings: a peer repeats the same ones on every call (a client's `:path`,
+/// `:authority`, `user-agent`, token and routing header; a server's custom metadata), which
+/// then cost no allocation or UTF-8 validation after the first time. Bounded: eight texts of
+/// at most 128 bytes, replaced in turn, so a peer sending ever new values only cycles them.
+struct RecentHeaderTexts {
+  private static let capacity = 8
+  private static let longest = 128
+  private var texts: [String] = []
+  private var next = 0
+
+  /// The text of the `count` bytes at `bytes`: a recent one when it has those bytes.
+  mutating func text(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> String {
+    for candidate in texts
+    where candidate.utf8.count == count && HeaderField.same(candidate, bytes, count) {
+      return candidate
+    }
+    let text = String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    // Kept only when it is its bytes (valid UTF-8, so nothing was replaced) and short.
+    guard count <= Self.longest, text.utf8.count == count else { return text }
+    if texts.count < Self.capacity {
+      texts.append(text)
+    } else {
+      texts[next] = text
+      next = (next + 1) % Self.capacity
+    }
+    return text
+  }
+}
+
 extension [HeaderField] {
   /// Appends a field from the bytes a header callback hands over (valid only during it).
   mutating func appendReceived(
-    name: UnsafePointer<UInt8>?, nameLength: Int, value: UnsafePointer<UInt8>?, valueLength: Int
+    name: UnsafePointer<UInt8>?, nameLength: Int, value: UnsafePointer<UInt8>?, valueLength: Int,
+    recent: inout RecentHeaderTexts
   ) {
     // Room for a whole block at once rather than growing field by field.
     if capacity == 0 { reserveCapacity(12) }
-    append(HeaderField(name: name, nameLength: nameLength, value: value, valueLength: valueLength))
+    append(
+      HeaderField(
+        name: name, nameLength: nameLength, value: value, valueLength: valueLength,
+        recent: &recent))
   }
 
   /// Empties a connection's header-block buffer for the next block, keeping its storage

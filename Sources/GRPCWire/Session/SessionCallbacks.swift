@@ -93,7 +93,8 @@ private func onHeader(
   let owner = session(userData)
   guard owner.role?.keepsHeaderFields(of: frame!) == true else { return 0 }
   owner.headerBlock.appendReceived(
-    name: name, nameLength: nameLength, value: value, valueLength: valueLength)
+    name: name, nameLength: nameLength, value: value, valueLength: valueLength,
+    recent: &owner.recentHeaderTexts)
   return 0
 }
 
