@@ -115,6 +115,9 @@ public struct Metadata: Sendable, Hashable {
 
   /// Appends a pair whose key is already normalized and whose value already matches it.
   mutating func append(normalizedKey key: String, _ value: Value) {
+    // Room for a few at the first: a call's metadata is usually two or three entries, which
+    // growing one by one allocated twice.
+    if entries.capacity == 0 { entries.reserveCapacity(4) }
     entries.append(Entry(key: key, value: value))
   }
 
