@@ -49,16 +49,23 @@ extension TripModel {
       for event in events {
         let isRefresh: Bool
         if case .refreshed = event { isRefresh = true } else { isRefresh = false }
+        // Whether `registrations` was looked at again while this event's loop goes over the
+        // earlier snapshot: each later one of it is then checked against the new list.
+        var reloaded = false
         for registration in registrations where !isRefresh || registration.receivesRefreshes {
           // A subscriber that arrived or left since the snapshot: look again, under the lock.
-          // Otherwise the snapshot is still true, and no lock is taken per callback.
+          // Otherwise the snapshot is still true, and neither a lock nor a search is made per
+          // callback.
           if membership.load(ordering: .acquiring) != seen {
             protected.withLock { state in
               registrations = state.subscribers
               seen = membership.load(ordering: .relaxed)
             }
+            reloaded = true
           }
-          guard registrations.contains(where: { $0.id == registration.id }) else { continue }
+          if reloaded {
+            guard registrations.contains(where: { $0.id == registration.id }) else { continue }
+          }
           deliver(event, to: registration.target)
         }
         // The terminal update has reached everyone: the trip's end is known.

@@ -33,6 +33,30 @@ struct TripModelSubscriberLifetimeTests {
       ])
   }
 
+  @Test("a subscriber unregistered inside another's callback gets nothing after it")
+  func unregisteredByAnother() async throws {
+    let engine = try SharedFakeEngine.engine()
+    let name = FakeScript.tripName()
+    try engine.add([name: Lifecycle.steps(tripName: name)])
+    let service = try FleetTest.service(engine)
+    let model = try service.tripModel(forTripName: name)
+    let last = RecordingSubscriber()
+    // Registered first, so it hears each event before the other two do.
+    let first = RecordingSubscriber { _, model, event in
+      if case .tripStatus = event { model.unregisterSubscriber(last) }
+    }
+    let middle = RecordingSubscriber()
+    model.register(first)
+    model.register(middle)
+    model.register(last)
+    let all = try await middle.wait("COMPLETE") { $0.contains(.stateChanged(.inactive)) }
+    #expect(all.contains(.stateChanged(.inactive)))
+    // Up to the first response's status, which `first` heard first: `last` never hears it.
+    let heard = last.events.map(\.summary)
+    #expect(!heard.contains("tripStatus(NEW)"), "\(heard)")
+    #expect(heard.last == "tripName", "\(heard)")
+  }
+
   @Test("when the only subscriber unregisters inside a callback, following stops")
   func lastSubscriberLeavesDuringCallback() async throws {
     let engine = try SharedFakeEngine.engine()
