@@ -7,13 +7,21 @@ import Testing
 /// trip name while it lives.
 @Suite("Subscribers and models through the Swift API", .fakeFleetEngine)
 struct TripModelSubscriberLifetimeTests {
-  @Test("a subscriber that unregisters inside a callback gets nothing after it")
-  func unregisterDuringCallback() async throws {
+  /// A new trip the fake engine plays ``Lifecycle`` for: the engine, the trip's name, the
+  /// service and the trip's model (which keeps what it needs of the service).
+  private static func lifecycleModel() throws -> (
+    engine: FakeFleetEngine, name: String, service: TripService, model: TripModel
+  ) {
     let engine = try SharedFakeEngine.engine()
     let name = FakeScript.tripName()
     try engine.add([name: Lifecycle.steps(tripName: name)])
     let service = try FleetTest.service(engine)
-    let model = try service.tripModel(forTripName: name)
+    return (engine, name, service, try service.tripModel(forTripName: name))
+  }
+
+  @Test("a subscriber that unregisters inside a callback gets nothing after it")
+  func unregisterDuringCallback() async throws {
+    let (_, _, _, model) = try Self.lifecycleModel()
     let leaving = RecordingSubscriber { subscriber, model, event in
       if case .tripStatus = event { model.unregisterSubscriber(subscriber) }
     }
@@ -35,11 +43,7 @@ struct TripModelSubscriberLifetimeTests {
 
   @Test("a subscriber unregistered inside another's callback gets nothing after it")
   func unregisteredByAnother() async throws {
-    let engine = try SharedFakeEngine.engine()
-    let name = FakeScript.tripName()
-    try engine.add([name: Lifecycle.steps(tripName: name)])
-    let service = try FleetTest.service(engine)
-    let model = try service.tripModel(forTripName: name)
+    let (_, _, _, model) = try Self.lifecycleModel()
     let last = RecordingSubscriber()
     // Registered first, so it hears each event before the other two do.
     let first = RecordingSubscriber { _, model, event in
@@ -59,11 +63,7 @@ struct TripModelSubscriberLifetimeTests {
 
   @Test("when the only subscriber unregisters inside a callback, following stops")
   func lastSubscriberLeavesDuringCallback() async throws {
-    let engine = try SharedFakeEngine.engine()
-    let name = FakeScript.tripName()
-    try engine.add([name: Lifecycle.steps(tripName: name)])
-    let service = try FleetTest.service(engine)
-    let model = try service.tripModel(forTripName: name)
+    let (engine, name, _, model) = try Self.lifecycleModel()
     let subscriber = RecordingSubscriber { subscriber, model, event in
       if case .tripStatus(.enrouteToPickup) = event { model.unregisterSubscriber(subscriber) }
     }
