@@ -23,12 +23,18 @@ public struct DeadlineHeap<Element> {
   @inlinable
   public mutating func push(_ element: Element, at deadline: Int64) {
     entries.append((deadline, element))
-    var child = entries.count - 1
-    while child > 0 {
-      let parent = (child - 1) / 2
-      guard entries[child].deadline < entries[parent].deadline else { break }
-      entries.swapAt(child, parent)
-      child = parent
+    // Sifted up as a hole: the parents it passes move down one place each, and the new
+    // entry is written once where it stops (no swaps, no per-step checks of the array).
+    entries.withUnsafeMutableBufferPointer { heap in
+      var child = heap.count - 1
+      let new = heap[child]
+      while child > 0 {
+        let parent = (child - 1) / 2
+        guard new.deadline < heap[parent].deadline else { break }
+        heap[child] = heap[parent]
+        child = parent
+      }
+      heap[child] = new
     }
   }
 
@@ -38,17 +44,21 @@ public struct DeadlineHeap<Element> {
     guard let first = entries.first, first.deadline <= now else { return nil }
     let last = entries.removeLast()
     guard !entries.isEmpty else { return first }
-    entries[0] = last
-    var parent = 0
-    while true {
-      let left = 2 * parent + 1
-      guard left < entries.count else { break }
-      let right = left + 1
-      let child =
-        right < entries.count && entries[right].deadline < entries[left].deadline ? right : left
-      guard entries[child].deadline < entries[parent].deadline else { break }
-      entries.swapAt(child, parent)
-      parent = child
+    // The last entry sifted down from the top as a hole (see push).
+    entries.withUnsafeMutableBufferPointer { heap in
+      let count = heap.count
+      var parent = 0
+      while true {
+        let left = 2 * parent + 1
+        guard left < count else { break }
+        let right = left + 1
+        let child =
+          right < count && heap[right].deadline < heap[left].deadline ? right : left
+        guard heap[child].deadline < last.deadline else { break }
+        heap[parent] = heap[child]
+        parent = child
+      }
+      heap[parent] = last
     }
     return first
   }
