@@ -7,7 +7,7 @@ import Testing
 struct DeadlineHeapTests {
   @Test("pops come out earliest first, only those due, as a sorted list says", arguments: 0..<4)
   func againstSorted(seed: UInt64) {
-    var generator = SplitMix(state: seed)
+    var generator = TripMergeEquivalenceTests.Generator(state: seed)
     var heap = DeadlineHeap<Int>()
     var reference: [(deadline: Int64, id: Int)] = []
     var now: Int64 = 0
@@ -30,14 +30,4 @@ struct DeadlineHeapTests {
     }
   }
 
-  struct SplitMix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      return z ^ (z >> 31)
-    }
-  }
 }
