@@ -35,6 +35,9 @@ gRPC message, 5-byte prefix + body; "OK trailers" = grpc-status 0; body = "hello
                             trailers.
   shorter_than_announced    headers, a prefix announcing 100 bytes followed by 10, OK
                             trailers.
+  bad_flag_then_message     headers, a DATA frame whose prefix has flag 7, then a DATA
+                            frame with a whole valid message, OK trailers (the client must
+                            not read the second after the first ended the call).
   shorter_than_announced_no_trailers   the same, stream ends with the DATA (no trailers).
   reset_mid_message         headers, a prefix announcing 100 bytes and 50 of them, then
                             RST_STREAM INTERNAL_ERROR.
@@ -220,6 +223,10 @@ def plan_for(name: str, request) -> list[tuple]:
         return [("headers", GRPC_HEADERS, False),
                 ("data", b"\x00" + (10).to_bytes(4, "big") + b"A" * 20, False),
                 ("headers", OK_TRAILERS, True)]
+    if name == "bad_flag_then_message":
+        return [("headers", GRPC_HEADERS, False),
+                ("data", b"\x07" + (1).to_bytes(4, "big") + b"x", False),
+                ("data", message, False), ("headers", OK_TRAILERS, True)]
     if name in ("shorter_than_announced", "shorter_than_announced_no_trailers"):
         data = b"\x00" + (100).to_bytes(4, "big") + b"B" * 10
         if name.endswith("no_trailers"):

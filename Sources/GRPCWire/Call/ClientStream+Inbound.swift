@@ -61,7 +61,9 @@ extension ClientStream {
         }
       } catch {
         connection?.consume(streamID: streamID, bytes.count, streamOpen: true)
-        finish(.failure(Self.deframingError(error)), reset: true)
+        // Closes the machine too: DATA still arriving is dropped, not deframed from the
+        // middle of the refused message and handed on after the end.
+        fail(Self.deframingError(error), reset: true)
         return
       }
       let owedByFrames = bytes.count - partialBytes
@@ -86,6 +88,8 @@ extension ClientStream {
 
   /// Hands `first` and then `more`, complete messages in order, to the observer or the caller.
   func deliver(_ first: Received, _ more: [Received]) {
+    // Nothing after the end is queued: an observer hears every message before it.
+    guard !endQueued else { return }
     if unaryReceiver != nil {
       // A loop-driven unary call (one response: a second has failed it): the message waits
       // here, loop-side, for the end; its credit comes back as the stream closes.

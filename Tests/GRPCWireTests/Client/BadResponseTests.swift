@@ -1,4 +1,7 @@
+import FleetSync
 import Foundation
+import GRPCTestingProtos
+import ProtoRuntime
 import GRPCWire
 import PeerSupport
 import Testing
@@ -173,6 +176,52 @@ struct BadResponseTests {
     #expect(
       Self.endedMidMessage.contains { error.message.lowercased().contains($0) },
       "\(error.message)")
+  }
+
+  @Test(
+    "a loop-driven server stream hears no message after a framing error ended it",
+    .timeLimit(.minutes(1)))
+  func loopStreamFramingError() async throws {
+    let raw = try SuitePeers.peer(Self.raw)
+    let channel = raw.channel
+    let loop = channel.eventLoop
+    let method = ProtoMethod<GRPCTesting.SimpleRequest, GRPCTesting.SimpleResponse>(
+      path: "/scenario/bad_flag_then_message", kind: .serverStreaming)
+    // Messages heard, those heard after the end, and the end.
+    let seen = PosixMutex<(messages: Int, afterEnd: Int, end: RPCError?)>((0, 0, nil))
+    let ended: RPCError? = try await withCheckedThrowingContinuation { continuation in
+      loop.execute {
+        do {
+          // Raw bytes: any message read, garbage or not, would reach onMessage.
+          _ = try channel.startServerStreaming(
+            method, GRPCTesting.SimpleRequest(),
+            prepared: channel.prepare(
+              path: method.path, options: CallOptions(timeout: .seconds(5))),
+            deserializer: RawBytesDeserializer(),
+            onMessage: { _ in
+              seen.withLock { seen in
+                seen.messages += 1
+                if seen.end != nil { seen.afterEnd += 1 }
+              }
+            },
+            onEnd: { error in
+              seen.withLock { $0.end = error }
+              continuation.resume(returning: error)
+            })
+        } catch {
+          continuation.resume(throwing: error)
+        }
+      }
+    }
+    // A message read after the end would have been queued on the loop before this runs.
+    for _ in 0..<2 {
+      await withCheckedContinuation { done in loop.execute { done.resume() } }
+    }
+    let error = try #require(ended)
+    #expect(error.code == .internalError, "\(error)")
+    #expect(error.message.contains("flag"), "\(error.message)")
+    let counts = seen.withLock { ($0.messages, $0.afterEnd) }
+    #expect(counts.0 == 0 && counts.1 == 0, "\(counts)")
   }
 
   @Test(
