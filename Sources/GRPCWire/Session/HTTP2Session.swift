@@ -7,7 +7,8 @@ internal import Glibc
 protocol HTTP2SessionRole: EventHandler {
   /// A HEADERS frame begins; its fields follow.
   func headersBegin(_ frame: UnsafePointer<nghttp2_frame>)
-  /// Whether the fields of this header block go into the session's `headerBlock`.
+  /// Whether the fields of this header block go into the session's `headerBlock`; asked
+  /// once per block, after ``headersBegin(_:)``.
   func keepsHeaderFields(of frame: UnsafePointer<nghttp2_frame>) -> Bool
   /// A whole frame arrived (for HEADERS, after its fields).
   func frameReceived(_ frame: UnsafePointer<nghttp2_frame>)
@@ -53,6 +54,9 @@ final class HTTP2Session: TickEndHandler {
   /// The header block being received, for whichever stream it belongs to: HTTP/2 sends a
   /// block's frames back to back, so one buffer, kept between blocks, serves every stream.
   var headerBlock: [HeaderField] = []
+  /// Whether the role keeps the fields of the block being received (see
+  /// ``HTTP2SessionRole/keepsHeaderFields(of:)``).
+  var keepsHeaderBlock = false
   /// The header texts received lately that are not common ones (see RecentHeaderTexts).
   var recentHeaderTexts = RecentHeaderTexts()
   /// Unowned: the role owns the session, and every call into the role comes from one of its

@@ -78,10 +78,16 @@ private func onBeginHeaders(
   _ nghttp2: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?,
   _ userData: UnsafeMutableRawPointer?
 ) -> Int32 {
-  guard frame!.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
   let owner = session(userData)
+  guard frame!.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else {
+    owner.keepsHeaderBlock = false
+    return 0
+  }
   owner.headerBlock.clearKeepingUsualCapacity()
   owner.role?.headersBegin(frame!)
+  // Asked once per block, not per field: a block's frames come back to back (HTTP/2 lets
+  // nothing in between), so the answer holds for each of its fields.
+  owner.keepsHeaderBlock = owner.role?.keepsHeaderFields(of: frame!) == true
   return 0
 }
 
@@ -91,7 +97,7 @@ private func onHeader(
   _ valueLength: Int, _ flags: UInt8, _ userData: UnsafeMutableRawPointer?
 ) -> Int32 {
   let owner = session(userData)
-  guard owner.role?.keepsHeaderFields(of: frame!) == true else { return 0 }
+  guard owner.keepsHeaderBlock else { return 0 }
   owner.headerBlock.appendReceived(
     name: name, nameLength: nameLength, value: value, valueLength: valueLength,
     recent: &owner.recentHeaderTexts)
