@@ -60,22 +60,17 @@ final class TokenCache: Sendable {
     }
   }
 
-  /// The cached token for `tripID` if it may still be handed out; nil when it must be
-  /// fetched (or is being fetched) first. Never waits and never starts a fetch: the event
-  /// loop asks this before every poll and goes through ``token(for:)`` only on a miss.
-  func cachedToken(forTripID tripID: String) -> AccessToken? {
-    reusableToken(forTripID: tripID)?.token
-  }
-
-  /// ``cachedToken(forTripID:)``, and until when it may be handed out (nil: for as long as
-  /// it is not invalidated), for a caller that keeps it and asks ``isReusable(until:)``
-  /// instead of this cache on each use.
+  /// The cached token for `tripID` if it may still be handed out, and until when (nil: for
+  /// as long as it is not invalidated); nil when it must be fetched (or is being fetched)
+  /// first. Never waits and never starts a fetch: the event loop asks this when its last
+  /// poll's token is no longer ``isReusable(until:)``, and goes through ``token(for:)`` only
+  /// on a miss.
   func reusableToken(forTripID tripID: String) -> (token: AccessToken, until: Date?)? {
     state.withLock { state in
-      guard case .ready(let token, let fetchedAt) = state.entries[tripID],
-        isUsable(token, fetchedAt: fetchedAt)
-      else { return nil }
-      return (token, reusableUntil(token, fetchedAt: fetchedAt))
+      guard case .ready(let token, let fetchedAt) = state.entries[tripID] else { return nil }
+      let until = reusableUntil(token, fetchedAt: fetchedAt)
+      guard isReusable(until: until) else { return nil }
+      return (token, until)
     }
   }
 

@@ -211,8 +211,7 @@ extension GRPCChannel {
   }
 
   static func single<Response>(
-    _ messages: some Collection<ClientStream.Received>, _ outcome: CallOutcome,
-    _ headMetadata: Metadata?,
+    _ messages: [ClientStream.Received], _ outcome: CallOutcome, _ headMetadata: Metadata?,
     _ stream: ClientStream,
     _ deserializer: some MessageDeserializer<Response>
   ) throws -> ClientResponse<Response> {
@@ -227,7 +226,7 @@ extension GRPCChannel {
     // Decoded straight into the response: a `let` in between was copied (for a large message, a
     // retain and a release of every reference it holds).
     return ClientResponse(
-      message: try ResponseDecoding.decode(messages.first!, stream, deserializer),
+      message: try ResponseDecoding.decode(messages[0], stream, deserializer),
       initialMetadata: headMetadata ?? Metadata(), trailingMetadata: trailers)
   }
 }

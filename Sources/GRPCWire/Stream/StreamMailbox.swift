@@ -73,8 +73,7 @@ struct StreamMailbox<Message: MailboxMessage> {
 
   // MARK: Received messages
 
-  /// Hands `message` to the waiting reader or the queue, as ``deliver(_:)-([Message])`` does
-  /// a list of one, without making the list.
+  /// Hands `message` to the waiting reader or the queue.
   mutating func deliver(_ message: Message) -> (
     reader: CheckedContinuation<Message?, any Error>, message: Message
   )? {
@@ -93,15 +92,11 @@ struct StreamMailbox<Message: MailboxMessage> {
   mutating func deliver(_ messages: [Message]) -> (
     reader: CheckedContinuation<Message?, any Error>, message: Message
   )? {
-    var rest = messages[...]
-    var handed: (CheckedContinuation<Message?, any Error>, Message)? = nil
-    // A waiting reader means an empty queue: the first message is its, in order.
-    if let reader = readerWaiting, let first = rest.popFirst() {
-      readerWaiting = nil
-      handed = (reader, first)
+    // Only the first can be handed over: the reader is gone after it.
+    var handed: (reader: CheckedContinuation<Message?, any Error>, message: Message)? = nil
+    for message in messages {
+      if let reader = deliver(message) { handed = reader }
     }
-    for message in rest { bufferedBytes += message.payloadCount }
-    inbound.append(contentsOf: rest)
     return handed
   }
 
