@@ -92,17 +92,11 @@ enum ResponseDecoding {
   static func decode<Message>(
     _ received: ClientStream.Received, _ stream: ClientStream,
     _ deserializer: some MessageDeserializer<Message>
-  ) throws -> Message {
-    do {
-      let message = try decompress(received, limit: stream.maxReceiveSize)
-      do {
-        return try deserializer.deserialize(message)
-      } catch {
-        throw RPCError(
-          code: .internalError, message: "could not decode a response message: \(error)",
-          cause: error)
-      }
-    } catch let error as RPCError {
+  ) throws(RPCError) -> Message {
+    do throws(RPCError) {
+      return try decompress(received, limit: stream.maxReceiveSize)
+        .decoded(by: deserializer).get()
+    } catch {
       stream.cancel(error)
       throw error
     }
