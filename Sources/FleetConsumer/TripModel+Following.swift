@@ -324,10 +324,10 @@ extension TripModel {
     request.name = tripName.description
     request.view = options.tripView
     request.routeFormatType = .latLngListType
-    request.currentRouteSegmentVersion = versions.currentRouteSegment
-    request.remainingWaypointsVersion = versions.remainingWaypoints
-    request.currentRouteSegmentTrafficVersion = versions.currentRouteSegmentTraffic
-    request.remainingWaypointsRouteVersion = versions.remainingWaypointsRoute
+    request.currentRouteSegmentVersion = versions.currentRouteSegment?.timestamp
+    request.remainingWaypointsVersion = versions.remainingWaypoints?.timestamp
+    request.currentRouteSegmentTrafficVersion = versions.currentRouteSegmentTraffic?.timestamp
+    request.remainingWaypointsRouteVersion = versions.remainingWaypointsRoute?.timestamp
     return request
   }
 
@@ -339,10 +339,10 @@ extension TripModel {
     request.name = tripName.description
     request.view = core.options.tripView
     request.routeFormatType = .latLngListType
-    request.currentRouteSegmentVersion = versions.currentRouteSegment
-    request.remainingWaypointsVersion = versions.remainingWaypoints
-    request.currentRouteSegmentTrafficVersion = versions.currentRouteSegmentTraffic
-    request.remainingWaypointsRouteVersion = versions.remainingWaypointsRoute
+    request.currentRouteSegmentVersion = versions.currentRouteSegment?.timestamp
+    request.remainingWaypointsVersion = versions.remainingWaypoints?.timestamp
+    request.currentRouteSegmentTrafficVersion = versions.currentRouteSegmentTraffic?.timestamp
+    request.remainingWaypointsRouteVersion = versions.remainingWaypointsRoute?.timestamp
     return request
   }
 }

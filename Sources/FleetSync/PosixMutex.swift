@@ -21,7 +21,7 @@ public struct PosixMutex<Value>: @unchecked Sendable {
   // @unchecked Sendable: the value is only touched between lock and unlock of the mutex.
   @usableFromInline let storage: Storage
 
-  public init(_ value: Value) {
+  public init(_ value: consuming Value) {
     storage = Storage.make(value)
   }
 
@@ -40,8 +40,11 @@ public struct PosixMutex<Value>: @unchecked Sendable {
   /// The value and its mutex in one object.
   @usableFromInline
   final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
-    static func make(_ value: Value) -> Storage {
-      let buffer = Storage.create(minimumCapacity: 1) { _ in value }
+    static func make(_ value: consuming Value) -> Storage {
+      // Moved in, not copied: a copy of a value holding references would retain each of
+      // them and release them again (a mutex is made for every call).
+      var moving = Optional(value)
+      let buffer = Storage.create(minimumCapacity: 1) { _ in moving.take()! }
       buffer.withUnsafeMutablePointerToElements { mutex in
         mutex.initialize(to: pthread_mutex_t())
         let result = pthread_mutex_init(mutex, nil)

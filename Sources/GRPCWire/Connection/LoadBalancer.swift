@@ -24,28 +24,41 @@ struct LoadBalancer {
 
   /// The connection for the next call, if one can take it.
   mutating func pick<Connection: BalancedConnection>(from connections: [Connection]) -> Connection? {
-    // Every call passes here: counted in place rather than filtered into new arrays.
-    var firstUsable: Connection? = nil
-    var readyCount = 0
-    for connection in connections where connection.hasFreeStream {
-      if firstUsable == nil { firstUsable = connection }
-      if connection.isReady { readyCount += 1 }
+    // Every call passes here: counted in place rather than filtered into new arrays, and each
+    // connection looked at borrowed from the array, without a retain and a release (two
+    // atomic operations, each pass) for every connection of the channel.
+    connections.withUnsafeBufferPointer { connections in
+      var firstUsable = -1
+      var readyCount = 0
+      for index in connections.indices where Self.usable(connections[index]) {
+        if firstUsable < 0 { firstUsable = index }
+        if Self.ready(connections[index]) { readyCount += 1 }
+      }
+      guard firstUsable >= 0 else { return nil }
+      guard readyCount > 0 else { return connections[firstUsable] }
+      let wanted: Int
+      switch policy {
+      case .pickFirst:
+        wanted = 0
+      case .roundRobin:
+        last = (last + 1) % readyCount
+        wanted = last
+      }
+      var seen = 0
+      for index in connections.indices
+      where Self.usable(connections[index]) && Self.ready(connections[index]) {
+        if seen == wanted { return connections[index] }
+        seen += 1
+      }
+      return connections[firstUsable]
     }
-    guard let firstUsable else { return nil }
-    guard readyCount > 0 else { return firstUsable }
-    let wanted: Int
-    switch policy {
-    case .pickFirst:
-      wanted = 0
-    case .roundRobin:
-      last = (last + 1) % readyCount
-      wanted = last
-    }
-    var index = 0
-    for connection in connections where connection.hasFreeStream && connection.isReady {
-      if index == wanted { return connection }
-      index += 1
-    }
-    return firstUsable
+  }
+
+  private static func usable<Connection: BalancedConnection>(_ connection: Connection) -> Bool {
+    Unmanaged.passUnretained(connection)._withUnsafeGuaranteedRef { $0.hasFreeStream }
+  }
+
+  private static func ready<Connection: BalancedConnection>(_ connection: Connection) -> Bool {
+    Unmanaged.passUnretained(connection)._withUnsafeGuaranteedRef { $0.isReady }
   }
 }
