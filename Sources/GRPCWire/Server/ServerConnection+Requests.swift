@@ -114,16 +114,11 @@ extension ServerConnection {
     stream.maxSendMessageSize = server.options.maxSendMessageSize
     stream.maxRequestSize = server.maxReceiveMessageSize
     stream.sendBudget = sendBudget
-    let loop = self.loop
     let context = ServerContext(
       path: path,
       requestMetadata: Metadata(receivedHeaders: fields.lazy.map { (name: $0.name, value: $0.value) }),
       timeout: timeout, peer: peer, maxSendMessageSize: server.options.maxSendMessageSize,
-      dropConnection: { [self] in
-        // Strong: the context lives in the stream, which this connection lets go of when the
-        // stream closes.
-        loop.execute { self.drop() }
-      })
+      connection: self)
     stream.context = context
     if let timeout {
       // The timer holds the stream until it is cancelled, when the call ends

@@ -20,7 +20,10 @@ public final class ServerContext: Sendable {
   public let maxSendMessageSize: Int
 
   private let state = PosixMutex(MutableState())
-  private let dropConnectionAction: @Sendable () -> Void
+  /// The connection the call came on, for ``dropConnection()``; nil for a context made
+  /// without one. Strong: the context lives in the call's stream, which the connection lets
+  /// go of when the stream closes.
+  private let connection: ServerConnection?
 
   private struct MutableState {
     var initialMetadata = Metadata()
@@ -31,17 +34,26 @@ public final class ServerContext: Sendable {
 
   init(
     path: String, requestMetadata: Metadata, timeout: Duration?, peer: String,
-    maxSendMessageSize: Int = 4 << 20, dropConnection: @escaping @Sendable () -> Void = {}
+    maxSendMessageSize: Int = 4 << 20, connection: ServerConnection? = nil
   ) {
     (self.path, self.requestMetadata, self.timeout) = (path, requestMetadata, timeout)
     (self.peer, self.maxSendMessageSize) = (peer, maxSendMessageSize)
-    dropConnectionAction = dropConnection
+    self.connection = connection
   }
 
   /// Closes this call's TCP connection at once, without GOAWAY: every call on it (this one
   /// included) sees the connection drop. For fault injection.
+  ///
+  /// Called on the connection's event loop (a handler answering there), the socket is closed
+  /// before this returns, so nothing the handler does afterwards — its answer included —
+  /// leaves; from elsewhere, the close is queued to the loop ahead of that answer.
   public func dropConnection() {
-    dropConnectionAction()
+    guard let connection else { return }
+    if connection.loop.inEventLoop {
+      connection.drop()
+    } else {
+      connection.loop.execute { connection.drop() }
+    }
   }
 
   /// Metadata for the response headers (sent with the first message, or with the status).
