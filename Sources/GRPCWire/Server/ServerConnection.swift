@@ -192,14 +192,7 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
     if machine.isHandshaking { return continueHandshake() }
     // Whatever ended the read, the connection is over; a protocol violation first gets the
     // GOAWAY nghttp2 queued for it.
-    guard let end = session.read(.server) else {
-      // What this read answered leaves now, not at the end of the loop's tick: with many
-      // connections ready at once, a tick reads every one of them, and answers kept for its
-      // end would wait for all the others' requests to be handled (tens of milliseconds
-      // under load). Still one write per connection per read.
-      session.flushScheduled()
-      return
-    }
+    guard let end = session.read(.server) else { return }
     if case .brokeProtocol(let reason) = end {
       logger.info("the client broke HTTP/2: GOAWAY", metadata: ["grpc.error": "\(reason)"])
       flush()

@@ -44,16 +44,12 @@ public final class ServerContext: Sendable {
   /// Closes this call's TCP connection at once, without GOAWAY: every call on it (this one
   /// included) sees the connection drop. For fault injection.
   ///
-  /// Called on the connection's event loop (a handler answering there), the socket is closed
-  /// before this returns, so nothing the handler does afterwards — its answer included —
-  /// leaves; from elsewhere, the close is queued to the loop ahead of that answer.
+  /// The close is queued to the connection's event loop, so it runs before anything the
+  /// handler does afterwards — its answer included — is written, and never inside the
+  /// HTTP/2 session's own callbacks (a cancellation handler may call this from there).
   public func dropConnection() {
     guard let connection else { return }
-    if connection.loop.inEventLoop {
-      connection.drop()
-    } else {
-      connection.loop.execute { connection.drop() }
-    }
+    connection.loop.execute { connection.drop() }
   }
 
   /// Metadata for the response headers (sent with the first message, or with the status).

@@ -138,11 +138,7 @@ final class HTTP2Session: TickEndHandler {
     loop.runAtEndOfTick(self)
   }
 
-  func tickEnded() { flushScheduled() }
-
-  /// Makes now the flush ``scheduleFlush()`` scheduled for the end of the tick, if one is
-  /// owed (the end of the tick then finds none).
-  func flushScheduled() {
+  func tickEnded() {
     let role = flushOwed
     flushOwed = nil
     role?.flush()
