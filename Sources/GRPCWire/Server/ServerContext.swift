@@ -20,10 +20,9 @@ public final class ServerContext: Sendable {
   public let maxSendMessageSize: Int
 
   private let state = PosixMutex(MutableState())
-  /// The connection the call came on, for ``dropConnection()``; nil for a context made
-  /// without one. Strong: the context lives in the call's stream, which the connection lets
-  /// go of when the stream closes.
-  private let connection: ServerConnection?
+  /// The connection the call came on, for ``dropConnection()``. Strong: the context lives in
+  /// the call's stream, which the connection lets go of when the stream closes.
+  private let connection: ServerConnection
 
   private struct MutableState {
     var initialMetadata = Metadata()
@@ -34,22 +33,21 @@ public final class ServerContext: Sendable {
 
   init(
     path: String, requestMetadata: Metadata, timeout: Duration?, peer: String,
-    maxSendMessageSize: Int = 4 << 20, connection: ServerConnection? = nil
+    maxSendMessageSize: Int = 4 << 20, connection: ServerConnection
   ) {
     (self.path, self.requestMetadata, self.timeout) = (path, requestMetadata, timeout)
     (self.peer, self.maxSendMessageSize) = (peer, maxSendMessageSize)
     self.connection = connection
   }
 
-  /// Closes this call's TCP connection at once, without GOAWAY: every call on it (this one
+  /// Closes this call's TCP connection abruptly, without GOAWAY: every call on it (this one
   /// included) sees the connection drop. For fault injection.
   ///
   /// The close is queued to the connection's event loop, so it runs before anything the
   /// handler does afterwards — its answer included — is written, and never inside the
   /// HTTP/2 session's own callbacks (a cancellation handler may call this from there).
   public func dropConnection() {
-    guard let connection else { return }
-    connection.loop.execute { connection.drop() }
+    connection.loop.execute { [connection] in connection.drop() }
   }
 
   /// Metadata for the response headers (sent with the first message, or with the status).
