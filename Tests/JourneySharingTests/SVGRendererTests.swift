@@ -120,6 +120,32 @@ struct SVGRendererTests {
     #expect(!svg.contains("rotate(") && !svg.contains("data-heading"))
   }
 
+  @Test(
+    "a stale vehicle is drawn dimmed, marked data-stale, with its last-seen text; a fresh one as before"
+  )
+  func staleVehicle() async throws {
+    var style = JourneySharingStyle()
+    style.staleLocationThreshold = .seconds(60)
+    var trip = F.enrouteToPickup()
+    trip.lastLocation?.updateTime = GoogleProtobuf.Timestamp(date: F.now.addingTimeInterval(-200))
+    let svg = SVGRenderer().render(TripRendering(trip: trip, style: style, now: F.now))
+    #expect(
+      svg.contains(
+        #"data-role="vehicle" data-lat="47.37" data-lng="8.54" data-heading="45" data-stale="true""#
+      ))
+    #expect(svg.contains(#"<g opacity="0.4">"#))
+    let report = try await parsed(svg)
+    #expect(report.texts.contains("last seen 3 min ago"))
+    #expect(report.markers.map(\.role) == ["pickup", "intermediate", "dropoff", "vehicle"])
+
+    trip.lastLocation?.updateTime = GoogleProtobuf.Timestamp(date: F.now)
+    let fresh = SVGRenderer().render(TripRendering(trip: trip, style: style, now: F.now))
+    #expect(
+      !fresh.contains("data-stale") && !fresh.contains("<g opacity=") && !fresh.contains("last seen"))
+    // Without a threshold the document is the one before the option existed.
+    #expect(fresh == SVGRenderer().render(TripRendering(trip: trip, now: F.now)))
+  }
+
   @Test("no external reference: nothing is fetched to show the map")
   func selfContained() {
     let svg = SVGRenderer().render(TripRendering(trip: F.enrouteToPickup(), now: F.now))

@@ -97,6 +97,87 @@ struct TripRenderingTests {
   }
 
   @Test(
+    "ETAs: \"arriving\" under 15 s, seconds below a minute, then minutes",
+    arguments: [
+      (-5.0, "arriving"), (0, "arriving"), (14.9, "arriving"), (15, "15 s"), (39.2, "40 s"),
+      (59, "59 s"), (59.5, "1 min"), (60, "1 min"), (61, "2 min"), (3900, "1 h 5 min"),
+      (.nan, ""),
+    ])
+  func etas(seconds: Double, text: String) {
+    #expect(TripRendering.etaText(seconds: seconds) == text)
+  }
+
+  @Test(
+    "last seen: seconds below a minute, whole minutes below an hour, then hours",
+    arguments: [
+      (-3.0, "last seen 0 s ago"), (5.7, "last seen 5 s ago"), (59.9, "last seen 59 s ago"),
+      (60, "last seen 1 min ago"), (179, "last seen 2 min ago"), (3599, "last seen 59 min ago"),
+      (7300, "last seen 2 h ago"), (.infinity, ""),
+    ])
+  func lastSeen(seconds: Double, text: String) {
+    #expect(TripRendering.lastSeenText(secondsAgo: seconds) == text)
+  }
+
+  @Test("the ETA text of a trip 40 s away reads in seconds")
+  func etaInSeconds() {
+    var trip = F.enrouteToPickup()
+    trip.etaToFirstWaypoint = GoogleProtobuf.Timestamp(date: F.now.addingTimeInterval(40))
+    #expect(TripRendering(trip: trip, now: F.now).etaText == "40 s")
+    trip.etaToFirstWaypoint = GoogleProtobuf.Timestamp(date: F.now.addingTimeInterval(10))
+    #expect(TripRendering(trip: trip, now: F.now).etaText == "arriving")
+  }
+
+  @Test("a vehicle whose update_time is older than the stale threshold is stale, dimmed, last seen")
+  func staleByUpdateTime() {
+    var style = JourneySharingStyle()
+    style.staleLocationThreshold = .seconds(60)
+    var trip = F.enrouteToPickup()
+    trip.lastLocation?.updateTime = GoogleProtobuf.Timestamp(date: F.now.addingTimeInterval(-150))
+    let stale = TripRendering(trip: trip, style: style, now: F.now)
+    #expect(stale.isVehicleStale)
+    #expect(stale.vehicleLocationTime == F.now.addingTimeInterval(-150))
+    #expect(stale.lastSeenText == "last seen 2 min ago")
+    let vehicle = stale.markers.first { $0.kind == .vehicle }
+    #expect(vehicle?.isStale == true && vehicle?.opacity == style.staleVehicleOpacity)
+    #expect(vehicle?.label == "last seen 2 min ago")
+    #expect(
+      stale.markers.filter { $0.kind != .vehicle }.allSatisfy { !$0.isStale && $0.opacity == 1 })
+
+    trip.lastLocation?.updateTime = GoogleProtobuf.Timestamp(date: F.now.addingTimeInterval(-59))
+    let fresh = TripRendering(trip: trip, style: style, now: F.now)
+    #expect(!fresh.isVehicleStale && fresh.lastSeenText == nil)
+    #expect(fresh.markers.first?.isStale == false && fresh.markers.first?.label == nil)
+  }
+
+  @Test("without update_time the location's age counts from when it was received")
+  func staleByReceiveTime() {
+    var style = JourneySharingStyle()
+    style.staleLocationThreshold = .seconds(5)
+    let trip = F.enrouteToPickup()
+    #expect(trip.lastLocation?.updateTime == nil)
+    let old = TripRendering(
+      trip: trip, style: style, now: F.now, locationReceivedAt: F.now.addingTimeInterval(-7))
+    #expect(old.isVehicleStale && old.lastSeenText == "last seen 7 s ago")
+    let recent = TripRendering(
+      trip: trip, style: style, now: F.now, locationReceivedAt: F.now.addingTimeInterval(-2))
+    #expect(!recent.isVehicleStale)
+    // Neither time known: the age cannot be told, so the vehicle is not called stale.
+    #expect(!TripRendering(trip: trip, style: style, now: F.now).isVehicleStale)
+  }
+
+  @Test("no threshold (the default) or an ended trip: never stale")
+  func neverStale() {
+    var trip = F.enrouteToPickup()
+    trip.lastLocation?.updateTime = GoogleProtobuf.Timestamp(
+      date: F.now.addingTimeInterval(-86_400))
+    #expect(!TripRendering(trip: trip, now: F.now).isVehicleStale)
+    var style = JourneySharingStyle()
+    style.staleLocationThreshold = .seconds(60)
+    trip.tripStatus = .complete
+    #expect(!TripRendering(trip: trip, style: style, now: F.now).isVehicleStale)
+  }
+
+  @Test(
     "distances read as the apps write them",
     arguments: [
       (-1.0, "0 m"), (0, "0 m"), (4, "0 m"), (5, "10 m"), (850, "850 m"), (994, "990 m"),

@@ -1,8 +1,30 @@
 // The ETA and distance texts of a status panel, short as the phone apps write them ("4 min",
-// "1 h 5 min", "850 m", "1.2 km"). Fixed English units and a '.' decimal point, whatever the
-// process's locale: the same trip renders the same on every server.
+// "40 s", "arriving", "1 h 5 min", "850 m", "1.2 km"). Fixed English units and a '.' decimal
+// point, whatever the process's locale: the same trip renders the same on every server.
 
 extension TripRendering {
+  /// An ETA as a person reads it: "arriving" under 15 seconds (and for an ETA already
+  /// passed), whole seconds rounded up below a minute ("40 s"), else ``durationText(seconds:)``
+  /// ("1 min", "4 min", "1 h 5 min").
+  public static func etaText(seconds: Double) -> String {
+    guard seconds.isFinite else { return "" }
+    guard seconds >= 15 else { return "arriving" }
+    let whole = Int(seconds.rounded(.up))
+    return whole < 60 ? "\(whole) s" : durationText(seconds: seconds)
+  }
+
+  /// How long ago the vehicle last reported, as a person reads it: "last seen 40 s ago"
+  /// below a minute, whole minutes rounded down below an hour ("last seen 3 min ago"), whole
+  /// hours from then on ("last seen 2 h ago"). A time in the future (clocks apart) reads as
+  /// "last seen 0 s ago".
+  public static func lastSeenText(secondsAgo: Double) -> String {
+    guard secondsAgo.isFinite else { return "" }
+    let seconds = Int(max(0, min(secondsAgo, 1e9)))
+    if seconds < 60 { return "last seen \(seconds) s ago" }
+    if seconds < 3600 { return "last seen \(seconds / 60) min ago" }
+    return "last seen \(seconds / 3600) h ago"
+  }
+
   /// A time to wait as a person reads it: "now" when it is not positive, else whole minutes
   /// rounded up ("1 min" for 20 seconds, "4 min"), and hours with minutes from an hour on
   /// ("1 h", "1 h 5 min").

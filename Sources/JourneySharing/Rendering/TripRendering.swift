@@ -35,15 +35,30 @@ public struct TripRendering: Sendable, Hashable {
   public var etaText: String?
   /// ``remainingDistanceMeters`` as a person reads it ("1.2 km").
   public var distanceText: String?
+  /// When the vehicle's location was current: its `update_time`, else when it was received
+  /// (`locationReceivedAt`); nil when neither is known or there is no vehicle location.
+  public var vehicleLocationTime: Date?
+  /// Whether the vehicle's location is older than the style's
+  /// ``JourneySharingStyle/staleLocationThreshold`` (never once the trip has ended).
+  public var isVehicleStale: Bool
+  /// For a stale vehicle, how long ago it was seen ("last seen 3 min ago"); else nil.
+  public var lastSeenText: String?
   /// What the map shows.
   public var camera: Camera
 
   /// The rendering of `trip`, whose own trip ID is taken from its `name`. A trip without a
   /// valid name keeps only waypoints that name no trip: whose they are cannot be told.
-  /// `now` is the time the ETA text counts from.
-  public init(trip: FleetEngine.Trip, style: JourneySharingStyle = .init(), now: Date = Date()) {
+  /// `now` is the time the ETA text and the location's age count from; `locationReceivedAt`,
+  /// when the vehicle's location was received, stands in for a location without
+  /// `update_time`.
+  public init(
+    trip: FleetEngine.Trip, style: JourneySharingStyle = .init(), now: Date = Date(),
+    locationReceivedAt: Date? = nil
+  ) {
     let ownTripID = (try? TripName(trip.name))?.tripID
-    self.init(trip: trip, ownTripID: ownTripID ?? "", style: style, now: now)
+    self.init(
+      trip: trip, ownTripID: ownTripID ?? "", style: style, now: now,
+      locationReceivedAt: locationReceivedAt)
   }
 
   /// The rendering of what `model` holds now: its current trip, or an empty one of unknown
@@ -51,10 +66,13 @@ public struct TripRendering: Sendable, Hashable {
   public init(model: TripModel, style: JourneySharingStyle = .init(), now: Date = Date()) {
     self.init(
       trip: model.currentTrip ?? FleetEngine.Trip(), ownTripID: model.tripName.tripID,
-      style: style, now: now)
+      style: style, now: now, locationReceivedAt: nil)
   }
 
-  init(trip: FleetEngine.Trip, ownTripID: String, style: JourneySharingStyle, now: Date) {
+  init(
+    trip: FleetEngine.Trip, ownTripID: String, style: JourneySharingStyle, now: Date,
+    locationReceivedAt: Date?
+  ) {
     status = trip.tripStatus
     let ended = trip.tripStatus.isTerminal
 
@@ -66,8 +84,27 @@ public struct TripRendering: Sendable, Hashable {
 
     nextStopETA = ended ? nil : trip.etaToFirstWaypoint?.date
     remainingDistanceMeters = ended ? nil : trip.remainingDistanceMeters
-    etaText = nextStopETA.map { Self.durationText(seconds: $0.timeIntervalSince(now)) }
+    etaText = nextStopETA.map { Self.etaText(seconds: $0.timeIntervalSince(now)) }
     distanceText = remainingDistanceMeters.map { Self.distanceText(meters: Double($0)) }
+
+    let location = trip.lastLocation
+    vehicleLocationTime =
+      location?.location == nil ? nil : location?.updateTime?.date ?? locationReceivedAt
+    let age = vehicleLocationTime.map { now.timeIntervalSince($0) }
+    if !ended, let age, let threshold = style.staleLocationThreshold,
+      age > threshold / .seconds(1)
+    {
+      isVehicleStale = true
+      lastSeenText = Self.lastSeenText(secondsAgo: age)
+      if let vehicle = markers.firstIndex(where: { $0.kind == .vehicle }) {
+        markers[vehicle].isStale = true
+        markers[vehicle].opacity = style.staleVehicleOpacity
+        markers[vehicle].label = lastSeenText
+      }
+    } else {
+      isVehicleStale = false
+      lastSeenText = nil
+    }
 
     let points = routeSegments.flatMap(\.points) + markers.map(\.position)
     let fitted = CoordinateBounds(fitting: points)?.expanded(

@@ -53,8 +53,7 @@ extension SVGDocument {
       ])
   }
 
-  mutating func marker(_ marker: MapMarker, _ projection: MercatorProjection) {
-    let center = projection.point(for: marker.position)
+  mutating func marker(_ marker: MapMarker, at center: MercatorProjection.Point) {
     let (x, y) = (center.x, center.y)
     let style = marker.style
     let half = style.size / 2
@@ -70,7 +69,11 @@ extension SVGDocument {
       + [("stroke-width", Self.number(style.strokeWidth))]
     switch marker.kind {
     case .vehicle:
+      if marker.isStale { hooks.append(("data-stale", "true")) }
       open("g", hooks + [("transform", "translate(\(Self.number(x)) \(Self.number(y)))")])
+      // The shape dimmed on its own, so that the label beside it stays readable.
+      let dimmed = marker.opacity != 1
+      if dimmed { open("g", [("opacity", Self.number(min(max(marker.opacity, 0), 1)))]) }
       empty("circle", [("cx", "0"), ("cy", "0"), ("r", Self.number(half))] + paint)
       if let heading = marker.heading {
         // An arrow pointing north, turned clockwise by the heading (y grows downwards, so
@@ -84,6 +87,8 @@ extension SVGDocument {
             ("transform", "rotate(\(heading))"),
           ] + Self.paint("fill", style.strokeColor))
       }
+      if dimmed { close("g") }
+      if let label = marker.label { self.label(label, x: half + 6) }
       close("g")
     case .pickup:
       empty(
@@ -101,6 +106,18 @@ extension SVGDocument {
       let d = "M" + corners.map { "\(Self.number($0)),\(Self.number($1))" }.joined(separator: " L")
       empty("path", hooks + [("d", d + " Z")] + paint)
     }
+  }
+
+  /// `label` beside a marker drawn around (0, 0), starting `x` to its right: dark text with
+  /// a white halo, readable on any map.
+  mutating func label(_ label: String, x: Double) {
+    text(
+      "text", label,
+      [
+        ("class", "marker-label"), ("x", Self.number(x)), ("y", "5"),
+        ("font-family", "sans-serif"), ("font-size", "14"), ("paint-order", "stroke"),
+      ] + Self.paint("fill", .nearBlack) + Self.paint("stroke", .white)
+        + [("stroke-width", "4"), ("stroke-linejoin", "round")])
   }
 
   /// `caption` in a white box in the bottom-left corner. A generic font family, so nothing

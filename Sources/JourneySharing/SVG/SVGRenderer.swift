@@ -8,7 +8,9 @@
 /// with `data-role="route"`, `data-leg="active|remaining"` and
 /// `data-speed="NORMAL|SLOW|TRAFFIC_JAM|NO_DATA"`; each marker has `data-role` `vehicle`,
 /// `pickup`, `dropoff` or `intermediate`, and `data-lat`/`data-lng` (7 decimals); the
-/// vehicle also `data-heading` when known, an intermediate destination `data-index`.
+/// vehicle also `data-heading` when known and `data-stale="true"` when its location is stale
+/// (then drawn dimmed, with its "last seen …" text beside it), an intermediate destination
+/// `data-index`.
 /// Routes and markers are drawn by z-index, ties in the rendering's order. The same
 /// rendering and size always give the same bytes.
 public struct SVGRenderer: Sendable, Hashable {
@@ -65,10 +67,33 @@ public struct SVGRenderer: Sendable, Hashable {
     for item in Self.drawingOrder(rendering) {
       switch item {
       case .route(let segment): svg.route(segment, projection)
-      case .marker(let marker): svg.marker(marker, projection)
+      case .marker(let marker): svg.marker(marker, at: projection.point(for: marker.position))
       }
     }
     if showsCaption, !caption.isEmpty { svg.caption(caption, height: Double(height)) }
+    svg.close("svg")
+    return svg.text
+  }
+
+  /// The width and height of ``render(marker:)``'s document: the marker's size and outline.
+  public static func extent(of marker: MapMarker) -> Double {
+    max(1, marker.style.size + 2 * max(0, marker.style.strokeWidth))
+  }
+
+  /// One marker alone, centred in a document of ``extent(of:)`` square, with the same shape
+  /// and hooks as in ``render(_:)``: for a map that places its markers itself (a slippy
+  /// map's marker icons). Its label, if any, overflows the document to the right.
+  public func render(marker: MapMarker) -> String {
+    let extent = Self.extent(of: marker)
+    let (size, corner) = (SVGText.number(extent), SVGText.number(-extent / 2))
+    var svg = SVGDocument()
+    svg.open(
+      "svg",
+      [
+        ("xmlns", "http://www.w3.org/2000/svg"), ("width", size), ("height", size),
+        ("viewBox", "\(corner) \(corner) \(size) \(size)"), ("overflow", "visible"),
+      ])
+    svg.marker(marker, at: MercatorProjection.Point(x: 0, y: 0))
     svg.close("svg")
     return svg.text
   }

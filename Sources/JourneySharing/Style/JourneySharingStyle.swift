@@ -25,6 +25,13 @@ public struct JourneySharingStyle: Sendable, Hashable {
   /// a single point (only a pickup, a vehicle at its stop) is shown with its streets around
   /// it (0.005° is about 550 m of latitude), not magnified without end.
   public var minimumCameraSpan: Double = 0.005
+  /// How old the vehicle's location may get before the vehicle is shown as stale: dimmed to
+  /// ``staleVehicleOpacity``, with "last seen N min ago" beside it (the JS SDK's
+  /// `staleLocationThresholdMillis`, which hides such a vehicle instead). The age counts from
+  /// the location's `update_time`, else from when it was received. nil (the default): never.
+  public var staleLocationThreshold: Duration?
+  /// The opacity of a stale vehicle's marker, from 0 (invisible) to 1.
+  public var staleVehicleOpacity: Double = 0.4
 
   /// The default style.
   public init() {}
