@@ -13,7 +13,10 @@ internal import JourneySharing
 ///   `{"url": "<base>/s/<token>", "expiresAt": <unix s>}`; 401 without the admin token (or
 ///   when none is set); 400 for a body that is not that, or a trip of another provider.
 /// - `GET /s/<token>`: the page; `/s/<token>/map.svg`: the snapshot now; `/s/<token>/events`:
-///   Server-Sent Events, one JSON object per change of the trip.
+///   Server-Sent Events, one JSON object per change of the trip, and one when the vehicle
+///   turns stale or its "last seen" text changes. With a street map (``SharePageOptions``)
+///   the page is Leaflet's, over the operator's tiles, and `/assets/…` serves Leaflet and the
+///   page's script.
 /// - A token that does not open: 404; an expired one: 410. Neither body names the trip.
 public struct ShareServer: Sendable {
   let fanOut: TripFanOut
@@ -24,10 +27,14 @@ public struct ShareServer: Sendable {
   /// `http://HOST:PORT`, known once the server listens.
   let baseURL: @Sendable () -> String
   let renderer = SVGRenderer(width: 800, height: 600, showsCaption: false)
+  let pageOptions: SharePageOptions
+  /// The default style, with the stale threshold of ``pageOptions``.
+  let style: JourneySharingStyle
 
   public init(
     fanOut: TripFanOut, links: ShareLinks, adminToken: String?, providerID: String,
-    defaultTTLSeconds: Int64, baseURL: @escaping @Sendable () -> String
+    defaultTTLSeconds: Int64, baseURL: @escaping @Sendable () -> String,
+    page: SharePageOptions = .init()
   ) {
     self.fanOut = fanOut
     self.links = links
@@ -35,6 +42,10 @@ public struct ShareServer: Sendable {
     self.providerID = providerID
     self.defaultTTL = defaultTTLSeconds
     self.baseURL = baseURL
+    self.pageOptions = page
+    var style = JourneySharingStyle()
+    style.staleLocationThreshold = page.staleAfter
+    self.style = style
   }
 
   /// The routes, for an `Application`.
@@ -44,6 +55,16 @@ public struct ShareServer: Sendable {
     router.get("s/:token") { _, context in await self.page(context) }
     router.get("s/:token/map.svg") { _, context in await self.snapshot(context) }
     router.get("s/:token/events") { _, context in self.events(context) }
+    if let streetMap = pageOptions.streetMap {
+      for (name, file) in streetMap.leaflet.files {
+        router.get("\(LeafletAssets.path.dropFirst())/\(name)") { _, _ in
+          Self.asset(file.bytes, file.contentType)
+        }
+      }
+      router.get(RouterPath(String(SharePage.mapScriptPath.dropFirst()))) { _, _ in
+        Self.asset(Array(SharePage.mapScript.utf8), "text/javascript; charset=utf-8")
+      }
+    }
     return router
   }
 
@@ -102,37 +123,48 @@ public struct ShareServer: Sendable {
   // MARK: Page, snapshot, events
 
   private func page(_ context: BasicRequestContext) async -> Response {
-    let current: FleetEngine.Trip?
+    let current: Shown?
     switch await linkedTrip(context) {
     case .found(let trip): current = trip
     case .refused(let refusal): return refusal
     }
-    let rendering = current.map { TripRendering(trip: $0) }
-    let html = SharePage.html(
-      svg: rendering.map(renderer.render), status: rendering?.statusName, eta: rendering?.etaText)
+    let rendering = current.map { $0.rendering(style) }
+    let (svg, status, eta) = (rendering.map(renderer.render), rendering?.statusName, rendering?.etaText)
+    let tiles = pageOptions.streetMap?.tiles
+    let html =
+      tiles.map { SharePage.mapHTML(svg: svg, status: status, eta: eta, tiles: $0) }
+      ?? SharePage.html(svg: svg, status: status, eta: eta)
+    let policy = tiles.map(SharePage.policy(tiles:)) ?? SharePage.policy
     return Response(
       status: .ok,
-      headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+      headers: [
+        .contentType: "text/html; charset=utf-8", .cacheControl: "no-store",
+        .contentSecurityPolicy: policy,
+      ],
       body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
   }
 
   private func snapshot(_ context: BasicRequestContext) async -> Response {
-    let current: FleetEngine.Trip?
+    let current: Shown?
     switch await linkedTrip(context) {
     case .found(let trip): current = trip
     case .refused(let refusal): return refusal
     }
-    guard let trip = current else {
+    guard let current else {
       return Self.plain(.serviceUnavailable, "the trip could not be fetched yet; try again")
     }
     return Response(
-      status: .ok, headers: [.contentType: "image/svg+xml", .cacheControl: "no-store"],
-      body: ResponseBody(byteBuffer: ByteBuffer(string: renderer.render(TripRendering(trip: trip)))))
+      status: .ok,
+      headers: [
+        .contentType: "image/svg+xml", .cacheControl: "no-store",
+        .contentSecurityPolicy: "default-src 'none'",
+      ],
+      body: ResponseBody(byteBuffer: ByteBuffer(string: renderer.render(current.rendering(style)))))
   }
 
   private enum Linked {
     /// The link's trip now (nil: not fetched within the wait).
-    case found(FleetEngine.Trip?)
+    case found(Shown?)
     case refused(Response)
   }
 
@@ -152,11 +184,17 @@ public struct ShareServer: Sendable {
 
   /// The trip now: as its viewers last got it, or fetched for this request (waiting up to
   /// 10 s for the first update).
-  private func currentTrip(_ tripName: String) async throws -> FleetEngine.Trip? {
+  private func currentTrip(_ tripName: String) async throws -> Shown? {
     let view = try fanOut.view(tripName)
-    return await withTaskGroup(of: FleetEngine.Trip?.self) { group in
+    let fanOut = self.fanOut
+    return await withTaskGroup(of: Shown?.self) { group in
       group.addTask {
-        for await event in view { if case .trip(let trip) = event { return trip } }
+        for await event in view {
+          if case .trip(let trip) = event {
+            // Asked while this view keeps the trip followed.
+            return Shown(trip: trip, locationReceivedAt: fanOut.locationReceivedAt(tripName))
+          }
+        }
         return nil
       }
       group.addTask {
@@ -177,22 +215,43 @@ public struct ShareServer: Sendable {
     }
     // A token this server sealed for a trip its service cannot follow: as unknown as any.
     guard let view = try? fanOut.view(tripName) else { return Self.plain(.notFound, "no such link") }
-    let renderer = self.renderer
+    let (renderer, style, withMap, fanOut) = (
+      self.renderer, self.style, pageOptions.streetMap != nil, self.fanOut
+    )
     let lines = AsyncStream<ByteBuffer> { continuation in
-      let relay = Task {
-        for await event in view { continuation.yield(ByteBuffer(string: Self.sse(event, renderer))) }
-        continuation.finish()
+      let (inputs, input) = AsyncStream.makeStream(
+        of: EventFeed.Input.self, bufferingPolicy: .bufferingNewest(64))
+      let forward = Task {
+        for await event in view { input.yield(.event(event)) }
+        input.finish()
       }
-      // A comment line now and then: a viewer that went away is noticed at the next write.
-      let heartbeat = Task {
+      // A tick a second: a vehicle turns stale, and its "last seen" text changes, with no
+      // update of the trip.
+      let clock = Task {
         while !Task.isCancelled {
-          try? await Task.sleep(for: .seconds(15))
-          continuation.yield(ByteBuffer(string: ": keep-alive\n\n"))
+          try? await Task.sleep(for: .seconds(1))
+          input.yield(.tick)
         }
       }
+      let relay = Task {
+        var feed = EventFeed(renderer: renderer, style: style, withMap: withMap)
+        var ticks = 0
+        for await item in inputs {
+          if let text = feed.next(item, locationReceivedAt: fanOut.locationReceivedAt(tripName)) {
+            continuation.yield(ByteBuffer(string: text))
+          }
+          // A comment line now and then: a viewer that went away is noticed at the next write.
+          if case .tick = item {
+            ticks += 1
+            if ticks % 15 == 0 { continuation.yield(ByteBuffer(string: ": keep-alive\n\n")) }
+          }
+        }
+        continuation.finish()
+      }
       continuation.onTermination = { _ in
+        forward.cancel()
+        clock.cancel()
         relay.cancel()
-        heartbeat.cancel()
       }
     }
     return Response(
@@ -201,47 +260,11 @@ public struct ShareServer: Sendable {
       body: ResponseBody(asyncSequence: lines))
   }
 
-  /// One SSE event: `data: <JSON>` and a blank line.
-  static func sse(_ event: TripFanOut.Event, _ renderer: SVGRenderer) -> String {
-    "data: \(eventJSON(event, renderer))\n\n"
-  }
-
-  private struct EventBody: Encodable {
-    var status: String?
-    var statusText: String?
-    var eta: String?
-    var distance: String?
-    var vehicle: Position?
-    var svg: String?
-    var error: String?
-    var category: String?
-  }
-
-  private struct Position: Encodable {
-    let lat: Double
-    let lng: Double
-  }
-
-  static func eventJSON(_ event: TripFanOut.Event, _ renderer: SVGRenderer) -> String {
-    var body = EventBody()
-    switch event {
-    case .trip(let trip):
-      let rendering = TripRendering(trip: trip)
-      body.status = rendering.statusName
-      body.statusText = rendering.statusName.replacingOccurrences(of: "_", with: " ").capitalized
-      body.eta = rendering.etaText
-      body.distance = rendering.distanceText
-      body.vehicle = rendering.markers.first { $0.kind == .vehicle }.map {
-        Position(lat: $0.position.latitude, lng: $0.position.longitude)
-      }
-      body.svg = renderer.render(rendering)
-    case .failed(let error):
-      // The code and category only: an error's message may name the trip.
-      body.error = "\(error.code)"
-      body.category = "\(error.category)"
-    }
-    let data = (try? JSONEncoder().encode(body)) ?? Data("{}".utf8)
-    return String(decoding: data, as: UTF8.self)
+  /// A file of the street-map page (Leaflet, the page's script), cached for a day.
+  static func asset(_ bytes: [UInt8], _ contentType: String) -> Response {
+    Response(
+      status: .ok, headers: [.contentType: contentType, .cacheControl: "public, max-age=86400"],
+      body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
   }
 
   static func plain(_ status: HTTPResponse.Status, _ text: String) -> Response {

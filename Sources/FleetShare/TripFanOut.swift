@@ -1,5 +1,6 @@
 public import FleetConsumer
 internal import FleetSync
+public import FoundationEssentials
 
 /// One follow per trip, however many viewers: the first viewer of a trip makes its
 /// ``TripModel`` follow, every later one shares it, and when the last one leaves the model
@@ -43,6 +44,13 @@ public final class TripFanOut: Sendable {
   /// Viewers of `tripName` now.
   public func viewers(of tripName: String) -> Int {
     watched.withLock { $0[tripName]?.relay.viewerCount ?? 0 }
+  }
+
+  /// When the vehicle location of `tripName`'s last update arrived here, by this server's
+  /// clock: what stands in for a location's own `update_time` when it has none. Nil when
+  /// nobody views the trip or no location came yet.
+  public func locationReceivedAt(_ tripName: String) -> Date? {
+    watched.withLock { $0[tripName] }?.relay.locationReceivedAt
   }
 
   /// Views `tripName`: the trip as last received (if any) at once, then each change, until
@@ -91,11 +99,14 @@ final class Relay: TripModelSubscriber {
   private struct State {
     var viewers: [UInt64: AsyncStream<TripFanOut.Event>.Continuation] = [:]
     var latest: FleetEngine.Trip?
+    var locationReceivedAt: Date?
   }
 
   private let state = PosixMutex(State())
 
   var viewerCount: Int { state.withLock { $0.viewers.count } }
+
+  var locationReceivedAt: Date? { state.withLock { $0.locationReceivedAt } }
 
   func add(_ id: UInt64, _ continuation: AsyncStream<TripFanOut.Event>.Continuation) {
     let latest = state.withLock { state -> FleetEngine.Trip? in
@@ -113,7 +124,11 @@ final class Relay: TripModelSubscriber {
     _ model: TripModel, didUpdate trip: FleetEngine.Trip,
     updatedPropertyFields: TripModelUpdatedPropertyFields
   ) {
-    broadcast(.trip(trip)) { $0.latest = trip }
+    let now = Date()
+    broadcast(.trip(trip)) { state in
+      state.latest = trip
+      if updatedPropertyFields.contains(.vehicleLocation) { state.locationReceivedAt = now }
+    }
   }
 
   func tripModel(_ model: TripModel, didFailUpdateTripWithError error: RPCError) {

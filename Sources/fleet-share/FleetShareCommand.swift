@@ -11,6 +11,19 @@ import ServiceLifecycle
 /// `fleet-share`: live share links for Fleet Engine trips, served over HTTP.
 @main
 struct FleetShareCommand: AsyncParsableCommand {
+  /// ArgumentParser's parsing and help, but bad flags exit 2 (ArgumentParser's own status
+  /// for them is 64), also when found bad only in `run()` (Leaflet missing for --tiles).
+  static func main() async {
+    do {
+      try await parse().run()
+    } catch {
+      let code = exitCode(for: error)
+      guard code == .validationFailure else { exit(withError: error) }
+      FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+      Foundation.exit(2)
+    }
+  }
+
   static let configuration = CommandConfiguration(
     commandName: "fleet-share",
     abstract: "Serve live share links for Fleet Engine trips: a page anyone with the link can watch.",
@@ -25,6 +38,13 @@ struct FleetShareCommand: AsyncParsableCommand {
       /s/<token>/map.svg the map now, /s/<token>/events its Server-Sent Events. A link that \
       does not open is 404, an expired one 410. Each trip is followed once, however many \
       people watch, and only while someone does.
+
+      The page is self-contained (nothing fetched from elsewhere) unless --tiles puts it on a \
+      street map: Leaflet from Debian's libjs-leaflet, served by fleet-share itself, over the \
+      tiles of URL_TEMPLATE ({z}, {x}, {y}, optional {s}), whose origin alone the page's \
+      Content-Security-Policy adds. A vehicle whose location is older than --stale-after \
+      seconds is shown dimmed, "last seen N min ago", and its events carry "stale": true. \
+      Bad flags exit with status 2.
       """)
 
   @Option(help: ArgumentHelp("Fleet Engine's address; leave it out for the demo.", valueName: "host:port"))
@@ -74,6 +94,41 @@ struct FleetShareCommand: AsyncParsableCommand {
   @Option(name: .customLong("poll-interval"), help: ArgumentHelp("Seconds between polls of a watched trip (default 5; 1 for the demo).", valueName: "seconds"))
   var pollInterval: Double?
 
+  @Option(
+    name: .customLong("tiles"),
+    help: ArgumentHelp("Put the page on a street map: a tile URL template with {z}, {x}, {y} (and optionally {s}).", valueName: "url-template"))
+  var tiles: String?
+
+  @Option(
+    name: .customLong("tiles-attribution"),
+    help: ArgumentHelp("The tiles' credit, shown on the map (required with --tiles).", valueName: "text"))
+  var tilesAttribution: String?
+
+  @Option(
+    name: .customLong("tiles-max-zoom"),
+    help: ArgumentHelp("The highest zoom level the tiles exist for (default 19).", valueName: "n"))
+  var tilesMaxZoom: Int?
+
+  @Option(
+    name: .customLong("stale-after"),
+    help: ArgumentHelp("Show the vehicle as stale when its location is older than this (default 60).", valueName: "seconds"))
+  var staleAfter: Double = 60
+
+  /// The tile layer of the --tiles flags, or nil without --tiles; throws a ValidationError
+  /// naming the flag at fault.
+  func tileLayer() throws -> TileLayer? {
+    guard let tiles else {
+      if tilesAttribution != nil { throw ValidationError("--tiles-attribution needs --tiles") }
+      if tilesMaxZoom != nil { throw ValidationError("--tiles-max-zoom needs --tiles") }
+      return nil
+    }
+    do {
+      return try TileLayer(urlTemplate: tiles, attribution: tilesAttribution, maxZoom: tilesMaxZoom ?? 19)
+    } catch {
+      throw ValidationError(error.description)
+    }
+  }
+
   func validate() throws {
     let sources = [token, tokenCommand, tokenURL, serviceAccountKey].compactMap { $0 }
     if endpoint == nil {
@@ -94,6 +149,10 @@ struct FleetShareCommand: AsyncParsableCommand {
       throw ValidationError("--poll-interval must be at least 0.1")
     }
     if let linkSecret, linkSecret.isEmpty { throw ValidationError("--link-secret must not be empty") }
+    guard staleAfter.isFinite, (1...86_400).contains(staleAfter) else {
+      throw ValidationError("--stale-after must be within 1...86400 seconds")
+    }
+    _ = try tileLayer()
   }
 
   func run() async throws {
@@ -127,13 +186,22 @@ struct FleetShareCommand: AsyncParsableCommand {
         providerID: "demo-provider", accessTokenProvider: FixedAccessTokenProvider(AccessToken("demo-token")),
         options: options)
     }
+    var page = SharePageOptions(staleAfter: .milliseconds(Int64(staleAfter * 1000)))
+    if let tiles = try tileLayer() {
+      do {
+        page.streetMap = StreetMap(tiles: tiles, leaflet: try LeafletAssets())
+      } catch {
+        throw ValidationError("--tiles: \(error.description)")
+      }
+    }
     let service = try TripService(configuration: configuration)
     services.append(service)
     let links = try ShareLinks(secret: try linkSecret.map { Array($0.utf8) } ?? ShareLinks.randomSecret())
     let base = PosixMutex("http://\(host):\(port)")
     let server = ShareServer(
       fanOut: TripFanOut(service: service), links: links, adminToken: adminToken,
-      providerID: configuration.providerID, defaultTTLSeconds: linkTTL, baseURL: { base.withLock { $0 } })
+      providerID: configuration.providerID, defaultTTLSeconds: linkTTL, baseURL: { base.withLock { $0 } },
+      page: page)
     let (host, linkTTL, demoLinks) = (self.host, self.linkTTL, demoTrips)
     let application = Application(
       router: server.router(),

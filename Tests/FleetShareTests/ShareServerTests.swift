@@ -49,7 +49,7 @@ struct ShareServerTests {
         options: options))
   }
 
-  static func start() async throws -> Running {
+  static func start(page: SharePageOptions = .init()) async throws -> Running {
     let simulator = try await FleetSimulator.start()
     let trip = try simulator.createDemoTrip(providerID: "demo-provider", tripID: "shared-ride")
     let service = try ShareServerTests.service(simulator)
@@ -57,7 +57,8 @@ struct ShareServerTests {
     let base = PosixMutex("")
     let server = ShareServer(
       fanOut: TripFanOut(service: service), links: links, adminToken: admin,
-      providerID: "demo-provider", defaultTTLSeconds: 600, baseURL: { base.withLock { $0 } })
+      providerID: "demo-provider", defaultTTLSeconds: 600, baseURL: { base.withLock { $0 } },
+      page: page)
     let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
     let application = Application(
       router: server.router(),
@@ -147,14 +148,71 @@ struct ShareServerTests {
     for event in received {
       #expect(event["status"] is String)
       #expect((event["svg"] as? String)?.contains(#"data-role="vehicle""#) == true, "\(event)")
+      // The simulator's vehicle reports as it moves: fresh, and the map only with --tiles.
+      #expect(event["stale"] as? Bool == false, "\(event)")
+      #expect(event["map"] == nil)
     }
     let page = try await Self.request(["GET", link])
     let html = page["body"] as? String ?? ""
     #expect(html.contains(#"id="status""#) && html.contains(#"id="eta""#) && html.contains("EventSource"))
+    let policy = (page["headers"] as? [String: String])?["content-security-policy"]
+    #expect(policy == "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:")
+    // The favicon is inline (a data: URL), so no visit asks for /favicon.ico.
+    let favicon = try #require(html.firstMatch(of: /<link rel="icon" href="data:image\/svg\+xml,[^"]*">/))
     // Self-contained: no script, style sheet, image or font loaded from anywhere.
+    let rest = html.replacingOccurrences(of: String(favicon.output), with: "")
     for reference in ["src=", "href=", "<link", "@import", "url("] {
-      #expect(!html.contains(reference), "the page references something: \(reference)")
+      #expect(!rest.contains(reference), "the page references something: \(reference)")
     }
+    await running.stop()
+  }
+}
+
+/// The street-map page of `--tiles`, over HTTP: Leaflet and the page's script from the server
+/// itself, the tile origin in the Content-Security-Policy, the rendering in each event.
+@Suite("Share server with a street map", .timeLimit(.minutes(2)))
+struct ShareServerStreetMapTests {
+  @Test("the page loads Leaflet from its own origin, its CSP adds the tile origin only, events carry the map")
+  func streetMap() async throws {
+    let tiles = try TileLayer(
+      urlTemplate: "https://{s}.tiles.example.net/{z}/{x}/{y}.png", attribution: "<b>Tiles</b> & co",
+      maxZoom: 17)
+    let running = try await ShareServerTests.start(
+      page: SharePageOptions(streetMap: StreetMap(tiles: tiles, leaflet: try LeafletAssets())))
+    let token = try running.links.token(for: running.trip, expiresAt: Int64(Date().timeIntervalSince1970) + 600)
+    let link = "\(running.base)/s/\(token)"
+    let page = try await ShareServerTests.request(["GET", link])
+    let html = page["body"] as? String ?? ""
+    let policy = try #require((page["headers"] as? [String: String])?["content-security-policy"])
+    #expect(
+      policy.contains(
+        "img-src 'self' data: https://a.tiles.example.net https://b.tiles.example.net https://c.tiles.example.net;"),
+      "\(policy)")
+    #expect(policy.contains("script-src 'self';") && policy.contains("connect-src 'self'"), "\(policy)")
+    // Everything the page loads, but the inline favicon: from its own origin.
+    let sources = html.matches(of: /(?:src|href)="([^"]*)"/).map { String($0.output.1) }
+      .filter { !$0.hasPrefix("data:image/svg+xml,") }
+    #expect(
+      sources.sorted() == ["/assets/leaflet/leaflet.css", "/assets/leaflet/leaflet.js", "/assets/share-map.js"],
+      "\(sources)")
+    // The attribution is text, never markup; the first paint is the SVG snapshot.
+    #expect(!html.contains("<b>Tiles</b>") && html.contains("data-trip-status="))
+    for (path, type) in [
+      ("/assets/leaflet/leaflet.js", "text/javascript; charset=utf-8"),
+      ("/assets/leaflet/leaflet.css", "text/css; charset=utf-8"),
+      ("/assets/share-map.js", "text/javascript; charset=utf-8"),
+    ] {
+      let asset = try await ShareServerTests.request(["GET", running.base + path])
+      #expect(asset["status"] as? Int == 200, "\(path)")
+      #expect((asset["headers"] as? [String: String])?["content-type"] == type, "\(path)")
+    }
+    let events = try await ShareServerTests.request(["GET", link + "/events", "--sse", "1"])
+    let event = try #require((events["events"] as? [[String: Any]])?.first)
+    let map = try #require(event["map"] as? [String: Any], "\(event)")
+    #expect((map["bounds"] as? [[Double]])?.count == 2)
+    let markers = map["markers"] as? [[String: Any]] ?? []
+    #expect(markers.contains { $0["role"] as? String == "vehicle" && ($0["svg"] as? String)?.contains(#"data-role="vehicle""#) == true })
+    #expect(markers.contains { $0["role"] as? String == "pickup" })
     await running.stop()
   }
 }

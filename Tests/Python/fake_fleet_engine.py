@@ -29,7 +29,10 @@ before is loaded, so a test writes its script file and then starts following.
                              "message": "...",           retryDelayMs adds a google.rpc
                              "retryDelayMs": 250}}       RetryInfo detail
                   (either may add "delayMs": N: wait N ms before answering, and
-                   "requireToken": TOKEN, see below)
+                   "requireToken": TOKEN, see below; a trip step may add
+                   "stampLocation": true: its lastLocation gets updateTime and
+                   serverTime = the time of the call at which this trip's vehicle
+                   location last changed, as a driver app reporting only moves would)
 
 Each call of a trip answers with its next step; after the last step the last one repeats. A
 trip matching a template's prefix (and with no script of its own) runs the template's steps
@@ -63,7 +66,7 @@ EVENT lines (peer_common.emit)
         format=<PolylineFormatType> crsv=<version> rwv=<version> trafficv=<version>
         rwrv=<version> region=<code> language=<code> sdk=<SdkType> sdkv=<version>
         peer=<peer> step=<index or -> answer=<OK or code name> [jwt=<ok or why not>]
-        headers=[[name, value], ...]
+        [located=<unix seconds of the stamped updateTime>] headers=[[name, value], ...]
       every GetTrip, after it was answered. Versions are `<seconds>.<nanos>` or `-` when
       the request left them unset; `headers` is the request metadata as received, including
       `authorization` and `x-goog-request-params`.
@@ -85,6 +88,7 @@ import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import consumer_jwt
@@ -148,6 +152,22 @@ class Cursor:
         self.steps = steps
         self.require_token = require_token
         self.next = 0
+        # (latitude, longitude, unix seconds) of the last stamped vehicle location.
+        self.located: tuple[float, float, float] | None = None
+
+    def stamp(self, trip) -> float | None:
+        """Stamps `trip`'s lastLocation with the time its location last changed (now, if it
+        moved); returns that time, or None when the trip has no location."""
+        if not trip.HasField("last_location") or not trip.last_location.HasField("location"):
+            return None
+        point = (trip.last_location.location.latitude, trip.last_location.location.longitude)
+        if self.located is None or self.located[:2] != point:
+            self.located = (*point, time.time())
+        seconds = self.located[2]
+        for field in (trip.last_location.update_time, trip.last_location.server_time):
+            field.seconds = int(seconds)
+            field.nanos = int((seconds - int(seconds)) * 1e9)
+        return seconds
 
     def take(self, authorization: str | None) -> tuple[int | None, dict]:
         """The step for this call (index None: the token was refused, nothing used up)."""
@@ -333,6 +353,13 @@ class FakeTripService:
         if step.get("delayMs"):
             await asyncio.sleep(step["delayMs"] / 1000)
         answer = step["error"]["code"] if "error" in step else "OK"
+        trip, located = None, None
+        if "trip" in step:
+            trip = json_format.ParseDict(step["trip"], Trip())
+            if not trip.name:
+                trip.name = request.name
+            if step.get("stampLocation") and cursor is not None:
+                located = cursor.stamp(trip)
         if not self.quiet:
             header = request.header
             pc.emit("getTrip", GET_TRIP, headers=metadata,
@@ -346,12 +373,9 @@ class FakeTripService:
                     region=header.region_code or "-", language=header.language_code or "-",
                     sdk=enum_name(fe.RequestHeader.SdkType, header.sdk_type), sdkv=header.sdk_version or "-",
                     peer=peer, step="-" if index is None else index, answer=answer,
-                    jwt=verdict)
+                    jwt=verdict, located=None if located is None else f"{located:.6f}")
         if "error" in step:
             await self.abort(context, step["error"])
-        trip = json_format.ParseDict(step["trip"], Trip())
-        if not trip.name:
-            trip.name = request.name
         return trip
 
     async def watch_trip(self, request: WatchTripRequest, context):

@@ -55,6 +55,14 @@ def png_distinct_bytes(png: bytes) -> int:
     return len(set(zlib.decompress(data)))
 
 
+def save_screenshot(driver: webdriver.Chrome, path: str) -> dict:
+    """Writes a screenshot of the page to `path`; returns its report entry."""
+    png = driver.get_screenshot_as_png()
+    with open(path, "wb") as file:
+        file.write(png)
+    return {"bytes": len(png), "distinctBytes": png_distinct_bytes(png)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("url")
@@ -90,10 +98,7 @@ def main() -> int:
             report["routeSegments"] = max(report.get("routeSegments", 0), state["roles"].get("route", 0))
             # The screenshot once the map shows a route and the vehicle has moved.
             if not shot_taken and state["roles"].get("route", 0) > 0 and len(report["vehiclePositions"]) > 1:
-                png = driver.get_screenshot_as_png()
-                with open(args.screenshot, "wb") as file:
-                    file.write(png)
-                report["screenshot"] = {"bytes": len(png), "distinctBytes": png_distinct_bytes(png)}
+                report["screenshot"] = save_screenshot(driver, args.screenshot)
                 shot_taken = True
             if state["status"] == "COMPLETE" and shot_taken:
                 break
