@@ -75,4 +75,34 @@ struct ShareLinksTests {
     }
     #expect(tried >= 2)
   }
+
+  @Test("every link of one trip starts with the trip's routing prefix; other trips' differ; it shows nothing")
+  func routingPrefix() throws {
+    let links = try links()
+    let prefix = try links.routingPrefix(for: trip)
+    #expect(prefix.count == ShareLinks.routingPrefixLength)
+    let first = try links.token(for: trip, expiresAt: now + 60)
+    let second = try links.token(for: trip, expiresAt: now + 3_600)
+    #expect(first != second)
+    #expect(first.hasPrefix(prefix) && second.hasPrefix(prefix))
+    let others = try (100..<150).map { try links.routingPrefix(for: "providers/demo-provider/trips/ride-\($0)") }
+    #expect(Set(others + [prefix]).count == 51, "two trips share a routing prefix")
+    #expect(try self.links("another secret").routingPrefix(for: trip) != prefix)
+    #expect(!prefix.contains("ride") && !prefix.contains("demo"))
+  }
+
+  @Test("a link of the format before routing keys (version 1) still opens, and tampered does not")
+  func versionOne() throws {
+    let links = try links()
+    // Sealed by the version-1 code for `trip`, expiring at now + 60 (IV 00 01 … 0f).
+    let old =
+      "AQABAgMEBQYHCAkKCwwNDg9zXnd1d1XnNtZoLEQu1cL6BOdMFuy-YZNra9iOHTw4w6W9glOzACvFOfzQgSfVCZ2_bjTbNpuPQNtMn90R0kBqF46ijl4h6JkuIKT8PQ"
+    #expect(links.open(old, now: now) == .valid(tripName: trip, expiresAt: now + 60))
+    #expect(links.open(old, now: now + 60) == .expired)
+    var changed = old
+    changed.removeLast()
+    changed.append(old.last == "A" ? "B" : "A")
+    #expect(links.open(changed, now: now) == .invalid)
+    #expect(try self.links("another secret").open(old, now: now) == .invalid)
+  }
 }
