@@ -142,6 +142,7 @@ let package = Package(
       dependencies: [
         "FleetConsumer", "FleetSigning", "GRPCWire", "FleetSync", "JourneySharing",
         .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "CoreMetrics", package: "swift-metrics"),
       ]),
 
     // MARK: Simulating Fleet Engine
@@ -192,8 +193,9 @@ let package = Package(
     .executableTarget(
       name: "fleet-share",
       dependencies: [
-        "FleetShare", "FleetConsumer", "FleetSimulator", "FleetSync",
+        "FleetShare", "FleetConsumer", "FleetSimulator", "FleetSync", "GRPCObservability",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "Logging", package: "swift-log"),

@@ -18,6 +18,7 @@ internal import JourneySharing
 ///   the page is Leaflet's, over the operator's tiles, and `/assets/…` serves Leaflet and the
 ///   page's script.
 /// - A token that does not open: 404; an expired one: 410. Neither body names the trip.
+/// - `GET /healthz`, `/readyz`, `/metrics` and the drain: ``ShareReplica``.
 public struct ShareServer: Sendable {
   let fanOut: TripFanOut
   let links: ShareLinks
@@ -26,6 +27,7 @@ public struct ShareServer: Sendable {
   let defaultTTL: Int64
   /// `http://HOST:PORT`, known once the server listens.
   let baseURL: @Sendable () -> String
+  let replica: ShareReplica
   let renderer = SVGRenderer(width: 800, height: 600, showsCaption: false)
   let pageOptions: SharePageOptions
   /// The default style, with the stale threshold of ``pageOptions``.
@@ -34,8 +36,10 @@ public struct ShareServer: Sendable {
   public init(
     fanOut: TripFanOut, links: ShareLinks, adminToken: String?, providerID: String,
     defaultTTLSeconds: Int64, baseURL: @escaping @Sendable () -> String,
-    page: SharePageOptions = .init()
+    page: SharePageOptions = .init(),
+    replica: ShareReplica = ShareReplica(instanceName: "fleet-share")
   ) {
+    self.replica = replica
     self.fanOut = fanOut
     self.links = links
     self.adminToken = adminToken
@@ -65,6 +69,7 @@ public struct ShareServer: Sendable {
         Self.asset(Array(SharePage.mapScript.utf8), "text/javascript; charset=utf-8")
       }
     }
+    replica.addRoutes(to: router) { [fanOut] in fanOut.followedTrips }
     return router
   }
 
@@ -100,6 +105,7 @@ public struct ShareServer: Sendable {
     let expiresAt = Int64(Date().timeIntervalSince1970) + ttl
     let token = try links.token(for: name.description, expiresAt: expiresAt)
     let json = try JSONEncoder().encode(LinkResponse(url: "\(baseURL())/s/\(token)", expiresAt: expiresAt))
+    replica.createdLink()
     return Response(
       status: .created, headers: [.contentType: "application/json"],
       body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
@@ -112,6 +118,10 @@ public struct ShareServer: Sendable {
   }
 
   private func trip(_ context: BasicRequestContext) -> Link {
+    // A draining instance sends its viewers elsewhere: the balancer retries a 503.
+    guard !replica.isDraining else {
+      return .refused(Self.plain(.serviceUnavailable, "this instance is draining; try again"))
+    }
     let token = context.parameters.get("token") ?? ""
     switch links.open(token, now: Int64(Date().timeIntervalSince1970)) {
     case .valid(let tripName, _): return .trip(tripName)
@@ -124,7 +134,7 @@ public struct ShareServer: Sendable {
 
   private func page(_ context: BasicRequestContext) async -> Response {
     let current: Shown?
-    switch await linkedTrip(context) {
+    switch await replica.servingPage({ await linkedTrip(context) }) {
     case .found(let trip): current = trip
     case .refused(let refusal): return refusal
     }
@@ -215,10 +225,15 @@ public struct ShareServer: Sendable {
     }
     // A token this server sealed for a trip its service cannot follow: as unknown as any.
     guard let view = try? fanOut.view(tripName) else { return Self.plain(.notFound, "no such link") }
-    let (renderer, style, withMap, fanOut) = (
-      self.renderer, self.style, pageOptions.streetMap != nil, self.fanOut
+    let (renderer, style, withMap, fanOut, replica) = (
+      self.renderer, self.style, pageOptions.streetMap != nil, self.fanOut, self.replica
     )
     let lines = AsyncStream<ByteBuffer> { continuation in
+      // Ended by the drain from now on; already draining: ended with a retry hint at once.
+      guard let id = replica.opened(continuation) else { return }
+      // Reconnect a second after the stream breaks (an instance gone): the balancer then
+      // sends the browser to another.
+      continuation.yield(ByteBuffer(string: "retry: 1000\n\n"))
       let (inputs, input) = AsyncStream.makeStream(
         of: EventFeed.Input.self, bufferingPolicy: .bufferingNewest(64))
       let forward = Task {
@@ -239,6 +254,7 @@ public struct ShareServer: Sendable {
         for await item in inputs {
           if let text = feed.next(item, locationReceivedAt: fanOut.locationReceivedAt(tripName)) {
             continuation.yield(ByteBuffer(string: text))
+            replica.sentEvent()
           }
           // A comment line now and then: a viewer that went away is noticed at the next write.
           if case .tick = item {
@@ -252,6 +268,7 @@ public struct ShareServer: Sendable {
         forward.cancel()
         clock.cancel()
         relay.cancel()
+        replica.closed(id)
       }
     }
     return Response(

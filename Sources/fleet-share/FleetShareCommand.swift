@@ -4,8 +4,10 @@ import FleetShare
 import FleetSimulator
 import FleetSync
 import Foundation
+import GRPCObservability
 import Hummingbird
 import Logging
+import Prometheus
 import ServiceLifecycle
 
 /// `fleet-share`: live share links for Fleet Engine trips, served over HTTP.
@@ -45,6 +47,14 @@ struct FleetShareCommand: AsyncParsableCommand {
       Content-Security-Policy adds. A vehicle whose location is older than --stale-after \
       seconds is shown dimmed, "last seen N min ago", and its events carry "stale": true. \
       Bad flags exit with status 2.
+
+      As a replica behind a balancer (Docs/Deploying.md): GET /healthz is 200 while it serves; \
+      GET /readyz 200, and 503 once it drains; GET /metrics Prometheus' text \
+      (fleet_share_trips_followed, fleet_share_viewers, fleet_share_events_sent_total, \
+      fleet_share_links_created_total, rpc_client_duration by status). Links carry a routing \
+      key: their first 16 characters after /s/ are the same for every link of one trip. \
+      SIGTERM drains: new viewers get 503, open event streams end with a retry: hint, and the \
+      process exits within --drain-seconds.
       """)
 
   @Option(help: ArgumentHelp("Fleet Engine's address; leave it out for the demo.", valueName: "host:port"))
@@ -90,6 +100,23 @@ struct FleetShareCommand: AsyncParsableCommand {
 
   @Option(name: .customLong("link-ttl"), help: ArgumentHelp("How long a link lives by default.", valueName: "seconds"))
   var linkTTL: Int64 = 3_600
+
+  @Option(
+    name: .customLong("public-url"),
+    help: ArgumentHelp(
+      "The URL links start with, e.g. the balancer's https://share.example.com (default: http://HOST:PORT).",
+      valueName: "url"))
+  var publicURL: String?
+
+  @Option(
+    name: .customLong("instance-name"),
+    help: ArgumentHelp("This instance's name in its logs and metrics (default: host:port).", valueName: "name"))
+  var instanceName: String?
+
+  @Option(
+    name: .customLong("drain-seconds"),
+    help: ArgumentHelp("At most how long the drain after SIGTERM takes before the process exits.", valueName: "seconds"))
+  var drainSeconds: Double = 10
 
   @Option(name: .customLong("poll-interval"), help: ArgumentHelp("Seconds between polls of a watched trip (default 5; 1 for the demo).", valueName: "seconds"))
   var pollInterval: Double?
@@ -153,6 +180,19 @@ struct FleetShareCommand: AsyncParsableCommand {
       throw ValidationError("--stale-after must be within 1...86400 seconds")
     }
     _ = try tileLayer()
+    guard drainSeconds >= 0.1, drainSeconds <= 3_600 else {
+      throw ValidationError("--drain-seconds must be within 0.1...3600")
+    }
+    if let publicURL {
+      guard let url = URL(string: publicURL), ["http", "https"].contains(url.scheme ?? ""), url.host != nil,
+        url.query == nil, url.fragment == nil, !publicURL.hasSuffix("/")
+      else {
+        throw ValidationError("--public-url must be http(s)://HOST[:PORT][/PATH], without a trailing slash")
+      }
+    }
+    if let instanceName, instanceName.isEmpty || instanceName.contains(where: \.isNewline) {
+      throw ValidationError("--instance-name must be one line, not empty")
+    }
   }
 
   func run() async throws {
@@ -160,6 +200,14 @@ struct FleetShareCommand: AsyncParsableCommand {
     let configuration: TripService.Configuration
     var demoTrips: [String] = []
     var options = TripService.Options()
+    let registry = PrometheusCollectorRegistry()
+    let metricsFactory = PrometheusMetricsFactory(registry: registry)
+    // GetTrip calls by status: rpc_client_duration's rpc_grpc_status_code.
+    options.interceptors = [ClientMetricsInterceptor(factory: metricsFactory)]
+    var logger = Logger(label: "fleet-share", factory: { StreamLogHandler.standardError(label: $0) })
+    logger.logLevel = .notice
+    let replica = ShareReplica(
+      instanceName: instanceName, metricsFactory: metricsFactory, exposition: { registry.emitToBuffer() })
     if let endpoint {
       options.pollInterval = .milliseconds(Int64((pollInterval ?? 5) * 1000))
       let provider: any AccessTokenProvider
@@ -201,29 +249,35 @@ struct FleetShareCommand: AsyncParsableCommand {
     let server = ShareServer(
       fanOut: TripFanOut(service: service), links: links, adminToken: adminToken,
       providerID: configuration.providerID, defaultTTLSeconds: linkTTL, baseURL: { base.withLock { $0 } },
-      page: page)
-    let (host, linkTTL, demoLinks) = (self.host, self.linkTTL, demoTrips)
+      page: page, replica: replica)
+    let (host, linkTTL, demoLinks, serverLogger, publicURL) = (self.host, self.linkTTL, demoTrips, logger, self.publicURL)
     let application = Application(
       router: server.router(),
       configuration: ApplicationConfiguration(address: .hostname(host, port: port)),
       onServerRunning: { channel in
         let url = "http://\(host):\(channel.localAddress?.port ?? 0)"
-        base.withLock { $0 = url }
+        base.withLock { $0 = publicURL ?? url }
+        replica.name("\(host):\(channel.localAddress?.port ?? 0)")
+        serverLogger.notice("serving", metadata: ["instance": "\(replica.instanceName ?? "")", "url": "\(url)"])
         print("listening on \(url)")
         let expiresAt = Int64(Date().timeIntervalSince1970) + linkTTL
         for trip in demoLinks {
           if let token = try? links.token(for: trip, expiresAt: expiresAt) {
-            print("share link: \(url)/s/\(token)")
+            print("share link: \(publicURL ?? url)/s/\(token)")
           }
         }
         fflush(nil)
       },
       logger: Logger.disabled)
     services.append(application)
-    let group = ServiceGroup(
-      configuration: ServiceGroupConfiguration(
-        services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint],
-        logger: Logger.disabled))
+    // Last, so that shutdown starts with it (the group shuts services down in reverse order).
+    services.append(
+      DrainOnShutdown(replica: replica, linger: .milliseconds(Int64(min(1, drainSeconds / 2) * 1000)), logger: logger))
+    var groupConfiguration = ServiceGroupConfiguration(
+      services: services.map { .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup) },
+      gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger.disabled)
+    groupConfiguration.maximumGracefulShutdownDuration = .milliseconds(Int64(drainSeconds * 1000))
+    let group = ServiceGroup(configuration: groupConfiguration)
     try await group.run()
   }
 }
