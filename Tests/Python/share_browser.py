@@ -20,13 +20,15 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 
 
-def browser() -> webdriver.Chrome:
+def browser(*extra: str) -> webdriver.Chrome:
+    """Headless chromium with `extra` command-line arguments besides ours."""
     options = Options()
     options.binary_location = "/usr/bin/chromium"
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                      "--window-size=1000,900", "--no-first-run", "--disable-extensions",
                      "--disable-background-networking", "--disable-component-update",
-                     "--disable-sync", "--metrics-recording-only", "--no-default-browser-check"):
+                     "--disable-sync", "--metrics-recording-only", "--no-default-browser-check",
+                     *extra):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
