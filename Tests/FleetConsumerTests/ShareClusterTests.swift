@@ -48,6 +48,13 @@ struct ShareClusterTests {
     _ = try await cluster.cluster.waitForLine(timeout: .seconds(10), "instance 1's exit") {
       $0.hasPrefix("instance 1 pid \(victim.pid) exited")
     }
+    // HAProxy stops routing to it within 2 s (share-cluster reads HAProxy's view every 0.1 s).
+    _ = try await cluster.cluster.waitForLine(timeout: .seconds(10), "instance 1 marked down") {
+      $0 == "balancer marked instance 1 down"
+    }
+    let markedDown = Date().timeIntervalSince1970 - killed
+    #expect(markedDown <= 2.1, "HAProxy marked the killed instance down after \(markedDown) s")
+    print("[cluster] HAProxy marked the killed instance down \(String(format: "%.2f", markedDown)) s after the SIGKILL")
     try await waitForReconnections(cluster, after: killed, within: 10)
     let broken = cluster.viewerEvents("end").filter { Double($0["t"] ?? "") ?? 0 > killed }
     #expect(!broken.isEmpty, "instance 1 served no viewer, so nothing failed over")
