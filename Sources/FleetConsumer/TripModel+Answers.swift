@@ -109,22 +109,26 @@ extension TripModel {
   /// retry scheduled.
   func failed(_ failure: PollFailure, generation: UInt64) {
     let random = Double.random(in: 0..<1)
-    let (action, drain, next) = protected.withLock {
-      state -> (TripFollower.OnFailure, Bool, MonotonicInstant?) in
+    let now = MonotonicInstant.now
+    let (action, drain, next, waitsForNetwork) = protected.withLock {
+      state -> (TripFollower.OnFailure, Bool, MonotonicInstant?, Bool) in
       state.clearCall(of: generation)
       let action = state.follower.failed(
         failure.error, generation: generation, tokenFetchFailed: failure.token == nil,
-        random: random)
+        random: random, now: now.nanoseconds)
       switch action {
       case .report(let error, _, let retryIn):
         return (
           action, enqueue([.updateFailed(error)], &state),
-          scheduleNext(generation, after: retryIn, &state)
+          scheduleNext(generation, at: now.advanced(by: retryIn), &state),
+          state.follower.waitsForNetwork(generation: generation)
         )
-      case .ignore: return (action, false, nil)
+      case .ignore: return (action, false, nil, false)
       }
     }
     if drain { lane.scheduler.drainAtEndOfTick(self) }
+    // A network failure: the retry comes early if the connection is back before it.
+    if waitsForNetwork { lane.wakeWhenReady(self, generation: generation) }
     guard case .report(let error, let dropToken, let retryIn) = action, let next else { return }
     core.metrics.failed(error.category)
     core.logger.log(

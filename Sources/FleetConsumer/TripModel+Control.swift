@@ -40,6 +40,16 @@ extension TripModel {
     }
   }
 
+  /// On the loop: the lane's channel has a ready connection again; loop `generation`, if it
+  /// is backing off after a network failure, calls now rather than when its backoff ends.
+  func channelReady(generation: UInt64) {
+    let now = MonotonicInstant.now.nanoseconds
+    let action = protected.withLock { $0.follower.channelReady(generation: generation, now: now) }
+    if case .pollNow(let generation, let due) = action {
+      lane.scheduler.schedule(self, generation: generation, at: MonotonicInstant(nanoseconds: due))
+    }
+  }
+
   /// When the last successful response arrived (a poll's answer or a feed update), changed
   /// or not; nil before the first. A subscriber that wants to hear of each one sets
   /// ``TripModelSubscriber/receivesRefreshes``.

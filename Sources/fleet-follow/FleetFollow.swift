@@ -33,7 +33,13 @@ struct FleetFollow: AsyncParsableCommand {
 
       Retries: server and network errors are retried after the poll interval, growing 1.6x \
       per failure up to 12 poll intervals (at most 60 s, at least 1 s); client errors \
-      (NOT_FOUND, PERMISSION_DENIED, ...) 4x as slowly; other errors after that maximum.
+      (NOT_FOUND, PERMISSION_DENIED, ...) 4x as slowly; other errors after that maximum. \
+      After a network error (UNAVAILABLE or DEADLINE_EXCEEDED noticed by the client: a \
+      connection that dropped, could not be made or went silent) the follower keeps \
+      connecting and polls, or reopens its --stream, as soon as a connection is ready again \
+      (but not sooner than one poll interval after the error) instead of waiting out its \
+      backoff. An error the server sent keeps its backoff, and a server's RetryInfo delay is \
+      always waited out.
 
       Dead connections (a network path that drops packets without closing anything) are \
       found by HTTP/2 keepalive PINGs, sent while a call is open every --keepalive-interval \

@@ -12,6 +12,10 @@ Usage (the venv's interpreter; see Tests/PeerSupport/PeerServer.swift):
 
     .venv/bin/python Tests/Python/fake_fleet_engine.py [--host 127.0.0.1] [--port 0]
         [--script FILE] [--script-dir DIR] [--quiet] [--verify-jwt-public-key PEM_FILE]
+        [--max-connection-age-ms N]
+
+`--max-connection-age-ms N` sets grpcio's `grpc.max_connection_age_ms` (and a 1 s grace): each
+client connection gets a GOAWAY after about N ms, so clients keep making new connections.
 
 Prints `LISTENING <port>` once, then EVENT lines (below); SIGTERM/SIGINT end it (status 0).
 
@@ -60,13 +64,16 @@ This check comes first; a script's `requireToken` still applies after it.
 
 EVENT lines (peer_common.emit)
 ------------------------------
-  EVENT connection - peer=<ipv4:127.0.0.1:port>
+  EVENT connection - peer=<ipv4:127.0.0.1:port> ms=<arrival>
       the first call from a new client connection (grpcio's peer string names it).
+      `ms`, here and on getTrip: when the call arrived, in milliseconds of the server's
+      monotonic clock.
   EVENT getTrip /maps.fleetengine.v1.TripService/GetTrip trip=<name> view=<TripView>
         format=<PolylineFormatType> crsv=<version> rwv=<version> trafficv=<version>
         rwrv=<version> region=<code> language=<code> sdk=<SdkType> sdkv=<version>
-        peer=<peer> step=<index or -> answer=<OK or code name> [jwt=<ok or why not>]
-        [located=<unix seconds of the stamped updateTime>] headers=[[name, value], ...]
+        peer=<peer> step=<index or -> answer=<OK or code name> ms=<arrival>
+        [jwt=<ok or why not>] [located=<unix seconds of the stamped updateTime>]
+        headers=[[name, value], ...]
       every GetTrip, after it was answered. Versions are `<seconds>.<nanos>` or `-` when
       the request left them unset; `headers` is the request metadata as received, including
       `authorization` and `x-goog-request-params`.
@@ -306,15 +313,17 @@ class FakeTripService:
         self.jwt_public_key = jwt_public_key
         self.peers: set[str] = set()
         self.requests = 0
+        self.arrived_ms = 0  # when the latest call arrived (monotonic milliseconds)
 
     def arrived(self, context) -> tuple[str, list[tuple[str, str]], str | None]:
         """Counts a call, announces a new peer, and returns its peer, printable metadata
         and authorization."""
         self.requests += 1
+        self.arrived_ms = int(time.monotonic() * 1000)
         peer = context.peer()
         if peer not in self.peers:
             self.peers.add(peer)
-            pc.emit("connection", None, peer=peer)
+            pc.emit("connection", None, peer=peer, ms=self.arrived_ms)
         metadata = [(key, value if isinstance(value, str) else f"<{len(value)} bytes>")
                     for key, value in context.invocation_metadata()]
         authorization = next((v for k, v in metadata if k == "authorization"), None)
@@ -340,6 +349,7 @@ class FakeTripService:
 
     async def get_trip(self, request, context):
         peer, metadata, authorization = self.arrived(context)
+        arrived_ms = self.arrived_ms
 
         verdict = self.check_jwt(authorization, request.name)
         cursor = self.script.cursor(request.name)
@@ -373,7 +383,8 @@ class FakeTripService:
                     region=header.region_code or "-", language=header.language_code or "-",
                     sdk=enum_name(fe.RequestHeader.SdkType, header.sdk_type), sdkv=header.sdk_version or "-",
                     peer=peer, step="-" if index is None else index, answer=answer,
-                    jwt=verdict, located=None if located is None else f"{located:.6f}")
+                    ms=arrived_ms, jwt=verdict,
+                    located=None if located is None else f"{located:.6f}")
         if "error" in step:
             await self.abort(context, step["error"])
         return trip
@@ -445,7 +456,11 @@ class FakeTripService:
 
 
 async def serve(args, script: Script) -> None:
-    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+    options = [("grpc.so_reuseport", 0)]
+    if args.max_connection_age_ms is not None:
+        options += [("grpc.max_connection_age_ms", args.max_connection_age_ms),
+                    ("grpc.max_connection_age_grace_ms", 1000)]
+    server = grpc.aio.server(options=options)
     service = FakeTripService(script, args.quiet, args.jwt_public_key)
     handler = grpc.method_handlers_generic_handler(SERVICE, {
         "GetTrip": grpc.unary_unary_rpc_method_handler(
@@ -484,6 +499,8 @@ def main() -> int:
     parser.add_argument("--script", type=Path, help="a script to load at start")
     parser.add_argument("--script-dir", type=Path, help="load new *.json scripts on demand")
     parser.add_argument("--quiet", action="store_true", help="no getTrip EVENT lines")
+    parser.add_argument("--max-connection-age-ms", type=int, metavar="N",
+                        help="GOAWAY each client connection after about N ms")
     parser.add_argument("--verify-jwt-public-key", metavar="PEM_FILE",
                         help="require consumer JWTs signed by this RSA key (see above)")
     args = parser.parse_args()

@@ -32,6 +32,17 @@ extension RPCError {
   }
 }
 
+extension RPCError {
+  /// Whether the network, not the server, failed the call: the connection dropped or could
+  /// not be made (UNAVAILABLE), or the deadline passed (DEADLINE_EXCEEDED), noticed here
+  /// rather than answered by the server (``isFromServer``). A model backing off after one
+  /// calls again as soon as its connection is ready again; after a server's answer, with
+  /// or without `RetryInfo`, it waits out its backoff.
+  public var isNetworkFailure: Bool {
+    !isFromServer && (isInterrupted || code == .unavailable || code == .deadlineExceeded)
+  }
+}
+
 extension StatusCode {
   /// The category an error with this code falls in; see ``RPCError/Category``.
   public var category: RPCError.Category {

@@ -21,6 +21,14 @@ final class FollowLane: Sendable {
   /// The models given this lane and not yet deinitialized, per phase bucket (see
   /// ``ServiceCore/laneForNewModel(at:)``).
   private let models = PosixMutex([Int](repeating: 0, count: ServiceCore.phaseBuckets))
+  /// The models backing off after a network failure, told when the channel has a ready
+  /// connection again (``wakeWhenReady(_:generation:)``); one entry a model, held weakly so
+  /// that a model let go while the network is down is not kept alive by its wait.
+  private let readyWaiters = PosixMutex<[ObjectIdentifier: ReadyWaiter]>([:])
+  private struct ReadyWaiter {
+    weak var model: TripModel?
+    let generation: UInt64
+  }
   /// Per method path, the call last prepared for a model of this lane, with the token it
   /// carries (a model calls two methods: GetTrip and the feed's WatchTrip).
   private let lastPrepared = PosixMutex<
@@ -59,6 +67,27 @@ final class FollowLane: Sendable {
       calls.append((path, token, prepared))
     }
     return prepared
+  }
+
+  /// Tells `model` (loop `generation`) when the lane's channel next has a ready connection,
+  /// and keeps the channel connecting until then: one wait on the channel for all the
+  /// lane's models, however many fail together.
+  func wakeWhenReady(_ model: TripModel, generation: UInt64) {
+    let first = readyWaiters.withLock { waiters in
+      defer { waiters[ObjectIdentifier(model)] = ReadyWaiter(model: model, generation: generation) }
+      return waiters.isEmpty
+    }
+    guard first else { return }
+    channel.whenReady { [weak self] in self?.channelReady() }
+  }
+
+  /// The channel has a ready connection: every waiting model may call now.
+  private func channelReady() {
+    let waiters = readyWaiters.withLock { waiters in
+      defer { waiters.removeAll() }
+      return Array(waiters.values)
+    }
+    for waiter in waiters { waiter.model?.channelReady(generation: waiter.generation) }
   }
 
   /// Whether another trip may follow through a feed stream on this loop.

@@ -39,6 +39,10 @@ struct TripFollower {
     /// scheduler entry with this due time starts a call: entries left behind when
     /// ``refresh(now:)`` or a new interval moved the time are ignored.
     var nextDue: UInt64 = 0
+    /// After a network failure, the earliest time (monotonic nanoseconds) a connection
+    /// becoming ready may bring the retry forward (``channelReady(generation:now:)``); nil
+    /// when the wait is not for the network (a server's answer, a token fetch) or is over.
+    var wakeableFrom: UInt64?
   }
 
   /// The versions of the parts of the trip already held, for the next `GetTrip` request.
@@ -223,6 +227,7 @@ struct TripFollower {
       }
       following.polling = true
       following.watching = feedAvailable
+      following.wakeableFrom = nil
       state = .following(following)
       let versions = trip.map(HeldVersions.init(held:)) ?? HeldVersions()
       return feedAvailable ? .watch(versions) : .poll(versions)
@@ -273,6 +278,36 @@ struct TripFollower {
     following.nextDue = moved
     state = .following(following)
     return .pollNow(generation: following.generation, due: moved)
+  }
+
+  /// Whether loop `generation` waits for its channel to have a ready connection again (it
+  /// backs off after a network failure): the owner then asks the channel to say when.
+  func waitsForNetwork(generation: UInt64) -> Bool {
+    guard case .following(let following) = state, following.generation == generation else {
+      return false
+    }
+    return !following.polling && following.wakeableFrom != nil
+  }
+
+  /// A connection of the channel became ready while loop `generation` may be backing off
+  /// after a network failure: its next call moves up to now — or to the end of the retry
+  /// policy's initial backoff after the failure, if that is later, so a server that accepts
+  /// connections and drops them at once is not called in a tight loop. Nothing when the wait
+  /// is for a server's answer (its backoff and `RetryInfo` stand), a call is in flight, or the
+  /// retry is due sooner anyway.
+  mutating func channelReady(generation: UInt64, now: UInt64) -> OnRefresh {
+    guard case .following(var following) = state, following.generation == generation,
+      !following.polling, let from = following.wakeableFrom
+    else { return .nothing }
+    following.wakeableFrom = nil
+    let due = max(now, from)
+    guard following.nextDue == 0 || due < following.nextDue else {
+      state = .following(following)
+      return .nothing
+    }
+    following.nextDue = due
+    state = .following(following)
+    return .pollNow(generation: following.generation, due: due)
   }
 
   private static func nanoseconds(_ duration: Duration) -> Int64 {
@@ -410,6 +445,7 @@ struct TripFollower {
         return .finish(changes.events + [.stateChanged(.inactive)])
       }
       following.polling = following.watching
+      following.wakeableFrom = nil
       following.consecutiveFailures = 0
       following.retriedUnauthenticated = false
       state = .following(following)
@@ -428,10 +464,14 @@ struct TripFollower {
   }
 
   /// Loop `generation`'s call failed with `error` (or, when `tokenFetchFailed`, getting its
-  /// token did and nothing was sent); `random` is uniform in 0 ..< 1 and picks the backoff's
-  /// jitter.
+  /// token did and nothing was sent) at `now` (monotonic nanoseconds); `random` is uniform in
+  /// 0 ..< 1 and picks the backoff's jitter.
+  ///
+  /// A network failure (``RPCError/isNetworkFailure``) also makes the wait end early once the
+  /// channel has a ready connection again (``channelReady(generation:now:)``).
   mutating func failed(
-    _ error: RPCError, generation: UInt64, tokenFetchFailed: Bool = false, random: Double
+    _ error: RPCError, generation: UInt64, tokenFetchFailed: Bool = false, random: Double,
+    now: UInt64 = 0
   ) -> OnFailure {
     switch state {
     case .following(var following) where following.generation == generation && following.polling:
@@ -448,6 +488,9 @@ struct TripFollower {
         following.retriedUnauthenticated = true
         delay = .zero
       }
+      following.wakeableFrom =
+        error.isNetworkFailure && !tokenFetchFailed
+        ? now &+ UInt64(clamping: Self.nanoseconds(min(delay, retryPolicy.initialBackoff))) : nil
       state = .following(following)
       return .report(error, dropToken: unauthenticated, retryIn: delay)
     case .following, .inactive, .finished:

@@ -94,6 +94,21 @@ public final class GRPCChannel: Sendable {
   /// The channel's connectivity: the current state, then every change, ending at SHUTDOWN.
   public var connectivityStates: AsyncStream<ConnectivityState> { pool.connectivityStates() }
 
+  /// Runs `body` on the channel's loop once a connection next becomes ready, and until then
+  /// keeps the channel connecting (with gRPC's connection backoff between failed attempts)
+  /// even when no call is made: what a caller backing off after a network error waits for,
+  /// to try again as soon as the network is back rather than when its backoff ends. A
+  /// connection ready already does not count. Callable from any thread; `body` runs at most
+  /// once, and never if the channel closes first.
+  public func whenReady(_ body: @escaping @Sendable () -> Void) {
+    let pool = self.pool
+    if loop.inEventLoop {
+      pool.whenReady(body)
+    } else {
+      loop.execute { pool.whenReady(body) }
+    }
+  }
+
   /// Closes the channel at once: new calls fail with UNAVAILABLE, calls in flight end
   /// CANCELLED (their streams reset), connections are closed with a GOAWAY, and the channel's
   /// own loop thread ends before this returns.

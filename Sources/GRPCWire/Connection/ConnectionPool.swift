@@ -10,7 +10,8 @@ internal import Logging
 /// wait here, in order, for the first stream to end on any connection. A failed connection
 /// attempt puts the channel in TRANSIENT_FAILURE for the gRPC backoff; calls then fail fast
 /// with the failure unless they wait for ready. A ready connection that is lost returns the
-/// channel to IDLE, and the next call reconnects at once.
+/// channel to IDLE, and the next call reconnects at once (or the pool itself, while someone
+/// waits for a ready connection: ``whenReady(_:)``).
 final class ConnectionPool: @unchecked Sendable {
   // @unchecked Sendable: loop-only state, plus `observed` behind its own lock.
 
@@ -33,6 +34,9 @@ final class ConnectionPool: @unchecked Sendable {
   /// ready. Calls that end meanwhile (their deadline, a cancel) are pruned as the queue
   /// doubles, so calls that time out at a high rate through a long outage do not pile up.
   private var waitingForReady = CallQueue<ClientStream>()
+  /// Run, once each, when a connection next becomes ready (``whenReady(_:)``); while any
+  /// wait, the channel keeps connecting as for calls with waitForReady.
+  private var readyWaiters: [@Sendable () -> Void] = []
   /// Calls refused more than once, waiting to be sent again (``start(_:after:)``): the
   /// pool's until then, so that a shutdown meanwhile ends them.
   private var retryingLater: [ClientStream] = []
@@ -139,6 +143,17 @@ final class ConnectionPool: @unchecked Sendable {
     }
   }
 
+  /// Runs `body` on the loop once a connection next becomes ready — a connection that is
+  /// ready already does not count: the caller has just seen it fail — and until then keeps
+  /// the channel connecting: at once when it is idle, after the backoff when the last attempt
+  /// failed, and again whenever a connection is lost. Dropped at shutdown, never run.
+  func whenReady(_ body: @escaping @Sendable () -> Void) {
+    loop.assertInLoop()
+    guard case .running = shutdownState else { return }
+    readyWaiters.append(body)
+    if connectivity == .idle && connections.isEmpty { _ = openConnection() }
+  }
+
   /// Starts `stream` again after `delay` (a transparent retry that backs off). Until then
   /// no connection holds it, so the pool does: a shutdown meanwhile fails it rather than
   /// leaving it to a timer that a stopped loop never fires.
@@ -231,6 +246,13 @@ final class ConnectionPool: @unchecked Sendable {
     setState(.ready)
     for stream in waitingForReady.removeAll() { start(stream) }
     scheduleWaitingStart()
+    if !readyWaiters.isEmpty {
+      let waiters = readyWaiters
+      readyWaiters.removeAll()
+      // This runs inside the connection's handling of the server's SETTINGS: the waiters may
+      // start calls, so they run once it is over.
+      loop.execute { for waiter in waiters { waiter() } }
+    }
   }
 
   func connectionDraining(_ connection: ClientConnection, tooManyPings: Bool) {
@@ -264,6 +286,8 @@ final class ConnectionPool: @unchecked Sendable {
     if wasReady {
       if !connections.contains(where: \.isReady) { setState(connections.isEmpty ? .idle : .connecting) }
       for stream in waiting { start(stream) }
+      // Someone waits for a ready connection: make one, as a waiting call would.
+      if !readyWaiters.isEmpty && connections.isEmpty { _ = openConnection() }
       return
     }
     // An attempt failed before the connection was ready.
@@ -291,7 +315,7 @@ final class ConnectionPool: @unchecked Sendable {
       guard case .running = shutdownState, connectivity == .transientFailure else { return }
       // Reconnect now if calls are waiting for it; else wait for the next call.
       let waiting = waitingForReady.removeAll()
-      if waiting.isEmpty {
+      if waiting.isEmpty && readyWaiters.isEmpty {
         setState(.idle)
       } else {
         setState(.connecting)
@@ -339,6 +363,7 @@ final class ConnectionPool: @unchecked Sendable {
     }
     let closed = RPCError(code: .unavailable, message: "the channel to \(target) is closed")
     for stream in waitingForReady.removeAll() { stream.fail(closed, reset: false) }
+    readyWaiters.removeAll()
     for stream in retryingLater { stream.fail(closed, reset: false) }
     retryingLater.removeAll()
     for stream in waitingForStream.removeAll() { stream.fail(closed, reset: false) }

@@ -27,6 +27,7 @@ extension RPCError {
     self.init(
       status: Status(grpcStatus: grpcStatus, grpcMessage: grpcMessage, detailsBytes: bytes),
       metadata: metadata)
+    isFromServer = true
     if let grpcStatusDetailsBin, bytes == nil {
       detailsProblem =
         "grpc-status-details-bin (\(grpcStatusDetailsBin.utf8.count) characters) "

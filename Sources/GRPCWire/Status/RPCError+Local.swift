@@ -34,6 +34,7 @@ extension RPCError {
       message: message.isEmpty ? summary : "\(summary): \(message)",
       metadata: metadata)
     error.httpStatus = httpStatus
+    error.isFromServer = true
     return error
   }
 

@@ -11,7 +11,7 @@
 /// `(error as NSError).domain == "io.grpc"`. `description` never includes metadata values.
 ///
 /// Equality and hashing compare everything except `cause`, which is any error and may not be
-/// comparable.
+/// comparable, and ``isFromServer``, which says where the error came from, not what it says.
 public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
   /// The status code: the server's `grpc-status`, or the code gRPC assigns a local failure.
   public var code: StatusCode
@@ -37,6 +37,12 @@ public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
   /// The local error behind this one (a socket or TLS error, a decoding error, an invalid
   /// metadata key); nil when the server sent the status.
   public var cause: (any Error & Sendable)?
+  /// Whether the peer answered the call with this status (its `grpc-status`, or an HTTP
+  /// response without one), rather than the failure being noticed here: a connection that
+  /// dropped or could not be made, a deadline that passed, a call that could not be sent.
+  /// A retry that waits for the network to come back applies only to the latter; a server's
+  /// answer keeps its backoff. Like ``cause``, left out of equality and hashing.
+  public var isFromServer: Bool
 
   /// The encoded `google.rpc.Status` as received, so ``status`` can pass it on unchanged.
   var receivedDetailsBytes: [UInt8]?
@@ -54,6 +60,7 @@ public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
     self.httpStatus = nil
     self.isInterrupted = false
     self.cause = cause
+    self.isFromServer = false
     self.receivedDetailsBytes = nil
   }
 
@@ -70,7 +77,7 @@ public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
     return text
   }
 
-  /// Whether everything but ``cause`` is equal.
+  /// Whether everything but ``cause`` and ``isFromServer`` is equal.
   public static func == (lhs: RPCError, rhs: RPCError) -> Bool {
     lhs.code == rhs.code && lhs.message == rhs.message && lhs.metadata == rhs.metadata
       && lhs.details == rhs.details && lhs.detailsProblem == rhs.detailsProblem
@@ -78,7 +85,7 @@ public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
       && lhs.receivedDetailsBytes == rhs.receivedDetailsBytes
   }
 
-  /// Hashes everything but ``cause``.
+  /// Hashes everything but ``cause`` and ``isFromServer``.
   public func hash(into hasher: inout Hasher) {
     hasher.combine(code)
     hasher.combine(message)

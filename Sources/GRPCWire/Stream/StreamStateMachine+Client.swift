@@ -40,12 +40,13 @@ extension StreamStateMachine {
       }
       guard parsed.isGRPCContentType else {
         state = .closed
-        return .protocolViolation(
-          RPCError(
-            code: .unknown,
-            message: "the server's response is not gRPC: content-type is "
-              + (parsed.contentType.map { "'\($0)'" } ?? "missing"),
-            metadata: parsed.metadata))
+        var error = RPCError(
+          code: .unknown,
+          message: "the server's response is not gRPC: content-type is "
+            + (parsed.contentType.map { "'\($0)'" } ?? "missing"),
+          metadata: parsed.metadata)
+        error.isFromServer = true
+        return .protocolViolation(error)
       }
       state = .open(Open(encoding: parsed.encoding, headersSent: true))
       return .responseHead(ResponseHead(metadata: parsed.metadata, encoding: parsed.encoding))
@@ -121,13 +122,14 @@ private struct ParsedHeaders {
     guard let grpcStatus else {
       // No grpc-status: only here does the HTTP status decide (http-grpc-status-mapping.md).
       if trailersOnly, let httpStatus, httpStatus != 200 { return .failure(httpFailure()) }
-      return .failure(
-        RPCError(
-          code: .unknown,
-          message: trailersOnly
-            ? "the server ended the call without a grpc-status"
-            : "the server's trailers have no grpc-status",
-          metadata: metadata))
+      var error = RPCError(
+        code: .unknown,
+        message: trailersOnly
+          ? "the server ended the call without a grpc-status"
+          : "the server's trailers have no grpc-status",
+        metadata: metadata)
+      error.isFromServer = true
+      return .failure(error)
     }
     if let (code, original) = StatusCode.parse(grpcStatus: grpcStatus), code == .ok, original == 0 {
       return .success(metadata)

@@ -63,16 +63,8 @@ struct RetryPolicyTests {
     #expect(seconds(policy.delay(after: interrupted, consecutiveFailures: 2, random: 0.5)) == 1.6)
   }
 
-  /// An error as the server sends it: status `code` with a RetryInfo of `delay`.
   private func error(_ code: StatusCode, retryDelay delay: GoogleProtobuf.Duration) -> RPCError {
-    var status = GoogleRPC.Status()
-    status.code = Int32(code.rawValue)
-    var info = GoogleRPC.RetryInfo()
-    info.retryDelay = delay
-    status.details = [ErrorDetail.retryInfo(info).packed]
-    return RPCError(
-      grpcStatus: String(code.rawValue), grpcMessage: "slow down",
-      grpcStatusDetailsBin: Data(status.serializedBytes()).base64EncodedString(), metadata: [:])
+    .fromServer(code, message: "slow down", retryDelay: delay)
   }
 
   @Test("a RetryInfo delay is never cut short, even past the maximum")

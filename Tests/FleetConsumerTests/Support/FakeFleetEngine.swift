@@ -21,16 +21,21 @@ final class FakeFleetEngine: Sendable {
   /// Starts a server; `quiet` leaves out the per-request EVENT lines (load tests);
   /// `jwtPublicKey` (a PEM file) makes it accept only consumer JWTs signed by that key
   /// (`--verify-jwt-public-key`: each request's `jwt=` says how its token fared).
-  static func start(quiet: Bool = false, jwtPublicKey: String? = nil) async throws
-    -> FakeFleetEngine
-  {
+  /// `maxConnectionAge` makes it GOAWAY each connection after about that long
+  /// (`--max-connection-age-ms`), so clients keep connecting anew.
+  static func start(
+    quiet: Bool = false, jwtPublicKey: String? = nil, maxConnectionAge: Duration? = nil
+  ) async throws -> FakeFleetEngine {
     let directory = FileManager.default.temporaryDirectory
       .appendingPathComponent("fake-fleet-engine-\(UUID().uuidString)", isDirectory: true)
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let server = try await PeerServer.start(
       "fake_fleet_engine.py",
       arguments: ["--script-dir", directory.path] + (quiet ? ["--quiet"] : [])
-        + (jwtPublicKey.map { ["--verify-jwt-public-key", $0] } ?? []))
+        + (jwtPublicKey.map { ["--verify-jwt-public-key", $0] } ?? [])
+        + (maxConnectionAge.map {
+          ["--max-connection-age-ms", "\(Int($0 / .milliseconds(1)))"]
+        } ?? []))
     return FakeFleetEngine(server: server, scriptDirectory: directory)
   }
 
@@ -138,6 +143,11 @@ final class FakeFleetEngine: Sendable {
   var connectionCount: Int {
     server.events.filter { $0.kind == "connection" }.count
   }
+
+  /// When each client connection made its first call (the server's monotonic milliseconds).
+  var connectionTimes: [Int] {
+    server.events.filter { $0.kind == "connection" }.compactMap { $0["ms"].flatMap { Int($0) } }
+  }
 }
 
 /// One `GetTrip` (or `WatchTrip`) as the fake server recorded it.
@@ -159,6 +169,8 @@ struct GetTripRecord: Sendable, CustomStringConvertible {
   var sdkType: String? { event["sdk"] }
   /// `OK` or the status code name the server answered with.
   var answer: String? { event["answer"] }
+  /// When the call arrived, in the server's monotonic milliseconds.
+  var arrivedMs: Int? { event["ms"].flatMap { Int($0) } }
   /// With `--verify-jwt-public-key`: `ok`, or why the server refused the token.
   var jwt: String? { event["jwt"] }
   /// For a `WatchTrip`: how many updates the server sent.

@@ -52,13 +52,8 @@ struct ConnectivityTests {
   @Test("a waitForReady call waits out the backoff and succeeds once the server is up")
   func waitForReady() async throws {
     let port = try unusedPort()
-    var options = ChannelOptions()
-    options.backoff.initial = .milliseconds(200)
-    options.backoff.maximum = .milliseconds(400)
-    let channel = GRPCChannel(host: "127.0.0.1", port: port, options: options)
+    let channel = await Self.refusedChannel(port: port)
     defer { channel.close() }
-    _ = try? await channel.unary(TestService.emptyCall, GRPCTesting.Empty())
-    #expect(channel.connectivityState == .transientFailure)
     let call = Task {
       try await channel.unary(
         TestService.emptyCall, GRPCTesting.Empty(),
@@ -68,5 +63,81 @@ struct ConnectivityTests {
     defer { Task { await server.stop() } }
     _ = try await call.value
     #expect(channel.connectivityState == .ready)
+  }
+
+  @Test("whenReady connects an idle channel with no call made and runs once it is ready")
+  func whenReadyFromIdle() async throws {
+    try await withPeerServer("interop_server.py", arguments: ["--direct"]) { server in
+      let channel = GRPCChannel(host: "127.0.0.1", port: server.port)
+      defer { channel.close() }
+      #expect(channel.connectivityState == .idle)
+      let (ready, signal) = AsyncStream.makeStream(of: ConnectivityState.self)
+      channel.whenReady { signal.yield(channel.connectivityState) }
+      let state = try await Self.first(of: ready, within: .seconds(10))
+      #expect(state == .ready)
+    }
+  }
+
+  @Test("whenReady after a refused connection keeps reconnecting until the server is up")
+  func whenReadyAfterFailure() async throws {
+    let port = try unusedPort()
+    let channel = await Self.refusedChannel(port: port)
+    defer { channel.close() }
+    let (ready, signal) = AsyncStream.makeStream(of: ConnectivityState.self)
+    channel.whenReady { signal.yield(channel.connectivityState) }
+    // Several backoffs pass with no call and no server: the channel goes on trying.
+    let failures = Task {
+      var count = 0
+      for await state in channel.connectivityStates where state == .transientFailure {
+        count += 1
+        if count == 3 { return }
+      }
+    }
+    try await Self.within(.seconds(10)) { await failures.value }
+    let server = try await PeerServer.start(
+      "interop_server.py", arguments: ["--direct", "--port", "\(port)"])
+    defer { Task { await server.stop() } }
+    let state = try await Self.first(of: ready, within: .seconds(20))
+    #expect(state == .ready)
+  }
+
+  /// A channel to `port`, where nothing listens, after its first call failed: in
+  /// TRANSIENT_FAILURE, backing off 200–400 ms between attempts.
+  private static func refusedChannel(port: Int) async -> GRPCChannel {
+    var options = ChannelOptions()
+    options.backoff.initial = .milliseconds(200)
+    options.backoff.maximum = .milliseconds(400)
+    let channel = GRPCChannel(host: "127.0.0.1", port: port, options: options)
+    _ = try? await channel.unary(TestService.emptyCall, GRPCTesting.Empty())
+    #expect(channel.connectivityState == .transientFailure)
+    return channel
+  }
+
+  /// The first element of `stream`, failing after `timeout`.
+  private static func first<T: Sendable>(
+    of stream: AsyncStream<T>, within timeout: Duration
+  ) async throws -> T? {
+    try await within(timeout) {
+      var iterator = stream.makeAsyncIterator()
+      return await iterator.next()
+    }
+  }
+
+  /// `body`'s result, or an error once `timeout` has passed.
+  private static func within<T: Sendable>(
+    _ timeout: Duration, _ body: @escaping @Sendable () async -> T
+  ) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+      group.addTask { await body() }
+      group.addTask {
+        try await Task.sleep(for: timeout)
+        return nil
+      }
+      defer { group.cancelAll() }
+      guard let result = try await group.next(), let value = result else {
+        throw RPCError(code: .deadlineExceeded, message: "nothing within \(timeout)")
+      }
+      return value
+    }
   }
 }
