@@ -97,7 +97,7 @@ struct ShareMapBrowserTests {
   }
 
   @Test(
-    "tiles from the tile server only, at one zoom, under the trip; the car moves, goes stale, comes back, completes"
+    "tiles from the tile server only, at one zoom, under the trip; the car moves, goes stale, comes back, completes; a drag stops following"
   )
   func streetMap() async throws {
     let engine = try await FakeFleetEngine.start(quiet: false)
@@ -152,6 +152,7 @@ struct ShareMapBrowserTests {
       // Requests: fleet-share's origin and the tile server's only; the CSP says as much.
       let requests = report["requests"] as? [String] ?? []
       #expect(requests.contains { $0.hasPrefix(origin + "/assets/leaflet/") }, "\(requests)")
+      #expect(!requests.contains { $0.hasSuffix("/favicon.ico") }, "the favicon was fetched")
       #expect(
         requests.allSatisfy { $0.hasPrefix(origin + "/") || $0.hasPrefix(tileOrigin + "/") },
         "requests elsewhere: \(requests.filter { !$0.hasPrefix(origin + "/") && !$0.hasPrefix(tileOrigin + "/") })"
@@ -218,7 +219,10 @@ struct ShareMapBrowserTests {
       #expect(report["routeSegments"] as? Int ?? 0 >= 2, "\(report["routeSegments"] ?? "")")
       let hooks = report["routeHooks"] as? [[String]] ?? []
       #expect(hooks.contains(["active", "NORMAL"]), "route hooks: \(hooks)")
-      #expect(report["following"] as? Bool == true, "the map stopped following without a user")
+      #expect(
+        report["followingBeforeDrag"] as? Bool == true, "the map stopped following without a user")
+      #expect(
+        report["followingAfterDrag"] as? Bool == false, "the map kept following after a drag")
 
       // Stale: within 2 s of the frozen location's age passing 5 s, and fresh on the next move.
       let stamps = engine.requests(for: name).compactMap {

@@ -31,6 +31,7 @@ struct SharePageBrowserTests {
       let requests = report["requests"] as? [String] ?? []
       #expect(!requests.isEmpty)
       #expect(requests.allSatisfy { $0.hasPrefix(origin + "/") }, "requests elsewhere: \(requests)")
+      #expect(!requests.contains { $0.hasSuffix("/favicon.ico") }, "the favicon was fetched")
       let statuses = report["statuses"] as? [String] ?? []
       #expect(statuses.last == "COMPLETE", "\(statuses)")
       #expect(statuses.count >= 3, "\(statuses)")

@@ -14,7 +14,9 @@ prints one JSON report for the Swift test to judge:
                 projects its data-lat/data-lng}: one sample per change],
    "routeSegments": N (most route paths with data-role="route" seen at once),
    "routeHooks": [[data-leg, data-speed], ...] (as last seen),
-   "markers": {role: count}, "following": bool at the end,
+   "markers": {role: count}, "followingBeforeDrag"/"followingAfterDrag": whether the map
+   still follows the car (the "Follow the car" button hidden) at the end, and after a mouse
+   drag of the map,
    "screenshot": {"bytes": N, "distinctBytes": N}, "error": "..." (only when something failed)}
 
 Usage: share_map_browser.py URL TILE_ORIGIN SCREENSHOT.png [--seconds S]"""
@@ -24,6 +26,9 @@ import json
 import re
 import sys
 import time
+
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
 
 from share_browser import browser, save_screenshot
 
@@ -103,6 +108,11 @@ def main() -> int:
             if state["status"] == "COMPLETE" and shot_taken:
                 break
             time.sleep(0.1)
+        # A person drags the map: the page stops following the car and offers to again.
+        report["followingBeforeDrag"] = state.get("following")
+        ActionChains(driver).move_to_element(driver.find_element(By.ID, "map")).click_and_hold() \
+            .move_by_offset(40, 15).move_by_offset(40, 15).release().perform()
+        report["followingAfterDrag"] = driver.execute_script(SAMPLE).get("following")
         # The tiles of the last view asked for and loaded (so that their requests are logged).
         settle = time.monotonic() + 5
         while time.monotonic() < settle and driver.execute_script(
@@ -111,7 +121,6 @@ def main() -> int:
         state = driver.execute_script(SAMPLE)
         if state.get("viewport"):
             report["viewports"].append(state["viewport"])
-        report["following"] = state.get("following")
         # One read of the log: get_log hands each entry out once.
         log = driver.get_log("performance")
     except Exception as error:  # the report says what failed; the test fails on it
