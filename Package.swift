@@ -163,6 +163,16 @@ let package = Package(
 
     // MARK: Tools
 
+    // What the fleet-* tools share: `--log-level`/`--log-format` (and the stderr log handler
+    // behind them) as `@OptionGroup`s.
+    .target(
+      name: "FleetCommandLine",
+      dependencies: [
+        "GRPCWire", "GRPCObservability", "FleetConsumer", "FleetSync",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]),
+
     // Encode/decode cost of a realistic Trip; see README "Benchmarks".
     .executableTarget(
       name: "fleet-codec-bench",
@@ -175,14 +185,15 @@ let package = Package(
     .executableTarget(
       name: "fleet-follow",
       dependencies: [
-        "FleetConsumer", "FleetSimulator",
+        "FleetConsumer", "FleetSimulator", "FleetCommandLine",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
       ]),
     // The simulator as a server (`listening on HOST:PORT` first), for any gRPC client.
     .executableTarget(
       name: "fleet-sim",
       dependencies: [
-        "FleetSimulator", "GRPCWire", "GRPCObservability", "FleetSync",
+        "FleetSimulator", "GRPCWire", "GRPCObservability", "FleetSync", "FleetCommandLine",
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "Prometheus", package: "swift-prometheus"),
@@ -194,6 +205,7 @@ let package = Package(
       name: "fleet-share",
       dependencies: [
         "FleetShare", "FleetConsumer", "FleetSimulator", "FleetSync", "GRPCObservability",
+        "FleetCommandLine",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Prometheus", package: "swift-prometheus"),
         .product(name: "Hummingbird", package: "hummingbird"),
@@ -205,8 +217,9 @@ let package = Package(
       name: "fleet-load",
       dependencies: [
         "GRPCWire", "FleetProtos", "GRPCTestingProtos", "FleetSimulator", "FleetConsumer",
-        "FleetSync",
+        "FleetSync", "FleetCommandLine",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
         .product(name: "Histogram", package: "hdrhistogram-swift"),
       ]),
     // grpc.testing.TestService on our server role, for other implementations' clients.

@@ -80,7 +80,7 @@ final class ServiceCore: Sendable {
   }
 
   /// The channel's settings: transport security, the plaintext-token opt-in, the most
-  /// connections, keepalive and the reconnect backoff. Calls fail fast while the connection
+  /// connections, the proxy, keepalive and the reconnect backoff. Calls fail fast while the connection
   /// is down, so subscribers hear of an outage and the model's own backoff paces the retries.
   private static func channelOptions(_ configuration: TripService.Configuration)
     -> ChannelOptions
@@ -88,6 +88,7 @@ final class ServiceCore: Sendable {
     var options = ChannelOptions()
     options.allowInsecureCredentials = configuration.options.allowsTokensOverPlaintext
     options.maxConnections = configuration.options.maxConnections
+    options.proxy = configuration.options.proxy
     options.interceptors = configuration.options.interceptors
     options.logger = configuration.logger
     // Never without calls: an idle service sends nothing, and servers count idle PINGs as

@@ -86,8 +86,10 @@ extension TripModel {
     switch action {
     case .exit: return
     case .poll(let versions):
+      core.logger.debug("polling", metadata: ["fleet.trip": "\(tripName)"])
       call(.poll(versions), generation: generation, dueAt: due, checked: Checked(template: template))
     case .watch(let versions):
+      core.logger.debug("watching the trip feed", metadata: ["fleet.trip": "\(tripName)"])
       // Counted from now, not once the stream is made (after a token fetch, perhaps): the
       // trips deciding in the same tick see it.
       lane.feedOpened()

@@ -157,6 +157,11 @@ extension TripService {
     /// opens only when a loop's open ones have no stream left under the server's
     /// MAX_CONCURRENT_STREAMS. Default 8; at least 1.
     public var maxConnections = 8
+    /// The HTTP CONNECT proxy between the service and Fleet Engine (``ChannelOptions/Proxy``):
+    /// by default the environment's (`https_proxy` and friends, `no_proxy`), as gRPC's C-core
+    /// reads it; `.none` connects directly, `.url("http://user:password@proxy:3128")` through
+    /// that proxy. TLS to Fleet Engine runs end to end through the tunnel.
+    public var proxy = ChannelOptions.Proxy.environment
     /// The most event-loop threads that follow the service's trips. A model is given one
     /// for its life, and its polls, responses and feed stream all run there, on connections
     /// of that loop (so there are at most ``maxConnections`` loops, each needing a

@@ -1,7 +1,10 @@
 import ArgumentParser
+import FleetCommandLine
 import FleetConsumer
 import FleetSimulator
 import Foundation
+import GRPCWire
+import Logging
 
 /// `fleet-follow`: follows one trip and prints what a subscriber sees.
 ///
@@ -48,6 +51,15 @@ struct FleetFollow: AsyncParsableCommand {
       connection, prints an UNAVAILABLE error line and the next call goes to a new \
       connection. With the defaults (20 s, 10 s) a --stream follower reports a dead \
       connection within 30 s.
+
+      Proxies: like gRPC's C-core, it connects through the HTTP CONNECT proxy of grpc_proxy, \
+      https_proxy or http_proxy unless no_proxy exempts the endpoint; --proxy URL names one, \
+      --no-proxy connects directly. TLS to Fleet Engine runs end to end through the tunnel. \
+      The demo always connects directly.
+
+      Logs: --log-level (default warning) writes what the service does to stderr, never to \
+      stdout: at debug its connections, each call and each poll; at info failed updates. \
+      No line carries a token or a key.
       """)
 
   @Option(
@@ -131,6 +143,10 @@ struct FleetFollow: AsyncParsableCommand {
   @Flag(help: "Print one JSON object per line on stdout, and nothing else there.")
   var json = false
 
+  @OptionGroup(title: "Proxy") var proxy: ProxyOptions
+
+  @OptionGroup(title: "Logging") var logging: LoggingOptions
+
   @Option(
     name: .customLong("max-seconds"),
     help: ArgumentHelp("Stop after this many seconds (exit status 0).", valueName: "seconds"))
@@ -140,11 +156,11 @@ struct FleetFollow: AsyncParsableCommand {
     guard let endpoint else {
       // The demo brings its own trip and token.
       guard tripName == nil, provider == nil, trip == nil, token == nil, tokenCommand == nil,
-        tokenURL == nil, serviceAccountKey == nil, !plaintext
+        tokenURL == nil, serviceAccountKey == nil, !plaintext, proxy.url == nil
       else {
         throw ValidationError(
           "without --endpoint fleet-follow follows its own demo trip: give --endpoint to use "
-            + "--trip-name, --provider/--trip, --plaintext or a token")
+            + "--trip-name, --provider/--trip, --plaintext, --proxy or a token")
       }
       try validateIntervals()
       return
@@ -211,17 +227,21 @@ struct FleetFollow: AsyncParsableCommand {
     let name = try resolvedTripName()
     let endpoint = try TripService.Endpoint(endpointText)
     try await follow(
-      name, at: endpoint, plaintext: plaintext, tokenProvider: try tokenProvider())
+      name, at: endpoint, plaintext: plaintext, proxy: proxy.proxy,
+      tokenProvider: try tokenProvider())
   }
 
   /// The demo: the simulator in this process, one demo trip, followed to the end.
   private func runDemo() async throws {
-    let simulator = try await FleetSimulator.start(host: "127.0.0.1", port: 0)
+    var simulatorOptions = SimulatorOptions()
+    simulatorOptions.logger = logger(label: "fleet-follow.simulator")
+    let simulator = try await FleetSimulator.start(
+      host: "127.0.0.1", port: 0, options: simulatorOptions)
     let name = try TripName(try simulator.createDemoTrip(providerID: "demo-provider"))
     log("demo: the Fleet Engine simulator listens on \(simulator.endpoint); following \(name)")
     do {
       try await follow(
-        name, at: try TripService.Endpoint(simulator.endpoint), plaintext: true,
+        name, at: try TripService.Endpoint(simulator.endpoint), plaintext: true, proxy: .none,
         tokenProvider: FixedAccessTokenProvider(AccessToken("demo-token")))
     } catch {
       await simulator.shutdown(gracePeriod: .seconds(1))
@@ -232,10 +252,13 @@ struct FleetFollow: AsyncParsableCommand {
 
   private func follow(
     _ name: TripName, at endpoint: TripService.Endpoint, plaintext: Bool,
-    tokenProvider: any AccessTokenProvider
+    proxy: ChannelOptions.Proxy, tokenProvider: any AccessTokenProvider
   ) async throws {
+    let logger = logger(label: "fleet-follow")
     var options = TripService.Options()
+    options.interceptors = LoggingOptions.clientInterceptors(logger)
     options.followsTripFeed = stream
+    options.proxy = proxy
     options.pollInterval = .seconds(pollInterval)
     do {
       options.keepalive =
@@ -263,7 +286,8 @@ struct FleetFollow: AsyncParsableCommand {
       service = try TripService(
         configuration: .init(
           endpoint: endpoint, transportSecurity: plaintext ? .plaintext : .tls(.init()),
-          providerID: name.providerID, accessTokenProvider: tokenProvider, options: options))
+          providerID: name.providerID, accessTokenProvider: tokenProvider, options: options,
+          logger: logger))
     } catch {
       log("error: \(error.message)")
       throw ExitCode.failure
@@ -305,6 +329,11 @@ struct FleetFollow: AsyncParsableCommand {
     } catch {
       throw ValidationError("--service-account-key: \(error.message)")
     }
+  }
+
+  /// A logger at `--log-level` (default warning), to stderr.
+  private func logger(label: String) -> Logger {
+    logging.logger(label: label, defaultLevel: .warning)
   }
 
   private func log(_ message: String) {

@@ -1,5 +1,8 @@
+import GRPCWire
+
 /// This process's command line as the report shows it: credential values of `-m` metadata
-/// replaced by `REDACTED`, so a report can be shared or logged without the token in it.
+/// replaced by `REDACTED`, and the password of a `--proxy` URL by `***`, so a report can be
+/// shared or logged without the token or the password in it.
 enum CommandLineRedaction {
   /// Metadata keys whose values are secrets: `authorization` and its proxy twin, cookies, and
   /// any key naming a token, key, secret or password.
@@ -10,12 +13,22 @@ enum CommandLineRedaction {
   }
 
   /// `arguments` with every credential value of `-m`/`--metadata` replaced (`-m KEY=V`,
-  /// `--metadata KEY=V`, `--metadata=KEY=V`).
+  /// `--metadata KEY=V`, `--metadata=KEY=V`) and the password of `--proxy URL` (or
+  /// `--proxy=URL`) hidden.
   static func redacted(_ arguments: [String]) -> [String] {
     var result: [String] = []
     var valueFollows = false
+    var proxyFollows = false
     for argument in arguments {
-      if valueFollows {
+      if proxyFollows {
+        result.append(HTTPProxy.redacted(argument))
+        proxyFollows = false
+      } else if argument == "--proxy" {
+        result.append(argument)
+        proxyFollows = true
+      } else if argument.hasPrefix("--proxy=") {
+        result.append("--proxy=" + HTTPProxy.redacted(String(argument.dropFirst("--proxy=".count))))
+      } else if valueFollows {
         result.append(redactPair(argument))
         valueFollows = false
       } else if argument == "-m" || argument == "--metadata" {

@@ -1,10 +1,12 @@
 import ArgumentParser
+import FleetCommandLine
 import FleetConsumer
 import FleetProtos
 import FleetSimulator
 import FleetSync
 import Foundation
 import GRPCWire
+import Logging
 
 /// `fleet-load`: a gRPC load generator modelled on ghz, for Fleet Engine's TripService, our
 /// trip feed, gRPC's benchmark services, and trips followed through `TripService`.
@@ -44,6 +46,15 @@ struct FleetLoad: AsyncParsableCommand {
       Stopping: Ctrl-C or SIGTERM stops issuing calls, lets calls in flight finish for 1 s \
       (streams are cancelled at once), prints the report marked partial and exits 130. A \
       progress bar is drawn on stderr only when it is a terminal.
+
+      Proxies: with --target it connects through the HTTP CONNECT proxy of grpc_proxy, \
+      https_proxy or http_proxy unless no_proxy exempts the target (as gRPC's C-core does); \
+      --proxy URL names one (its password is redacted in the report), --no-proxy connects \
+      directly. The embedded simulator is always reached directly.
+
+      Logs: --log-level (default warning) writes the channels' and the embedded simulator's \
+      events to stderr: at debug connections and each call (which costs CPU per call: leave \
+      it off for figures you keep). No line carries the -m values.
       """)
 
   /// The report's shape.
@@ -55,6 +66,8 @@ struct FleetLoad: AsyncParsableCommand {
   @OptionGroup(title: "Target") var target: TargetOptions
   @OptionGroup(title: "Workload") var workload: WorkloadOptions
   @OptionGroup(title: "Load") var load: LoadOptions
+  @OptionGroup(title: "Proxy") var proxy: ProxyOptions
+  @OptionGroup(title: "Logging") var logging: LoggingOptions
 
   @Option(help: "The report: text or json.")
   var format = Format.text
@@ -65,6 +78,9 @@ struct FleetLoad: AsyncParsableCommand {
   var histogramSVG: String?
 
   func validate() throws {
+    if proxy.url != nil, target.target == nil {
+      throw ValidationError("--proxy needs --target: the embedded simulator is reached directly")
+    }
     let call = workload.workload
     if load.rps != nil, call.unit != .rpc {
       throw ValidationError(
@@ -129,7 +145,10 @@ struct FleetLoad: AsyncParsableCommand {
         log("warning: --plaintext to \(host): the authorization metadata is sent unencrypted")
       }
     } else {
-      let started = try await FleetSimulator.start(host: "127.0.0.1", port: 0)
+      var simulatorOptions = SimulatorOptions()
+      simulatorOptions.logger = logger(label: "fleet-load.simulator")
+      let started = try await FleetSimulator.start(
+        host: "127.0.0.1", port: 0, options: simulatorOptions)
       simulator = started
       (host, port) = (started.host, started.port)
       tripNames =
@@ -180,6 +199,9 @@ struct FleetLoad: AsyncParsableCommand {
     // Exactly one connection per channel, so --connections is what the server sees.
     channelOptions.maxConnections = 1
     if target.plaintext { channelOptions.allowInsecureCredentials = true }
+    channelOptions.logger = logger(label: "fleet-load")
+    channelOptions.proxy = embedded ? .none : proxy.proxy
+    channelOptions.interceptors = LoggingOptions.clientInterceptors(channelOptions.logger)
     let loop = EventLoop(name: "fleet-load")
     let channels = (0..<load.connections).map { _ in
       GRPCChannel(host: host, port: port, options: channelOptions, eventLoop: loop)
@@ -277,6 +299,9 @@ struct FleetLoad: AsyncParsableCommand {
       options.tripsPerEventLoop = 1
     }
     options.allowsTokensOverPlaintext = embedded || target.plaintext
+    let logger = logger(label: "fleet-load")
+    options.proxy = embedded ? .none : proxy.proxy
+    options.interceptors = LoggingOptions.clientInterceptors(logger)
     let security: TripService.TransportSecurity =
       target.usesTLS
       ? .tls(
@@ -290,7 +315,7 @@ struct FleetLoad: AsyncParsableCommand {
       endpoint: TripService.Endpoint(host: host, port: port), transportSecurity: security,
       providerID: target.provider,
       accessTokenProvider: FixedAccessTokenProvider(AccessToken(token)),
-      options: options)
+      options: options, logger: logger)
     let stop: LoadOptions.Stop =
       load.total == nil && load.duration == nil ? .duration(.seconds(10)) : load.stop
     let run = TripLoad(
@@ -323,6 +348,11 @@ struct FleetLoad: AsyncParsableCommand {
       guard argument.isEmpty || !argument.allSatisfy(safe.contains) else { return argument }
       return "'" + argument.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }.joined(separator: " ")
+  }
+
+  /// A logger at `--log-level` (default warning), to stderr.
+  private func logger(label: String) -> Logger {
+    logging.logger(label: label, defaultLevel: .warning)
   }
 
   private static func log(_ message: String) {

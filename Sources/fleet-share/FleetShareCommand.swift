@@ -1,10 +1,12 @@
 import ArgumentParser
+import FleetCommandLine
 import FleetConsumer
 import FleetShare
 import FleetSimulator
 import FleetSync
 import Foundation
 import GRPCObservability
+import GRPCWire
 import Hummingbird
 import Logging
 import Prometheus
@@ -55,6 +57,13 @@ struct FleetShareCommand: AsyncParsableCommand {
       key: their first 16 characters after /s/ are the same for every link of one trip. \
       SIGTERM drains: new viewers get 503, open event streams end with a retry: hint, and the \
       process exits within --drain-seconds.
+
+      Proxies: it reaches --endpoint through the HTTP CONNECT proxy of grpc_proxy, \
+      https_proxy or http_proxy unless no_proxy exempts it (as gRPC's C-core does); --proxy \
+      URL names one, --no-proxy connects directly. The demo connects directly.
+
+      Logs: --log-level (default notice) writes the follows' events to stderr: at debug \
+      connections, each call and each poll. No line carries a token, a link or a key.
       """)
 
   @Option(help: ArgumentHelp("Fleet Engine's address; leave it out for the demo.", valueName: "host:port"))
@@ -156,11 +165,15 @@ struct FleetShareCommand: AsyncParsableCommand {
     }
   }
 
+  @OptionGroup(title: "Proxy") var proxy: ProxyOptions
+
+  @OptionGroup(title: "Logging") var logging: LoggingOptions
+
   func validate() throws {
     let sources = [token, tokenCommand, tokenURL, serviceAccountKey].compactMap { $0 }
     if endpoint == nil {
-      guard provider == nil, sources.isEmpty, !plaintext else {
-        throw ValidationError("the demo brings its own trips and tokens: give --endpoint to use --provider, --plaintext or a token flag")
+      guard provider == nil, sources.isEmpty, !plaintext, proxy.url == nil else {
+        throw ValidationError("the demo brings its own trips and tokens: give --endpoint to use --provider, --plaintext, --proxy or a token flag")
       }
     } else {
       guard let provider, !provider.isEmpty, !provider.contains("/") else {
@@ -203,13 +216,14 @@ struct FleetShareCommand: AsyncParsableCommand {
     let registry = PrometheusCollectorRegistry()
     let metricsFactory = PrometheusMetricsFactory(registry: registry)
     // GetTrip calls by status: rpc_client_duration's rpc_grpc_status_code.
-    options.interceptors = [ClientMetricsInterceptor(factory: metricsFactory)]
-    var logger = Logger(label: "fleet-share", factory: { StreamLogHandler.standardError(label: $0) })
-    logger.logLevel = .notice
+    let logger = logging.logger(label: "fleet-share", defaultLevel: .notice)
+    options.interceptors =
+      [ClientMetricsInterceptor(factory: metricsFactory)] + LoggingOptions.clientInterceptors(logger)
     let replica = ShareReplica(
       instanceName: instanceName, metricsFactory: metricsFactory, exposition: { registry.emitToBuffer() })
     if let endpoint {
       options.pollInterval = .milliseconds(Int64((pollInterval ?? 5) * 1000))
+      options.proxy = proxy.proxy
       let provider: any AccessTokenProvider
       do {
         provider = try AccessTokenFlags.provider(
@@ -219,9 +233,12 @@ struct FleetShareCommand: AsyncParsableCommand {
       }
       configuration = .init(
         endpoint: try .init(endpoint), transportSecurity: plaintext ? .plaintext : .tls(.init()),
-        providerID: self.provider ?? "", accessTokenProvider: provider, options: options)
+        providerID: self.provider ?? "", accessTokenProvider: provider, options: options,
+        logger: logger)
     } else {
-      let simulator = try await FleetSimulator.start()
+      var simulatorOptions = SimulatorOptions()
+      simulatorOptions.logger = logging.logger(label: "fleet-share.simulator", defaultLevel: .notice)
+      let simulator = try await FleetSimulator.start(options: simulatorOptions)
       services.append(simulator)
       demoTrips = [
         try simulator.createDemoTrip(providerID: "demo-provider", tripID: "demo-ride"),
@@ -229,10 +246,11 @@ struct FleetShareCommand: AsyncParsableCommand {
           providerID: "demo-provider", tripID: "demo-multi-stop", intermediateDestinations: 2),
       ]
       options.pollInterval = .milliseconds(Int64((pollInterval ?? 1) * 1000))
+      options.proxy = .none
       configuration = .init(
         endpoint: try .init(simulator.endpoint), transportSecurity: .plaintext,
         providerID: "demo-provider", accessTokenProvider: FixedAccessTokenProvider(AccessToken("demo-token")),
-        options: options)
+        options: options, logger: logger)
     }
     var page = SharePageOptions(staleAfter: .milliseconds(Int64(staleAfter * 1000)))
     if let tiles = try tileLayer() {

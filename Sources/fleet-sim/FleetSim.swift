@@ -1,4 +1,5 @@
 import ArgumentParser
+import FleetCommandLine
 import FleetSimulator
 import FleetSync
 import GRPCWire
@@ -50,6 +51,9 @@ struct FleetSim: AsyncParsableCommand {
       optionally "exp"; another trip's token is PERMISSION_DENIED.
 
       TLS: with --tls-cert and --tls-key it serves TLS 1.2+ with ALPN h2 only.
+
+      Logs: --log-level (default notice) writes the server's events to stderr: at debug its \
+      connections and each call handled. No line carries a token.
       """)
 
   @Option(help: "The address to listen on.")
@@ -117,6 +121,8 @@ struct FleetSim: AsyncParsableCommand {
   @OptionGroup(title: "Fault injection")
   var faults: FaultArguments
 
+  @OptionGroup(title: "Logging") var logging: LoggingOptions
+
   func validate() throws {
     guard (tlsCert == nil) == (tlsKey == nil) else {
       throw ValidationError("--tls-cert and --tls-key go together")
@@ -163,7 +169,10 @@ struct FleetSim: AsyncParsableCommand {
         fflush(nil)
       }
     }
-    if let metrics { options.interceptors = [metrics.interceptor] }
+    let logger = logging.logger(label: "fleet-sim", defaultLevel: .notice)
+    options.logger = logger
+    options.interceptors = LoggingOptions.serverInterceptors(logger)
+    if let metrics { options.interceptors.append(metrics.interceptor) }
     // Catch SIGTERM/SIGINT before announcing the port: a signal right after it must not kill us.
     let shutdown = ShutdownSignals()
     let simulator = try await FleetSimulator.start(host: host, port: port, options: options)
@@ -182,7 +191,7 @@ struct FleetSim: AsyncParsableCommand {
     let group = ServiceGroup(
       configuration: ServiceGroupConfiguration(
         services: [.init(service: simulator)] + (metrics.map { [.init(service: $0.application)] } ?? []),
-        logger: Logger.disabled))
+        logger: logger))
     try await withThrowingTaskGroup(of: Void.self) { tasks in
       tasks.addTask { try await group.run() }
       tasks.addTask {

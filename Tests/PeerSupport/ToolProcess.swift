@@ -10,6 +10,12 @@ public enum ToolProcess {
     public var stdout: String
     public var stderr: String
 
+    public init(status: Int32, stdout: String, stderr: String) {
+      self.status = status
+      self.stdout = stdout
+      self.stderr = stderr
+    }
+
     /// Standard output's lines.
     public var lines: [String] { stdout.split(separator: "\n").map(String.init) }
 

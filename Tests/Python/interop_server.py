@@ -26,7 +26,7 @@ selecting ALPN `h2`; `--tls-client-ca FILE` also requires a client certificate t
 to the CAs in FILE (mutual TLS). With the relay (the default) the relay terminates TLS
 (Python's `ssl`) and forwards the plaintext HTTP/2 to grpcio, so the compression checks,
 the test hooks and all EVENT lines work as without TLS, plus:
-  tls - conn= version= cipher= alpn=<h2 or -> client_cert=<CN or ->
+  tls - conn= version= cipher= alpn=<h2 or -> client_cert=<CN or -> sni=<name or ->
                                         the handshake of connection `conn` completed
                                         (printed right after its connection_opened).
   tls_failed - conn= peer= error=<OpenSSL reason, e.g. PEER_DID_NOT_RETURN_A_CERTIFICATE>

@@ -263,12 +263,15 @@ def tls_server_context(cert: str, key: str, client_ca: str | None = None,
     if client_ca is not None:
         context.verify_mode = ssl.CERT_REQUIRED
         context.load_verify_locations(cafile=client_ca)
+    # The name the client sent (SNI), for tls_summary: kept on the connection's SSL object.
+    context.sni_callback = lambda ssl_object, name, _: setattr(ssl_object, "fleet_sni", name)
     return context
 
 
 def tls_summary(ssl_object) -> dict[str, str]:
     """The EVENT fields that describe an established TLS session (`ssl.SSLObject`/`SSLSocket`):
-    version, cipher, alpn (`-` when none was selected) and client_cert (its CN, or `-`)."""
+    version, cipher, alpn (`-` when none was selected), client_cert (its CN, or `-`) and sni
+    (the server name the client sent, or `-`)."""
     client = "-"
     peer = ssl_object.getpeercert() if ssl_object is not None else None
     if peer:
@@ -282,6 +285,7 @@ def tls_summary(ssl_object) -> dict[str, str]:
         "cipher": cipher[0] if cipher else "-",
         "alpn": (ssl_object.selected_alpn_protocol() if ssl_object is not None else None) or "-",
         "client_cert": client,
+        "sni": getattr(ssl_object, "fleet_sni", None) or "-",
     }
 
 

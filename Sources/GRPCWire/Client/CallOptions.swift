@@ -55,6 +55,10 @@ public struct ChannelOptions: Sendable {
   /// Send `authorization` metadata over plaintext to addresses that are not loopback. Off by
   /// default: a bearer token on an unencrypted network is a leaked token.
   public var allowInsecureCredentials = false
+  /// An HTTP CONNECT proxy in the way to the target: by default the environment's
+  /// (`grpc_proxy`, `https_proxy`, `http_proxy`, and `no_proxy`), as gRPC's C-core reads it.
+  /// TLS to the target runs through the tunnel, end to end, with the target's name.
+  public var proxy = Proxy.environment
   /// How long to wait between connection attempts (gRPC's connection-backoff algorithm).
   public var backoff = Backoff()
   /// HTTP/2 keepalive PINGs; nil: none.

@@ -73,7 +73,25 @@ extension ClientConnection {
 
   func tcpConnected() {
     guard let session else { return }
-    switch machine.tcpConnected(tls: tls != nil) {
+    proceed(machine.tcpConnected(tls: tls != nil, tunnel: tunnel != nil), on: session)
+  }
+
+  /// Starts what comes after TCP, or after the proxy's tunnel: the CONNECT exchange, TLS to
+  /// the target, or our HTTP/2 preface.
+  func proceed(_ next: ClientConnectionStateMachine.OnConnected, on session: HTTP2Session) {
+    switch next {
+    case .tunnel:
+      guard let tunnel else { return }
+      guard !tunnel.exchange.proxy.usesTLS else {
+        return close(
+          with: RPCError(
+            code: .unavailable,
+            message: "the proxy \(tunnel.exchange.proxy) is an https:// proxy; TLS to a proxy is "
+              + "not supported yet: use its http:// address"))
+      }
+      session.transport = PlainTransport(fd: session.fd)
+      logger.debug("asking the proxy for a tunnel", metadata: ["grpc.proxy": "\(tunnel.exchange.proxy)"])
+      continueTunnel()
     case .handshake:
       guard let tls else { return }
       do {

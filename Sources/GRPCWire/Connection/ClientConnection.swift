@@ -25,6 +25,12 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
   /// the pool's list and this reference form no lasting cycle.
   var pool: ConnectionPool?
   let tls: (context: TLSContext, verifyName: String)?
+  /// Through a proxy: the CONNECT exchange that opens the tunnel (while it runs), with the
+  /// request's bytes sent so far.
+  var tunnel: (exchange: ConnectExchange, sent: Int)?
+  /// Whether the target (not the proxy) is a loopback address, for the plaintext-credentials
+  /// check.
+  let targetIsLoopback: Bool?
   let keepalive: ChannelOptions.Keepalive?
   let allowInsecureCredentials: Bool
   /// The pool's logger with this connection's number (`grpc.connection`).
@@ -49,10 +55,18 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
 
   init(
     loop: EventLoop, target: String, settings: HTTP2Settings,
-    tls: (context: TLSContext, verifyName: String)?, keepalive: ChannelOptions.Keepalive?,
-    allowInsecureCredentials: Bool, logger: Logger
+    tls: (context: TLSContext, verifyName: String)?, tunnel: ConnectExchange? = nil,
+    keepalive: ChannelOptions.Keepalive?, allowInsecureCredentials: Bool, logger: Logger
   ) {
     self.logger = logger
+    self.tunnel = tunnel.map { ($0, 0) }
+    // Through a proxy the peer is the proxy; the target's own address decides.
+    targetIsLoopback =
+      tunnel.map { _ in
+        let host = target.hasPrefix("[") ? String(target.dropFirst().prefix { $0 != "]" })
+          : String(target.prefix { $0 != ":" })
+        return host == "localhost" || SocketAddress(numericHost: host, port: 0)?.isLoopback == true
+      }
     self.loop = loop
     self.target = target
     self.settings = settings
@@ -96,7 +110,7 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
   func start(_ stream: ClientStream) {
     loop.assertInLoop()
     switch machine.state {
-    case .idle, .connecting, .handshaking, .awaitingSettings:
+    case .idle, .connecting, .tunnelling, .handshaking, .awaitingSettings:
       waiting.append(stream)
     case .ready:
       submit(stream)
@@ -114,7 +128,7 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
       return
     }
     if stream.carriesCredentials, tls == nil, !allowInsecureCredentials,
-      remoteAddress?.isLoopback != true
+      (targetIsLoopback ?? remoteAddress?.isLoopback) != true
     {
       stream.fail(
         .insecureCredentials(to: remoteAddress.map { "\($0)" } ?? target), reset: false)
@@ -187,6 +201,9 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
     case .connecting:
       tcpConnectFinished()
       return
+    case .tunnelling:
+      continueTunnel()
+      return
     case .handshaking:
       continueHandshake()
       return
@@ -235,6 +252,7 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
   func writable() {
     switch machine.state {
     case .connecting: tcpConnectFinished()
+    case .tunnelling: continueTunnel()
     case .handshaking: continueHandshake()
     case .awaitingSettings, .ready: flush()
     case .idle, .closed: break
@@ -258,7 +276,7 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
     guard let session else { return }
     switch machine.state {
     case .awaitingSettings, .ready: break
-    case .idle, .connecting, .handshaking, .closed: return
+    case .idle, .connecting, .tunnelling, .handshaking, .closed: return
     }
     switch session.flush() {
     case .drained:

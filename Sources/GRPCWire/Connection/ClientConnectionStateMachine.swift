@@ -1,5 +1,5 @@
 /// The life of one client connection as a value: idle; connecting over TCP to each address
-/// in turn; the TLS handshake; waiting for the server's SETTINGS; ready (going away once the
+/// in turn; through a proxy, the CONNECT exchange that opens the tunnel; the TLS handshake; waiting for the server's SETTINGS; ready (going away once the
 /// server sent GOAWAY); closed with the error that ended it. ``ClientConnection`` does the
 /// I/O each answer asks for; this decides what comes next.
 ///
@@ -10,6 +10,8 @@ struct ClientConnectionStateMachine {
     case idle
     /// TCP to `addresses[index]`, after `failures` (one per address already tried).
     case connecting(addresses: [SocketAddress], index: Int, failures: [String])
+    /// Asking the proxy (connected over TCP) for a tunnel to the target.
+    case tunnelling
     case handshaking
     case awaitingSettings
     case ready
@@ -28,6 +30,8 @@ struct ClientConnectionStateMachine {
 
   /// What to do once TCP is up.
   enum OnConnected: Equatable {
+    /// Ask the proxy for a tunnel (CONNECT).
+    case tunnel
     /// Start the TLS handshake.
     case handshake
     /// Start the HTTP/2 session: our preface and SETTINGS.
@@ -56,6 +60,7 @@ struct ClientConnectionStateMachine {
   var connectPhase: String {
     switch state {
     case .idle, .connecting: "no TCP connection"
+    case .tunnelling: "the proxy opened no tunnel"
     case .handshaking: "TLS handshake unfinished"
     case .awaitingSettings: "the server sent no HTTP/2 SETTINGS"
     case .ready, .closed: "done"
@@ -89,9 +94,24 @@ struct ClientConnectionStateMachine {
     return .attempt(addresses[index])
   }
 
-  /// TCP connected; `tls` says whether a handshake comes first.
-  mutating func tcpConnected(tls: Bool) -> OnConnected {
+  /// TCP connected; `tunnel` says whether a proxy's tunnel, `tls` whether a handshake
+  /// comes first.
+  mutating func tcpConnected(tls: Bool, tunnel: Bool = false) -> OnConnected {
     guard case .connecting = state else { return .ignore }
+    if tunnel {
+      state = .tunnelling
+      return .tunnel
+    }
+    if tls {
+      state = .handshaking
+      return .handshake
+    }
+    return .startSession
+  }
+
+  /// The proxy opened the tunnel: TLS (when `tls`) or HTTP/2 to the target through it.
+  mutating func tunnelEstablished(tls: Bool) -> OnConnected {
+    guard case .tunnelling = state else { return .ignore }
     if tls {
       state = .handshaking
       return .handshake
@@ -108,7 +128,7 @@ struct ClientConnectionStateMachine {
   /// Our preface and SETTINGS are queued: wait for the server's.
   mutating func sessionStarted() {
     switch state {
-    case .connecting, .handshaking: state = .awaitingSettings
+    case .connecting, .tunnelling, .handshaking: state = .awaitingSettings
     case .idle, .awaitingSettings, .ready, .closed: break
     }
   }

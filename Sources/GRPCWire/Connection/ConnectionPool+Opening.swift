@@ -1,24 +1,29 @@
 internal import Logging
 
-/// Opening connections: name resolution off the loop, TLS from the channel's settings, each
-/// connection with its own number in the logs.
+/// Opening connections: name resolution off the loop, TLS from the channel's settings, the
+/// proxy's tunnel when there is one, each connection with its own number in the logs.
 extension ConnectionPool {
   func openConnection() -> ClientConnection {
     let tls: (context: TLSContext, verifyName: String)?
-    switch transportSecurity() {
-    case .success(let value): tls = value
-    case .failure(let error):
+    let proxy: HTTPProxy?
+    switch (transportSecurity(), self.proxy) {
+    case (.success(let value), .success(let route)):
+      (tls, proxy) = (value, route)
+    case (.failure(let error), _), (_, .failure(let error)):
       // A configuration that cannot work: every attempt would fail the same way.
-      let connection = makeConnection(tls: nil)
+      let connection = makeConnection(tls: nil, proxy: nil)
       loop.execute { connection.resolutionFailed(error) }
       return connection
     }
-    let connection = makeConnection(tls: tls)
+    let connection = makeConnection(tls: tls, proxy: proxy)
     if connectivity != .ready { setState(.connecting) }
     let now = MonotonicInstant.now
     if backoff == nil { backoff = ConnectionBackoff(options.backoff, now: now) }
     let timeout = backoff!.startAttempt(now: now)
-    let (host, port, loop, index, balancing) = (self.host, self.port, self.loop, connectionsOpened, options.loadBalancing)
+    // Through a proxy, connections go to the proxy; the target's name travels in CONNECT and
+    // the proxy resolves it.
+    let (host, port) = proxy.map { ($0.host, $0.port) } ?? (self.host, self.port)
+    let (loop, index, balancing) = (self.loop, connectionsOpened, options.loadBalancing)
     if let numeric = SocketAddress(numericHost: host, port: port) {
       connection.connect(to: [numeric], timeout: timeout)
     } else {
@@ -44,13 +49,19 @@ extension ConnectionPool {
     return connection
   }
 
-  func makeConnection(tls: (context: TLSContext, verifyName: String)?) -> ClientConnection {
+  func makeConnection(tls: (context: TLSContext, verifyName: String)?, proxy: HTTPProxy?)
+    -> ClientConnection
+  {
+    let userAgent = [options.userAgentPrefix, "grpc-swift-fleetconsumer/\(GRPCChannel.version)"]
+      .compactMap { $0 }.joined(separator: " ")
     let connection = ClientConnection(
       loop: loop, target: target,
       settings: HTTP2Settings(
         streamWindow: Int32(clamping: options.streamWindow),
         connectionWindow: Int32(clamping: options.connectionWindow)),
-      tls: tls, keepalive: options.keepalive,
+      tls: tls,
+      tunnel: proxy.map { ConnectExchange(proxy: $0, host: host, port: port, userAgent: userAgent) },
+      keepalive: options.keepalive,
       allowInsecureCredentials: options.allowInsecureCredentials,
       logger: connectionLogger(connectionsOpened + 1))
     connection.pool = self

@@ -52,6 +52,10 @@ final class ConnectionPool: @unchecked Sendable {
   var connectionsOpened = 0
   private var shutdownState: ShutdownState = .running
   var tlsContext: Result<TLSContext, RPCError>?
+  /// The proxy connections go through (nil: straight to the target), from
+  /// ``ChannelOptions/proxy`` and the environment when the channel was made; a failure when
+  /// its URL is unusable, which every connection attempt then reports.
+  let proxy: Result<HTTPProxy?, RPCError>
 
   private enum ShutdownState {
     case running
@@ -68,6 +72,9 @@ final class ConnectionPool: @unchecked Sendable {
     self.port = port
     self.options = options
     balancer = LoadBalancer(policy: options.loadBalancing)
+    proxy = Result { () throws(RPCError) in
+      try ProxyRoute.proxy(options.proxy, host: host, port: port)
+    }
     self.keepaliveInterval = options.keepalive?.interval
     var logger = options.logger
     logger[metadataKey: "grpc.target"] = "\(host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")"

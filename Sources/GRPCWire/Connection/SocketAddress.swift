@@ -40,6 +40,22 @@ struct SocketAddress: Sendable, CustomStringConvertible {
     length = socklen_t(MemoryLayout<sockaddr_in6>.size)
   }
 
+  /// The address's 4 (IPv4) or 16 (IPv6) bytes, in network order.
+  var addressBytes: [UInt8] {
+    withUnsafeBytes(of: storage) { raw in
+      switch family {
+      case AF_INET:
+        let a = raw.load(fromByteOffset: 0, as: sockaddr_in.self)
+        return withUnsafeBytes(of: a.sin_addr) { Array($0) }
+      case AF_INET6:
+        let a = raw.load(fromByteOffset: 0, as: sockaddr_in6.self)
+        return withUnsafeBytes(of: a.sin6_addr) { Array($0) }
+      default:
+        return []
+      }
+    }
+  }
+
   /// Whether this is a loopback address (127.0.0.0/8 or ::1).
   var isLoopback: Bool {
     withUnsafeBytes(of: storage) { raw in

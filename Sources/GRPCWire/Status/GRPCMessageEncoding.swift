@@ -72,7 +72,9 @@ package enum GRPCMessageEncoding {
 
   private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
 
-  private static func hexValue(_ byte: UInt8) -> UInt8? {
+  /// The value of a hex digit (either case); nil for any other byte. Also for the proxy URL's
+  /// percent-escapes and the service config's `\u` escapes.
+  static func hexValue(_ byte: UInt8) -> UInt8? {
     switch byte {
     case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
     case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10

@@ -3,8 +3,9 @@ import Testing
 @testable import GRPCWire
 
 /// The client connection's state machine, state by state: each state (idle, connecting,
-/// handshaking, awaiting SETTINGS, ready, going away, closed), reached through events only,
-/// meets every event; each test says what the machine answers and where it is left.
+/// tunnelling through a proxy, handshaking, awaiting SETTINGS, ready, going away, closed),
+/// reached through events only, meets every event; each test says what the machine answers
+/// and where it is left.
 @Suite("Client connection state machine, state by state")
 struct ClientConnectionStateMachineTests {
   typealias Machine = ClientConnectionStateMachine
@@ -15,7 +16,7 @@ struct ClientConnectionStateMachineTests {
   static let error = RPCError(code: .unavailable, message: "gone")
 
   enum Start: String, CaseIterable, CustomTestStringConvertible {
-    case idle, connecting, handshaking, awaitingSettings, ready, goingAway, closed
+    case idle, connecting, tunnelling, handshaking, awaitingSettings, ready, goingAway, closed
     var testDescription: String { rawValue }
 
     func machine() -> Machine {
@@ -25,6 +26,10 @@ struct ClientConnectionStateMachineTests {
       if self == .connecting { return machine }
       if self == .closed {
         _ = machine.close(error)
+        return machine
+      }
+      if self == .tunnelling {
+        _ = machine.tcpConnected(tls: true, tunnel: true)
         return machine
       }
       _ = machine.tcpConnected(tls: true)
@@ -45,6 +50,7 @@ struct ClientConnectionStateMachineTests {
     switch machine.state {
     case .idle: "idle"
     case .connecting: "connecting"
+    case .tunnelling: "tunnelling"
     case .handshaking: "handshaking"
     case .awaitingSettings: "awaitingSettings"
     case .ready: "ready"
@@ -67,6 +73,7 @@ struct ClientConnectionStateMachineTests {
     let expected =
       switch start {
       case .idle, .connecting: "no TCP connection"
+      case .tunnelling: "the proxy opened no tunnel"
       case .handshaking: "TLS handshake unfinished"
       case .awaitingSettings: "the server sent no HTTP/2 SETTINGS"
       case .ready, .goingAway, .closed: "done"
@@ -131,6 +138,25 @@ struct ClientConnectionStateMachineTests {
     guard case .handshaking = tls.state else { return fail("\(tls.state)") }
   }
 
+  // MARK: Tunnelling
+
+  @Test("connecting through a proxy: TCP up asks for the tunnel; once open, TLS or the session")
+  func tunnelling() {
+    var machine = Start.connecting.machine()
+    let connected = machine.tcpConnected(tls: true, tunnel: true)
+    #expect(connected == .tunnel)
+    guard case .tunnelling = machine.state else { return fail("\(machine.state)") }
+    let tls = machine.tunnelEstablished(tls: true)
+    #expect(tls == .handshake)
+    guard case .handshaking = machine.state else { return fail("\(machine.state)") }
+
+    var plain = Start.tunnelling.machine()
+    let session = plain.tunnelEstablished(tls: false)
+    #expect(session == .startSession)
+    plain.sessionStarted()
+    guard case .awaitingSettings = plain.state else { return fail("\(plain.state)") }
+  }
+
   // MARK: Events a state does not expect
 
   @Test("events of another phase are ignored and leave the state as it was", arguments: Start.allCases)
@@ -143,8 +169,13 @@ struct ClientConnectionStateMachineTests {
       let connected = machine.tcpConnected(tls: false)
       #expect(connected == .ignore)
     }
-    // Our SETTINGS are queued only after TCP (and TLS): elsewhere it changes nothing.
-    if start != .connecting && start != .handshaking { machine.sessionStarted() }
+    // Our SETTINGS are queued only after TCP (and the tunnel, and TLS): elsewhere it changes
+    // nothing.
+    if ![.connecting, .tunnelling, .handshaking].contains(start) { machine.sessionStarted() }
+    if start != .tunnelling {
+      let tunnel = machine.tunnelEstablished(tls: true)
+      #expect(tunnel == .ignore)
+    }
     if start != .handshaking {
       let handshake = machine.handshakeDone()
       #expect(handshake == .ignore)
@@ -199,7 +230,8 @@ struct ClientConnectionStateMachineTests {
     let closing = machine.close(Self.error)
     switch start {
     case .ready, .goingAway: #expect(closing == .lost)
-    case .idle, .connecting, .handshaking, .awaitingSettings: #expect(closing == .attemptFailed)
+    case .idle, .connecting, .tunnelling, .handshaking, .awaitingSettings:
+      #expect(closing == .attemptFailed)
     case .closed: #expect(closing == .ignore)
     }
     #expect(machine.isClosed && !machine.isReady)
