@@ -59,6 +59,12 @@ public struct ChannelOptions: Sendable {
   /// (`grpc_proxy`, `https_proxy`, `http_proxy`, and `no_proxy`), as gRPC's C-core reads it.
   /// TLS to the target runs through the tunnel, end to end, with the target's name.
   public var proxy = Proxy.environment
+  /// gRPC's service config (``ServiceConfig``, from its JSON form): per-method `timeout`,
+  /// `waitForReady` and `maxResponseMessageBytes`, which a call's own ``CallOptions``
+  /// override (a shorter timeout, its own size limit). nil: none, and calls pay nothing for it.
+  /// Retry and hedging policies and the retry throttle are parsed and checked, not yet acted
+  /// on (calls are still retried only transparently); `maxRequestMessageBytes` likewise.
+  public var serviceConfig: ServiceConfig?
   /// How long to wait between connection attempts (gRPC's connection-backoff algorithm).
   public var backoff = Backoff()
   /// HTTP/2 keepalive PINGs; nil: none.

@@ -168,6 +168,15 @@ public final class GRPCChannel: Sendable {
   /// does first, and what a call made again and again (``startUnary(_:framedRequest:as:completion:)``)
   /// does once.
   package func prepare(path: String, options: CallOptions) throws(RPCError) -> PreparedCall {
+    // The service config's settings for the method, when the channel has one: a channel
+    // without pays one nil check per call.
+    if let method = self.options.serviceConfig?.methodConfig(for: MethodDescriptor(path: path)) {
+      return try prepared(path: path, options: method.applied(to: options))
+    }
+    return try prepared(path: path, options: options)
+  }
+
+  private func prepared(path: String, options: CallOptions) throws(RPCError) -> PreparedCall {
     let carriesCredentials = !options.metadata["authorization"].isEmpty
     if carriesCredentials, case .plaintext = self.options.transportSecurity,
       !self.options.allowInsecureCredentials,
