@@ -140,7 +140,10 @@ struct ToolLoggingTests {
           ]
             + shape + trace, timeout: .seconds(60))
         #expect(load.status == 0, "\(load)")
-        #expect(load.stderr.contains("call ended"), "\(load.stderr)")
+        // Connection and call events; with --trips, the polls too.
+        for event in ["connection ready", "call ended"] + (shape[0] == "--trips" ? ["polling"] : []) {
+          #expect(load.stderr.contains(event), "no \(event) from fleet-load \(shape[0]):\n\(load.stderr)")
+        }
         logs.append(("fleet-load \(shape[0])", load.stderr))
       }
       // fleet-share: a link made and watched, so that the trip is followed.
@@ -171,7 +174,9 @@ struct ToolLoggingTests {
           "http_request.py", ["GET", link + "/events", "--sse", "1"], timeout: .seconds(30))
         #expect(events.status == 0, "\(events.stderr)")
         await share.stop()
-        #expect(share.stderr.contains("polling"), "\(share.stderr)")
+        for event in ["connection ready", "call ended", "polling"] {
+          #expect(share.stderr.contains(event), "no \(event) from fleet-share:\n\(share.stderr)")
+        }
         let linkToken = String(try #require(link.split(separator: "/").last))
         #expect(!share.stderr.contains(linkToken), "the share link is in fleet-share's log")
         logs.append(("fleet-share", share.stderr))
@@ -179,6 +184,9 @@ struct ToolLoggingTests {
         await share.stop()
         throw error
       }
+    }
+    for event in ["connection accepted", "call handled"] {
+      #expect(simulatorLog.contains(event), "no \(event) from fleet-sim:\n\(simulatorLog)")
     }
     logs.append(("fleet-sim", simulatorLog))
     for (tool, log) in logs {
