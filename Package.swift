@@ -241,7 +241,10 @@ let package = Package(
     // MARK: Tests
 
     // Starts the Python peers of Tests/Python (Google's classes, grpcio, raw HTTP/2).
-    .target(name: "PeerSupport", dependencies: ["FleetSync"], path: "Tests/PeerSupport"),
+    .target(
+      name: "PeerSupport",
+      dependencies: ["FleetSync", .product(name: "Logging", package: "swift-log")],
+      path: "Tests/PeerSupport"),
     .testTarget(
       name: "FleetProtosTests",
       dependencies: ["FleetProtos", "GRPCTestingProtos", "FleetProtosFixtures", "PeerSupport"]
@@ -257,7 +260,7 @@ let package = Package(
       name: "GRPCObservabilityTests",
       dependencies: [
         "GRPCObservability", "GRPCWire", "GRPCTestingProtos", "FleetSync", "FleetConsumer",
-        "FleetSimulator",
+        "FleetSimulator", "PeerSupport",
         .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
         .product(name: "MetricsTestKit", package: "swift-metrics"),
         .product(name: "Logging", package: "swift-log"),

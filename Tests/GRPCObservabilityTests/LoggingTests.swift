@@ -3,36 +3,19 @@ import FleetSimulator
 import FleetSync
 import GRPCWire
 import Logging
+import PeerSupport
 import Testing
 
 /// What the service, its channel and the simulator's server log at `trace`, captured from a
 /// real follow: the events, with their metadata, and never the token.
 @Suite("Logging", .timeLimit(.minutes(1)))
 struct LoggingTests {
-  /// Keeps every line, level, message and metadata rendered as text.
-  struct Capture: LogHandler {
-    let lines: PosixMutex<[String]>
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-      get { metadata[key] }
-      set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-      let all = metadata.merging(event.metadata ?? [:]) { $1 }
-      let rendered = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-      lines.withLock { $0.append("\(event.level) \(event.message) \(rendered.joined(separator: " "))") }
-    }
-  }
-
   static let secret = "SECRET-4711-do-not-log"
 
   @Test("A follow at trace level logs connections, updates and failures, and never the token")
   func neverTheToken() async throws {
     let lines = PosixMutex<[String]>([])
-    let logger = Logger(label: "test") { _ in Capture(lines: lines) }
+    let logger = Logger(label: "test") { _ in CapturedLog(lines: lines) }
     var simulatorOptions = SimulatorOptions()
     simulatorOptions.logger = logger
     let simulator = try await FleetSimulator.start(options: simulatorOptions)

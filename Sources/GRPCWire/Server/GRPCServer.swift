@@ -173,7 +173,12 @@ final class ServerCore: EventHandler, @unchecked Sendable {
     self.options = options
     logger = options.logger
     connectionCount = Meter(label: "rpc.server.connections", factory: options.metricsFactory)
+    peerGlitches = options.glitchLimit.map(PeerGlitchBuckets.init)
   }
+
+  /// The glitch buckets of client addresses, shared by the connections of every loop; nil
+  /// when ``ServerOptions/glitchLimit`` is.
+  let peerGlitches: PeerGlitchBuckets?
 
   let logger: Logger
   /// Open connections (swift-metrics).

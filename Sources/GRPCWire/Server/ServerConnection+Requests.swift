@@ -105,6 +105,9 @@ extension ServerConnection {
     }
     guard case .start(let path, let head, let timeout) = checked, let method else {
       if case .refuse(let status, let httpStatus) = checked {
+        // Not POST (405), not gRPC (415), or a grpc-timeout that does not parse (the only
+        // INTERNAL refusal): malformed, not merely unknown to this server.
+        if httpStatus != 200 || status.code == .internalError { malformedRequestRefused() }
         respondEarly(stream, status, httpStatus: httpStatus)
       }
       return

@@ -14,6 +14,8 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
 
   let loop: EventLoop
   let peer: String
+  /// The client's address without its port: the key of its glitch bucket.
+  let peerAddress: String
   /// Strong (weak references slow every retain and release of their target); let go of
   /// when the socket closes.
   var server: ServerCore?
@@ -44,6 +46,10 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
   /// Ping policing: when the client's last PING came, and its strikes since a response.
   var lastClientPingAt: MonotonicInstant?
   var pingStrikes = 0
+  /// The glitches the client may still cause (``ServerOptions/glitchLimit``); nil: no limit.
+  var glitches: GlitchLimiter?
+  /// See ``HTTP2SessionRole/readSlice``: a whole read, until the client glitches.
+  var readSlice = Int.max
   /// The server's logger with the client's address (`grpc.peer`).
   let logger: Logger
 
@@ -51,12 +57,19 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
   init(loop: EventLoop, fd: Int32, peer: String, server: ServerCore, tls: TLSContext?) throws(RPCError) {
     self.loop = loop
     self.peer = peer
+    peerAddress = peer.lastIndex(of: ":").map { String(peer[..<$0]) } ?? peer
     self.server = server
     options = server.options
     var logger = server.logger
     logger[metadataKey: "grpc.peer"] = "\(peer)"
     self.logger = logger
     sendBudget = SendBudget(limit: options.connectionSendBuffer)
+    let now = MonotonicInstant.now.nanoseconds
+    glitches = options.glitchLimit.map { GlitchLimiter($0, now: now) }
+    // A client whose address has no glitch left: read a little at a time from its first byte.
+    if server.peerGlitches?.isEmpty(peerAddress, now: now) == true {
+      readSlice = Self.glitchingReadSlice
+    }
     session = HTTP2Session(loop: loop, fd: fd)
     machine = ServerConnectionStateMachine(tls: tls != nil)
     if let tls {
@@ -201,6 +214,7 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
   }
 
   func readProcessed() -> Bool {
+    guard glitchLimitHolds() else { return false }
     answerReadyCalls()
     return session.transport != nil
   }
@@ -218,7 +232,10 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
 
   func flush() {
     guard session.nghttp2 != nil else { return }
-    switch session.flush() {
+    let outcome = session.flush()
+    // Resets nghttp2 sent in this write may be the client's glitches.
+    guard glitchLimitHolds() else { return }
+    switch outcome {
     case .drained:
       if machine.flushed(sessionOver: session.isOver) { closeSocket() }
     case .wouldBlock:
@@ -235,7 +252,9 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
     }
     (handshakeTimer, idleTimer, keepaliveTimer, ageTimer, goAwayTimer) = (nil, nil, nil, nil, nil)
     session.closeTransport()
-    logger.debug("connection closed", metadata: ["grpc.open_calls": "\(streams.count)"])
+    logger.debug(
+      "connection closed",
+      metadata: ["grpc.open_calls": "\(streams.count)", "grpc.glitches": "\(glitches?.total ?? 0)"])
     let open = streams
     streams.removeAll()
     readyOnLoop.removeAll()

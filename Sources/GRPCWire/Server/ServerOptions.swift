@@ -28,6 +28,9 @@ public struct ServerOptions: Sendable {
   /// included, not ending the stream) that one call may send; one more closes the connection
   /// with GOAWAY ENHANCE_YOUR_CALM. Each frame costs the server work and carries nothing.
   public var maxTinyFramesPerStream = 1_000
+  /// The glitch limiter of each connection (see ``GlitchLimit``): past it the connection ends
+  /// with GOAWAY ENHANCE_YOUR_CALM. nil turns it off.
+  public var glitchLimit: GlitchLimit? = GlitchLimit()
   /// A connection with no call open for this long is sent GOAWAY and closed (gRPC's
   /// MAX_CONNECTION_IDLE); nil, the default: idle connections stay open.
   public var maxConnectionIdle: Duration?
@@ -92,4 +95,27 @@ public struct ServerOptions: Sendable {
   public var eventLoops = 1
 
   public init() {}
+
+  /// How many glitches a connection may cause: frames that make the server reset a stream
+  /// (a zero-increment WINDOW_UPDATE, DATA after the request ended, malformed or oversized
+  /// headers, a request beyond ``maxConcurrentStreams``, anything else nghttp2 answers with
+  /// RST_STREAM), frames that do nothing (PRIORITY, unknown frame types, empty DATA that does
+  /// not end the stream) and requests refused as malformed (not POST, not gRPC's
+  /// content-type, an invalid `grpc-timeout`). A token bucket per connection, with nghttp2
+  /// 1.67's defaults; honest clients cause none, or a handful. Each client address has a
+  /// bucket of the same size too, which its connections' glitches also take from: a client
+  /// that reconnects as soon as its connection ends finds it as empty, and its next
+  /// connection ends at its first glitches (not after another whole burst). Connections
+  /// that cause no glitch are never ended by it.
+  public struct GlitchLimit: Sendable, Hashable {
+    /// Glitches allowed at once. Default 10,000.
+    public var burst: Int
+    /// Glitches allowed per second after that. Default 330.
+    public var refillPerSecond: Int
+
+    public init(burst: Int = 10_000, refillPerSecond: Int = 330) {
+      self.burst = burst
+      self.refillPerSecond = refillPerSecond
+    }
+  }
 }

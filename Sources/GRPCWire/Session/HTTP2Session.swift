@@ -16,11 +16,26 @@ protocol HTTP2SessionRole: EventHandler {
   func dataReceived(streamID: Int32, _ bytes: UnsafeRawBufferPointer)
   /// nghttp2 is done with a stream (ended both ways, or reset).
   func streamClosed(_ streamID: Int32, errorCode: UInt32)
+  /// A frame's header arrived (server role only: the glitch limiter's view of every frame,
+  /// unknown types included).
+  func frameBegins(_ header: nghttp2_frame_hd)
+  /// nghttp2 sent RST_STREAM with `errorCode` (server role only).
+  func resetSent(errorCode: UInt32)
+  /// The most bytes read at once, below the loop's budget (server role: few for a client
+  /// whose glitches are being limited, so that little of what it sends is processed past
+  /// the limit, and the loop's other connections get their turn between its reads).
+  var readSlice: Int { get }
   /// What one read brought went through nghttp2 (outside its callbacks); false stops
   /// reading, because the connection is closed.
   func readProcessed() -> Bool
   /// The end-of-tick flush the session scheduled: write, and act on how it went.
   func flush()
+}
+
+extension HTTP2SessionRole {
+  func frameBegins(_ header: nghttp2_frame_hd) {}
+  func resetSent(errorCode: UInt32) {}
+  var readSlice: Int { .max }
 }
 
 /// The HTTP/2 half of a connection, for both roles: its socket (through a plain or TLS
@@ -105,7 +120,8 @@ final class HTTP2Session: TickEndHandler {
   /// nil while the connection goes on (a flush is then scheduled), else why it ended.
   func read(_ budget: ReadBudget) -> ReadEnd? {
     guard let transport, let nghttp2, let role else { return nil }
-    let buffer = UnsafeMutableRawBufferPointer(rebasing: loop.readBuffer[..<budget.bytes])
+    let buffer = UnsafeMutableRawBufferPointer(
+      rebasing: loop.readBuffer[..<min(budget.bytes, role.readSlice)])
     for _ in 0..<budget.reads {
       switch transport.read(into: buffer) {
       case .bytes(let count):

@@ -59,6 +59,16 @@ func makeSession(_ role: HTTP2Session.Role, userData: UnsafeMutableRawPointer) -
   precondition(nghttp2_option_new(&option) == 0, "out of memory")
   defer { nghttp2_option_del(option) }
   nghttp2_option_set_no_auto_window_update(option, 1)
+  if role == .server {
+    // The glitch limiter's eyes (GlitchLimiter): every frame's header, the resets nghttp2
+    // sends, and frames of unknown types, which nghttp2 would otherwise drop unseen (it
+    // shows a frame of a type only when it is registered as an extension).
+    nghttp2_session_callbacks_set_on_begin_frame_callback(callbacks, onBeginFrame)
+    nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, onFrameSent)
+    nghttp2_session_callbacks_set_unpack_extension_callback(callbacks, onUnpackExtension)
+    nghttp2_session_callbacks_set_on_extension_chunk_recv_callback(callbacks, onExtensionChunk)
+    for type in UInt8(10)...UInt8(255) { nghttp2_option_set_user_recv_extension_type(option, type) }
+  }
 
   var session: OpaquePointer? = nil
   let made =
@@ -127,6 +137,38 @@ private func onStreamClose(
 ) -> Int32 {
   session(userData).role?.streamClosed(streamID, errorCode: errorCode)
   return 0
+}
+
+private func onBeginFrame(
+  _ nghttp2: OpaquePointer?, _ header: UnsafePointer<nghttp2_frame_hd>?,
+  _ userData: UnsafeMutableRawPointer?
+) -> Int32 {
+  session(userData).role?.frameBegins(header!.pointee)
+  return 0
+}
+
+private func onFrameSent(
+  _ nghttp2: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?,
+  _ userData: UnsafeMutableRawPointer?
+) -> Int32 {
+  guard frame!.pointee.hd.type == UInt8(NGHTTP2_RST_STREAM.rawValue) else { return 0 }
+  session(userData).role?.resetSent(errorCode: frame!.pointee.rst_stream.error_code)
+  return 0
+}
+
+/// A frame of an unknown type is dropped: its payload is not kept, and nothing is made of it.
+private func onUnpackExtension(
+  _ nghttp2: OpaquePointer?, _ payload: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+  _ header: UnsafePointer<nghttp2_frame_hd>?, _ userData: UnsafeMutableRawPointer?
+) -> Int32 {
+  NGHTTP2_ERR_CANCEL.rawValue
+}
+
+private func onExtensionChunk(
+  _ nghttp2: OpaquePointer?, _ header: UnsafePointer<nghttp2_frame_hd>?,
+  _ data: UnsafePointer<UInt8>?, _ length: Int, _ userData: UnsafeMutableRawPointer?
+) -> Int32 {
+  0
 }
 
 /// Header fields as nghttp2_nv, valid for the duration of `body` (nghttp2 copies them).
