@@ -53,8 +53,13 @@ struct EventFeed {
         Shown(trip: trip, locationReceivedAt: locationReceivedAt).rendering(style, now: now),
         in: &body)
     case .tick:
-      // An ended trip's vehicle is never stale: nothing to look at.
-      guard let latest, !latest.tripStatus.isTerminal else { return nil }
+      // Rendered only when the vehicle is, or just turned, stale: a tick of a fresh vehicle
+      // (each viewer's every second) costs a comparison. An ended trip's is never stale.
+      guard let latest, !latest.tripStatus.isTerminal, let threshold = style.staleLocationThreshold,
+        latest.lastLocation?.location != nil,
+        let located = latest.lastLocation?.updateTime?.date ?? locationReceivedAt,
+        shown.stale || now.timeIntervalSince(located) > threshold / .seconds(1)
+      else { return nil }
       let rendering = Shown(trip: latest, locationReceivedAt: locationReceivedAt)
         .rendering(style, now: now)
       guard rendering.isVehicleStale != shown.stale || rendering.lastSeenText != shown.lastSeen
