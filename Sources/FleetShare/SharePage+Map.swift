@@ -82,6 +82,9 @@ extension SharePage {
       var following = true;
       var fitting = false;
       var latest = null;
+      // Whether a trip with something to show was fitted yet: until then (the world, before
+      // the first location) each event is fitted exactly, zooming in too.
+      var fittedTrip = false;
 
       // The camera of the SVG: the trip's bounds with the renderer's padding on each side.
       // Fitted exactly the first time (and when following is asked for again); while
@@ -90,8 +93,9 @@ extension SharePage {
         var bounds = L.latLngBounds(data.bounds);
         var padding = L.point(data.padding, data.padding);
         fitting = true;
-        if (exactly || !map._loaded) {
+        if (exactly || !fittedTrip) {
           map.fitBounds(bounds, { padding: padding, maxZoom: tiles.maxZoom, animate: false });
+          fittedTrip = data.markers.length + data.routes.length > 0;
         } else {
           var zoom = Math.min(map.getZoom(), map.getBoundsZoom(bounds, false, padding.multiplyBy(2)));
           var center = map.unproject(
