@@ -118,9 +118,15 @@ extension TripModel {
         random: random, now: now.nanoseconds)
       switch action {
       case .report(let error, _, let retryIn):
+        // The scheduler may start a poll up to its coalescing window early; a server's
+        // RetryInfo is a floor, so the retry it asked for is due that much later.
+        let due =
+          error.retryDelay == nil
+          ? now.advanced(by: retryIn)
+          : now.advanced(by: retryIn + .nanoseconds(Int64(lane.scheduler.coalescingWindow)))
         return (
           action, enqueue([.updateFailed(error)], &state),
-          scheduleNext(generation, at: now.advanced(by: retryIn), &state),
+          scheduleNext(generation, at: due, &state),
           state.follower.waitsForNetwork(generation: generation)
         )
       case .ignore: return (action, false, nil, false)

@@ -19,7 +19,7 @@ final class FollowScheduler: TickEndHandler, @unchecked Sendable {
   private let deliver: @Sendable (@escaping @Sendable () -> Void) -> Void
   /// How far ahead of its time a poll may start, to leave with the polls due now (see
   /// ``coalescingWindow(pollInterval:)``), in nanoseconds.
-  private let coalescingWindow: UInt64
+  let coalescingWindow: UInt64
   private var state: LoopBound<State>
 
   private struct State {
