@@ -22,10 +22,17 @@ enum InteropCase: String, CaseIterable {
   case cancelAfterBegin = "cancel_after_begin"
   case cancelAfterFirstResponse = "cancel_after_first_response"
   case timeoutOnSleepingServer = "timeout_on_sleeping_server"
+  case rpcSoak = "rpc_soak"
+  case channelSoak = "channel_soak"
+  case maxConcurrentStreamsConnectionScaling = "max_concurrent_streams_connection_scaling"
 
   static var allNames: String { allCases.map(\.rawValue).joined(separator: ", ") }
 
-  func run(on channel: GRPCChannel) async throws {
+  /// Runs the case on `channel`; channel_soak makes a channel per iteration with
+  /// `makeChannel`, and both soak cases follow `soak`.
+  func run(
+    on channel: GRPCChannel, soak: SoakSettings, makeChannel: () -> GRPCChannel
+  ) async throws {
     let cases = InteropCases(channel: channel)
     switch self {
     case .emptyUnary: try await cases.emptyUnary()
@@ -46,6 +53,10 @@ enum InteropCase: String, CaseIterable {
     case .cancelAfterBegin: try await cases.cancelAfterBegin()
     case .cancelAfterFirstResponse: try await cases.cancelAfterFirstResponse()
     case .timeoutOnSleepingServer: try await cases.timeoutOnSleepingServer()
+    case .rpcSoak: try await cases.rpcSoak(soak)
+    case .channelSoak: try await cases.channelSoak(soak, makeChannel: makeChannel)
+    case .maxConcurrentStreamsConnectionScaling:
+      try await cases.maxConcurrentStreamsConnectionScaling()
     }
   }
 }

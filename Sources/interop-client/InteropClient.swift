@@ -38,7 +38,40 @@ struct InteropClient: AsyncParsableCommand {
   @Option(name: .customLong("ca_file"), help: "A PEM file of CA certificates to trust.")
   var caFile: String?
 
+  @Option(
+    name: .customLong("soak_iterations"),
+    help: "rpc_soak and channel_soak: the large_unary calls to make.")
+  var soakIterations = 10
+
+  @Option(
+    name: .customLong("soak_max_failures"),
+    help: "Soak iterations that may fail (an error, or slower than the latency below).")
+  var soakMaxFailures = 0
+
+  @Option(
+    name: .customLong("soak_per_iteration_max_acceptable_latency_ms"),
+    help: "A soak iteration slower than this many milliseconds fails.")
+  var soakMaxLatencyMilliseconds = 1_000
+
+  @Option(
+    name: .customLong("soak_overall_timeout_seconds"),
+    help: "A soak case fails unless all its iterations ran within this many seconds.")
+  var soakOverallTimeoutSeconds = 10
+
+  @Option(
+    name: .customLong("soak_min_time_ms_between_rpcs"),
+    help: "The least time in milliseconds from one soak iteration's start to the next's.")
+  var soakMinMillisecondsBetweenRPCs = 0
+
   func validate() throws {
+    guard soakIterations > 0 else {
+      throw ValidationError("--soak_iterations must be at least 1, not \(soakIterations)")
+    }
+    guard soakMaxFailures >= 0, soakMaxLatencyMilliseconds >= 0, soakOverallTimeoutSeconds >= 0,
+      soakMinMillisecondsBetweenRPCs >= 0
+    else {
+      throw ValidationError("the --soak_* values cannot be negative")
+    }
     guard (1...65_535).contains(serverPort) else {
       throw ValidationError("--server_port must be 1...65535, not \(serverPort)")
     }
@@ -60,8 +93,15 @@ struct InteropClient: AsyncParsableCommand {
     }
     let channel = GRPCChannel(host: serverHost, port: serverPort, options: options)
     defer { channel.close() }
+    let soak = SoakSettings(
+      iterations: soakIterations, maxFailures: soakMaxFailures,
+      maxAcceptableLatency: .milliseconds(soakMaxLatencyMilliseconds),
+      overallTimeout: .seconds(soakOverallTimeoutSeconds),
+      minTimeBetweenRPCs: .milliseconds(soakMinMillisecondsBetweenRPCs))
     do {
-      try await InteropCase(rawValue: testCase)!.run(on: channel)
+      try await InteropCase(rawValue: testCase)!.run(on: channel, soak: soak) {
+        GRPCChannel(host: serverHost, port: serverPort, options: options)
+      }
     } catch {
       print("\(testCase): FAILED: \(error)")
       throw ExitCode(1)
