@@ -273,7 +273,7 @@ struct FleetShareCommand: AsyncParsableCommand {
       router: server.router(),
       // A deep accept queue: when an instance dies, its viewers reconnect to the others all at
       // once, and with Hummingbird's default (256) the overflow's SYNs, the balancer's health
-      // checks among them, wait for a retransmit; two failed checks take a live instance out.
+      // checks among them, wait for a retransmit; three failed checks take a live instance out.
       configuration: ApplicationConfiguration(address: .hostname(host, port: port), backlog: 4_096),
       onServerRunning: { channel in
         let url = "http://\(host):\(channel.localAddress?.port ?? 0)"

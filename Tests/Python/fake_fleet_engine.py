@@ -141,26 +141,43 @@ class ScriptError(Exception):
 class Cursor:
     """The steps of one trip and how far its calls have got."""
 
-    def __init__(self, steps: list[dict], require_token: str | None, where: str):
-        if not steps:
-            raise ScriptError(f"{where}: no steps")
-        for index, step in enumerate(steps):
-            if ("trip" in step) == ("error" in step):
-                raise ScriptError(f"{where} step {index}: needs exactly one of trip, error")
-            if "trip" in step:
-                try:
-                    json_format.ParseDict(step["trip"], Trip())
-                except json_format.ParseError as error:
-                    raise ScriptError(f"{where} step {index}: {error}") from None
-            else:
-                code = step["error"].get("code")
-                if code not in code_pb2.Code.keys() or code == "OK":
-                    raise ScriptError(f"{where} step {index}: unknown error code {code!r}")
+    def __init__(self, steps: list[dict], require_token: str | None, where: str,
+                 parsed: list | None = None):
+        if parsed is None:
+            if not steps:
+                raise ScriptError(f"{where}: no steps")
+            parsed = []
+            for index, step in enumerate(steps):
+                if ("trip" in step) == ("error" in step):
+                    raise ScriptError(f"{where} step {index}: needs exactly one of trip, error")
+                if "trip" in step:
+                    try:
+                        parsed.append(json_format.ParseDict(step["trip"], Trip()))
+                    except json_format.ParseError as error:
+                        raise ScriptError(f"{where} step {index}: {error}") from None
+                else:
+                    code = step["error"].get("code")
+                    if code not in code_pb2.Code.keys() or code == "OK":
+                        raise ScriptError(f"{where} step {index}: unknown error code {code!r}")
+                    parsed.append(None)
         self.steps = steps
+        # Each step's Trip, parsed once (a template's steps for all its trips): parsing the
+        # JSON on every call cost the fake more than the rest of a GetTrip.
+        self.parsed = parsed
         self.require_token = require_token
         self.next = 0
         # (latitude, longitude, unix seconds) of the last stamped vehicle location.
         self.located: tuple[float, float, float] | None = None
+
+    def restarted(self) -> Cursor:
+        """A cursor over the same steps from the first, checked and parsed no more."""
+        return Cursor(self.steps, self.require_token, "", self.parsed)
+
+    def trip(self, index: int):
+        """A Trip of its own for step `index` (the caller may change it)."""
+        trip = Trip()
+        trip.CopyFrom(self.parsed[index])
+        return trip
 
     def stamp(self, trip) -> float | None:
         """Stamps `trip`'s lastLocation with the time its location last changed (now, if it
@@ -196,7 +213,7 @@ class Script:
         self.read_files: set[str] = set()
         self.cursors: dict[str, Cursor] = {}
         self.feeds: dict[str, Cursor] = {}
-        self.templates: list[tuple[str, list[dict]]] = []
+        self.templates: list[tuple[str, Cursor]] = []
 
     def load(self, path: Path) -> None:
         try:
@@ -211,8 +228,8 @@ class Script:
                                           f"{path.name} feed of {name}")
         for template in document.get("templates", []):
             prefix = template["prefix"]
-            Cursor(template.get("steps", []), None, f"{path.name} template {prefix}")
-            self.templates.append((prefix, template["steps"]))
+            self.templates.append(
+                (prefix, Cursor(template.get("steps", []), None, f"{path.name} template {prefix}")))
 
     def cursor(self, name: str) -> Cursor | None:
         if name not in self.cursors and self.directory is not None:
@@ -224,9 +241,9 @@ class Script:
                     except ScriptError as error:
                         pc.log(f"fake_fleet_engine: ignoring script {error}")
         if name not in self.cursors:
-            for prefix, steps in self.templates:
+            for prefix, template in self.templates:
                 if name.startswith(prefix):
-                    self.cursors[name] = Cursor(steps, None, f"template {prefix}")
+                    self.cursors[name] = template.restarted()
                     break
         return self.cursors.get(name)
 
@@ -365,7 +382,7 @@ class FakeTripService:
         answer = step["error"]["code"] if "error" in step else "OK"
         trip, located = None, None
         if "trip" in step:
-            trip = json_format.ParseDict(step["trip"], Trip())
+            trip = cursor.trip(index)
             if not trip.name:
                 trip.name = request.name
             if step.get("stampLocation") and cursor is not None:
@@ -427,7 +444,7 @@ class FakeTripService:
                 if "error" in step:
                     answer = step["error"]["code"]
                     await self.abort(context, step["error"])
-                trip = json_format.ParseDict(step["trip"], Trip())
+                trip = feed.trip(index)
                 if not trip.name:
                     trip.name = request.name
                 sent += 1
