@@ -316,6 +316,10 @@ let package = Package(
 if Context.environment["FLEET_FUZZ"] == "1" {
   package.targets.append(
     .executableTarget(
-      name: "fleet-fuzz", dependencies: ["GRPCWire", "FleetProtos", "FleetProtosFixtures"],
+      name: "fleet-fuzz",
+      dependencies: [
+        "GRPCWire", "FleetProtos", "FleetProtosFixtures", "GRPCTestingProtos",
+        "GRPCTestingServices",
+      ],
       path: "Fuzz/fleet-fuzz"))
 }

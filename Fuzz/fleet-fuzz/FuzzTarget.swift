@@ -14,6 +14,7 @@ struct FuzzTarget: Sendable {
   /// Every target, in the order `--list` shows them.
   static let all: [FuzzTarget] = [
     .deframer, .protoDecode, .statusDetails, .base64, .grpcTimeout, .percentDecode, .gzip,
+    .sessionServer, .sessionServerMidCall, .sessionClient, .sessionClientMidCall,
   ]
 
   static func named(_ name: String) -> FuzzTarget? {

@@ -37,13 +37,16 @@ default:
   fail(usage)
 }
 
-/// Replaces each target's seed folder under `root` with the seeds its ``FuzzTarget`` makes.
+/// Replaces each target's seed folder under `root` with the seeds its ``FuzzTarget`` makes,
+/// keeping the `recorded-*` seeds (bytes of real sessions, see scripts/record-session-seeds).
 func writeSeeds(to root: URL) throws {
   let files = FileManager.default
   for target in FuzzTarget.all {
     let folder = root.appendingPathComponent(target.name)
-    if files.fileExists(atPath: folder.path) { try files.removeItem(at: folder) }
     try files.createDirectory(at: folder, withIntermediateDirectories: true)
+    for name in try files.contentsOfDirectory(atPath: folder.path) where !name.hasPrefix("recorded-") {
+      try files.removeItem(at: folder.appendingPathComponent(name))
+    }
     let seeds = target.seeds()
     for seed in seeds {
       try Data(seed.bytes).write(to: folder.appendingPathComponent(seed.name))
