@@ -255,6 +255,7 @@ let package = Package(
         "GRPCWire", "ProtoRuntime", "GRPCTestingProtos", "PeerSupport", "FleetSync",
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "MetricsTestKit", package: "swift-metrics"),
       ]),
     .testTarget(
       name: "GRPCObservabilityTests",

@@ -101,6 +101,21 @@ def emit(kind: str, path: str | None = None, headers=None, **fields) -> None:
     _write_line(" ".join(parts))
 
 
+async def serve_until_stopped(server, port: int, grace: float = 0.2) -> None:
+    """Announces `port` of a started grpc.aio `server`, waits for SIGTERM, SIGINT or the
+    parent's end, then stops it."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    watch_parent(lambda: loop.call_soon_threadsafe(stop.set))
+    announce_listening(port)
+    await stop.wait()
+    await server.stop(grace=grace)
+
+
 class _Stop(Exception):
     pass
 

@@ -61,9 +61,10 @@ public struct ChannelOptions: Sendable {
   public var proxy = Proxy.environment
   /// gRPC's service config (``ServiceConfig``, from its JSON form): per-method `timeout`,
   /// `waitForReady` and `maxResponseMessageBytes`, which a call's own ``CallOptions``
-  /// override (a shorter timeout, its own size limit). nil: none, and calls pay nothing for it.
-  /// Retry and hedging policies and the retry throttle are parsed and checked, not yet acted
-  /// on (calls are still retried only transparently); `maxRequestMessageBytes` likewise.
+  /// override (a shorter timeout, its own size limit); `retryPolicy` and `retryThrottling` on
+  /// unary and server-streaming calls, `hedgingPolicy` on unary calls (proposal A6). nil:
+  /// none, and calls pay one nil check for it. `maxRequestMessageBytes` is parsed and checked,
+  /// not yet enforced.
   public var serviceConfig: ServiceConfig?
   /// How long to wait between connection attempts (gRPC's connection-backoff algorithm).
   public var backoff = Backoff()

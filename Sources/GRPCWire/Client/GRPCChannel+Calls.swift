@@ -60,6 +60,14 @@ extension GRPCChannel {
     path: String, _ framed: [UInt8], _ deserializer: some MessageDeserializer<Response>,
     _ options: CallOptions
   ) async throws -> ClientResponse<Response> {
+    if let policies, let (policy, method) = policies.policy(for: path) {
+      switch policy {
+      case .retry(let retry):
+        return try await unaryRetrying(path: path, framed, deserializer, options, retry, method, policies)
+      case .hedging(let hedging):
+        return try await unaryHedged(path: path, framed, deserializer, options, hedging, method, policies)
+      }
+    }
     let stream = try makeStream(
       path: path, options: options, firstRequest: framed, requestsFinished: true, oneResponse: true)
     return try await run(stream) {
@@ -79,6 +87,12 @@ extension GRPCChannel {
     try await intercepted(path, .serverStreaming, options) { options in
       var bytes: [UInt8] = []
       try frame(request, serializer, compress: options.compression != nil, into: &bytes)
+      // A hedging policy on a streaming method is not acted on: one attempt, as without one.
+      if let policies, case (.retry(let retry), let method)? = policies.policy(for: path) {
+        return try await serverStreamingRetrying(path: path, bytes, options, retry, method, policies) {
+          try await body(ResponseStream(stream: $0, deserializer: deserializer))
+        }
+      }
       let stream = try makeStream(
         path: path, options: options, firstRequest: bytes, requestsFinished: true, oneResponse: false)
       return (stream, try await run(stream) {

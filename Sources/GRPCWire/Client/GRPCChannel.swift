@@ -18,6 +18,9 @@ public final class GRPCChannel: Sendable {
   public let options: ChannelOptions
   let loop: EventLoop
   let pool: ConnectionPool
+  /// The service config's retry and hedging policies and the retry throttle; nil (one check
+  /// per call) when the config has no such policy.
+  let policies: CallPolicies?
   private let ownsLoop: Bool
   private let closed = Atomic<Bool>(false)
   private let loopStopped = Atomic<Bool>(false)
@@ -59,6 +62,7 @@ public final class GRPCChannel: Sendable {
     self.loop = eventLoop ?? EventLoop(name: "grpc-\(host)")
     self.ownsLoop = eventLoop == nil
     self.pool = ConnectionPool(loop: loop, host: host, port: port, options: options)
+    self.policies = CallPolicies(options)
     let authority: String
     if case .tls(let tls) = options.transportSecurity, let name = tls.serverHostnameOverride {
       authority = name
@@ -176,7 +180,8 @@ public final class GRPCChannel: Sendable {
     return try prepared(path: path, options: options)
   }
 
-  private func prepared(path: String, options: CallOptions) throws(RPCError) -> PreparedCall {
+  /// ``prepare(path:options:)`` for options the service config has already been applied to.
+  func prepared(path: String, options: CallOptions) throws(RPCError) -> PreparedCall {
     let carriesCredentials = !options.metadata["authorization"].isEmpty
     if carriesCredentials, case .plaintext = self.options.transportSecurity,
       !self.options.allowInsecureCredentials,
@@ -239,6 +244,13 @@ public final class GRPCChannel: Sendable {
   nonisolated(nonsending) func run<R>(
     _ stream: ClientStream, _ body: nonisolated(nonsending) () async throws -> R
   ) async throws -> R {
+    try launch(stream)
+    return try await supervise(stream, body)
+  }
+
+  /// Hands `stream` to the pool, unless the task is cancelled or the deadline has passed.
+  @inline(__always)
+  func launch(_ stream: ClientStream) throws(RPCError) {
     if Task.isCancelled {
       throw RPCError(code: .cancelled, message: "the call's task was cancelled before it started")
     }
@@ -254,6 +266,14 @@ public final class GRPCChannel: Sendable {
     } else {
       loop.execute { pool.start(stream) }
     }
+  }
+
+  /// Runs `body` for a launched `stream` (``launch(_:)``), with cancellation wired to a stream
+  /// reset, and makes sure the stream is over (reset with CANCEL) when `body` leaves early.
+  @inline(__always)
+  nonisolated(nonsending) func supervise<R>(
+    _ stream: ClientStream, _ body: nonisolated(nonsending) () async throws -> R
+  ) async throws -> R {
     do {
       let result = try await withTaskCancellationHandler {
         try await body()

@@ -46,6 +46,9 @@ public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
 
   /// The encoded `google.rpc.Status` as received, so ``status`` can pass it on unchanged.
   var receivedDetailsBytes: [UInt8]?
+  /// The server's `grpc-retry-pushback-ms`, for a retry or hedging policy; left out of
+  /// equality and hashing, like ``cause``.
+  var retryPushback: RetryPushback?
 
   /// An error with no details, e.g. for a local failure.
   public init(
@@ -62,6 +65,7 @@ public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
     self.cause = cause
     self.isFromServer = false
     self.receivedDetailsBytes = nil
+    self.retryPushback = nil
   }
 
   /// `CODE: message`, then the HTTP status, the details, any problem with them and the cause,

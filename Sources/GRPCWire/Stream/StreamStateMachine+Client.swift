@@ -73,6 +73,7 @@ private struct ParsedHeaders {
   var grpcStatus: String?
   var grpcMessage: String?
   var statusDetails: String?
+  var retryPushback: String?
   var metadata: Metadata
 
   init(_ fields: [HeaderField]) {
@@ -86,6 +87,7 @@ private struct ParsedHeaders {
       case "grpc-message": grpcMessage = field.value
       case "grpc-status-details-bin": statusDetails = field.value
       case "grpc-encoding": encoding = .init(headerValue: field.value)
+      case "grpc-retry-pushback-ms": retryPushback = field.value
       default:
         if !mayCarryMetadata, !Metadata.isReserved(field.name) { mayCarryMetadata = true }
       }
@@ -134,9 +136,10 @@ private struct ParsedHeaders {
     if let (code, original) = StatusCode.parse(grpcStatus: grpcStatus), code == .ok, original == 0 {
       return .success(metadata)
     }
-    return .failure(
-      RPCError(
-        grpcStatus: grpcStatus, grpcMessage: grpcMessage, grpcStatusDetailsBin: statusDetails,
-        metadata: metadata))
+    var error = RPCError(
+      grpcStatus: grpcStatus, grpcMessage: grpcMessage, grpcStatusDetailsBin: statusDetails,
+      metadata: metadata)
+    error.retryPushback = retryPushback.map(RetryPushback.init(headerValue:))
+    return .failure(error)
   }
 }
