@@ -257,6 +257,14 @@ final class ServerCore: EventHandler, @unchecked Sendable {
         }
       }
       acceptPause = .zero
+      let peer = Self.describe(storage)
+      if let peerGlitches,
+        peerGlitches.refuses(
+          ServerConnection.address(ofPeer: peer), now: MonotonicInstant.now.nanoseconds)
+      {
+        RefusedConnection.refuse(fd, on: loop, goAway: tlsContext == nil)
+        continue
+      }
       guard connections.count < options.maxConnections else {
         Glibc.close(fd)
         logger.notice(
@@ -265,7 +273,6 @@ final class ServerCore: EventHandler, @unchecked Sendable {
         continue
       }
       _ = fleet_set_tcp_nodelay(fd)
-      let peer = Self.describe(storage)
       let target = loops[nextLoop]
       nextLoop = (nextLoop + 1) % loops.count
       let connection: ServerConnection

@@ -84,8 +84,20 @@ struct GlitchLimiter {
 final class PeerGlitchBuckets: Sendable {
   let limit: ServerOptions.GlitchLimit
   private let buckets = PosixMutex<[String: GlitchLimiter]>([:])
+  /// Addresses one of whose connections was ended for glitches, whose new connections are
+  /// turned away at accept until `until`.
+  private let refusals = PosixMutex<[String: Refusal]>([:])
   /// Past this many addresses, the full buckets (addresses quiet long enough) are forgotten.
   private static let pruneAbove = 4_096
+  /// The first refusal lasts this long; each next one, while the address goes on, twice the
+  /// last, up to ``longestRefusal``.
+  static let firstRefusal: UInt64 = 1_000_000_000
+  static let longestRefusal: UInt64 = 30_000_000_000
+
+  private struct Refusal {
+    var until: UInt64
+    var length: UInt64
+  }
 
   init(_ limit: ServerOptions.GlitchLimit) {
     self.limit = limit
@@ -97,6 +109,36 @@ final class PeerGlitchBuckets: Sendable {
       guard var bucket = buckets[address] else { return false }
       defer { buckets[address] = bucket }
       return !bucket.has(1, now: now)
+    }
+  }
+
+  /// Whether a new connection from `address` is turned away at `now`, before any HTTP/2 is
+  /// set up for it: one of the address's connections was ended for glitches less than its
+  /// refusal ago.
+  func refuses(_ address: String, now: UInt64) -> Bool {
+    refusals.withLock { refusals in
+      guard let refusal = refusals[address] else { return false }
+      return now < refusal.until
+    }
+  }
+
+  /// A connection from `address` was ended for glitches at `now`: its address's new
+  /// connections are refused for 1 s, or, when it was refused before and glitched again
+  /// within twice that refusal, for twice as long as then (up to 30 s). A client that
+  /// reconnects as soon as it is cut off would otherwise cost the server an HTTP/2 session
+  /// per reconnection, each ended at its first glitches: thousands a second.
+  func connectionEnded(_ address: String, now: UInt64) {
+    refusals.withLock { refusals in
+      var refusal = refusals[address] ?? Refusal(until: 0, length: 0)
+      let goesOn = refusal.length > 0 && now < refusal.until &+ 2 * refusal.length
+      refusal.length = goesOn ? min(2 * refusal.length, Self.longestRefusal) : Self.firstRefusal
+      refusal.until = now + refusal.length
+      refusals[address] = refusal
+      if refusals.count > Self.pruneAbove {
+        for (key, other) in refusals where now >= other.until &+ 2 * other.length {
+          refusals[key] = nil
+        }
+      }
     }
   }
 

@@ -73,7 +73,14 @@ extension ServerConnection {
       _ = nghttp2_session_terminate_session(nghttp2, HTTP2ErrorCode.enhanceYourCalm)
       _ = session.flush()
     }
+    server?.peerGlitches?.connectionEnded(peerAddress, now: now)
     closeSocket()
     return false
+  }
+
+  /// The client's address without its port (`peer` is `address:port`): the key of its glitch
+  /// bucket and of its refusals.
+  static func address(ofPeer peer: String) -> String {
+    peer.lastIndex(of: ":").map { String(peer[..<$0]) } ?? peer
   }
 }

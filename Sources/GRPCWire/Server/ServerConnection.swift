@@ -57,7 +57,7 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
   init(loop: EventLoop, fd: Int32, peer: String, server: ServerCore, tls: TLSContext?) throws(RPCError) {
     self.loop = loop
     self.peer = peer
-    peerAddress = peer.lastIndex(of: ":").map { String(peer[..<$0]) } ?? peer
+    peerAddress = Self.address(ofPeer: peer)
     self.server = server
     options = server.options
     var logger = server.logger

@@ -106,7 +106,12 @@ public struct ServerOptions: Sendable {
   /// bucket of the same size too, which its connections' glitches also take from: a client
   /// that reconnects as soon as its connection ends finds it as empty, and its next
   /// connection ends at its first glitches (not after another whole burst). Connections
-  /// that cause no glitch are never ended by it.
+  /// that cause no glitch are never ended by it. Once a connection has been ended for
+  /// glitches, new connections from its address are turned away at accept for 1 s (twice
+  /// as long each time it happens again soon after, up to 30 s) with GOAWAY
+  /// ENHANCE_YOUR_CALM and no HTTP/2 session (on TLS, just closed): a client reconnecting
+  /// in a loop costs the server an accept and a write, not a session. The address's
+  /// connections already open go on.
   public struct GlitchLimit: Sendable, Hashable {
     /// Glitches allowed at once. Default 10,000.
     public var burst: Int

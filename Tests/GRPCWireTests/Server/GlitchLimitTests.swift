@@ -43,6 +43,28 @@ struct GlitchLimitTests {
     #expect(capped.total == 11)
   }
 
+  @Test("an address whose connection was ended for glitches is refused 1 s, then twice as long while it goes on, up to 30 s")
+  func refusals() {
+    let buckets = PeerGlitchBuckets(.init())
+    #expect(!buckets.refuses("10.0.0.1", now: 0))
+    buckets.connectionEnded("10.0.0.1", now: 0)
+    #expect(buckets.refuses("10.0.0.1", now: Self.second - 1))
+    #expect(!buckets.refuses("10.0.0.1", now: Self.second))
+    #expect(!buckets.refuses("10.0.0.2", now: 0), "another address is not refused")
+    // Ended again within twice its refusal: 2 s, then 4 s, ... up to 30 s.
+    buckets.connectionEnded("10.0.0.1", now: Self.second)
+    #expect(buckets.refuses("10.0.0.1", now: 3 * Self.second - 1))
+    #expect(!buckets.refuses("10.0.0.1", now: 3 * Self.second))
+    var now = 3 * Self.second
+    for _ in 0..<10 { buckets.connectionEnded("10.0.0.1", now: now) }
+    #expect(buckets.refuses("10.0.0.1", now: now + 30 * Self.second - 1))
+    #expect(!buckets.refuses("10.0.0.1", now: now + 30 * Self.second))
+    // Quiet for twice its last refusal after it ended: back to 1 s.
+    now += 90 * Self.second
+    buckets.connectionEnded("10.0.0.1", now: now)
+    #expect(!buckets.refuses("10.0.0.1", now: now + Self.second))
+  }
+
   @Test("the defaults are nghttp2 1.67's: burst 10,000, 330 a second")
   func defaults() {
     #expect(ServerOptions().glitchLimit == ServerOptions.GlitchLimit(burst: 10_000, refillPerSecond: 330))
