@@ -6,6 +6,8 @@ Service `fleet.test.Retry`, messages as raw bytes (the response echoes the reque
 
 * `Unary` (unary) and `Stream` (server streaming: the request echoed three times, or once
   and then the failure with `x-retry-fail-after-first`).
+* `Collect` (client streaming): the requests joined; prints `EVENT collected` with their
+  sizes.
 
 Per-call request metadata (a call is the set of attempts that share `x-retry-call`):
 
@@ -23,6 +25,7 @@ Prints `LISTENING <port>`, then EVENT lines:
   EVENT attempt <path> call=<id> n=<k> previous=<grpc-previous-rpc-attempts or -> t=<ns>
   EVENT answered <path> call=<id> n=<k> code=<status number> t=<ns>
   EVENT cancelled <path> call=<id> n=<k> t=<ns>     the client cancelled that attempt
+  EVENT collected <path> call=<id> sizes=<a,b,...>  `Collect`'s requests, when they ended
 
 `t` is time.monotonic_ns() when the event happened.
 """
@@ -114,6 +117,25 @@ class RetryService:
         pc.emit("answered", path, call=call, n=n, code=0, t=time.monotonic_ns())
 
 
+    async def collect(self, requests, context) -> bytes:
+        path = f"/{SERVICE}/Collect"
+        _, call, n = self.begin(path, context)
+        received = []
+        try:
+            async for request in requests:
+                received.append(request)
+        except asyncio.CancelledError:
+            pc.emit("cancelled", path, call=call, n=n, t=time.monotonic_ns())
+            raise
+        except BaseException as error:
+            pc.emit("failed", path, call=call, n=n, error=type(error).__name__,
+                    cancelled=context.cancelled())
+            raise
+        pc.emit("collected", path, call=call, cancelled=context.cancelled(),
+                sizes=",".join(str(len(r)) for r in received))
+        return b"".join(received)
+
+
 def status_code(number: int) -> grpc.StatusCode:
     for code in grpc.StatusCode:
         if code.value[0] == number:
@@ -127,6 +149,7 @@ async def serve(args) -> None:
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, {
         "Unary": grpc.unary_unary_rpc_method_handler(service.unary),
         "Stream": grpc.unary_stream_rpc_method_handler(service.stream),
+        "Collect": grpc.stream_unary_rpc_method_handler(service.collect),
     }),))
     port = server.add_insecure_port(f"{args.host}:{args.port}")
     if port == 0:

@@ -7,6 +7,13 @@ extension ClientStream {
   /// Queues one framed request message, suspending while too much is already queued.
   /// Throws the call's error (or CANCELLED-like "call ended") once the call is over.
   func write(_ framed: [UInt8], finish: Bool) async throws {
+    if framed.count - MessageFramer.prefixLength > maxSendSize {
+      // The call ends with it too (C-core does the same): the server must not see a request
+      // stream with a message missing.
+      let error = RPCError.requestTooLarge(framed.count - MessageFramer.prefixLength, maxSendSize)
+      cancel(error)
+      throw error
+    }
     let (scheduleResume, full, ended) = shared.withLock { s -> (Bool, Bool, RPCError?) in
       if let outcome = s.outcome { return (false, false, Self.endError(outcome)) }
       guard !s.outboundFinished else {

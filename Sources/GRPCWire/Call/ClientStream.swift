@@ -23,6 +23,8 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
   /// metadata.
   let requestHeaders: [HeaderField]
   let maxReceiveSize: Int
+  /// The largest request message payload; `.max`: none.
+  let maxSendSize: Int
   let deadline: MonotonicInstant?
   let timeout: Duration?
   /// The call sends `authorization` metadata (see ChannelOptions.allowInsecureCredentials).
@@ -137,7 +139,8 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
   init(
     loop: EventLoop, headerPrefix: RequestHeaderPrefix, requestHeaders: [HeaderField],
     initialRequest: [UInt8], finished: Bool,
-    maxReceiveSize: Int, timeout: Duration?, carriesCredentials: Bool = false,
+    maxReceiveSize: Int, maxSendSize: Int = .max, timeout: Duration?,
+    carriesCredentials: Bool = false,
     waitForReady: Bool = false, oneResponse: Bool = false
   ) {
     self.loop = loop
@@ -147,6 +150,7 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
     self.headerPrefix = headerPrefix
     self.requestHeaders = requestHeaders
     self.maxReceiveSize = maxReceiveSize
+    self.maxSendSize = maxSendSize
     self.timeout = timeout
     self.deadline = timeout.map { MonotonicInstant.now.advanced(by: $0) }
     self.deframer = MessageDeframer(maxMessageSize: maxReceiveSize)

@@ -14,6 +14,10 @@ public struct CallOptions: Sendable {
   public var compression: Compression?
   /// The largest response message accepted, after decompression; nil: the channel's default.
   public var maxReceiveMessageSize: Int?
+  /// The largest request message sent (its bytes as framed, after any compression); a larger
+  /// one fails the call with RESOURCE_EXHAUSTED before it is sent. nil: the service config's
+  /// `maxRequestMessageBytes`, else no limit.
+  public var maxSendMessageSize: Int?
   /// While the channel is not ready (connecting after a failure, in backoff), wait for it —
   /// up to the call's timeout — instead of failing at once with UNAVAILABLE.
   public var waitForReady = false
@@ -61,10 +65,9 @@ public struct ChannelOptions: Sendable {
   public var proxy = Proxy.environment
   /// gRPC's service config (``ServiceConfig``, from its JSON form): per-method `timeout`,
   /// `waitForReady` and `maxResponseMessageBytes`, which a call's own ``CallOptions``
-  /// override (a shorter timeout, its own size limit); `retryPolicy` and `retryThrottling` on
-  /// unary and server-streaming calls, `hedgingPolicy` on unary calls (proposal A6). nil:
-  /// none, and calls pay one nil check for it. `maxRequestMessageBytes` is parsed and checked,
-  /// not yet enforced.
+  /// override (a shorter timeout, its own size limits), and `maxRequestMessageBytes`;
+  /// `retryPolicy` and `retryThrottling` on unary and server-streaming calls, `hedgingPolicy`
+  /// on unary calls (proposal A6). nil: none, and calls pay one nil check for it.
   public var serviceConfig: ServiceConfig?
   /// How long to wait between connection attempts (gRPC's connection-backoff algorithm).
   public var backoff = Backoff()

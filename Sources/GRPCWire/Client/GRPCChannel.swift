@@ -159,11 +159,14 @@ public final class GRPCChannel: Sendable {
     guard !closed.load(ordering: .relaxed) else {
       throw RPCError(code: .unavailable, message: "the channel to \(pool.target) is closed")
     }
+    if firstRequest.count - MessageFramer.prefixLength > prepared.maxSendSize {
+      throw RPCError.requestTooLarge(firstRequest.count - MessageFramer.prefixLength, prepared.maxSendSize)
+    }
     return ClientStream(
       loop: loop, headerPrefix: prepared.headerPrefix, requestHeaders: prepared.headers,
       initialRequest: firstRequest,
       finished: requestsFinished,
-      maxReceiveSize: prepared.maxReceiveSize,
+      maxReceiveSize: prepared.maxReceiveSize, maxSendSize: prepared.maxSendSize,
       timeout: prepared.timeout, carriesCredentials: prepared.carriesCredentials,
       waitForReady: prepared.waitForReady, oneResponse: oneResponse)
   }
@@ -214,6 +217,7 @@ public final class GRPCChannel: Sendable {
     return PreparedCall(
       headerPrefix: headerPrefix(for: path), headers: headers, timeout: options.timeout,
       maxReceiveSize: options.maxReceiveMessageSize ?? self.options.maxReceiveMessageSize,
+      maxSendSize: options.maxSendMessageSize ?? .max,
       waitForReady: options.waitForReady, carriesCredentials: carriesCredentials,
       interception: interceptors.isEmpty
         ? nil : Interception(path: path, options: options, interceptors: interceptors))
@@ -309,6 +313,8 @@ package struct PreparedCall: Sendable {
   let headers: [HeaderField]
   let timeout: Duration?
   let maxReceiveSize: Int
+  /// The largest request message payload (``CallOptions/maxSendMessageSize``); `.max`: none.
+  let maxSendSize: Int
   let waitForReady: Bool
   let carriesCredentials: Bool
   /// What a loop-driven call needs to run its interceptors; nil when there are none.
@@ -320,7 +326,8 @@ package struct PreparedCall: Sendable {
     guard !headers.isEmpty else { return self }
     return PreparedCall(
       headerPrefix: RequestHeaderPrefix(headerPrefix, then: headers), headers: [],
-      timeout: timeout, maxReceiveSize: maxReceiveSize, waitForReady: waitForReady,
+      timeout: timeout, maxReceiveSize: maxReceiveSize, maxSendSize: maxSendSize,
+      waitForReady: waitForReady,
       carriesCredentials: carriesCredentials, interception: interception)
   }
 }

@@ -36,6 +36,7 @@ extension GRPCChannel {
         HeaderField(name: "grpc-previous-rpc-attempts", value: String(number))
       ],
       timeout: prepared.timeout, maxReceiveSize: prepared.maxReceiveSize,
+      maxSendSize: prepared.maxSendSize,
       waitForReady: prepared.waitForReady, carriesCredentials: prepared.carriesCredentials,
       interception: prepared.interception)
   }

@@ -1,7 +1,7 @@
 extension ServiceConfig.MethodConfig {
   /// `options` with this config's settings where the call has none of its own: the shorter of
-  /// the two timeouts, wait-for-ready when the config asks for it, the config's response size
-  /// limit unless the call sets one.
+  /// the two timeouts, wait-for-ready when the config asks for it, the config's response and
+  /// request size limits unless the call sets its own.
   func applied(to options: CallOptions) -> CallOptions {
     var options = options
     if let timeout {
@@ -12,6 +12,9 @@ extension ServiceConfig.MethodConfig {
     if waitForReady == true { options.waitForReady = true }
     if options.maxReceiveMessageSize == nil, let maxResponseMessageBytes {
       options.maxReceiveMessageSize = maxResponseMessageBytes
+    }
+    if options.maxSendMessageSize == nil, let maxRequestMessageBytes {
+      options.maxSendMessageSize = maxRequestMessageBytes
     }
     return options
   }

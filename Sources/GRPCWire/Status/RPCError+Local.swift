@@ -59,3 +59,14 @@ extension RPCError {
     }
   }
 }
+
+extension RPCError {
+  /// The error for a request message of `size` bytes over the call's `limit`
+  /// (``CallOptions/maxSendMessageSize`` or the service config's `maxRequestMessageBytes`):
+  /// RESOURCE_EXHAUSTED, as in gRPC's C-core, before the message is sent.
+  static func requestTooLarge(_ size: Int, _ limit: Int) -> RPCError {
+    RPCError(
+      code: .resourceExhausted,
+      message: "a request message of \(size) bytes is over the limit of \(limit) bytes")
+  }
+}
