@@ -39,9 +39,7 @@ extension GRPCChannel {
         // Launched here, not in the child task: a child may start late on a busy machine,
         // and the attempts must go out hedgingDelay apart.
         try launch(stream)
-        pool.logger.debug(
-          "hedged attempt started",
-          metadata: ["grpc.path": "\(path)", "grpc.attempt": "\(started + 1)"])
+        logAttempt(path, started + 1)
         if started > 0 { metrics.hedges.increment() }
         started += 1
         running += 1

@@ -18,6 +18,7 @@ extension GRPCChannel {
     while true {
       let stream = try makeStream(
         prepareAttempt(call, number: state.attempts - 1), framed, true, oneResponse: true)
+      logAttempt(path, state.attempts)
       let (messages, outcome, head) = try await run(stream) { await stream.awaitEnd() }
       guard case .failure(let error) = outcome else {
         policies.throttle?.recordSuccess()
@@ -51,6 +52,7 @@ extension GRPCChannel {
     while true {
       let stream = try makeStream(
         prepareAttempt(call, number: state.attempts - 1), framed, true, oneResponse: false)
+      logAttempt(path, state.attempts)
       var retry: (delay: Duration, error: RPCError, attempt: Int)? = nil
       let result: Result? = try await run(stream) {
         // A6: committed once response headers arrive; a failure before them may be retried.
@@ -86,12 +88,17 @@ extension GRPCChannel {
     }
   }
 
+  func logAttempt(_ path: String, _ attempt: Int) {
+    pool.logger.debug(
+      "call attempt started", metadata: ["grpc.path": "\(path)", "grpc.attempt": "\(attempt)"])
+  }
+
   private func logRetry(_ path: String, _ attempt: Int, _ error: RPCError, _ delay: Duration) {
     pool.logger.debug(
       "call attempt failed; retrying per the service config's retry policy",
       metadata: [
         "grpc.path": "\(path)", "grpc.attempt": "\(attempt)", "grpc.status": "\(error.code.name)",
-        "grpc.retry_delay": "\(ClientStream.describe(delay))",
+        "grpc.retry_delay_ms": "\(delay / .milliseconds(1))",
       ])
   }
 

@@ -17,11 +17,15 @@ struct RetryPolicyTests {
   static let stream = "/fleet.test.Retry/Stream"
 
   static func channel(
-    port: Int, _ json: String, metrics: TestMetrics? = nil
+    port: Int, _ json: String, metrics: TestMetrics? = nil, log: TimedLog? = nil
   ) throws -> GRPCChannel {
     var options = ChannelOptions()
     options.serviceConfig = try ServiceConfig(json: json)
     if let metrics { options.metricsFactory = metrics }
+    if let log {
+      options.logger = Logger(label: "retries") { _ in log }
+      options.logger.logLevel = .debug
+    }
     return GRPCChannel(host: "127.0.0.1", port: port, options: options)
   }
 
@@ -104,41 +108,42 @@ struct RetryPolicyTests {
   func retriesPerPolicy() async throws {
     try await withPeerServer("retry_server.py") { server in
       let metrics = TestMetrics()
+      let log = TimedLog()
       let channel = try Self.channel(
         port: server.port,
-        Self.retryConfig(maxAttempts: 4, initial: "0.2s", max: "0.5s"), metrics: metrics)
+        Self.retryConfig(maxAttempts: 4, initial: "0.2s", max: "0.5s"), metrics: metrics, log: log)
       defer { channel.close() }
-      // Eight calls at once, each failing three attempts: 24 measured backoffs.
+      // Eight calls, one after the other, each failing three attempts: 24 backoffs, timed
+      // in the client (the log's instants), where the servicer's clock would add its own
+      // scheduling on a loaded machine.
       let ids = (0..<8).map { "retry-\($0)" }
-      let outcomes = await withTaskGroup(of: Result<String, RPCError>.self) { group in
-        for id in ids { group.addTask { await Self.call(channel, Self.hooks(id, fail: 3)) } }
-        return await group.reduce(into: []) { $0.append($1) }
-      }
-      for outcome in outcomes { #expect((try? outcome.get()) == "hello", "\(outcome)") }
-      // Ceilings 0.2 s, 0.4 s, then 0.5 s (maxBackoff); the slack covers the attempt's own
-      // round trip on a loaded machine.
-      let ceilings: [Duration] = [.milliseconds(200), .milliseconds(400), .milliseconds(500)]
-      let slack = Duration.milliseconds(400)
-      var firstGaps: [Duration] = []
       for id in ids {
+        let outcome = await Self.call(channel, Self.hooks(id, fail: 3))
+        #expect((try? outcome.get()) == "hello", "\(outcome)")
         let attempts = try await Self.attempts(server, id, count: 4)
-        #expect(attempts.count == 4, "\(attempts)")
         #expect(attempts.map { $0["previous"]! } == ["-", "1", "2", "3"], "\(attempts)")
-        for retry in 1..<attempts.count {
-          let gap = Self.gap(attempts[retry - 1], attempts[retry])
-          #expect(gap <= ceilings[retry - 1] + slack, "\(id) retry \(retry) came \(gap) later")
-          if retry == 1 { firstGaps.append(gap) }
-        }
       }
-      // Uniform in [0, 200 ms]: eight draws all under 20 ms would mean no backoff at all.
-      #expect(firstGaps.contains { $0 > .milliseconds(20) }, "\(firstGaps)")
+      // Each delay is drawn from [0, ceiling]: 0.2 s, 0.4 s, then 0.5 s (maxBackoff); the next
+      // attempt starts no earlier than that.
+      let ceilings: [Duration] = [.milliseconds(200), .milliseconds(400), .milliseconds(500)]
+      let retries = log.retries()
+      #expect(retries.count == 24)
+      for (index, retry) in retries.enumerated() {
+        let ceiling = ceilings[index % 3]
+        #expect(retry.delay >= .zero && retry.delay <= ceiling, "retry \(index): \(retry.delay)")
+        let waited = retry.decided.duration(to: try #require(retry.next))
+        #expect(waited >= retry.delay, "retry \(index) waited \(waited), not \(retry.delay)")
+      }
+      // Uniform in [0, 200 ms]: eight first draws all under 20 ms would mean no backoff at all.
+      let firstDelays = stride(from: 0, to: retries.count, by: 3).map { retries[$0].delay }
+      #expect(firstDelays.contains { $0 > .milliseconds(20) }, "\(firstDelays)")
       let dimensions = [
         ("rpc.system", "grpc"), ("rpc.service", "fleet.test.Retry"), ("rpc.method", "Unary"),
       ]
       let attemptsRecorder = try metrics.expectRecorder("rpc.client.attempts_per_rpc", dimensions)
       #expect(attemptsRecorder.values == Array(repeating: 4, count: 8))
-      let retries = try metrics.expectCounter("rpc.client.retries", dimensions)
-      #expect(retries.totalValue == 24)
+      let retryCount = try metrics.expectCounter("rpc.client.retries", dimensions)
+      #expect(retryCount.totalValue == 24)
     }
   }
 
@@ -176,16 +181,18 @@ struct RetryPolicyTests {
   func pushback() async throws {
     try await withPeerServer("retry_server.py") { server in
       // A 1 ms backoff: a retry 400 ms later can only be the pushback's doing.
+      let log = TimedLog()
       let channel = try Self.channel(
-        port: server.port, Self.retryConfig(maxAttempts: 3, initial: "0.001s", max: "0.001s"))
+        port: server.port, Self.retryConfig(maxAttempts: 3, initial: "0.001s", max: "0.001s"),
+        log: log)
       defer { channel.close() }
       let pushed = await Self.call(channel, Self.hooks("pushed", fail: 1, pushback: "400"))
       #expect((try? pushed.get()) == "hello", "\(pushed)")
-      let attempts = try await Self.attempts(server, "pushed", count: 2)
-      let gap = Self.gap(attempts[0], attempts[1])
-      // At least the pushback's delay; the upper bound allows for a loaded machine's
-      // scheduling, and still tells it from a backoff of seconds.
-      #expect(gap >= .milliseconds(400) && gap < .milliseconds(400 + 1000), "\(gap)")
+      #expect(try await Self.attempts(server, "pushed", count: 2).count == 2)
+      let retry = try #require(log.retries().first)
+      #expect(retry.delay == .milliseconds(400))
+      let waited = retry.decided.duration(to: try #require(retry.next))
+      #expect(waited >= .milliseconds(400), "\(waited)")
 
       let stopped = await Self.call(channel, Self.hooks("stopped", fail: 2, pushback: "-1"))
       let error = try #require(Self.failure(stopped))
@@ -200,36 +207,33 @@ struct RetryPolicyTests {
   func hedging() async throws {
     try await withPeerServer("retry_server.py") { server in
       let starts = TimedLog()
-      var options = ChannelOptions()
-      options.serviceConfig = try ServiceConfig(
-        json: """
-          {"methodConfig": [{"name": [{"service": "fleet.test.Retry", "method": "Unary"}],
-            "hedgingPolicy": {"maxAttempts": 3, "hedgingDelay": "0.3s",
-              "nonFatalStatusCodes": ["UNAVAILABLE"]}}]}
-          """)
-      options.logger = Logger(label: "hedging") { _ in starts }
-      options.logger.logLevel = .debug
-      let channel = GRPCChannel(host: "127.0.0.1", port: server.port, options: options)
+      let channel = try Self.channel(
+        port: server.port,
+        """
+        {"methodConfig": [{"name": [{"service": "fleet.test.Retry", "method": "Unary"}],
+          "hedgingPolicy": {"maxAttempts": 3, "hedgingDelay": "0.3s",
+            "nonFatalStatusCodes": ["UNAVAILABLE"]}}]}
+        """, log: starts)
       defer { channel.close() }
-      // Attempts 1 and 2 would answer after 5 s; attempt 3 answers at once.
+      // Attempts 1 and 2 would answer after 30 s; attempt 3 answers at once.
       let started = ContinuousClock.now
       let outcome = await Self.call(
-        channel, Self.hooks("hedged", delay: .seconds(5), succeedAttempt: 3))
+        channel, Self.hooks("hedged", delay: .seconds(30), succeedAttempt: 3))
       let took = started.duration(to: .now)
       #expect((try? outcome.get()) == "hello", "\(outcome)")
-      #expect(took < .seconds(3), "the hedged call took \(took)")
+      // The losers would have answered after 30 s: the call did not wait for them.
+      #expect(took < .seconds(30), "the hedged call took \(took)")
       let attempts = try await Self.attempts(server, "hedged", count: 3)
       #expect(attempts.map { $0["previous"]! } == ["-", "1", "2"], "\(attempts)")
       // Measured where the attempts start, in the client: where the servicer sees them
       // arrive, a loaded machine's scheduling of the Python process adds up to a second.
-      let launched = starts.instants(of: "hedged attempt started")
+      // No attempt starts before its hedgingDelay (a timer never fires early).
+      let launched = starts.instants(of: "call attempt started")
       #expect(launched.count == 3, "\(launched)")
       let gaps = zip(launched, launched.dropFirst()).map { $0.duration(to: $1) }
-      for gap in gaps {
-        #expect(gap >= .milliseconds(300) && gap < .milliseconds(300 + 500), "\(gaps)")
-      }
+      for gap in gaps { #expect(gap >= .milliseconds(300), "\(gaps)") }
       for loser in ["1", "2"] {
-        let cancelled = try await server.waitForEvent("cancelled") {
+        let cancelled = try await server.waitForEvent("cancelled", timeout: .seconds(30)) {
           $0["call"] == "hedged" && $0["n"] == loser
         }
         #expect(cancelled.path == Self.unary)
@@ -248,14 +252,16 @@ struct RetryPolicyTests {
             "nonFatalStatusCodes": ["UNAVAILABLE"]}}]}
         """)
       defer { channel.close() }
-      // Attempt 1 hangs 5 s, attempt 2 fails at once with PERMISSION_DENIED (fatal).
+      // Attempt 1 hangs 30 s, attempt 2 fails at once with PERMISSION_DENIED (fatal).
       let outcome = await Self.call(
         channel,
-        Self.hooks("fatal", fail: 2, code: .permissionDenied, delay: .seconds(5), succeedAttempt: 2)
+        Self.hooks("fatal", fail: 2, code: .permissionDenied, delay: .seconds(30), succeedAttempt: 2)
       )
       let error = try #require(Self.failure(outcome))
       #expect(error.code == .permissionDenied, "\(error)")
-      _ = try await server.waitForEvent("cancelled") { $0["call"] == "fatal" && $0["n"] == "1" }
+      _ = try await server.waitForEvent("cancelled", timeout: .seconds(30)) {
+        $0["call"] == "fatal" && $0["n"] == "1"
+      }
     }
   }
 
@@ -327,7 +333,8 @@ struct RetryPolicyTests {
 /// A log handler that keeps when each message was logged, for tests that time what the
 /// channel does.
 struct TimedLog: LogHandler {
-  let entries = PosixMutex<[(ContinuousClock.Instant, String)]>([])
+  /// When, what, and the call's attempt number and retry delay (ms) when logged.
+  let entries = PosixMutex<[(ContinuousClock.Instant, String, Logger.Metadata)]>([])
   var metadata: Logger.Metadata = [:]
   var logLevel: Logger.Level = .trace
 
@@ -338,11 +345,28 @@ struct TimedLog: LogHandler {
 
   func log(event: LogEvent) {
     let now = ContinuousClock.now
-    entries.withLock { $0.append((now, "\(event.message)")) }
+    let all = metadata.merging(event.metadata ?? [:]) { $1 }
+    entries.withLock { $0.append((now, "\(event.message)", all)) }
   }
 
   /// When `message` was logged, in order.
   func instants(of message: String) -> [ContinuousClock.Instant] {
     entries.withLock { $0.filter { $0.1 == message }.map(\.0) }
+  }
+
+  /// Each retry's delay as drawn, the instant it was decided, and the instant the next
+  /// attempt started, per call (`grpc.attempt` orders them; calls are told apart by order of
+  /// their log lines, so this is for one call at a time).
+  func retries() -> [(delay: Duration, decided: ContinuousClock.Instant, next: ContinuousClock.Instant?)] {
+    let all = entries.withLock { $0 }
+    var found: [(Duration, ContinuousClock.Instant, ContinuousClock.Instant?)] = []
+    for (index, entry) in all.enumerated() where entry.1.hasPrefix("call attempt failed; retrying") {
+      guard case .string(let text)? = entry.2["grpc.retry_delay_ms"], let ms = Double(text) else {
+        continue
+      }
+      let next = all[(index + 1)...].first { $0.1 == "call attempt started" }?.0
+      found.append((.nanoseconds(Int64(ms * 1_000_000)), entry.0, next))
+    }
+    return found
   }
 }
