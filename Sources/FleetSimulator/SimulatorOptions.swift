@@ -54,6 +54,11 @@ public struct SimulatorOptions: Sendable {
   /// in between, so two observers that each look more often than once a step — a poller and
   /// a stream, say — see exactly the same sequence of states. nil: continuous time.
   public var clockStep: Duration? = nil
+  /// When set (simulated time since a trip's creation), every trip holds still at that moment
+  /// of its timeline: each call sees the same state, and so an answer of the same size — a
+  /// fixed trip for benchmarks. 180 s with the defaults: ENROUTE_TO_PICKUP, halfway to the
+  /// pickup. nil: trips move.
+  public var frozenAt: Duration? = nil
   /// Serve TLS with this PEM certificate chain and private key; nil: plaintext.
   public var tls: (certificateChainFile: String, privateKeyFile: String)?
   /// Interceptors of every call the simulator serves (``ServerOptions/interceptors``):
@@ -91,6 +96,7 @@ public struct SimulatorOptions: Sendable {
     if trafficPeriod <= .zero { return "the traffic period must be positive" }
     if feedInterval <= .zero { return "the feed interval must be positive" }
     if let clockStep, clockStep <= .zero { return "the clock step must be positive" }
+    if let frozenAt, frozenAt < .zero { return "the frozen moment must not be negative" }
     if vehicleStartDistance.lowerBound < 0 || dropoffDistance.lowerBound < 0 || cityRadius < 0 {
       return "distances must not be negative"
     }

@@ -94,6 +94,13 @@ struct FleetSim: AsyncParsableCommand {
         + "observers that look more often see the same states."))
   var clockStep: Double?
 
+  @Option(
+    help: ArgumentHelp(
+      "Hold every trip still at this many simulated seconds after its creation: the same "
+        + "trip for every call (180: ENROUTE_TO_PICKUP, halfway there), for benchmarks.",
+      valueName: "seconds"))
+  var freezeAt: Double?
+
   @Flag(help: "Check tokens per trip (sim:<trip_id>, sim:*, or a JWT with authorization.tripid).")
   var strictTokens = false
 
@@ -139,6 +146,9 @@ struct FleetSim: AsyncParsableCommand {
     guard timeScale > 0, timeScale.isFinite else {
       throw ValidationError("--time-scale must be a positive number")
     }
+    if let freezeAt, !(freezeAt >= 0 && freezeAt.isFinite) {
+      throw ValidationError("--freeze-at must be a number of seconds, 0 or more")
+    }
     if let clockStep, !(clockStep > 0 && clockStep.isFinite) {
       throw ValidationError("--clock-step must be a positive number of seconds")
     }
@@ -157,6 +167,7 @@ struct FleetSim: AsyncParsableCommand {
     options.eventLoops = eventLoops
     options.maxConcurrentStreams = maxConcurrentStreams
     options.clockStep = clockStep.map { .milliseconds(Int64(($0 * 1000).rounded())) }
+    options.frozenAt = freezeAt.map { .milliseconds(Int64(($0 * 1000).rounded())) }
     if let tlsCert, let tlsKey {
       options.tls = (certificateChainFile: tlsCert, privateKeyFile: tlsKey)
     }

@@ -38,8 +38,17 @@ struct GRPCSwiftSim: AsyncParsableCommand {
   @Option(help: "The provider ID of the trips.")
   var provider = "sim-provider"
 
+  @Option(
+    help: ArgumentHelp(
+      "Convert the trips as they are this many simulated seconds after their creation "
+        + "(fleet-sim's --freeze-at); default: as they are at start.",
+      valueName: "seconds"))
+  var freezeAt: Double?
+
   func run() async throws {
-    let tripService = try await TripService.make(trips: trips, providerID: provider)
+    let tripService = try await TripService.make(
+      trips: trips, providerID: provider,
+      frozenAt: freezeAt.map { .milliseconds(Int64(($0 * 1000).rounded())) })
     let server = GRPCServer(
       transport: .http2NIOPosix(
         address: .ipv4(host: host, port: port), transportSecurity: .plaintext),

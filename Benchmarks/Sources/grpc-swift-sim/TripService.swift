@@ -16,10 +16,15 @@ struct TripService: Maps_Fleetengine_V1_TripService.ServiceProtocol {
   let names: [String]
   private let trips: [String: Maps_Fleetengine_V1_Trip]
 
-  /// Creates `trips` trips on an embedded simulator, renders each as GetTrip would now, and
-  /// keeps the SwiftProtobuf form.
-  static func make(trips count: Int, providerID: String) async throws -> TripService {
-    let simulator = try await FleetSimulator.start(host: "127.0.0.1", port: 0)
+  /// Creates `trips` trips on an embedded simulator, renders each as GetTrip would now (or at
+  /// `frozenAt` simulated time since creation, as fleet-sim's `--freeze-at`), and keeps the
+  /// SwiftProtobuf form.
+  static func make(trips count: Int, providerID: String, frozenAt: Duration? = nil) async throws
+    -> TripService
+  {
+    var options = SimulatorOptions()
+    options.frozenAt = frozenAt
+    let simulator = try await FleetSimulator.start(host: "127.0.0.1", port: 0, options: options)
     let names = count > 0 ? try simulator.createTrips(count: count, providerID: providerID) : []
     var trips: [String: Maps_Fleetengine_V1_Trip] = [:]
     for name in names {

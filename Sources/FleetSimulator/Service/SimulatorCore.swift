@@ -23,6 +23,9 @@ final class SimulatorCore: Sendable {
       timeScale: options.timeScale,
       step: options.clockStep.map {
         $0.components.seconds * 1_000_000_000 + $0.components.attoseconds / 1_000_000_000
+      },
+      frozenAt: options.frozenAt.map {
+        Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18
       })
     planner = TripPlanner(options: options)
     renderer = TripRenderer(clock: clock, trafficPeriod: options.trafficPeriod.seconds)

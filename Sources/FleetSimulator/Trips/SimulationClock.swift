@@ -11,6 +11,9 @@ struct SimulationClock: Sendable {
   /// holds still between steps, so any observer that looks more often than once a step sees
   /// exactly the same sequence of states (see SimulatorOptions.clockStep).
   var step: Int64? = nil
+  /// When set, every trip's simulated time is this, whatever the wall clock says (see
+  /// SimulatorOptions.frozenAt).
+  var frozenAt: Double? = nil
 
   /// The current wall-clock time in nanoseconds since 1970.
   static func realNow() -> Int64 {
@@ -26,7 +29,8 @@ struct SimulationClock: Sendable {
 
   /// The simulated time of a trip created at `createdAt`, at wall time `wall`.
   func simulatedTime(at wall: Int64, createdAt: Int64) -> Double {
-    Double(wall - createdAt) / 1e9 * timeScale
+    if let frozenAt { return frozenAt }
+    return Double(wall - createdAt) / 1e9 * timeScale
   }
 
   /// The wall time at which a trip created at `createdAt` reaches simulated time `time`.
