@@ -15,9 +15,15 @@ final class LatencyRecorder: Sendable {
     var codes: [String: Int] = [:]
     /// Failed calls per error message.
     var errors: [String: Int] = [:]
+    /// Response messages received, and their bytes on the wire (gRPC's 5-byte prefix and the
+    /// message as received): what h2load counts as DATA bytes.
+    var responses = 0
+    var responseBytes = 0
 
     mutating func add(_ other: Tally) {
       histogram.add(other.histogram)
+      responses += other.responses
+      responseBytes += other.responseBytes
       codes.merge(other.codes, uniquingKeysWith: +)
       errors.merge(other.errors, uniquingKeysWith: +)
     }

@@ -77,6 +77,10 @@ extension LoadReport {
       lines.append("  Client CPU:   \(cost)")
     }
     lines.append("  Peak RSS:     \(format(Double(peakRSSBytes) / 1_048_576)) MiB")
+    if let responseBytesPerCall {
+      lines.append(
+        "  Response:     \(format(responseBytesPerCall)) bytes per call (message + 5-byte prefix)")
+    }
     lines += ["", "Command: \(command)"]
     return lines.joined(separator: "\n")
   }

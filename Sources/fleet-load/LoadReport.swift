@@ -31,6 +31,10 @@ struct LoadReport: Encodable {
   var errors: [ErrorCount]
   var cpu: CPU
   var peakRSSBytes: Int
+  /// Bytes received per unary response in the measured phase: the message as it arrived and
+  /// gRPC's 5-byte prefix, which is what h2load counts as DATA bytes; nil for streams and
+  /// `--trips`.
+  var responseBytesPerCall: Double?
   /// Units completed during the warm-up (not in any other figure).
   var warmupCount: Int
   /// GetTrip calls made before the load to check that the target has the trips (not in any
@@ -138,6 +142,9 @@ struct LoadReport: Encodable {
       microsecondsPerRPC: calls > 0 ? (user + system) * 1e6 / Double(calls) : 0,
       microsecondsPerUnit: count > 0 ? (user + system) * 1e6 / Double(count) : 0)
     peakRSSBytes = measured.after.peakRSSBytes
+    let responses = measured.tally.responses
+    responseBytesPerCall =
+      responses > 0 ? Double(measured.tally.responseBytes) / Double(responses) : nil
     warmupCount = measured.warmupCount
     partial = measured.partial
   }

@@ -68,8 +68,12 @@ struct LoadWorkers: Sendable {
       guard await Self.wait(for: ticket) else { break }
       let begin = ticket.scheduled ?? .now
       do {
-        _ = try await channel.unary(method, request(ticket.number), options: options)
+        // As channel.unary(method, …) calls, with the response's size kept for the report.
+        let response = try await channel.unary(
+          path: method.path, request: request(ticket.number), serializer: ProtoSerializer(),
+          deserializer: SizedProtoDeserializer<Response>(), options: options)
         log.record(.now - begin)
+        log.response(byteCount: response.message.byteCount)
         log.outcome(nil)
       } catch {
         if phase.isStopped, Self.isCancellation(error) { break }
@@ -176,6 +180,13 @@ struct LoadWorkers: Sendable {
       return RPCErrorSummary(code: error.code.name, message: error.message)
     }
     return RPCErrorSummary(code: StatusCode.unknown.name, message: "\(error)")
+  }
+
+  /// ProtoDeserializer's decode, also giving the size of the message as it arrived.
+  private struct SizedProtoDeserializer<Message: ProtoMessage>: MessageDeserializer {
+    func deserialize(_ message: ReceivedMessage) throws -> (message: Message, byteCount: Int) {
+      (try Message(serializedBytes: message.bytes), message.bytes.count)
+    }
   }
 
   /// BenchmarkService's request: `--request-size` bytes of payload, `--response-size` asked.

@@ -8,6 +8,8 @@ struct WorkerLog {
   private var ok = 0
   private var codes: [String: Int] = [:]
   private var errors: [String: Int] = [:]
+  private var responses = 0
+  private var responseBytes = 0
 
   init(shard: PosixMutex<LatencyRecorder.Tally>) {
     self.shard = shard
@@ -32,6 +34,12 @@ struct WorkerLog {
     errors[error.message, default: 0] += 1
   }
 
+  /// One response message of `byteCount` bytes (without the gRPC prefix) received.
+  mutating func response(byteCount: Int) {
+    responses += 1
+    responseBytes += 5 + byteCount
+  }
+
   /// Hands everything to the shard.
   mutating func flush() {
     // Read in place, not through local copies: a copy still alive at `removeAll` would make
@@ -41,9 +49,13 @@ struct WorkerLog {
       for latency in latencies { _ = tally.histogram.record(latency) }
       tally.codes.merge(codes, uniquingKeysWith: +)
       tally.errors.merge(errors, uniquingKeysWith: +)
+      tally.responses += responses
+      tally.responseBytes += responseBytes
     }
     latencies.removeAll(keepingCapacity: true)
     ok = 0
+    responses = 0
+    responseBytes = 0
     codes.removeAll()
     errors.removeAll()
   }

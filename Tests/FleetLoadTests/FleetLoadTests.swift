@@ -31,6 +31,30 @@ struct FleetLoadTests {
     #expect(object["executor"] as? String == "loop")
   }
 
+  @Test("responseBytesPerCall: a 1,100-byte UnaryCall payload arrives as 1,111 bytes per call")
+  func responseBytesPerCall() async throws {
+    // SimpleResponse { payload: Payload { body: 1,100 bytes } }: 1 + 2 + (1 + 2 + 1,100) =
+    // 1,106 bytes of message, and gRPC's 5-byte prefix: what h2load counts as DATA.
+    let result = try await FleetLoadProcess.run([
+      "--call", "grpc.testing.BenchmarkService/UnaryCall", "--response-size", "1100",
+      "-n", "200", "-c", "4", "--format", "json", "--warmup", "0",
+    ])
+    let report = try FleetLoadProcess.report(result)
+    #expect(report["statusCodes"] as? [String: Int] == ["OK": 200], "\(result)")
+    #expect(report["responseBytesPerCall"] as? Double == 1_111, "\(result)")
+  }
+
+  @Test("a streaming workload reports no responseBytesPerCall")
+  func noResponseBytesForStreams() async throws {
+    let result = try await FleetLoadProcess.run([
+      "--call", "grpc.testing.TestService/StreamingOutputCall", "--response-size", "64",
+      "--stream-messages", "5", "-n", "50", "-c", "1", "--format", "json", "--warmup", "0",
+    ])
+    let report = try FleetLoadProcess.report(result)
+    #expect(report["responseBytesPerCall"] == nil, "\(result)")
+    #expect((report["count"] as? Int ?? 0) > 0, "\(result)")
+  }
+
   @Test("--executor pool runs the workers on the global executor, with the same results")
   func poolExecutor() async throws {
     let result = try await FleetLoadProcess.run([

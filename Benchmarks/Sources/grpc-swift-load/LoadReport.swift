@@ -22,6 +22,9 @@ struct LoadReport: Encodable {
   var errors: [ErrorCount]
   var cpu: CPU
   var peakRSSBytes: Int
+  /// Bytes received per unary response, as fleet-load reports them: the message and gRPC's
+  /// 5-byte prefix (h2load's DATA bytes); nil for streams.
+  var responseBytesPerCall: Double?
 
   struct Latency: Encodable {
     var fastest: Double
@@ -78,6 +81,8 @@ struct LoadReport: Encodable {
       p50: percentile(50), p75: percentile(75), p90: percentile(90), p95: percentile(95),
       p99: percentile(99), p999: percentile(99.9))
     statusCodes = results.codes
+    responseBytesPerCall =
+      results.responses > 0 ? Double(results.responseBytes) / Double(results.responses) : nil
     errors = results.errors.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(10)
       .map { ErrorCount(message: $0.key, count: $0.value) }
     let user = end.usage.userSeconds - start.usage.userSeconds

@@ -1,6 +1,8 @@
 import BenchmarkProtos
 import Foundation
 import GRPCCore
+import GRPCProtobuf
+import SwiftProtobuf
 import Synchronization
 
 /// The calls `--call` names, exactly as fleet-load spells them.
@@ -37,14 +39,25 @@ struct WorkerResult: Sendable {
   /// fleet-load); failed calls per message.
   var codes: [String: Int] = [:]
   var errors: [String: Int] = [:]
+  /// Unary responses received (in any phase) and their bytes with gRPC's 5-byte prefix.
+  var responses = 0
+  var responseBytes = 0
 
   mutating func merge(_ other: WorkerResult) {
+    responses += other.responses
+    responseBytes += other.responseBytes
     latencies += other.latencies
     measured += other.measured
     warmup += other.warmup
     drained += other.drained
     codes.merge(other.codes, uniquingKeysWith: +)
     errors.merge(other.errors, uniquingKeysWith: +)
+  }
+
+  /// One unary response of `byteCount` bytes (without the gRPC prefix) received.
+  mutating func response(byteCount: Int) {
+    responses += 1
+    responseBytes += 5 + byteCount
   }
 
   /// Counts one finished unit in the phase it finished in; false once the run is over.
@@ -122,35 +135,47 @@ struct WorkloadContext: Sendable {
   private func getTrips(_ worker: Int, _ client: GRPCClient<some ClientTransport>) async
     -> WorkerResult
   {
-    let trips = Maps_Fleetengine_V1_TripService.Client(wrapping: client)
-    var result = WorkerResult()
-    var next = worker
-    var going = true
-    while going {
+    let names = tripNames
+    return await unaryLoop(
+      client, Maps_Fleetengine_V1_TripService.Method.GetTrip.descriptor,
+      SizedProtobufDeserializer<Maps_Fleetengine_V1_Trip>()
+    ) { number in
       var request = Maps_Fleetengine_V1_GetTripRequest()
-      request.name = tripNames[next % tripNames.count]
-      next += 1
-      let start = ContinuousClock.now
-      do {
-        _ = try await trips.getTrip(request, metadata: metadata)
-        going = result.record(phases, latency: .now - start)
-      } catch {
-        going = result.record(
-          phases, latency: .now - start, code: Self.code(error), error: "\(error)")
-      }
+      request.name = names[(worker + number) % names.count]
+      return request
     }
-    return result
   }
 
   private func unaryCalls(_ client: GRPCClient<some ClientTransport>) async -> WorkerResult {
-    let service = Grpc_Testing_BenchmarkService.Client(wrapping: client)
     let request = simpleRequest
+    return await unaryLoop(
+      client, Grpc_Testing_BenchmarkService.Method.UnaryCall.descriptor,
+      SizedProtobufDeserializer<Grpc_Testing_SimpleResponse>()
+    ) { _ in request }
+  }
+
+  /// Unary calls back to back until the run is over: what the generated stub's method does
+  /// (`client.unary` with GRPCProtobuf's serializer and deserializer), with the size of each
+  /// response kept for the report.
+  private func unaryLoop<
+    Request: SwiftProtobuf.Message & Sendable, Response: SwiftProtobuf.Message & Sendable
+  >(
+    _ client: GRPCClient<some ClientTransport>, _ descriptor: MethodDescriptor,
+    _ deserializer: SizedProtobufDeserializer<Response>, request: (Int) -> Request
+  ) async -> WorkerResult {
     var result = WorkerResult()
+    var number = 0
     var going = true
     while going {
+      let message = request(number)
+      number += 1
       let start = ContinuousClock.now
       do {
-        _ = try await service.unaryCall(request, metadata: metadata)
+        let byteCount = try await client.unary(
+          request: ClientRequest(message: message, metadata: metadata), descriptor: descriptor,
+          serializer: ProtobufSerializer(), deserializer: deserializer, options: .defaults
+        ) { try $0.message.byteCount }
+        result.response(byteCount: byteCount)
         going = result.record(phases, latency: .now - start)
       } catch {
         going = result.record(
@@ -275,5 +300,15 @@ struct WorkloadContext: Sendable {
       name.append(character.uppercased())
     }
     return name
+  }
+}
+
+/// GRPCProtobuf's decode, also giving the size of the message as it arrived.
+struct SizedProtobufDeserializer<Message: SwiftProtobuf.Message & Sendable>: MessageDeserializer {
+  func deserialize<Bytes: GRPCContiguousBytes>(_ serializedMessageBytes: Bytes) throws
+    -> (message: Message, byteCount: Int)
+  {
+    (try ProtobufDeserializer<Message>().deserialize(serializedMessageBytes),
+     serializedMessageBytes.count)
   }
 }
