@@ -21,6 +21,8 @@ let package = Package(
     .library(name: "GRPCHealth", targets: ["GRPCHealth"]),
     .library(name: "GRPCReflection", targets: ["GRPCReflection"]),
     .library(name: "JourneySharing", targets: ["JourneySharing"]),
+    // Not an API: fleet-codec-bench's measurements, for Benchmarks/'s codec-bench.
+    .library(name: "FleetCodecBenchmark", targets: ["FleetCodecBenchmark"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -173,11 +175,19 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
 
-    // Encode/decode cost of a realistic Trip; see README "Benchmarks".
+    // Encode/decode cost of a realistic Trip beside protobuf-c's own; see README "Benchmarks".
     .executableTarget(
       name: "fleet-codec-bench",
       dependencies: [
-        "FleetProtos", "FleetProtosFixtures", "CAllocationCounter",
+        "FleetCodecBenchmark", "FleetProtos",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]),
+    // fleet-codec-bench's measurements, a product so Benchmarks/'s codec-bench runs the same
+    // beside swift-protobuf's.
+    .target(
+      name: "FleetCodecBenchmark",
+      dependencies: [
+        "FleetProtos", "FleetProtosC", "FleetProtosFixtures", "CProtobufC", "CAllocationCounter",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .target(name: "CAllocationCounter"),

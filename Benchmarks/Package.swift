@@ -57,6 +57,16 @@ let package = Package(
         .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
+    // fleet-codec-bench's Trip decode and encode beside swift-protobuf's, in one run.
+    .executableTarget(
+      name: "codec-bench",
+      dependencies: [
+        "BenchmarkProtos",
+        .product(name: "FleetCodecBenchmark", package: "FleetConsumer"),
+        .product(name: "FleetProtos", package: "FleetConsumer"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]),
   ],
   swiftLanguageModes: [.v6]
 )

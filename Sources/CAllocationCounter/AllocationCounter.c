@@ -1,6 +1,6 @@
 // Counts heap allocations by defining the allocator entry points in the executable, which
 // takes precedence over glibc's, and forwarding to glibc's own __libc_* implementations.
-// Only fleet-codec-bench links this target.
+// Only the codec benchmarks (fleet-codec-bench, Benchmarks/codec-bench) link this target.
 #include "CAllocationCounter.h"
 
 #include <errno.h>
