@@ -76,6 +76,11 @@ let package = Package(
     .target(name: "GRPCServiceProtosC", dependencies: ["CProtobufC"]),
     .target(
       name: "GRPCServiceProtos", dependencies: ["ProtoRuntime", "GRPCServiceProtosC", "CProtobufC"]),
+    // protoc's own schema (google/protobuf/descriptor.proto), through which the code generator
+    // reads the FileDescriptorSet protoc writes; its own module, as no call needs it.
+    .target(name: "ProtoDescriptorsC", dependencies: ["CProtobufC"]),
+    .target(
+      name: "ProtoDescriptors", dependencies: ["ProtoRuntime", "ProtoDescriptorsC", "CProtobufC"]),
     // Realistic messages shared by benchmarks and tests; not a product.
     .target(name: "FleetProtosFixtures", dependencies: ["FleetProtos"]),
 
@@ -313,6 +318,7 @@ let package = Package(
         "GRPCReflection", "GRPCHealth", "GRPCWire", "FleetProtos", "GRPCServiceProtos",
         "GRPCTestingProtos",
       ]),
+    .testTarget(name: "ProtoDescriptorsTests", dependencies: ["ProtoDescriptors", "PeerSupport"]),
     .testTarget(name: "CModulesTests", dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CProtobufC"]),
   ],
   swiftLanguageModes: [.v6]

@@ -56,6 +56,13 @@ MODULES = {
     "grpc.reflection.v1alpha": "GRPCServiceProtos",
 }
 
+# .proto file -> module, for a file that does not go where its package goes. descriptor.proto
+# (package google.protobuf) is what protoc describes every other file with: the code generator
+# reads it, no call does, so it stays out of the runtime every module links.
+FILE_MODULES = {
+    "google/protobuf/descriptor.proto": "ProtoDescriptors",
+}
+
 # The module every other one builds on: its protos may import only its own.
 RUNTIME = "ProtoRuntime"
 
@@ -75,6 +82,10 @@ COW_MESSAGES = {
 
 # Proto names that are not usable as Swift type names.
 TYPE_RENAMES = {"google.protobuf.Any": "AnyMessage"}
+
+# Nested type names Swift gives a meaning of its own (`Outer.Type` is Outer's metatype): such a
+# message gets `Message` appended, such an enum `Enum` (`FieldDescriptorProto.TypeEnum`).
+SWIFT_TYPE_MEMBERS = {"Type", "Protocol", "Self"}
 
 # Message fields of these types become optional Swift scalars (`Int32?`), as the wrappers
 # exist only to give a scalar presence.
@@ -218,13 +229,15 @@ class Model:
             for i, e in enumerate(fd.enum_type):
                 self._add_enum(fd, e, f".{fd.package}", ns, (5, i))
 
-    def _swift_name(self, full, parent_swift, name):
+    def _swift_name(self, full, parent_swift, name, suffix):
+        if name in SWIFT_TYPE_MEMBERS:
+            name += suffix
         return f"{parent_swift}.{TYPE_RENAMES.get(full[1:], name)}"
 
     def _add_message(self, fd, m, parent, parent_swift, path):
         full = f"{parent}.{m.name}"
         self.messages[full] = (fd, m, path)
-        self.swift[full] = self._swift_name(full, parent_swift, m.name)
+        self.swift[full] = self._swift_name(full, parent_swift, m.name, "Message")
         for i, n in enumerate(m.nested_type):
             self._add_message(fd, n, full, self.swift[full], path + (3, i))
         for i, e in enumerate(m.enum_type):
@@ -233,7 +246,7 @@ class Model:
     def _add_enum(self, fd, e, parent, parent_swift, path):
         full = f"{parent}.{e.name}"
         self.enums[full] = (fd, e, path)
-        self.swift[full] = self._swift_name(full, parent_swift, e.name)
+        self.swift[full] = self._swift_name(full, parent_swift, e.name, "Enum")
 
     def comment(self, fd, path):
         return self.comments.get((fd.name, tuple(path)), "")
@@ -245,7 +258,7 @@ class Model:
 class Field:
     """How one proto field looks in Swift and in protobuf-c's struct."""
 
-    def __init__(self, model, cnames, ctype, f):
+    def __init__(self, model, cnames, ctype, f, syntax):
         self.f = f
         self.name = camel(f.name, False)
         if self.name in RESERVED_MEMBERS:
@@ -253,13 +266,27 @@ class Field:
         self.id = ident(self.name)
         self.cmember, self.cquant = cnames.field(ctype, f.number)
         self.repeated = f.label == F.LABEL_REPEATED
-        self.optional_case = None  # set for a one-field oneof standing in for proto3 `optional`
+        # Set for a field with presence and a Swift optional: a one-field oneof standing in for
+        # proto3 `optional` (see SwiftWriter.message), or a proto2 `optional` scalar. A Bool
+        # expression over the C message `m` saying the field is present, and the statement
+        # that marks it present in `c` (None when setting the member is enough).
+        self.present_if = None
+        self.mark_present = None
         self.map = self.repeated and model.is_map_entry(f.type_name)
         if f.proto3_optional:
             raise GenError(f"{f.name}: proto3 `optional` is not supported by swiftgen.py yet")
         if f.type == F.TYPE_GROUP:
             raise GenError(f"{f.name}: groups are not supported")
         self.kind, self.swift, self.default = self._classify(model, f)
+        if (syntax in ("", "proto2") and f.label == F.LABEL_OPTIONAL and self.kind != "message"
+                and not f.HasField("oneof_index")):
+            # protoc-c gives a proto2 optional scalar a `has_` member; a string has none, as
+            # NULL says it is absent. The .proto's [default = …] is the reader's to apply.
+            if self.cquant:
+                self.present_if = f"m.{self.cquant} != 0"
+                self.mark_present = f"c.pointee.{self.cquant} = 1"
+            else:
+                self.present_if = f"m.{self.cmember} != nil"
 
     def _classify(self, model, f):
         if f.type == F.TYPE_MESSAGE:
@@ -354,7 +381,7 @@ class SwiftWriter:
         lower, ctype = self.cnames.message(full[1:])
         swift_full = m.swift[full]
         swift_name = swift_full.rsplit(".", 1)[1]
-        fields = [Field(m, self.cnames, ctype, f) for f in msg.field]
+        fields = [Field(m, self.cnames, ctype, f, fd.syntax) for f in msg.field]
         oneofs = {}
         for f in fields:
             if f.f.HasField("oneof_index"):
@@ -365,7 +392,9 @@ class SwiftWriter:
         for index, members in list(oneofs.items()):
             name = msg.oneof_decl[index].name
             if len(members) == 1 and name == "_" + members[0].f.name:
-                members[0].optional_case = name.lower() + "_case"
+                case = name.lower() + "_case"
+                members[0].present_if = f"m.{case}.rawValue == {members[0].f.number}"
+                members[0].mark_present = f"c.pointee.{case} = .init(rawValue: {members[0].f.number})"
                 optionals.append(members[0])
                 del oneofs[index]
         plain = [f for f in fields if not f.f.HasField("oneof_index")] + optionals
@@ -506,12 +535,12 @@ class SwiftWriter:
             return f"[{k}: {v}]"
         if f.repeated:
             return f"[{f.swift}]"
-        if f.kind in ("message", "wrapper") or f.optional_case:
+        if f.kind in ("message", "wrapper") or f.present_if:
             return f"{f.swift}?"
         return f.swift
 
     def _decl_default(self, f):
-        if f.optional_case:
+        if f.present_if:
             return "nil"
         if f.map:
             return "[:]"
@@ -574,8 +603,8 @@ class SwiftWriter:
             self.line(f"    let m = c.pointee")
         for f in plain:
             c = f"m.{f.cmember}"
-            if f.optional_case:
-                self.line(f"    if m.{f.optional_case}.rawValue == {f.f.number} {{")
+            if f.present_if:
+                self.line(f"    if {f.present_if} {{")
                 self.line(f"      guard let h = {f.id}, {self._same_value(f, 'h', c)} else {{ return false }}")
                 self.line(f"    }} else if {f.id} != nil {{")
                 self.line(f"      return false")
@@ -646,8 +675,8 @@ class SwiftWriter:
 
     def _read(self, f, ind):
         c = f"m.{f.cmember}"
-        if f.optional_case:
-            self.line(f"{ind}if m.{f.optional_case}.rawValue == {f.f.number} {{ {f.id} = {self._read_value(f, c)} }}")
+        if f.present_if:
+            self.line(f"{ind}if {f.present_if} {{ {f.id} = {self._read_value(f, c)} }}")
         elif f.map:
             entry = self.model.messages[f.f.type_name][1]
             kf, vf = entry.field[0], entry.field[1]
@@ -700,9 +729,10 @@ class SwiftWriter:
 
     def _write(self, f, ind):
         c = f"c.pointee.{f.cmember}"
-        if f.optional_case:
+        if f.present_if:
             self.line(f"{ind}if let v = {f.id} {{")
-            self.line(f"{ind}  c.pointee.{f.optional_case} = .init(rawValue: {f.f.number})")
+            if f.mark_present:
+                self.line(f"{ind}  {f.mark_present}")
             self.line(f"{ind}  {c} = {self._write_value(f, 'v')}")
             self.line(f"{ind}}}")
         elif f.map:
@@ -769,9 +799,15 @@ def swift_file_name(proto_name):
 
 
 def module_of(fd):
+    if fd.name in FILE_MODULES:
+        return FILE_MODULES[fd.name]
     if fd.package not in MODULES:
         raise GenError(f"{fd.name}: package {fd.package!r} has no module in swiftgen.py")
     return MODULES[fd.package]
+
+
+def all_modules():
+    return set(MODULES.values()) | set(FILE_MODULES.values())
 
 
 def generate(fds, c_dir, sources, targets):
@@ -779,7 +815,7 @@ def generate(fds, c_dir, sources, targets):
     cnames = CNames(c_dir)
     wanted = set(targets)
     by_name = {fd.name: fd for fd in fds.file}
-    modules = sorted(set(MODULES.values()), key=lambda m: (m != RUNTIME, m))
+    modules = sorted(all_modules(), key=lambda m: (m != RUNTIME, m))
     # Per module: Swift file name -> text, descriptor accessors, descriptor names (in the set's
     # order: protoc lists a file after the files it imports), its .proto files.
     swift = {m: {} for m in modules}
@@ -1050,7 +1086,7 @@ def main():
     ap.add_argument("protos", nargs="*", help="proto file names (as protoc saw them) to generate")
     a = ap.parse_args()
     if a.list_outputs:
-        for module in sorted(set(MODULES.values())):
+        for module in sorted(all_modules()):
             print(f"Sources/{module}C")
             print(f"Sources/{module}/Generated")
         return
