@@ -13,6 +13,11 @@ public import CProtobufC
     -> String
   {
     guard let p, p.pointee != 0 else { return "" }
+    // Up to 15 UTF-8 bytes, a String is held inline and allocates nothing; a longer one is
+    // built once per decode (ProtoDecodeSharing).
+    var short = 1
+    while short < 16 && p[short] != 0 { short += 1 }
+    if short == 16 { return try ProtoDecodeSharing.string(p) }
     guard let s = String(validatingCString: p) else {
       // The caller rethrows with the message name and size; see decodeThroughC.
       throw ProtoDecodingError(message: "", reason: .invalidUTF8, byteCount: 0)
