@@ -1101,6 +1101,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--list-outputs", action="store_true",
                     help="print the folders this script writes (relative to the package) and exit")
+    ap.add_argument("--list-namespaces", action="store_true",
+                    help="print NAMESPACES as grpc-wire-gen's --namespace=PACKAGE=Name and exit")
     ap.add_argument("--descriptor-set")
     ap.add_argument("--c-dir", help="where protoc-c wrote *.pb-c.[ch]")
     ap.add_argument("--sources", help="the package's Sources folder")
@@ -1110,6 +1112,10 @@ def main():
         for module in sorted(all_modules()):
             print(f"Sources/{module}C")
             print(f"Sources/{module}/Generated")
+        return
+    if a.list_namespaces:
+        for package, ns in sorted(NAMESPACES.items()):
+            print(f"--namespace={package}={ns}")
         return
     if not (a.descriptor_set and a.c_dir and a.sources and a.protos):
         ap.error("--descriptor-set, --c-dir, --sources and the protos are required")

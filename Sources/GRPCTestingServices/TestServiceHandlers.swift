@@ -10,65 +10,48 @@ typealias Service = GRPCTesting.TestService
 /// Served by `interop-server` and, beside Fleet Engine, by `fleet-sim`; the handlers keep no
 /// state between calls.
 public enum TestServiceHandlers {
-  /// Registers every TestService method on `server` (before it starts); with
-  /// `unaryOnLoop`, the unary ones run on the server's event loop with no task
-  /// (``GRPCServer/registerOnLoop(unary:interceptors:_:)``).
+  /// Registers every TestService method on `server` (before it starts), through the generated
+  /// `GRPCServer.register(_:)` of ``TestServiceImplementation``; with `unaryOnLoop`, the unary
+  /// ones then run on the server's event loop with no task
+  /// (``GRPCServer/registerOnLoop(unary:interceptors:_:)``, which replaces their registration).
   public static func register(on server: GRPCServer, unaryOnLoop: Bool = false) {
-    unary(Service.emptyCall, on: server, onLoop: unaryOnLoop) { _, context in
-      echoMetadata(context)
-      return GRPCTesting.Empty()
-    }
-    unary(Service.unaryCall, on: server, onLoop: unaryOnLoop) { request, context in
-      echoMetadata(context)
-      try checkCompression(request.expectCompressed, context)
-      if let status = request.responseStatus, status.code != 0 { throw echoed(status) }
-      context.setCompressResponses(request.responseCompressed?.value ?? false)
-      var response = GRPCTesting.SimpleResponse()
-      response.payload = payload(try PayloadSize.checked(request.responseSize, "response_size", context))
-      return response
-    }
-    unary(Service.cacheableUnaryCall, on: server, onLoop: unaryOnLoop) { request, context in
-      echoMetadata(context)
-      var response = GRPCTesting.SimpleResponse()
-      response.payload = payload(try PayloadSize.checked(request.responseSize, "response_size", context))
-      return response
-    }
-    server.register(serverStreaming: Service.streamingOutputCall) { request, writer, context in
-      echoMetadata(context)
-      try await respond(to: request, writer, context)
-    }
-    server.register(clientStreaming: Service.streamingInputCall) { requests, context in
-      echoMetadata(context)
-      var total = 0
-      for try await request in requests {
-        try checkCompression(request.expectCompressed, context)
-        total += request.payload?.body.count ?? 0
-      }
-      var response = GRPCTesting.StreamingInputCallResponse()
-      response.aggregatedPayloadSize = Int32(total)
-      return response
-    }
-    server.register(bidirectional: Service.fullDuplexCall) { requests, writer, context in
-      echoMetadata(context)
-      for try await request in requests { try await respond(to: request, writer, context) }
-    }
-    server.register(bidirectional: Service.halfDuplexCall) { requests, writer, context in
-      echoMetadata(context)
-      var all: [GRPCTesting.StreamingOutputCallRequest] = []
-      for try await request in requests { all.append(request) }
-      for request in all { try await respond(to: request, writer, context) }
+    server.register(TestServiceImplementation())
+    if unaryOnLoop {
+      server.registerOnLoop(unary: Service.emptyCall, emptyCall)
+      server.registerOnLoop(unary: Service.unaryCall, unaryCall)
+      server.registerOnLoop(unary: Service.cacheableUnaryCall, cacheableUnaryCall)
     }
   }
 
-  private static func unary<Request, Response>(
-    _ method: ProtoMethod<Request, Response>, on server: GRPCServer, onLoop: Bool,
-    _ handler: @escaping @Sendable (Request, ServerContext) throws -> Response
-  ) {
-    if onLoop {
-      server.registerOnLoop(unary: method, handler)
-    } else {
-      server.register(unary: method) { request, context in try handler(request, context) }
-    }
+  // The unary handlers, synchronous so that they also run on the loop.
+
+  static func emptyCall(_ request: GRPCTesting.Empty, _ context: ServerContext) -> GRPCTesting.Empty
+  {
+    echoMetadata(context)
+    return GRPCTesting.Empty()
+  }
+
+  static func unaryCall(
+    _ request: GRPCTesting.SimpleRequest, _ context: ServerContext
+  ) throws -> GRPCTesting.SimpleResponse {
+    echoMetadata(context)
+    try checkCompression(request.expectCompressed, context)
+    if let status = request.responseStatus, status.code != 0 { throw echoed(status) }
+    context.setCompressResponses(request.responseCompressed?.value ?? false)
+    var response = GRPCTesting.SimpleResponse()
+    response.payload = payload(
+      try PayloadSize.checked(request.responseSize, "response_size", context))
+    return response
+  }
+
+  static func cacheableUnaryCall(
+    _ request: GRPCTesting.SimpleRequest, _ context: ServerContext
+  ) throws -> GRPCTesting.SimpleResponse {
+    echoMetadata(context)
+    var response = GRPCTesting.SimpleResponse()
+    response.payload = payload(
+      try PayloadSize.checked(request.responseSize, "response_size", context))
+    return response
   }
 
   static func respond(

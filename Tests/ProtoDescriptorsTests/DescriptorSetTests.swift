@@ -17,7 +17,8 @@ struct DescriptorSetTests {
     let made = try await Self.made.value
     let set = try GoogleProtobuf.FileDescriptorSet(serializedBytes: made.set)
     let ours = DescriptorPeer.rows(set)
-    #expect(ours.count == made.summary.count, "rows: ours \(ours.count), Google's \(made.summary.count)")
+    #expect(
+      ours.count == made.summary.count, "rows: ours \(ours.count), Google's \(made.summary.count)")
     for (index, (mine, google)) in zip(ours, made.summary).enumerated() where mine != google {
       Issue.record("row \(index): ours \(mine), Google's \(google)")
       break
@@ -70,7 +71,8 @@ enum DescriptorPeer {
     if output.status != 0 { output.attach(as: "descriptor_peer-make") }
     try #require(output.status == 0, "descriptor_peer.py make:\n\(output.transcript)")
     let printed = try JSONDecoder().decode(Printed.self, from: Data(output.stdout))
-    let set = try #require(Data(base64Encoded: printed.set), "descriptor_peer.py: set is not base64")
+    let set = try #require(
+      Data(base64Encoded: printed.set), "descriptor_peer.py: set is not base64")
     return Made(set: Array(set), summary: printed.summary)
   }
 
