@@ -43,20 +43,34 @@ public final class HealthService: Sendable {
 
   /// Registers `Check` and `Watch` on `server` (before it starts).
   public func register(on server: GRPCServer) {
-    server.register(unary: GRPCHealthV1.Health.check) { [self] request, _ in
-      guard let status = status(of: request.service) else {
+    server.register(Handlers(health: self))
+  }
+
+  /// `Check` and `Watch` as the generated `ServiceProtocol` has them: a type apart, as the
+  /// protocol's module is not part of this one's API.
+  private struct Handlers: GRPCHealthV1.Health.ServiceProtocol {
+    let health: HealthService
+
+    func check(
+      _ request: GRPCHealthV1.HealthCheckRequest, context: ServerContext
+    ) async throws -> GRPCHealthV1.HealthCheckResponse {
+      guard let status = health.status(of: request.service) else {
         throw RPCError(
           code: .notFound,
           message: "no health status for service '\(request.service)': the server does not "
             + "report one (\"\" is the whole server)")
       }
-      return Self.response(status.wire)
+      return HealthService.response(status.wire)
     }
-    server.register(serverStreaming: GRPCHealthV1.Health.watch) { [self] request, responses, _ in
+
+    func watch(
+      _ request: GRPCHealthV1.HealthCheckRequest,
+      responses: ResponseWriter<GRPCHealthV1.HealthCheckResponse>, context: ServerContext
+    ) async throws {
       var sent: WireStatus?
       // Ends when the call is cancelled: the client went away or the server shut down.
-      for await status in updates(of: request.service) where status != sent {
-        try await responses.write(Self.response(status))
+      for await status in health.updates(of: request.service) where status != sent {
+        try await responses.write(HealthService.response(status))
         sent = status
       }
     }
