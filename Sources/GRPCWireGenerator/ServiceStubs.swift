@@ -229,6 +229,18 @@ extension ServiceStubs {
       let name = service.name ?? ""
       full = package.isEmpty ? name : "\(package).\(name)"
       swift = "\(namespace).\(name)"
+      if namespace.isEmpty {
+        throw GeneratorError(
+          file: fileName, element: "service \(name)",
+          reason: "the file declares no package, so its services have no namespace to live in; "
+            + "give it a `package`")
+      }
+      if types.swiftNames["." + full] != nil {
+        throw GeneratorError(
+          file: fileName, element: "service \(name)",
+          reason: "a message of package \(package) has the same name, and both would be "
+            + "\(swift) in Swift")
+      }
       let comments = Comments(file)
       var seen: [String: String] = [:]
       for (methodIndex, method) in service.method.enumerated() {

@@ -71,6 +71,36 @@ struct StubErrorTests {
     }
   }
 
+  @Test("a service in a file with no package")
+  func noPackage() {
+    var set = Self.set(rpcs: ["Get"])
+    set.file[0].package = nil
+    set.file[0].service[0].method[0].inputType = ".Order"
+    set.file[0].service[0].method[0].outputType = ".Order"
+    #expect(
+      throws: GeneratorError(
+        file: "acme/orders.proto", element: "service Orders",
+        reason: "the file declares no package, so its services have no namespace to live in; "
+          + "give it a `package`")
+    ) {
+      try Self.generate(set)
+    }
+  }
+
+  @Test("a service named like a message of its package")
+  func serviceNamedLikeMessage() {
+    var set = Self.set(rpcs: ["Get"])
+    set.file[0].service[0].name = "Order"
+    #expect(
+      throws: GeneratorError(
+        file: "acme/orders.proto", element: "service Order",
+        reason: "a message of package acme.orders has the same name, and both would be "
+          + "AcmeOrders.Order in Swift")
+    ) {
+      try Self.generate(set)
+    }
+  }
+
   @Test("an RPC named like a Swift keyword is written in backticks; output is deterministic")
   func keyword() throws {
     let text = try #require(try Self.generate(Self.set(rpcs: ["Default", "Get"])).first)
