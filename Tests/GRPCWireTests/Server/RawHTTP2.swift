@@ -74,7 +74,7 @@ enum RawHTTP2 {
 }
 
 /// A blocking loopback TCP socket for playing a misbehaving client.
-final class RawSocket {
+final class RawSocket: Sendable {
   let fd: Int32
 
   enum Outcome: Equatable {
@@ -100,6 +100,11 @@ final class RawSocket {
       close(fd)
       throw POSIXError(.ECONNREFUSED)
     }
+  }
+
+  /// A connected socket already open (one a ``RawListener`` accepted); closed with this.
+  init(adopting fd: Int32) {
+    self.fd = fd
   }
 
   deinit { close(fd) }

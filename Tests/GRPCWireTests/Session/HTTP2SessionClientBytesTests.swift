@@ -1,0 +1,144 @@
+import GRPCTestingProtos
+import Testing
+
+@testable import GRPCWire
+
+/// ``HTTP2Session`` in the client role, byte by byte: a ``GRPCChannel`` calls a loopback socket
+/// the test answers by hand with raw frames, and the frames the channel sends are checked
+/// against what RFC 9113 and the gRPC wire format make of our settings and of one call (header
+/// blocks decoded with nghttp2's HPACK inflater, everything else compared as bytes).
+@Suite("HTTP2Session, client role: frames in, frames out", .timeLimit(.minutes(1)))
+struct HTTP2SessionClientBytesTests {
+  /// The client connection preface (RFC 9113 3.4), before its SETTINGS.
+  static let prefaceMagic = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+
+  /// The client's SETTINGS for ``ChannelOptions``' defaults: ENABLE_PUSH 0, INITIAL_WINDOW_SIZE
+  /// 4 MiB, MAX_HEADER_LIST_SIZE 64 KiB; then the connection window raised from 65,535 to
+  /// 16 MiB by a WINDOW_UPDATE of 16,711,681 on stream 0.
+  static let clientSettings: [UInt8] =
+    [0x00, 0x00, 0x12, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00]
+    + [0x00, 0x02, 0x00, 0x00, 0x00, 0x00] + [0x00, 0x04, 0x00, 0x40, 0x00, 0x00]
+    + [0x00, 0x06, 0x00, 0x01, 0x00, 0x00]
+  static let connectionWindowUpdate: [UInt8] =
+    [0x00, 0x00, 0x04, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xFF, 0x00, 0x01]
+  static let settingsAck: [UInt8] = [0x00, 0x00, 0x00, 0x04, 0x01, 0x00, 0x00, 0x00, 0x00]
+
+  // The calls run in tasks that prefer the channel's loop: they start there at once, not
+  // when a thread of the cooperative pool (which other suites may hold) gets to them.
+
+  /// A SimpleRequest whose payload is "xyz".
+  static var request: GRPCTesting.SimpleRequest {
+    var request = GRPCTesting.SimpleRequest()
+    var payload = GRPCTesting.Payload()
+    payload.body = Array("xyz".utf8)
+    request.payload = payload
+    return request
+  }
+
+  /// Reads the connection's start, answers it with our SETTINGS and the ACK of the client's,
+  /// then reads the whole request of stream 1 (until END_STREAM), and checks them: SETTINGS
+  /// and WINDOW_UPDATE first (a client starts no stream before the server's SETTINGS), then
+  /// the ACK of ours, HEADERS and one DATA of stream 1.
+  static func readRequest(_ socket: RawSocket, port: Int) async throws {
+    let (magic, start, closed) = await socket.frames(skipping: prefaceMagic.count, timeout: .seconds(10)) {
+      $0.count >= 2
+    }
+    #expect(!closed)
+    #expect(magic == prefaceMagic)
+    try #require(start.count == 2, "frames: \(start)")
+    #expect(start[0].bytes == clientSettings)
+    #expect(start[1].bytes == connectionWindowUpdate)
+    socket.send(RawHTTP2.frame(type: 0x4, stream: 0) + settingsAck)
+    let (_, frames, _) = await socket.frames(timeout: .seconds(10)) { frames in
+      frames.contains { $0.stream == 1 && $0.flags & 0x1 != 0 }
+    }
+    #expect(frames.filter { $0.stream == 0 }.map(\.bytes) == [settingsAck], "frames: \(frames)")
+    let request = frames.filter { $0.stream == 1 }
+    try #require(request.count == 2, "frames: \(frames)")
+    let headers = request[0]
+    #expect(Array(headers.bytes[3..<9]) == [0x01, 0x04, 0x00, 0x00, 0x00, 0x01])  // HEADERS, END_HEADERS
+    let fields = try #require(HPACKReader().fields(of: headers))
+    let pseudo = fields.prefix { $0.name.hasPrefix(":") }.map { "\($0.name) \($0.value)" }
+    #expect(
+      Set(pseudo) == [
+        ":method POST", ":scheme http", ":path /grpc.testing.TestService/UnaryCall",
+        ":authority 127.0.0.1:\(port)",
+      ])
+    #expect(fields.contains { $0.name == "content-type" && $0.value == "application/grpc" })
+    #expect(fields.contains { $0.name == "te" && $0.value == "trailers" })
+    // SimpleRequest{payload: Payload{body: "xyz"}} behind the 5-byte prefix, with END_STREAM:
+    // field 3 (length 5) holding field 2 (length 3).
+    #expect(
+      request[1].bytes == [0x00, 0x00, 0x0C, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01]
+        + [0x00, 0x00, 0x00, 0x00, 0x07, 0x1A, 0x05, 0x12, 0x03, 0x78, 0x79, 0x7A])
+  }
+
+  /// A server's whole answer on stream 1: HEADERS, DATA with SimpleResponse{payload:
+  /// Payload{body: "abc"}}, trailers.
+  static let answer: [UInt8] =
+    RawHTTP2.frame(
+      type: 0x1, flags: 0x4, stream: 1,
+      RawHTTP2.headerBlock([(":status", "200"), ("content-type", "application/grpc")]))
+    + RawHTTP2.frame(
+      type: 0x0, stream: 1,
+      [0x00, 0x00, 0x00, 0x00, 0x07, 0x0A, 0x05, 0x12, 0x03, 0x61, 0x62, 0x63])
+    + RawHTTP2.frame(type: 0x1, flags: 0x5, stream: 1, RawHTTP2.headerBlock([("grpc-status", "0")]))
+
+  /// One unary call answered with ``answer``, written whole or one byte per write; then the
+  /// channel closes. Checks the request, the response, and the GOAWAY that ends the
+  /// connection.
+  static func unaryCall(bytewise: Bool) async throws {
+    let listener = try RawListener()
+    let channel = GRPCChannel(host: "127.0.0.1", port: listener.port)
+    let call = Task(executorPreference: channel.eventLoop) {
+      try await channel.unary(GRPCTesting.TestService.unaryCall, request)
+    }
+    let socket = try #require(await listener.accept(timeout: .seconds(10)), "the channel did not connect")
+    try await readRequest(socket, port: listener.port)
+    if bytewise { socket.sendBytewise(answer) } else { socket.send(answer) }
+    let response = try await call.value
+    #expect(response.message.payload?.body == Array("abc".utf8))
+    channel.close()
+    let (_, frames, _) = await socket.frames(timeout: .seconds(10)) { frames in
+      frames.contains { $0.type == 0x7 }
+    }
+    // GOAWAY: no flags, stream 0; last stream 0 (a client accepts none), NO_ERROR.
+    #expect(
+      frames.last?.bytes
+        == [0x00, 0x00, 0x08, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00]
+        + [0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00], "frames: \(frames)")
+  }
+
+  @Test("a unary call: SETTINGS, WINDOW_UPDATE, HEADERS, DATA out; an answer written whole completes it; GOAWAY on close")
+  func unaryWhole() async throws {
+    try await Self.unaryCall(bytewise: false)
+  }
+
+  @Test("the same call answered one byte per write completes the same")
+  func unaryBytewise() async throws {
+    try await Self.unaryCall(bytewise: true)
+  }
+
+  @Test("a call cancelled before its answer resets its stream: RST_STREAM CANCEL")
+  func cancelResets() async throws {
+    let listener = try RawListener()
+    let channel = GRPCChannel(host: "127.0.0.1", port: listener.port)
+    defer { channel.close() }
+    let call = Task(executorPreference: channel.eventLoop) {
+      try await channel.unary(GRPCTesting.TestService.unaryCall, Self.request)
+    }
+    let socket = try #require(await listener.accept(timeout: .seconds(10)), "the channel did not connect")
+    try await Self.readRequest(socket, port: listener.port)
+    call.cancel()
+    let (_, frames, _) = await socket.frames(timeout: .seconds(10)) { frames in
+      frames.contains { $0.type == 0x3 }
+    }
+    let reset = try #require(frames.first { $0.type == 0x3 }, "frames: \(frames)")
+    #expect(
+      reset.bytes == [0x00, 0x00, 0x04, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x08])
+    await #expect(throws: RPCError.self) { try await call.value }
+    if case .failure(let error as RPCError) = await call.result {
+      #expect(error.code == .cancelled)
+    }
+  }
+}
