@@ -38,70 +38,101 @@ extension FleetEngine.Trip {
   }
 
   /// Phase two of ``merge(cMessage:)``: `plan`'s values into this trip, and the scalar
-  /// fields straight from `c`.
+  /// fields straight from `c`, concern by concern in the order of the trip's fields (the
+  /// stops are shared with the waypoints once those are in, the first path with the route
+  /// at the end).
   private mutating func apply(_ plan: TripMergePlan, _ c: UnsafePointer<CMessage>)
     -> TripModelUpdatedPropertyFields
   {
     var changed: TripModelUpdatedPropertyFields = []
-    @inline(__always) func note(_ field: TripModelUpdatedPropertyFields, _ differ: Bool) {
-      if differ { changed.insert(field) }
-    }
-    let m = c.pointee
     let indexBefore = knownIntermediateDestinationIndex
+    applyIdentity(plan, c, &changed)
+    applyStops(plan, c, &changed)
+    applyRemainingWaypoints(plan, c, &changed)
+    applyActiveRoute(plan, c, &changed)
+    applyVehicle(plan, c, &changed)
+    shareFirstPathWithRoute()
+    changed.insert(.intermediateDestinationIndex, if: knownIntermediateDestinationIndex != indexBefore)
+    return changed
+  }
+
+  /// The trip's name, vehicle, status and type.
+  @inline(__always)
+  private mutating func applyIdentity(
+    _ plan: TripMergePlan, _ c: UnsafePointer<CMessage>,
+    _ changed: inout TripModelUpdatedPropertyFields
+  ) {
     if let v = plan.name {
-      note(.tripName, v != name)
+      changed.insert(.tripName, if: v != name)
       name = v
     }
     if let v = plan.vehicleID {
-      note(.vehicleID, v != vehicleID)
+      changed.insert(.vehicleID, if: v != vehicleID)
       vehicleID = v
     }
-    let status = FleetEngine.TripStatus(rawValue: Int32(truncatingIfNeeded: m.trip_status.rawValue))
+    let status = FleetEngine.TripStatus(
+      rawValue: Int32(truncatingIfNeeded: c.pointee.trip_status.rawValue))
     if status != .unknownTripStatus, status != tripStatus {
       tripStatus = status
       changed.insert(.tripStatus)
     }
-    let type = FleetEngine.TripType(rawValue: Int32(truncatingIfNeeded: m.trip_type.rawValue))
+    let type = FleetEngine.TripType(rawValue: Int32(truncatingIfNeeded: c.pointee.trip_type.rawValue))
     if type != .unknownTripType, type != tripType {
       tripType = type
       changed.insert(.tripType)
     }
+  }
+
+  /// The pickup, the intermediate destinations and the drop-off: places, times and ETAs.
+  @inline(__always)
+  private mutating func applyStops(
+    _ plan: TripMergePlan, _ c: UnsafePointer<CMessage>,
+    _ changed: inout TripModelUpdatedPropertyFields
+  ) {
     if let v = plan.pickupPoint {
-      note(.pickupLocation, v.point != pickupPoint?.point)
+      changed.insert(.pickupLocation, if: v.point != pickupPoint?.point)
       pickupPoint = v
     }
     if let v = plan.actualPickupPoint { actualPickupPoint = v }
     if let v = plan.actualPickupArrivalPoint { actualPickupArrivalPoint = v }
     if let v = plan.pickupTime {
-      note(.pickupETA, v != pickupTime)
+      changed.insert(.pickupETA, if: v != pickupTime)
       pickupTime = v
     }
     let destinationsChanged = plan.intermediateDestinationsVersion != nil
     if let v = plan.intermediateDestinationsVersion { intermediateDestinationsVersion = v }
     if let v = plan.intermediateDestinations {
-      note(.intermediateDestinations, v != intermediateDestinations)
+      changed.insert(.intermediateDestinations, if: v != intermediateDestinations)
       intermediateDestinations = v
     }
     // 0 is also the first destination's index: taken when the destinations themselves
     // changed (a new list starts again), otherwise it cannot be told from "left out".
-    if m.intermediate_destination_index != 0 || destinationsChanged,
-      m.intermediate_destination_index != intermediateDestinationIndex
-    {
-      intermediateDestinationIndex = m.intermediate_destination_index
+    let index = c.pointee.intermediate_destination_index
+    if index != 0 || destinationsChanged, index != intermediateDestinationIndex {
+      intermediateDestinationIndex = index
     }
     if let v = plan.actualIntermediateDestinationArrivalPoints {
       actualIntermediateDestinationArrivalPoints = v
     }
     if let v = plan.actualIntermediateDestinations { actualIntermediateDestinations = v }
     if let v = plan.dropoffPoint {
-      note(.dropoffLocation, v.point != dropoffPoint?.point)
+      changed.insert(.dropoffLocation, if: v.point != dropoffPoint?.point)
       dropoffPoint = v
     }
     if let v = plan.actualDropoffPoint { actualDropoffPoint = v }
     if let v = plan.dropoffTime {
-      note(.dropoffETA, v != dropoffTime)
+      changed.insert(.dropoffETA, if: v != dropoffTime)
       dropoffTime = v
     }
+  }
+
+  /// The remaining waypoints, their versions and the vehicle's waypoints; the remaining route
+  /// (made of the remaining waypoints) is compared only when they changed.
+  @inline(__always)
+  private mutating func applyRemainingWaypoints(
+    _ plan: TripMergePlan, _ c: UnsafePointer<CMessage>,
+    _ changed: inout TripModelUpdatedPropertyFields
+  ) {
     if let v = plan.remainingWaypointsVersion { remainingWaypointsVersion = v }
     if let v = plan.remainingWaypointsRouteVersion { remainingWaypointsRouteVersion = v }
     if !plan.waypointNumbers.isEmpty {
@@ -122,8 +153,6 @@ extension FleetEngine.Trip {
     if let v = plan.remainingWaypoints {
       if v != remainingWaypoints {
         changed.insert(.remainingWaypoints)
-        // The remaining route is made of the remaining waypoints: only looked at when they
-        // changed.
         changed.formUnion(RemainingRoute.changedFields(from: remainingWaypoints, to: v))
       }
       remainingWaypoints = v
@@ -131,47 +160,62 @@ extension FleetEngine.Trip {
       if plan.changesStops { shareStopLocations(as: c) }
     }
     if let v = plan.vehicleWaypoints { vehicleWaypoints = v }
+  }
+
+  /// The active route: its segment, traffic, end point, remaining distance and the ETA to
+  /// the next waypoint.
+  @inline(__always)
+  private mutating func applyActiveRoute(
+    _ plan: TripMergePlan, _ c: UnsafePointer<CMessage>,
+    _ changed: inout TripModelUpdatedPropertyFields
+  ) {
     if let v = plan.currentRouteSegmentVersion { currentRouteSegmentVersion = v }
     if let v = plan.route {
-      note(.activeRoute, v != route)
+      changed.insert(.activeRoute, if: v != route)
       route = v
     }
     if let v = plan.currentRouteSegment { currentRouteSegment = v }
     if let v = plan.currentRouteSegmentTrafficVersion { currentRouteSegmentTrafficVersion = v }
     if let v = plan.currentRouteSegmentTraffic {
-      note(.activeRouteTraffic, v != currentRouteSegmentTraffic)
+      changed.insert(.activeRouteTraffic, if: v != currentRouteSegmentTraffic)
       currentRouteSegmentTraffic = v
     }
     if var v = plan.currentRouteSegmentEndPoint {
-      shareStop(of: &v, as: m.current_route_segment_end_point)
+      shareStop(of: &v, as: c.pointee.current_route_segment_end_point)
       currentRouteSegmentEndPoint = v
     }
-    if let p = m.remaining_distance_meters, p.pointee.value != remainingDistanceMeters {
+    if let p = c.pointee.remaining_distance_meters, p.pointee.value != remainingDistanceMeters {
       remainingDistanceMeters = p.pointee.value
       changed.insert(.activeRouteRemainingDistance)
     }
     if let v = plan.etaToFirstWaypoint {
-      note(.etaToNextWaypoint, v != etaToFirstWaypoint)
+      changed.insert(.etaToNextWaypoint, if: v != etaToFirstWaypoint)
       etaToFirstWaypoint = v
     }
     if let v = plan.remainingTimeToFirstWaypoint { remainingTimeToFirstWaypoint = v }
-    if m.number_of_passengers != 0, m.number_of_passengers != numberOfPassengers {
-      numberOfPassengers = m.number_of_passengers
+  }
+
+  /// The vehicle's passengers and location, the view, the attributes and unknown fields.
+  @inline(__always)
+  private mutating func applyVehicle(
+    _ plan: TripMergePlan, _ c: UnsafePointer<CMessage>,
+    _ changed: inout TripModelUpdatedPropertyFields
+  ) {
+    let passengers = c.pointee.number_of_passengers
+    if passengers != 0, passengers != numberOfPassengers {
+      numberOfPassengers = passengers
       changed.insert(.numberOfPassengers)
     }
     if let v = plan.lastLocation {
-      note(.vehicleLocation, v.location != lastLocation?.location)
+      changed.insert(.vehicleLocation, if: v.location != lastLocation?.location)
       lastLocation = v
     }
-    let snappable = m.last_location_snappable != 0
+    let snappable = c.pointee.last_location_snappable != 0
     if snappable != lastLocationSnappable { lastLocationSnappable = snappable }
-    let view = FleetEngine.TripView(rawValue: Int32(truncatingIfNeeded: m.view.rawValue))
+    let view = FleetEngine.TripView(rawValue: Int32(truncatingIfNeeded: c.pointee.view.rawValue))
     if view != .unspecified, view != self.view { self.view = view }
     if let v = plan.attributes { attributes = v }
     if let v = plan.unknownFields { unknownFields = v }
-    shareFirstPathWithRoute()
-    note(.intermediateDestinationIndex, knownIntermediateDestinationIndex != indexBefore)
-    return changed
   }
 
   /// Makes the first remaining waypoint's path share the active route's storage when the two
@@ -254,5 +298,13 @@ private struct OwnStops {
     } else if let stop = intermediate.first(where: { $0.matches(cMessage: location) }) {
       waypoint.location = stop
     }
+  }
+}
+
+extension TripModelUpdatedPropertyFields {
+  /// Adds `field` when `differ`: a merge's note that a property changed.
+  @inline(__always)
+  fileprivate mutating func insert(_ field: TripModelUpdatedPropertyFields, if differ: Bool) {
+    if differ { insert(field) }
   }
 }

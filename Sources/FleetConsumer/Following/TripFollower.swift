@@ -1,7 +1,8 @@
 internal import FleetProtos
 
-/// The follow loop of one trip model, as a value: when to poll, how to fold a response into
-/// the known trip, what to tell subscribers, how long to wait, and when to stop.
+/// The follow loop of one trip model, as a value: when to poll, what to tell subscribers, how
+/// long to wait, and when to stop; the known trip, and how an answer is folded into it, is its
+/// ``FollowedTrip``.
 ///
 /// States: `inactive` (not following) → `following` (one loop generation, with a call in
 /// flight — a `GetTrip` poll or a `WatchTrip` stream of the trip feed — or due later in the
@@ -45,72 +46,11 @@ struct TripFollower {
     var wakeableFrom: UInt64?
   }
 
-  /// The versions of the parts of the trip already held, for the next `GetTrip` request.
-  ///
-  /// Made, compared with the poll template's and copied on every poll: each version is kept
-  /// as its two numbers, not as a `Timestamp` message, whose unknown fields would cost a
-  /// retain and a release per version at each step.
-  struct HeldVersions: Equatable {
-    var currentRouteSegment: Version?
-    var remainingWaypoints: Version?
-    var currentRouteSegmentTraffic: Version?
-    var remainingWaypointsRoute: Version?
-
-    init(
-      currentRouteSegment: GoogleProtobuf.Timestamp? = nil,
-      remainingWaypoints: GoogleProtobuf.Timestamp? = nil,
-      currentRouteSegmentTraffic: GoogleProtobuf.Timestamp? = nil,
-      remainingWaypointsRoute: GoogleProtobuf.Timestamp? = nil
-    ) {
-      self.currentRouteSegment = currentRouteSegment.map(Version.init)
-      self.remainingWaypoints = remainingWaypoints.map(Version.init)
-      self.currentRouteSegmentTraffic = currentRouteSegmentTraffic.map(Version.init)
-      self.remainingWaypointsRoute = remainingWaypointsRoute.map(Version.init)
-    }
-
-    /// The versions of the parts `trip` holds, read field by field (no message copied).
-    init(held trip: FleetEngine.Trip) {
-      currentRouteSegment = Version(trip.currentRouteSegmentVersion?.seconds, trip.currentRouteSegmentVersion?.nanos)
-      remainingWaypoints = Version(trip.remainingWaypointsVersion?.seconds, trip.remainingWaypointsVersion?.nanos)
-      currentRouteSegmentTraffic = Version(
-        trip.currentRouteSegmentTrafficVersion?.seconds, trip.currentRouteSegmentTrafficVersion?.nanos)
-      remainingWaypointsRoute = Version(
-        trip.remainingWaypointsRouteVersion?.seconds, trip.remainingWaypointsRouteVersion?.nanos)
-    }
-
-    /// A part's version: a `Timestamp`'s seconds and nanoseconds.
-    struct Version: Equatable {
-      let seconds: Int64
-      let nanos: Int32
-
-      init(_ timestamp: GoogleProtobuf.Timestamp) {
-        seconds = timestamp.seconds
-        nanos = timestamp.nanos
-      }
-
-      /// A version when both numbers are there (the timestamp is), else nil.
-      init?(_ seconds: Int64?, _ nanos: Int32?) {
-        guard let seconds, let nanos else { return nil }
-        self.seconds = seconds
-        self.nanos = nanos
-      }
-
-      /// The version as the request sends it.
-      var timestamp: GoogleProtobuf.Timestamp {
-        var timestamp = GoogleProtobuf.Timestamp()
-        timestamp.seconds = seconds
-        timestamp.nanos = nanos
-        return timestamp
-      }
-    }
-  }
-
   private(set) var state = State.inactive
+  /// The merged trip and how answers are folded into it.
+  private var followed = FollowedTrip()
   /// The merged trip, nil before the first successful response.
-  private(set) var trip: FleetEngine.Trip?
-  /// The field digests of the last poll's answer when `trip` is that answer merged (see
-  /// ``received(bytes:generation:ownTripID:)``); empty otherwise, which leaves nothing out.
-  private var digests = TripWireDigests()
+  var trip: FleetEngine.Trip? { followed.trip }
   private var lastGeneration: UInt64 = 0
   /// How often to poll and how to back off: the same for every model of a service, so held
   /// once per service rather than copied into each follower (72 bytes a trip).
@@ -327,7 +267,7 @@ struct TripFollower {
 
   /// Loop `generation`'s call answered `response` (a poll's answer, or one update of a feed
   /// stream, which stays in flight; `nextPollIn` is then meaningless), read in place from
-  /// protobuf-c's unpacked message: only what changed is decoded (``FleetEngine/Trip/merge(cMessage:)``).
+  /// protobuf-c's unpacked message: only what changed is decoded (``FollowedTrip``).
   ///
   /// `ownTripID` is the followed trip's ID, for ``Settings/hidesOtherTrips`` (empty: hide
   /// nothing). Throws, and changes nothing, when the response does not decode.
@@ -335,11 +275,10 @@ struct TripFollower {
     cMessage response: UnsafePointer<FleetEngine.Trip.CMessage>, generation: UInt64,
     ownTripID: String = ""
   ) throws(ProtoDecodingError) -> OnResponse {
-    // The trip no longer is the last poll's answer merged.
-    digests = TripWireDigests()
-    return try merged(
-      response, generation: generation, ownTripID: ownTripID,
-      hides: Self.hidesOtherTrips(response, ownTripID, settings))
+    let changes = try followed.received(
+      cMessage: response, current: isCurrentCall(generation), ownTripID: ownTripID,
+      hidesOtherTrips: settings.hidesOtherTrips)
+    return settled(changes)
   }
 
   /// Loop `generation`'s poll answered `bytes`, a serialized `Trip`: as
@@ -349,110 +288,33 @@ struct TripFollower {
   mutating func received(
     bytes: UnsafeRawBufferPointer, generation: UInt64, ownTripID: String = ""
   ) throws(ProtoDecodingError) -> OnResponse {
-    var scan = TripWireDigests.Scan()
-    let scanned = scan.read(bytes)
-    if scanned, trip != nil, case .following(let following) = state,
-      following.generation == generation, following.polling
-    {
-      let leftOut = scan.unchanged(since: digests)
-      if !leftOut.isEmpty,
-        let response = mergedLeavingOut(
-          leftOut, of: bytes, generation: generation, ownTripID: ownTripID)
-      {
-        digests.update(from: &scan)
-        return response
-      }
-    }
-    var hides = false
-    let response = try FleetEngine.Trip.withUnpacked(bytes) { (c) throws(ProtoDecodingError) in
-      hides = Self.hidesOtherTrips(c, ownTripID, settings)
-      return try merged(c, generation: generation, ownTripID: ownTripID, hides: hides)
-    }
-    switch response {
-    case .ignore: break
-    case .deliver, .finish:
-      // Kept while the trip is the answer merged as sent, not with other trips' stops hidden.
-      if scanned && !hides { digests.update(from: &scan) } else { digests = TripWireDigests() }
-    }
-    return response
+    let changes = try followed.received(
+      bytes: bytes, current: isCurrentCall(generation), ownTripID: ownTripID,
+      hidesOtherTrips: settings.hidesOtherTrips)
+    return settled(changes)
   }
 
-  /// `bytes` merged with the fields in `leftOut` left out; nil when it is to be merged whole:
-  /// when it names another trip (hiding it reads fields, the first waypoint and its ETA,
-  /// that may be left out), or when the merge failed (a merge that throws changes nothing;
-  /// whole, the answer fails with the error unpacking all of it gives).
-  private mutating func mergedLeavingOut(
-    _ leftOut: TripWireDigests.LeftOut, of bytes: UnsafeRawBufferPointer, generation: UInt64,
-    ownTripID: String
-  ) -> OnResponse? {
-    // Read before the closures: a method of `self` called from them copies the follower.
-    let settings = settings
-    do {
-      return try TripWireDigests.withFields(of: bytes, leavingOut: leftOut) {
-        (fields) throws(ProtoDecodingError) in
-        try FleetEngine.Trip.withUnpacked(fields) {
-          (c) throws(ProtoDecodingError) -> OnResponse? in
-          guard !Self.hidesOtherTrips(c, ownTripID, settings) else { return nil }
-          return try merged(
-            c, generation: generation, ownTripID: ownTripID, hides: false,
-            keepingWaypoints: leftOut.waypoints)
-        }
-      }
-    } catch {
-      return nil
-    }
+  /// Whether loop `generation` is the one following and has a call in flight: only its
+  /// answers are merged.
+  private func isCurrentCall(_ generation: UInt64) -> Bool {
+    guard case .following(let following) = state else { return false }
+    return following.generation == generation && following.polling
   }
 
-  /// Whether other trips' stops are to be hidden from `response`.
-  private static func hidesOtherTrips(
-    _ response: UnsafePointer<FleetEngine.Trip.CMessage>, _ ownTripID: String,
-    _ settings: Settings
-  ) -> Bool {
-    settings.hidesOtherTrips && FleetEngine.Trip.namesOtherTrips(response, ownTripID: ownTripID)
-  }
-
-  /// ``received(cMessage:generation:ownTripID:)``, other trips' stops hidden when `hides`.
-  private mutating func merged(
-    _ response: UnsafePointer<FleetEngine.Trip.CMessage>, generation: UInt64, ownTripID: String,
-    hides: Bool, keepingWaypoints kept: UInt64 = 0
-  ) throws(ProtoDecodingError) -> OnResponse {
-    switch state {
-    case .following(var following) where following.generation == generation && following.polling:
-      let changes: TripChanges
-      if trip != nil && !hides {
-        // The usual poll: merged in place, and the merge tells what it changed.
-        let changed = try trip!.merge(cMessage: response, keepingWaypoints: kept)
-        changes = TripChanges(changed: changed, in: trip!)
-      } else {
-        // The first answer, or one whose waypoints are other trips' to hide: what was reported
-        // before, then the answer merged (what did not change keeps its storage, so the
-        // comparisons find it unchanged at once) and the other trips hidden.
-        let previous = TripChanges.Reported(trip ?? FleetEngine.Trip())
-        let otherNext = hides ? try OtherTripsNextStop(response, ownTripID: ownTripID) : nil
-        if trip == nil {
-          var first = try FleetEngine.Trip(cMessage: response)
-          first.shareFirstPathWithRoute()
-          first.shareStopLocations(as: response)
-          trip = first
-        } else {
-          try trip!.merge(cMessage: response)
-        }
-        if hides { trip!.hideOtherTrips(after: otherNext, ownTripID: ownTripID) }
-        changes = TripChanges(from: previous, to: trip!)
-      }
-      if trip!.tripStatus.isTerminal {
-        state = .finished
-        return .finish(changes.events + [.stateChanged(.inactive)])
-      }
-      following.polling = following.watching
-      following.wakeableFrom = nil
-      following.consecutiveFailures = 0
-      following.retriedUnauthenticated = false
-      state = .following(following)
-      return .deliver(changes.events, nextPollIn: pollInterval)
-    case .following, .inactive, .finished:
-      return .ignore
+  /// The loop's next step once the call in flight was answered with `changes` merged (nil: a
+  /// stale generation's answer, dropped).
+  private mutating func settled(_ changes: TripChanges?) -> OnResponse {
+    guard let changes, case .following(var following) = state else { return .ignore }
+    if trip!.tripStatus.isTerminal {
+      state = .finished
+      return .finish(changes.events + [.stateChanged(.inactive)])
     }
+    following.polling = following.watching
+    following.wakeableFrom = nil
+    following.consecutiveFailures = 0
+    following.retriedUnauthenticated = false
+    state = .following(following)
+    return .deliver(changes.events, nextPollIn: pollInterval)
   }
 
   enum OnFailure: Equatable {
