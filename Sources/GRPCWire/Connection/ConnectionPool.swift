@@ -24,7 +24,7 @@ final class ConnectionPool: @unchecked Sendable {
 
   var connections: [ClientConnection] = []
   var backoff: ConnectionBackoff?
-  private var retryTimer: TimerID?
+  var retryTimer: TimerID?
   /// After a failed attempt while other connections serve: no connection is opened before
   /// this (the backoff's next attempt), so calls waiting for a stream do not reconnect in a
   /// tight loop to a server that turns connections away.
@@ -33,31 +33,31 @@ final class ConnectionPool: @unchecked Sendable {
   /// Calls with waitForReady while the channel backs off: started when a connection is
   /// ready. Calls that end meanwhile (their deadline, a cancel) are pruned as the queue
   /// doubles, so calls that time out at a high rate through a long outage do not pile up.
-  private var waitingForReady = CallQueue<ClientStream>()
+  var waitingForReady = CallQueue<ClientStream>()
   /// Run, once each, when a connection next becomes ready (``whenReady(_:)``); while any
   /// wait, the channel keeps connecting as for calls with waitForReady.
-  private var readyWaiters: [@Sendable () -> Void] = []
+  var readyWaiters: [@Sendable () -> Void] = []
   /// Calls refused more than once, waiting to be sent again (``start(_:after:)``): the
   /// pool's until then, so that a shutdown meanwhile ends them.
-  private var retryingLater: [ClientStream] = []
+  var retryingLater: [ClientStream] = []
   /// Calls for which every connection was at the server's stream limit, with the pool at
   /// `maxConnections`: started, in order, as streams end. From `waitingHead` on; entries
   /// before it are taken.
-  private var waitingForStream = CallQueue<ClientStream>()
+  var waitingForStream = CallQueue<ClientStream>()
   /// A start of the calls waiting for a stream is queued on the loop.
   private var waitingStartScheduled = false
   private var balancer: LoadBalancer
   /// The connections holding a place of ``ChannelOptions/sharedConnections``.
   var placeHolders = Set<ObjectIdentifier>()
   var connectionsOpened = 0
-  private var shutdownState: ShutdownState = .running
+  var shutdownState: ShutdownState = .running
   var tlsContext: Result<TLSContext, RPCError>?
   /// The proxy connections go through (nil: straight to the target), from
   /// ``ChannelOptions/proxy`` and the environment when the channel was made; a failure when
   /// its URL is unusable, which every connection attempt then reports.
   let proxy: Result<HTTPProxy?, RPCError>
 
-  private enum ShutdownState {
+  enum ShutdownState {
     case running
     /// No new calls; waiting for the open ones to end (until the grace period's deadline).
     case draining(done: [CheckedContinuation<Void, Never>])
@@ -214,7 +214,7 @@ final class ConnectionPool: @unchecked Sendable {
 
   /// Starts the calls waiting for a stream once the current work of the loop is done (it
   /// may be inside nghttp2's callbacks).
-  private func scheduleWaitingStart() {
+  func scheduleWaitingStart() {
     guard !waitingForStream.isEmpty, !waitingStartScheduled else { return }
     waitingStartScheduled = true
     loop.execute { [self] in
@@ -346,70 +346,5 @@ final class ConnectionPool: @unchecked Sendable {
   private func nextAttempt(afterFailureAt now: MonotonicInstant) -> MonotonicInstant {
     if backoff == nil { backoff = ConnectionBackoff(options.backoff, now: now) }
     return backoff!.attemptFailed(now: now)
-  }
-
-  // MARK: Shutdown (loop)
-
-  /// Stops new calls, lets open ones finish for up to `gracePeriod`, then cancels the rest and
-  /// closes every connection. Resumes `done` when nothing is left.
-  func shutdown(gracePeriod: Duration, done: CheckedContinuation<Void, Never>?) {
-    loop.assertInLoop()
-    switch shutdownState {
-    case .shutdown:
-      done?.resume()
-      return
-    case .draining(let waiters):
-      shutdownState = .draining(done: waiters + (done.map { [$0] } ?? []))
-      return
-    case .running:
-      shutdownState = .draining(done: done.map { [$0] } ?? [])
-    }
-    if let retryTimer {
-      loop.cancelTimer(retryTimer)
-      self.retryTimer = nil
-    }
-    let closed = RPCError(code: .unavailable, message: "the channel to \(target) is closed")
-    for stream in waitingForReady.removeAll() { stream.fail(closed, reset: false) }
-    readyWaiters.removeAll()
-    for stream in retryingLater { stream.fail(closed, reset: false) }
-    retryingLater.removeAll()
-    for stream in waitingForStream.removeAll() { stream.fail(closed, reset: false) }
-    // Connections that were not ready yet have nothing worth waiting for.
-    for connection in connections where !connection.isReady && !connection.goingAway {
-      connection.shutDown(closed)
-    }
-    let cancelled = RPCError(
-      code: .cancelled, message: "the channel was closed before the call finished")
-    let closeNow = { [self] in
-      for connection in connections { connection.cancelAll(cancelled) }
-      for connection in connections { connection.shutDown(closed) }
-      if connections.isEmpty { finishShutdown() }
-    }
-    if gracePeriod <= .zero || connections.allSatisfy({ $0.openCallCount == 0 }) {
-      closeNow()
-    } else {
-      _ = loop.scheduleTimer(at: .now.advanced(by: gracePeriod), closeNow)
-      // Connections close themselves as their last call ends (see callEnded).
-    }
-  }
-
-  /// A call on `connection` ended: a call waiting for a stream may take its place; during a
-  /// graceful shutdown an idle connection closes.
-  func callEnded(on connection: ClientConnection) {
-    scheduleWaitingStart()
-    guard case .draining = shutdownState, connection.openCallCount == 0 else { return }
-    // This runs inside nghttp2's stream-close callback: close once it has returned.
-    loop.execute { [self] in
-      guard connection.openCallCount == 0, !connection.isClosed else { return }
-      connection.shutDown(RPCError(code: .unavailable, message: "the channel to \(target) is closed"))
-    }
-  }
-
-  private func finishShutdown() {
-    guard case .draining(let waiters) = shutdownState else { return }
-    shutdownState = .shutdown
-    options.sharedConnections?.stopWaking(ObjectIdentifier(self))
-    setState(.shutdown)
-    for waiter in waiters { waiter.resume() }
   }
 }

@@ -1,0 +1,66 @@
+/// Shutting down: new calls refused, open ones given a grace period, then every connection
+/// closed (loop-only, as the pool).
+extension ConnectionPool {
+  /// Stops new calls, lets open ones finish for up to `gracePeriod`, then cancels the rest and
+  /// closes every connection. Resumes `done` when nothing is left.
+  func shutdown(gracePeriod: Duration, done: CheckedContinuation<Void, Never>?) {
+    loop.assertInLoop()
+    switch shutdownState {
+    case .shutdown:
+      done?.resume()
+      return
+    case .draining(let waiters):
+      shutdownState = .draining(done: waiters + (done.map { [$0] } ?? []))
+      return
+    case .running:
+      shutdownState = .draining(done: done.map { [$0] } ?? [])
+    }
+    if let retryTimer {
+      loop.cancelTimer(retryTimer)
+      self.retryTimer = nil
+    }
+    let closed = RPCError(code: .unavailable, message: "the channel to \(target) is closed")
+    for stream in waitingForReady.removeAll() { stream.fail(closed, reset: false) }
+    readyWaiters.removeAll()
+    for stream in retryingLater { stream.fail(closed, reset: false) }
+    retryingLater.removeAll()
+    for stream in waitingForStream.removeAll() { stream.fail(closed, reset: false) }
+    // Connections that were not ready yet have nothing worth waiting for.
+    for connection in connections where !connection.isReady && !connection.goingAway {
+      connection.shutDown(closed)
+    }
+    let cancelled = RPCError(
+      code: .cancelled, message: "the channel was closed before the call finished")
+    let closeNow = { [self] in
+      for connection in connections { connection.cancelAll(cancelled) }
+      for connection in connections { connection.shutDown(closed) }
+      if connections.isEmpty { finishShutdown() }
+    }
+    if gracePeriod <= .zero || connections.allSatisfy({ $0.openCallCount == 0 }) {
+      closeNow()
+    } else {
+      _ = loop.scheduleTimer(at: .now.advanced(by: gracePeriod), closeNow)
+      // Connections close themselves as their last call ends (see callEnded).
+    }
+  }
+
+  /// A call on `connection` ended: a call waiting for a stream may take its place; during a
+  /// graceful shutdown an idle connection closes.
+  func callEnded(on connection: ClientConnection) {
+    scheduleWaitingStart()
+    guard case .draining = shutdownState, connection.openCallCount == 0 else { return }
+    // This runs inside nghttp2's stream-close callback: close once it has returned.
+    loop.execute { [self] in
+      guard connection.openCallCount == 0, !connection.isClosed else { return }
+      connection.shutDown(RPCError(code: .unavailable, message: "the channel to \(target) is closed"))
+    }
+  }
+
+  func finishShutdown() {
+    guard case .draining(let waiters) = shutdownState else { return }
+    shutdownState = .shutdown
+    options.sharedConnections?.stopWaking(ObjectIdentifier(self))
+    setState(.shutdown)
+    for waiter in waiters { waiter.resume() }
+  }
+}
