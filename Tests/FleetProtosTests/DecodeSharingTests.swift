@@ -24,6 +24,31 @@ struct DecodeSharingTests {
     #expect(pickup.storage !== dropoff.storage)
   }
 
+  @Test("equal repeated message fields of one trip share one array; different ones do not")
+  func equalRepeatedFieldsShareArrays() throws {
+    let trip = try FleetEngine.Trip(serializedBytes: bytes)
+    #expect(sameArray(trip.vehicleWaypoints, trip.remainingWaypoints))
+    let current = try #require(trip.currentRouteSegmentTraffic?.speedReadingInterval)
+    let first = try #require(trip.remainingWaypoints[0].trafficToWaypoint?.speedReadingInterval)
+    #expect(current == first)
+    #expect(sameArray(current, first))
+    #expect(!sameArray(trip.route, trip.remainingWaypoints[0].pathToWaypoint))
+    #expect(
+      !sameArray(
+        trip.remainingWaypoints[0].pathToWaypoint, trip.remainingWaypoints[1].pathToWaypoint))
+  }
+
+  @Test("a change to a shared array changes that copy only")
+  func changingASharedArrayLeavesTheOthers() throws {
+    var trip = try FleetEngine.Trip(serializedBytes: bytes)
+    trip.vehicleWaypoints.removeLast()
+    trip.currentRouteSegmentTraffic?.speedReadingInterval[0].speed = .trafficJam
+    #expect(trip.vehicleWaypoints.count == 1)
+    #expect(trip.remainingWaypoints == SampleTrips.fullyPopulated.remainingWaypoints)
+    #expect(trip.currentRouteSegmentTraffic?.speedReadingInterval[0].speed == .trafficJam)
+    #expect(trip.remainingWaypoints[0].trafficToWaypoint?.speedReadingInterval[0].speed == .normal)
+  }
+
   @Test("a change to a shared waypoint changes that copy only")
   func changingASharedCopyLeavesTheOthers() throws {
     var trip = try FleetEngine.Trip(serializedBytes: bytes)
@@ -64,6 +89,10 @@ struct DecodeSharingTests {
     #expect(throws: ProtoDecodingError.self) { try FleetEngine.Trip(serializedBytes: corrupt) }
     let trip = try FleetEngine.Trip(serializedBytes: bytes)
     #expect(trip == SampleTrips.fullyPopulated)
+  }
+
+  private func sameArray<T>(_ a: [T], _ b: [T]) -> Bool {
+    a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } }
   }
 
   private func sameBuffer(_ a: String, _ b: String) -> Bool {

@@ -54,12 +54,20 @@ public import CProtobufC
     return try M(cMessage: p)
   }
 
+  /// A repeated message field; an equal one decoded before in the same decode is shared
+  /// (ProtoDecodeSharing), as a trip's `vehicle_waypoints` repeat its `remaining_waypoints`.
   @inlinable package static func messages<M: CBridgedMessage>(
     _ p: UnsafeMutablePointer<UnsafeMutablePointer<M.CMessage>?>?, _ n: Int, as: M.Type
   ) throws(ProtoDecodingError) -> [M] {
-    try map(p, n) { (element) throws(ProtoDecodingError) -> M in
+    guard n > 0, let p else { return [] }
+    if let held = ProtoDecodeSharing.array(of: M.self, count: n, where: { sameMessages($0, p, n) }) {
+      return held
+    }
+    let decoded = try map(p, n) { (element) throws(ProtoDecodingError) -> M in
       guard let element else { return M() }
       return try M(cMessage: element)
     }
+    ProtoDecodeSharing.keep(array: decoded)
+    return decoded
   }
 }

@@ -5,13 +5,13 @@
 #endif
 
 /// What one decode has already built, so that equal parts of a message are built once and
-/// shared: a string longer than Swift's inline 15 bytes, and the storage of a copy-on-write
-/// message (`COW_MESSAGES` in CodeGen/swiftgen.py).
+/// shared: a string longer than Swift's inline 15 bytes, the storage of a copy-on-write
+/// message (`COW_MESSAGES` in CodeGen/swiftgen.py), and the array of a repeated message field.
 ///
 /// A Fleet Engine trip repeats itself: `vehicle_waypoints` holds the `remaining_waypoints`,
 /// `current_route_segment_end_point` one of them, every terminal location the same place ID
 /// twice. Decoded apart, each copy cost its own heap allocations (a string's buffer, a
-/// storage object); shared, a copy costs a retain, and copies of a followed trip take their
+/// storage object, an array); shared, a copy costs a retain, and copies of a followed trip take their
 /// memory once. Sharing is invisible: the values are equal, and copy-on-write storage is
 /// copied before its first change.
 ///
@@ -21,12 +21,16 @@
 /// `init(cMessage:)` called outside a decode finds it idle and shares nothing.
 ///
 /// Matching is exact: a string is reused only for the same bytes, a storage only when the
-/// generated `matches(cMessage:)` says the C message decodes to exactly its value.
+/// generated `matches(cMessage:)` says the C message decodes to exactly its value, an array
+/// only when every element does.
 @usableFromInline package final class ProtoDecodeSharing {
   /// Strings of more than 15 UTF-8 bytes decoded so far (shorter ones allocate nothing).
   private var strings: [String] = []
   /// Copy-on-write storages decoded so far, with their class.
   private var storages: [(type: ObjectIdentifier, storage: AnyObject)] = []
+  /// Arrays of repeated message fields decoded so far, with their element type and count
+  /// (held as `Any`, which stores an array inline: no allocation).
+  private var arrays: [(element: ObjectIdentifier, count: Int, array: Any)] = []
   /// Decodes in progress on this thread (a decode inside a decode's body counts twice).
   private var depth = 0
   /// The arena the outermost decode unpacks into; emptied, not freed, when it returns.
@@ -40,6 +44,7 @@
   private init() {
     strings.reserveCapacity(Self.limit)
     storages.reserveCapacity(Self.limit)
+    arrays.reserveCapacity(Self.limit)
   }
 
   private static let key: pthread_key_t = {
@@ -80,6 +85,7 @@
       if sharing.depth == 0 {
         sharing.strings.removeAll(keepingCapacity: true)
         sharing.storages.removeAll(keepingCapacity: true)
+        sharing.arrays.removeAll(keepingCapacity: true)
         sharing.arena.reset()
       }
     }
@@ -132,5 +138,25 @@
   @usableFromInline package static func keep<S: AnyObject>(_ storage: S) {
     guard let sharing = active, sharing.storages.count < limit else { return }
     sharing.storages.append((ObjectIdentifier(S.self), storage))
+  }
+
+  /// An array of `count` elements of `Element` decoded before in this decode for which
+  /// `matches` is true.
+  @usableFromInline package static func array<Element>(
+    of element: Element.Type, count: Int, where matches: ([Element]) -> Bool
+  ) -> [Element]? {
+    guard let sharing = active else { return nil }
+    let id = ObjectIdentifier(element)
+    for held in sharing.arrays where held.element == id && held.count == count {
+      let array = held.array as! [Element]
+      if matches(array) { return array }
+    }
+    return nil
+  }
+
+  /// Remembers `array`, fully decoded, for the rest of this decode.
+  @usableFromInline package static func keep<Element>(array: [Element]) {
+    guard let sharing = active, sharing.arrays.count < limit else { return }
+    sharing.arrays.append((ObjectIdentifier(Element.self), array.count, array))
   }
 }
