@@ -93,12 +93,7 @@ struct InterceptorTests {
       context.setTrailingMetadata(trailers)
       return GRPCTesting.SimpleResponse()
     }
-    server.register(serverStreaming: Service.streamingOutputCall) { request, writer, _ in
-      for parameters in request.responseParameters {
-        try await Task.sleep(for: .microseconds(Int(parameters.intervalUs)))
-        try await writer.write(GRPCTesting.StreamingOutputCallResponse())
-      }
-    }
+    server.registerStreamingOutput(payloads: false)
     return server
   }
 

@@ -24,16 +24,7 @@ struct ServerEventLoopsTests {
       response.username = index.map { "\($0)" } ?? "none"
       return response
     }
-    server.register(serverStreaming: Service.streamingOutputCall) { request, writer, _ in
-      for parameters in request.responseParameters {
-        try await Task.sleep(for: .microseconds(Int(parameters.intervalUs)))
-        var response = GRPCTesting.StreamingOutputCallResponse()
-        var payload = GRPCTesting.Payload()
-        payload.body = [UInt8](repeating: 0, count: Int(parameters.size))
-        response.payload = payload
-        try await writer.write(response)
-      }
-    }
+    server.registerStreamingOutput()
     return server
   }
 

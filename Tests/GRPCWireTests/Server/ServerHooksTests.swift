@@ -12,16 +12,7 @@ struct ServerHooksTests {
   /// and whose UnaryCall drops its connection when asked for a response of size 7.
   func makeServer() -> GRPCServer {
     let server = GRPCServer()
-    server.register(serverStreaming: Service.streamingOutputCall) { request, writer, _ in
-      for parameters in request.responseParameters {
-        try await Task.sleep(for: .microseconds(Int(parameters.intervalUs)))
-        var response = GRPCTesting.StreamingOutputCallResponse()
-        var payload = GRPCTesting.Payload()
-        payload.body = [UInt8](repeating: 0, count: Int(parameters.size))
-        response.payload = payload
-        try await writer.write(response)
-      }
-    }
+    server.registerStreamingOutput()
     server.register(unary: Service.unaryCall) { request, context in
       if request.responseSize == 7 { context.dropConnection() }
       try await Task.sleep(for: .milliseconds(100))

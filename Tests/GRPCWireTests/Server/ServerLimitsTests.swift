@@ -159,12 +159,7 @@ struct ServerConnectionAgeTests {
   /// A server whose StreamingOutputCall sends one response per parameter, `interval_us` apart.
   static func makeServer(_ options: ServerOptions) -> GRPCServer {
     let server = ServerLimitsTests.makeServer(options)
-    server.register(serverStreaming: Service.streamingOutputCall) { request, writer, _ in
-      for parameters in request.responseParameters {
-        try await Task.sleep(for: .microseconds(Int(parameters.intervalUs)))
-        try await writer.write(GRPCTesting.StreamingOutputCallResponse())
-      }
-    }
+    server.registerStreamingOutput(payloads: false)
     return server
   }
 
