@@ -1,19 +1,54 @@
 /// The attempts of one call under a retry or hedging policy: the options every attempt is
-/// made with (the method config applied once) and the call's deadline, which all its
-/// attempts and the waits between them share.
+/// made with (the method config applied once), the call's deadline, which all its attempts and
+/// the waits between them share, and how many attempts it has started.
+///
+/// A value owned by the call's task; made and ended by ``GRPCChannel/withAttempts``.
 struct CallAttempts {
   let path: String
   let options: CallOptions
   let deadline: ContinuousClock.Instant?
+  let metrics: AttemptMetrics
+  /// Attempts started so far: streams made and their request queued.
+  fileprivate(set) var started = 0
 
-  init(path: String, options: CallOptions, method: ServiceConfig.MethodConfig) {
+  init(
+    path: String, options: CallOptions, method: ServiceConfig.MethodConfig,
+    metrics: AttemptMetrics
+  ) {
     self.path = path
     self.options = method.applied(to: options)
     self.deadline = self.options.timeout.map { ContinuousClock.now.advanced(by: $0) }
+    self.metrics = metrics
   }
 }
 
 extension GRPCChannel {
+  /// Runs `body` as one call of `path` under `method`'s retry or hedging policy, and records
+  /// the attempts it started (`rpc.client.attempts_per_rpc`) however it ends.
+  func withAttempts<Result>(
+    path: String, _ options: CallOptions, _ method: ServiceConfig.MethodConfig,
+    _ policies: CallPolicies, _ body: (inout CallAttempts) async throws -> Result
+  ) async throws -> Result {
+    var call = CallAttempts(
+      path: path, options: options, method: method, metrics: policies.metrics(for: path))
+    defer { call.metrics.attempts.record(call.started) }
+    return try await body(&call)
+  }
+
+  /// The stream of `call`'s next attempt, its whole request `framed` (not launched yet), with
+  /// the attempt's request fields; counted as started and logged at debug.
+  func startAttempt(
+    _ call: inout CallAttempts, _ framed: [UInt8], oneResponse: Bool
+  ) throws(RPCError) -> ClientStream {
+    let stream = try makeStream(
+      prepareAttempt(call, number: call.started), framed, true, oneResponse: oneResponse)
+    call.started += 1
+    pool.logger.debug(
+      "call attempt started",
+      metadata: ["grpc.path": "\(call.path)", "grpc.attempt": "\(call.started)"])
+    return stream
+  }
+
   /// The request fields of attempt `number` (from 0) of `call`: the time left of the call's
   /// deadline as its timeout, and `grpc-previous-rpc-attempts` on every attempt after the
   /// first (A6, "Exposed Retry Metadata").

@@ -18,111 +18,108 @@ extension GRPCChannel {
     _ options: CallOptions, _ policy: ServiceConfig.HedgingPolicy,
     _ method: ServiceConfig.MethodConfig, _ policies: CallPolicies
   ) async throws -> ClientResponse<Response> {
-    let call = CallAttempts(path: path, options: options, method: method)
-    let metrics = policies.metrics(for: path)
     let throttle = policies.throttle
-    return try await withThrowingTaskGroup(of: HedgeEvent.self) { group in
-      var started = 0
-      var running = 0
-      var generation = 0
-      var timerPending = false
-      // A pushback said not to retry: no more attempts.
-      var stopped = false
-      defer { metrics.attempts.record(started) }
+    return try await withAttempts(path: path, options, method, policies) { call in
+      try await withThrowingTaskGroup(of: HedgeEvent.self) { group in
+        var running = 0
+        var generation = 0
+        var timerPending = false
+        // A pushback said not to retry: no more attempts.
+        var stopped = false
 
-      func mayStart() -> Bool {
-        !stopped && started < policy.maxAttempts && (started == 0 || throttle?.allowsRetry != false)
-      }
-      func start() throws {
-        let stream = try makeStream(
-          prepareAttempt(call, number: started), framed, true, oneResponse: true)
-        // Launched here, not in the child task: a child may start late on a busy machine,
-        // and the attempts must go out hedgingDelay apart.
-        try launch(stream)
-        logAttempt(path, started + 1)
-        if started > 0 { metrics.hedges.increment() }
-        started += 1
-        running += 1
-        group.addTask {
-          do {
-            let (messages, outcome, head) = try await self.supervise(stream) {
-              await stream.awaitEnd()
+        func mayStart() -> Bool {
+          !stopped && call.started < policy.maxAttempts
+            && (call.started == 0 || throttle?.allowsRetry != false)
+        }
+        func start() throws {
+          let stream = try startAttempt(&call, framed, oneResponse: true)
+          // Launched here, not in the child task: a child may start late on a busy machine,
+          // and the attempts must go out hedgingDelay apart.
+          try launch(stream)
+          if call.started > 1 { call.metrics.hedges.increment() }
+          running += 1
+          group.addTask {
+            do {
+              let (messages, outcome, head) = try await self.supervise(stream) {
+                await stream.awaitEnd()
+              }
+              return .ended(stream, messages, outcome, head)
+            } catch {
+              return .thrown(error)
             }
-            return .ended(stream, messages, outcome, head)
-          } catch {
-            return .thrown(error)
           }
         }
-      }
-      func arm(_ delay: Duration) {
-        generation += 1
-        timerPending = true
-        let armed = generation
-        group.addTask {
-          do {
-            try await Task.sleep(for: delay)
-            return .timer(armed)
-          } catch {
-            return .timer(-1)
+        func arm(_ delay: Duration) {
+          generation += 1
+          timerPending = true
+          let armed = generation
+          group.addTask {
+            do {
+              try await Task.sleep(for: delay)
+              return .timer(armed)
+            } catch {
+              return .timer(-1)
+            }
           }
         }
-      }
 
-      try start()
-      if mayStart() { arm(policy.hedgingDelay) }
-      while let event = try await group.next() {
-        switch event {
-        case .timer(let armed):
-          guard armed == generation else { continue }
-          timerPending = false
-          guard mayStart() else {
-            if running == 0 {
-              throw RPCError(code: .unavailable, message: "no hedged attempt could be made")
+        try start()
+        if mayStart() { arm(policy.hedgingDelay) }
+        while let event = try await group.next() {
+          switch event {
+          case .timer(let armed):
+            guard armed == generation else { continue }
+            timerPending = false
+            guard mayStart() else {
+              if running == 0 {
+                throw RPCError(code: .unavailable, message: "no hedged attempt could be made")
+              }
+              continue
             }
-            continue
-          }
-          try start()
-          if mayStart() { arm(policy.hedgingDelay) }
-        case .thrown(let error):
-          running -= 1
-          let failure =
-            error as? RPCError ?? RPCError(code: .unknown, message: "an attempt failed: \(error)")
-          if Task.isCancelled || (running == 0 && !(timerPending && mayStart())) { throw failure }
-        case .ended(let stream, let messages, let outcome, let head):
-          running -= 1
-          guard case .failure(let error) = outcome else {
-            throttle?.recordSuccess()
-            group.cancelAll()
-            return try Self.single(messages, outcome, head, stream, deserializer)
-          }
-          let nonFatal = policy.nonFatalStatusCodes.contains(error.code)
-          if nonFatal || error.retryPushback == .stop { throttle?.recordFailure() }
-          guard nonFatal, head == nil else {
-            group.cancelAll()
-            logFinalAttempt(path, started, error, "\(error.code.name) is fatal to a hedged call")
-            throw error
-          }
-          switch error.retryPushback {
-          case .stop?:
-            stopped = true
-          case .retry(let delay)?:
-            // A6: the next attempt after the pushback's delay, then hedgingDelay apart again.
-            if mayStart() { arm(delay) }
-          case nil:
-            // A6: a non-fatal failure starts the next attempt at once; the one after it
-            // follows hedgingDelay later.
-            if mayStart() {
-              try start()
-              if mayStart() { arm(policy.hedgingDelay) }
+            try start()
+            if mayStart() { arm(policy.hedgingDelay) }
+          case .thrown(let error):
+            running -= 1
+            let failure =
+              error as? RPCError ?? RPCError(code: .unknown, message: "an attempt failed: \(error)")
+            if Task.isCancelled || (running == 0 && !(timerPending && mayStart())) { throw failure }
+          case .ended(let stream, let messages, let outcome, let head):
+            running -= 1
+            guard case .failure(let error) = outcome else {
+              throttle?.recordSuccess()
+              group.cancelAll()
+              return try Self.single(messages, outcome, head, stream, deserializer)
             }
-          }
-          if running == 0, !(timerPending && mayStart()) {
-            logFinalAttempt(path, started, error, "no hedged attempt is left to make")
-            throw error
+            let nonFatal = policy.nonFatalStatusCodes.contains(error.code)
+            if nonFatal || error.retryPushback == .stop { throttle?.recordFailure() }
+            guard nonFatal, head == nil else {
+              group.cancelAll()
+              logFinalAttempt(
+                path, call.started, error, "\(error.code.name) is fatal to a hedged call")
+              throw error
+            }
+            switch error.retryPushback {
+            case .stop?:
+              stopped = true
+            case .retry(let delay)?:
+              // A6: the next attempt after the pushback's delay, then hedgingDelay apart again.
+              if mayStart() { arm(delay) }
+            case nil:
+              // A6: a non-fatal failure starts the next attempt at once; the one after it
+              // follows hedgingDelay later.
+              if mayStart() {
+                try start()
+                if mayStart() { arm(policy.hedgingDelay) }
+              }
+            }
+            if running == 0, !(timerPending && mayStart()) {
+              logFinalAttempt(path, call.started, error, "no hedged attempt is left to make")
+              throw error
+            }
           }
         }
+        preconditionFailure("a hedged call's task group ran out of events")
       }
-      preconditionFailure("a hedged call's task group ran out of events")
     }
   }
 }

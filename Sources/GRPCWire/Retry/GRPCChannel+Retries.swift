@@ -11,28 +11,22 @@ extension GRPCChannel {
     _ options: CallOptions, _ policy: ServiceConfig.RetryPolicy,
     _ method: ServiceConfig.MethodConfig, _ policies: CallPolicies
   ) async throws -> ClientResponse<Response> {
-    let call = CallAttempts(path: path, options: options, method: method)
-    var state = RetryState(policy)
-    let metrics = policies.metrics(for: path)
-    defer { metrics.attempts.record(state.attempts) }
-    while true {
-      let stream = try makeStream(
-        prepareAttempt(call, number: state.attempts - 1), framed, true, oneResponse: true)
-      logAttempt(path, state.attempts)
-      let (messages, outcome, head) = try await run(stream) { await stream.awaitEnd() }
-      guard case .failure(let error) = outcome else {
-        policies.throttle?.recordSuccess()
-        return try Self.single(messages, outcome, head, stream, deserializer)
-      }
-      let failed = state.attempts
-      switch state.afterFailure(error, committed: head != nil, throttle: policies.throttle) {
-      case .fail(let why):
-        if failed > 1 || head == nil { logFinalAttempt(path, failed, error, why) }
-        throw error
-      case .retry(let delay):
-        logRetry(path, failed, error, delay)
-        metrics.retries.increment()
-        try await waitToRetry(delay, call, after: error)
+    try await withAttempts(path: path, options, method, policies) { call in
+      var state = RetryState(policy)
+      while true {
+        let stream = try startAttempt(&call, framed, oneResponse: true)
+        let (messages, outcome, head) = try await run(stream) { await stream.awaitEnd() }
+        guard case .failure(let error) = outcome else {
+          policies.throttle?.recordSuccess()
+          return try Self.single(messages, outcome, head, stream, deserializer)
+        }
+        switch state.afterFailure(error, committed: head != nil, throttle: policies.throttle) {
+        case .fail(let why):
+          if call.started > 1 || head == nil { logFinalAttempt(path, call.started, error, why) }
+          throw error
+        case .retry(let delay):
+          try await retry(call, after: error, delay)
+        }
       }
     }
   }
@@ -45,52 +39,52 @@ extension GRPCChannel {
     _ method: ServiceConfig.MethodConfig, _ policies: CallPolicies,
     _ body: (ClientStream) async throws -> Result
   ) async throws -> (ClientStream, Result) {
-    let call = CallAttempts(path: path, options: options, method: method)
-    var state = RetryState(policy)
-    let metrics = policies.metrics(for: path)
-    defer { metrics.attempts.record(state.attempts) }
-    while true {
-      let stream = try makeStream(
-        prepareAttempt(call, number: state.attempts - 1), framed, true, oneResponse: false)
-      logAttempt(path, state.attempts)
-      var retry: (delay: Duration, error: RPCError, attempt: Int)? = nil
-      let result: Result? = try await run(stream) {
-        // A6: committed once response headers arrive; a failure before them may be retried.
-        _ = try? await stream.initialMetadata()
-        let progress = stream.progress
-        if progress.head == nil, case .failure(let error)? = progress.outcome {
-          let failed = state.attempts
-          switch state.afterFailure(error, committed: false, throttle: policies.throttle) {
-          case .retry(let delay):
-            retry = (delay, error, failed)
-            return nil
-          case .fail(let why):
-            if failed > 1 { logFinalAttempt(path, failed, error, why) }
+    try await withAttempts(path: path, options, method, policies) { call in
+      var state = RetryState(policy)
+      while true {
+        let stream = try startAttempt(&call, framed, oneResponse: false)
+        let failed = call.started
+        var retry: (delay: Duration, error: RPCError)? = nil
+        let result: Result? = try await run(stream) {
+          // A6: committed once response headers arrive; a failure before them may be retried.
+          _ = try? await stream.initialMetadata()
+          let progress = stream.progress
+          if progress.head == nil, case .failure(let error)? = progress.outcome {
+            switch state.afterFailure(error, committed: false, throttle: policies.throttle) {
+            case .retry(let delay):
+              retry = (delay, error)
+              return nil
+            case .fail(let why):
+              if failed > 1 { logFinalAttempt(path, failed, error, why) }
+            }
           }
+          return try await body(stream)
         }
-        return try await body(stream)
-      }
-      if let result {
-        switch stream.outcome {
-        case .success?: policies.throttle?.recordSuccess()
-        case .failure(let error)?:
-          if stream.progress.head != nil, policy.retryableStatusCodes.contains(error.code) {
-            policies.throttle?.recordFailure()
+        if let result {
+          switch stream.outcome {
+          case .success?: policies.throttle?.recordSuccess()
+          case .failure(let error)?:
+            if stream.progress.head != nil, policy.retryableStatusCodes.contains(error.code) {
+              policies.throttle?.recordFailure()
+            }
+          case nil: break
           }
-        case nil: break
+          return (stream, result)
         }
-        return (stream, result)
+        guard let retry else { preconditionFailure("an attempt neither returned nor retried") }
+        try await self.retry(call, after: retry.error, retry.delay)
       }
-      guard let retry else { preconditionFailure("an attempt neither returned nor retried") }
-      logRetry(path, retry.attempt, retry.error, retry.delay)
-      metrics.retries.increment()
-      try await waitToRetry(retry.delay, call, after: retry.error)
     }
   }
 
-  func logAttempt(_ path: String, _ attempt: Int) {
-    pool.logger.debug(
-      "call attempt started", metadata: ["grpc.path": "\(path)", "grpc.attempt": "\(attempt)"])
+  /// Waits `delay` before the next attempt of `call`, whose last attempt failed with `error`
+  /// (see ``waitToRetry(_:_:after:)``), logged and counted in `rpc.client.retries`.
+  private func retry(_ call: CallAttempts, after error: RPCError, _ delay: Duration)
+    async throws(RPCError)
+  {
+    logRetry(call.path, call.started, error, delay)
+    call.metrics.retries.increment()
+    try await waitToRetry(delay, call, after: error)
   }
 
   private func logRetry(_ path: String, _ attempt: Int, _ error: RPCError, _ delay: Duration) {

@@ -16,17 +16,24 @@ struct RetryPolicyTests {
   static let unary = "/fleet.test.Retry/Unary"
   static let stream = "/fleet.test.Retry/Stream"
 
-  static func channel(
-    port: Int, _ json: String, metrics: TestMetrics? = nil, log: TimedLog? = nil
-  ) throws -> GRPCChannel {
-    var options = ChannelOptions()
-    options.serviceConfig = try ServiceConfig(json: json)
-    if let metrics { options.metricsFactory = metrics }
-    if let log {
-      options.logger = Logger(label: "retries") { _ in log }
-      options.logger.logLevel = .debug
+  /// Runs `body` with a fresh retry_server.py servicer and a channel to it under the service
+  /// config `json`; the channel is closed and the servicer stopped (by PID) afterwards.
+  static func withRetryServer(
+    _ json: String, metrics: TestMetrics? = nil, log: TimedLog? = nil,
+    _ body: (PeerServer, GRPCChannel) async throws -> Void
+  ) async throws {
+    try await withPeerServer("retry_server.py") { server in
+      var options = ChannelOptions()
+      options.serviceConfig = try ServiceConfig(json: json)
+      if let metrics { options.metricsFactory = metrics }
+      if let log {
+        options.logger = Logger(label: "retries") { _ in log }
+        options.logger.logLevel = .debug
+      }
+      let channel = GRPCChannel(host: "127.0.0.1", port: server.port, options: options)
+      defer { channel.close() }
+      try await body(server, channel)
     }
-    return GRPCChannel(host: "127.0.0.1", port: port, options: options)
   }
 
   /// The servicer's hooks for call `id` (see retry_server.py).
@@ -60,10 +67,16 @@ struct RetryPolicyTests {
     }
   }
 
-  /// The error of a call that failed; nil when it succeeded.
-  static func failure(_ outcome: Result<String, RPCError>) -> RPCError? {
-    if case .failure(let error) = outcome { return error }
-    return nil
+  /// Makes call `id` with `hooks`, which must fail: its error and all the attempts the
+  /// servicer saw of it.
+  static func failedCall(
+    _ server: PeerServer, _ channel: GRPCChannel, _ id: String, _ hooks: Metadata
+  ) async throws -> (error: RPCError, attempts: [PeerEvent]) {
+    let outcome = await call(channel, hooks)
+    guard case .failure(let error) = outcome else {
+      throw RPCError(code: .unknown, message: "call \(id) was to fail; it gave \(outcome)")
+    }
+    return (error, try await settledAttempts(server, channel, id))
   }
 
   /// The servicer's `attempt` events of call `id`, once it has seen `count`, in order.
@@ -106,13 +119,11 @@ struct RetryPolicyTests {
     "a call failing 3 attempts with a retryable code succeeds on the 4th, each retry within its backoff ceiling, grpc-previous-rpc-attempts counting"
   )
   func retriesPerPolicy() async throws {
-    try await withPeerServer("retry_server.py") { server in
-      let metrics = TestMetrics()
-      let log = TimedLog()
-      let channel = try Self.channel(
-        port: server.port,
-        Self.retryConfig(maxAttempts: 4, initial: "0.2s", max: "0.5s"), metrics: metrics, log: log)
-      defer { channel.close() }
+    let metrics = TestMetrics()
+    let log = TimedLog()
+    try await Self.withRetryServer(
+      Self.retryConfig(maxAttempts: 4, initial: "0.2s", max: "0.5s"), metrics: metrics, log: log
+    ) { server, channel in
       // Eight calls, one after the other, each failing three attempts: 24 backoffs, timed
       // in the client (the log's instants), where the servicer's clock would add its own
       // scheduling on a loaded machine.
@@ -149,28 +160,24 @@ struct RetryPolicyTests {
 
   @Test("a call stops after maxAttempts and fails with the last attempt's status")
   func attemptsExhausted() async throws {
-    try await withPeerServer("retry_server.py") { server in
-      let channel = try Self.channel(
-        port: server.port, Self.retryConfig(maxAttempts: 3, initial: "0.01s", max: "0.01s"))
-      defer { channel.close() }
-      let outcome = await Self.call(channel, Self.hooks("exhausted", fail: 10))
-      let error = try #require(Self.failure(outcome))
+    try await Self.withRetryServer(
+      Self.retryConfig(maxAttempts: 3, initial: "0.01s", max: "0.01s")
+    ) { server, channel in
+      let (error, attempts) = try await Self.failedCall(
+        server, channel, "exhausted", Self.hooks("exhausted", fail: 10))
       #expect(error.code == .unavailable && error.message == "attempt 3 fails as asked", "\(error)")
-      let attempts = try await Self.settledAttempts(server, channel, "exhausted")
       #expect(attempts.map { $0["previous"]! } == ["-", "1", "2"], "\(attempts)")
     }
   }
 
   @Test("a status code not in retryableStatusCodes is not retried")
   func nonRetryable() async throws {
-    try await withPeerServer("retry_server.py") { server in
-      let channel = try Self.channel(
-        port: server.port, Self.retryConfig(maxAttempts: 5, initial: "0.01s", max: "0.01s"))
-      defer { channel.close() }
-      let outcome = await Self.call(channel, Self.hooks("invalid", fail: 1, code: .invalidArgument))
-      let error = try #require(Self.failure(outcome))
+    try await Self.withRetryServer(
+      Self.retryConfig(maxAttempts: 5, initial: "0.01s", max: "0.01s")
+    ) { server, channel in
+      let (error, attempts) = try await Self.failedCall(
+        server, channel, "invalid", Self.hooks("invalid", fail: 1, code: .invalidArgument))
       #expect(error.code == .invalidArgument, "\(error)")
-      let attempts = try await Self.settledAttempts(server, channel, "invalid")
       #expect(attempts.count == 1, "\(attempts)")
     }
   }
@@ -179,13 +186,11 @@ struct RetryPolicyTests {
     "the server's grpc-retry-pushback-ms sets the next attempt's delay; a negative one stops retries"
   )
   func pushback() async throws {
-    try await withPeerServer("retry_server.py") { server in
-      // A 1 ms backoff: a retry 400 ms later can only be the pushback's doing.
-      let log = TimedLog()
-      let channel = try Self.channel(
-        port: server.port, Self.retryConfig(maxAttempts: 3, initial: "0.001s", max: "0.001s"),
-        log: log)
-      defer { channel.close() }
+    // A 1 ms backoff: a retry 400 ms later can only be the pushback's doing.
+    let log = TimedLog()
+    try await Self.withRetryServer(
+      Self.retryConfig(maxAttempts: 3, initial: "0.001s", max: "0.001s"), log: log
+    ) { server, channel in
       let pushed = await Self.call(channel, Self.hooks("pushed", fail: 1, pushback: "400"))
       #expect((try? pushed.get()) == "hello", "\(pushed)")
       #expect(try await Self.attempts(server, "pushed", count: 2).count == 2)
@@ -194,10 +199,10 @@ struct RetryPolicyTests {
       let waited = retry.decided.duration(to: try #require(retry.next))
       #expect(waited >= .milliseconds(400), "\(waited)")
 
-      let stopped = await Self.call(channel, Self.hooks("stopped", fail: 2, pushback: "-1"))
-      let error = try #require(Self.failure(stopped))
-      #expect(error.code == .unavailable, "\(error)")
-      #expect(try await Self.settledAttempts(server, channel, "stopped").count == 1)
+      let stopped = try await Self.failedCall(
+        server, channel, "stopped", Self.hooks("stopped", fail: 2, pushback: "-1"))
+      #expect(stopped.error.code == .unavailable, "\(stopped.error)")
+      #expect(stopped.attempts.count == 1, "\(stopped.attempts)")
     }
   }
 
@@ -205,16 +210,14 @@ struct RetryPolicyTests {
     "hedged attempts start hedgingDelay apart; the first OK wins and the servicer sees the others CANCELLED"
   )
   func hedging() async throws {
-    try await withPeerServer("retry_server.py") { server in
-      let starts = TimedLog()
-      let channel = try Self.channel(
-        port: server.port,
-        """
-        {"methodConfig": [{"name": [{"service": "fleet.test.Retry", "method": "Unary"}],
-          "hedgingPolicy": {"maxAttempts": 3, "hedgingDelay": "0.3s",
-            "nonFatalStatusCodes": ["UNAVAILABLE"]}}]}
-        """, log: starts)
-      defer { channel.close() }
+    let starts = TimedLog()
+    try await Self.withRetryServer(
+      """
+      {"methodConfig": [{"name": [{"service": "fleet.test.Retry", "method": "Unary"}],
+        "hedgingPolicy": {"maxAttempts": 3, "hedgingDelay": "0.3s",
+          "nonFatalStatusCodes": ["UNAVAILABLE"]}}]}
+      """, log: starts
+    ) { server, channel in
       // Attempts 1 and 2 would answer after 30 s; attempt 3 answers at once.
       let started = ContinuousClock.now
       let outcome = await Self.call(
@@ -243,21 +246,22 @@ struct RetryPolicyTests {
 
   @Test("a fatal status on a hedged attempt ends the call at once and cancels the others")
   func hedgingFatal() async throws {
-    try await withPeerServer("retry_server.py") { server in
-      let channel = try Self.channel(
-        port: server.port,
-        """
-        {"methodConfig": [{"name": [{"service": "fleet.test.Retry"}],
-          "hedgingPolicy": {"maxAttempts": 2, "hedgingDelay": "0.1s",
-            "nonFatalStatusCodes": ["UNAVAILABLE"]}}]}
-        """)
-      defer { channel.close() }
+    try await Self.withRetryServer(
+      """
+      {"methodConfig": [{"name": [{"service": "fleet.test.Retry"}],
+        "hedgingPolicy": {"maxAttempts": 2, "hedgingDelay": "0.1s",
+          "nonFatalStatusCodes": ["UNAVAILABLE"]}}]}
+      """
+    ) { server, channel in
       // Attempt 1 hangs 30 s, attempt 2 fails at once with PERMISSION_DENIED (fatal).
       let outcome = await Self.call(
         channel,
         Self.hooks("fatal", fail: 2, code: .permissionDenied, delay: .seconds(30), succeedAttempt: 2)
       )
-      let error = try #require(Self.failure(outcome))
+      guard case .failure(let error) = outcome else {
+        Issue.record("the call did not fail: \(outcome)")
+        return
+      }
       #expect(error.code == .permissionDenied, "\(error)")
       _ = try await server.waitForEvent("cancelled", timeout: .seconds(30)) {
         $0["call"] == "fatal" && $0["n"] == "1"
@@ -269,39 +273,39 @@ struct RetryPolicyTests {
     "throttling stops retries once failures take the tokens to half of maxTokens, and retries resume after successes"
   )
   func throttling() async throws {
-    try await withPeerServer("retry_server.py") { server in
-      // 4 tokens, 0.5 back per success; retries only above 2 tokens.
-      let channel = try Self.channel(
-        port: server.port,
-        Self.retryConfig(
-          maxAttempts: 2, initial: "0.001s", max: "0.001s",
-          throttling: #", "retryThrottling": {"maxTokens": 4, "tokenRatio": 0.5}"#))
-      defer { channel.close() }
+    // 4 tokens, 0.5 back per success; retries only above 2 tokens.
+    try await Self.withRetryServer(
+      Self.retryConfig(
+        maxAttempts: 2, initial: "0.001s", max: "0.001s",
+        throttling: #", "retryThrottling": {"maxTokens": 4, "tokenRatio": 0.5}"#)
+    ) { server, channel in
       func attemptCount(_ id: String) async throws -> Int {
         try await Self.settledAttempts(server, channel, id).count
       }
       // 4 → 3 (retried) → 2: both attempts fail.
       _ = await Self.call(channel, Self.hooks("a", fail: 5))
-      #expect(try await attemptCount("a") == 2)
+      let attemptsOfA = try await attemptCount("a")
+      #expect(attemptsOfA == 2)
       // The call after it (settledAttempts) succeeded: 2.5. This failure: 1.5, not above 2.
       let throttled = await Self.call(channel, Self.hooks("b", fail: 1))
       #expect((try? throttled.get()) == nil, "\(throttled)")
-      #expect(try await attemptCount("b") == 1)
+      let attemptsOfB = try await attemptCount("b")
+      #expect(attemptsOfB == 1)
       // The call after it: 2.0. Five more successes: 4 (the maximum).
       for index in 0..<5 { _ = await Self.call(channel, Self.hooks("ok-\(index)")) }
       // 4 → 3, above 2: retried, and the retry succeeds.
       let resumed = await Self.call(channel, Self.hooks("c", fail: 1))
       #expect((try? resumed.get()) == "hello", "\(resumed)")
-      #expect(try await attemptCount("c") == 2)
+      let attemptsOfC = try await attemptCount("c")
+      #expect(attemptsOfC == 2)
     }
   }
 
   @Test("a server-streaming call is retried before its first response, never after it")
   func streamingCommit() async throws {
-    try await withPeerServer("retry_server.py") { server in
-      let channel = try Self.channel(
-        port: server.port, Self.retryConfig(maxAttempts: 3, initial: "0.01s", max: "0.01s"))
-      defer { channel.close() }
+    try await Self.withRetryServer(
+      Self.retryConfig(maxAttempts: 3, initial: "0.01s", max: "0.01s")
+    ) { server, channel in
       func stream(_ metadata: Metadata) async -> (messages: Int, error: RPCError?) {
         var count = 0
         do {
@@ -320,12 +324,14 @@ struct RetryPolicyTests {
       // Failing before any response (trailers only): retried, then all three messages.
       let early = await stream(Self.hooks("early", fail: 1))
       #expect(early.messages == 3 && early.error == nil, "\(early)")
-      #expect(try await Self.attempts(server, "early", count: 2).count == 2)
+      let early2 = try await Self.attempts(server, "early", count: 2)
+      #expect(early2.count == 2, "\(early2)")
 
       // Failing after its first response: the caller has it, and the UNAVAILABLE after it.
       let late = await stream(Self.hooks("late", fail: 1, failAfterFirst: true))
       #expect(late.messages == 1 && late.error?.code == .unavailable, "\(late)")
-      #expect(try await Self.settledAttempts(server, channel, "late").count == 1)
+      let lateAttempts = try await Self.settledAttempts(server, channel, "late")
+      #expect(lateAttempts.count == 1, "\(lateAttempts)")
     }
   }
 }
