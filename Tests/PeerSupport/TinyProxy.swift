@@ -8,25 +8,9 @@ import Foundation
 /// in the foreground (`-d`) with its log on stdout (a line at a time), optionally with Basic authentication;
 /// stopped by PID.
 ///
-/// tinyproxy cannot take port 0, so a free port is picked first and the start retried if
-/// another process took it meanwhile.
-public final class TinyProxy: Sendable {
-  public let port: Int
-  public let process: ChildProcess
-  private let directory: URL
-
-  private init(port: Int, process: ChildProcess, directory: URL) {
-    self.port = port
-    self.process = process
-    self.directory = directory
-  }
-
-  /// `http://[user:password@]127.0.0.1:PORT`.
-  public func url(user: String? = nil, password: String? = nil) -> String {
-    let userInfo = user.map { "\($0)\(password.map { ":\($0)" } ?? "")@" } ?? ""
-    return "http://\(userInfo)127.0.0.1:\(port)"
-  }
-
+/// tinyproxy cannot take port 0: it starts on ``unusedPort()``, again on another if that one
+/// was taken meanwhile (``startOnUnusedPort(attempts:isolation:_:)``).
+public final class TinyProxy: LoopbackProxy, @unchecked Sendable {
   /// What tinyproxy logged so far: one line per connection and request it saw.
   public var log: String { process.lines.joined(separator: "\n") }
 
@@ -60,9 +44,7 @@ public final class TinyProxy: Sendable {
     let directory = FileManager.default.temporaryDirectory
       .appendingPathComponent("tinyproxy-\(UUID().uuidString.prefix(8))")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    var lastError: (any Error)?
-    for _ in 0..<3 {
-      let port = try unusedPort()
+    return try await startOnUnusedPort { port in
       var config = """
         Port \(port)
         Listen 127.0.0.1
@@ -84,17 +66,9 @@ public final class TinyProxy: Sendable {
         return TinyProxy(port: port, process: process, directory: directory)
       } catch {
         await process.stop(grace: .seconds(1))
-        lastError = error
+        throw error
       }
     }
-    throw lastError!
-  }
-
-  /// Stops it (SIGTERM, then SIGKILL) and removes its files.
-  public func stop() async {
-    _ = process.signal(SIGCONT)
-    await process.stop(grace: .seconds(2))
-    try? FileManager.default.removeItem(at: directory)
   }
 
   /// Freezes it (SIGSTOP): connections stay open but nothing moves through them, as on a dead
@@ -110,10 +84,5 @@ public func withTinyProxy<T>(
   basicAuth: (user: String, password: String)? = nil,
   isolation: isolated (any Actor)? = #isolation, _ body: (TinyProxy) async throws -> T
 ) async throws -> T {
-  let proxy = try await TinyProxy.start(basicAuth: basicAuth)
-  return try await afterwards {
-    try await body(proxy)
-  } then: {
-    await proxy.stop()
-  }
+  try await withLoopbackProxy({ try await TinyProxy.start(basicAuth: basicAuth) }, body)
 }

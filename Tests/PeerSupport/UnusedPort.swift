@@ -24,3 +24,22 @@ public func unusedPort() throws -> Int {
   }
   return Int(UInt16(bigEndian: address.sin_port))
 }
+
+/// Starts a server that cannot be given port 0 (tinyproxy, squid) on an unused port, trying
+/// again on another when `start` throws: a process may take the port between ``unusedPort()``
+/// and the server's bind. `start` stops what it started before it throws; the last error is
+/// thrown after `attempts` tries.
+public func startOnUnusedPort<T>(
+  attempts: Int = 3, isolation: isolated (any Actor)? = #isolation,
+  _ start: (Int) async throws -> T
+) async throws -> T {
+  var lastError: (any Error)?
+  for _ in 0..<attempts {
+    do {
+      return try await start(try unusedPort())
+    } catch {
+      lastError = error
+    }
+  }
+  throw lastError!
+}

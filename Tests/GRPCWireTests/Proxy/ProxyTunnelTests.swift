@@ -141,7 +141,7 @@ struct ProxyTunnelTests {
 
       for (user, pass, status) in [
         (nil, nil, "407 Proxy Authentication Required"),
-        // tinyproxy answers a wrong password with 401 (squid would say 407).
+        // tinyproxy answers a wrong password with 401 (squid says 407: SquidAuthenticationTests).
         ("alice", "wrong", "401 Unauthorized"),
       ] as [(String?, String?, String)] {
         let channel = Self.channel(
