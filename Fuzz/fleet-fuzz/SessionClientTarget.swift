@@ -5,18 +5,16 @@ import GRPCWire
 extension FuzzTarget {
   /// Our client role (a ``GRPCChannel`` making a StreamingOutputCall) fed a server's byte
   /// stream after a valid SETTINGS.
-  static let sessionClient = FuzzTarget(
-    name: "session-client",
-    summary: "GRPCChannel's call fed a server's bytes after SETTINGS: ends, closes on EOF",
-    seeds: { clientSessionSeeds(midCall: false) },
-    run: { fuzzClientSession($0, midCall: false) })
+  static let sessionClient = session(
+    "session-client",
+    "GRPCChannel's call fed a server's bytes after SETTINGS: ends, closes on EOF",
+    midCall: false, seeds: clientSessionSeeds(midCall:), run: fuzzClientSession(_:midCall:))
 
   /// The same, from the middle of the call: its response headers and first message are in.
-  static let sessionClientMidCall = FuzzTarget(
-    name: "session-client-mid-call",
-    summary: "GRPCChannel's call fed a server's bytes after its first response: ends, closes",
-    seeds: { clientSessionSeeds(midCall: true) },
-    run: { fuzzClientSession($0, midCall: true) })
+  static let sessionClientMidCall = session(
+    "session-client",
+    "GRPCChannel's call fed a server's bytes after its first response: ends, closes",
+    midCall: true, seeds: clientSessionSeeds(midCall:), run: fuzzClientSession(_:midCall:))
 }
 
 /// The fake server's socket: each input's channel connects to it once.
@@ -64,7 +62,7 @@ private func fuzzClientSession(_ input: UnsafeRawBufferPointer, midCall: Bool) {
     }
     ended.ready.signal()
   }
-  var deadline = ContinuousClock.now + sessionStepTimeout
+  let deadline = ContinuousClock.now + sessionStepTimeout
   guard var socket = fuzzListener.accept(by: deadline) else {
     invariant(false, "the channel did not connect within \(sessionStepTimeout)")
     return
@@ -88,12 +86,7 @@ private func fuzzClientSession(_ input: UnsafeRawBufferPointer, midCall: Bool) {
     invariant(socket.write(opening, by: deadline), "the channel did not take the response's start")
     invariant(wait(firstMessage, by: deadline), "the call did not receive its first message")
   }
-  deadline = .now + sessionStepTimeout
-  _ = socket.write(Array(input), by: deadline)
-  invariant(.now < deadline, "the channel stopped reading for \(sessionStepTimeout)")
-  invariant(
-    socket.finish(by: .now + sessionStepTimeout),
-    "the channel did not close its connection within \(sessionStepTimeout) of the server's EOF")
+  feed(input, to: &socket, peer: "the channel")
   // A channel whose connection failed may connect again for the call: such connections are
   // closed as they come, so that the call ends (UNAVAILABLE) and the next input's channel
   // is the one the listener accepts.

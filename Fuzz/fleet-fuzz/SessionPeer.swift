@@ -8,6 +8,32 @@ import Glibc
 /// How long the peer under test has for each step before the input counts as a hang.
 let sessionStepTimeout: Duration = .seconds(10)
 
+extension FuzzTarget {
+  /// A session target: `run` feeds an input to the peer under test on a fresh connection
+  /// (`midCall` false) or in the middle of a call (true, its name ending `-mid-call`).
+  static func session(
+    _ name: String, _ summary: String, midCall: Bool,
+    seeds: @escaping @Sendable (Bool) -> [(name: String, bytes: [UInt8])],
+    run: @escaping @Sendable (UnsafeRawBufferPointer, Bool) -> Void
+  ) -> FuzzTarget {
+    FuzzTarget(
+      name: midCall ? name + "-mid-call" : name, summary: summary,
+      seeds: { seeds(midCall) }, run: { run($0, midCall) })
+  }
+}
+
+/// Writes `input` to `socket`, then half-closes it: `peer` must keep reading (it may close
+/// the connection before taking everything, after a GOAWAY: that is fine) and must close the
+/// connection after our EOF, each within ``sessionStepTimeout``.
+func feed(_ input: UnsafeRawBufferPointer, to socket: inout SessionSocket, peer: String) {
+  let deadline = ContinuousClock.now + sessionStepTimeout
+  _ = socket.write(Array(input), by: deadline)
+  invariant(.now < deadline, "\(peer) stopped reading for \(sessionStepTimeout)")
+  invariant(
+    socket.finish(by: .now + sessionStepTimeout),
+    "\(peer) did not close the connection within \(sessionStepTimeout) of our EOF")
+}
+
 /// One loopback TCP connection, non-blocking, driven from the fuzz thread.
 struct SessionSocket {
   let fd: Int32

@@ -6,18 +6,16 @@ import GRPCWire
 extension FuzzTarget {
   /// Our server role (``GRPCServer`` serving grpc.testing.TestService, glitch limiter on) fed
   /// a client's byte stream after a valid preface and SETTINGS.
-  static let sessionServer = FuzzTarget(
-    name: "session-server",
-    summary: "GRPCServer fed a client's bytes after preface+SETTINGS: closes on EOF, never hangs",
-    seeds: { serverSessionSeeds(midCall: false) },
-    run: { fuzzServerSession($0, midCall: false) })
+  static let sessionServer = session(
+    "session-server",
+    "GRPCServer fed a client's bytes after preface+SETTINGS: closes on EOF, never hangs",
+    midCall: false, seeds: serverSessionSeeds(midCall:), run: fuzzServerSession(_:midCall:))
 
   /// The same, from the middle of a call: a FullDuplexCall on stream 1 has had a response.
-  static let sessionServerMidCall = FuzzTarget(
-    name: "session-server-mid-call",
-    summary: "GRPCServer fed a client's bytes during a FullDuplexCall: closes on EOF, never hangs",
-    seeds: { serverSessionSeeds(midCall: true) },
-    run: { fuzzServerSession($0, midCall: true) })
+  static let sessionServerMidCall = session(
+    "session-server",
+    "GRPCServer fed a client's bytes during a FullDuplexCall: closes on EOF, never hangs",
+    midCall: true, seeds: serverSessionSeeds(midCall:), run: fuzzServerSession(_:midCall:))
 }
 
 /// The server every input talks to, started on first use and never stopped: a real one, on
@@ -75,7 +73,7 @@ private func fuzzServerSession(_ input: UnsafeRawBufferPointer, midCall: Bool) {
     return
   }
   defer { socket.close() }
-  var deadline = ContinuousClock.now + sessionStepTimeout
+  let deadline = ContinuousClock.now + sessionStepTimeout
   var opening = clientPreface + frame(.settings)
   if midCall {
     opening += frame(.headers, flags: endHeaders, stream: 1, requestHeaderBlock(path: fullDuplexPath))
@@ -87,13 +85,7 @@ private func fuzzServerSession(_ input: UnsafeRawBufferPointer, midCall: Bool) {
       until: { containsFrame($0.received, .data, stream: 1) }, by: deadline)
     invariant(answered && !socket.sawEOF, "no response to the FullDuplexCall's first request")
   }
-  deadline = .now + sessionStepTimeout
-  // The server may close the connection before taking everything (GOAWAY): that is fine.
-  _ = socket.write(Array(input), by: deadline)
-  invariant(.now < deadline, "the server stopped reading for \(sessionStepTimeout)")
-  invariant(
-    socket.finish(by: .now + sessionStepTimeout),
-    "the server did not close the connection within \(sessionStepTimeout) of the client's EOF")
+  feed(input, to: &socket, peer: "the server")
 }
 
 // MARK: Seeds
