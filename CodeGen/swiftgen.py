@@ -430,12 +430,7 @@ class SwiftWriter:
                 else:
                     self.line(f"{i2}public var {name}: {typ} = {default}")
         self.line()
-        if full in COW_MESSAGES:
-            self.line(f"{i2}public init() {{ storage = Storage() }}")
-            self.line()
-            self.line(f"{i2}@usableFromInline init(storage: Storage) {{ self.storage = storage }}")
-        else:
-            self.line(f"{i2}public init() {{}}")
+        self.line(f"{i2}public init() {{}}")
         self.line()
         self.line(f"{i2}public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {{")
         self.line(f"{i2}  self = try Self.decodeThroughC(bytes)")
@@ -489,7 +484,7 @@ class SwiftWriter:
         self.line(f"{i3}}}")
         self.line(f"{i2}}}")
         self.line()
-        self.line(f"{i2}@usableFromInline var storage: Storage")
+        self.line(f"{i2}@usableFromInline var storage = Storage()")
         self.line()
         self.line(f"{i2}/// The storage, copied first if another copy of this message shares it.")
         self.line(f"{i2}private mutating func uniqueStorage() -> Storage {{")
@@ -566,32 +561,18 @@ class SwiftWriter:
         self.line(f"  }}")
         self.line()
         self.line(f"  @usableFromInline package init(cMessage c: UnsafePointer<{ctype}>) throws(ProtoDecodingError) {{")
-        # A copy-on-write message equal to one this decode built already shares its storage
-        # (ProtoDecodeSharing); otherwise its fields go straight into a new storage, without
-        # the setters' uniqueness check per field.
-        cow = full in COW_MESSAGES
-        t = "s." if cow else ""
-        if cow:
-            self.line(f"    if let held = ProtoDecodeSharing.storage(Storage.self, where: {{ Self(storage: $0).matches(cMessage: c) }}) {{")
-            self.line(f"      self.init(storage: held)")
-            self.line(f"      return")
-            self.line(f"    }}")
-            self.line(f"    let s = Storage()")
         if msg.field:
             self.line(f"    let m = c.pointee")
         for f in plain:
-            self._read(f, "    ", t)
+            self._read(f, "    ")
         for index, members in sorted(oneofs.items()):
             o = msg.oneof_decl[index]
             self.line(f"    switch m.{o.name.lower()}_case.rawValue {{")
             for f in members:
-                self.line(f"    case {f.f.number}: {t}{ident(camel(o.name, False))} = .{f.id}({self._read_value(f, 'm.' + f.cmember)})")
+                self.line(f"    case {f.f.number}: {ident(camel(o.name, False))} = .{f.id}({self._read_value(f, 'm.' + f.cmember)})")
             self.line(f"    default: break")
             self.line(f"    }}")
-        self.line(f"    {t}unknownFields = try ProtoUnknownFields(cMessage: c)")
-        if cow:
-            self.line(f"    self.init(storage: s)")
-            self.line(f"    ProtoDecodeSharing.keep(s)")
+        self.line(f"    unknownFields = try ProtoUnknownFields(cMessage: c)")
         self.line(f"  }}")
         self.line()
         self._matches(ctype, plain, oneofs, msg)
@@ -692,36 +673,34 @@ class SwiftWriter:
             return f"try ProtoC.message({expr}, as: {f.swift}.self)"
         raise GenError(f"no single-value read for {k}")
 
-    def _read(self, f, ind, t=""):
-        """Reads field `f` of the C message `m` into `{t}{f.id}` (`t` is `s.` for a storage)."""
+    def _read(self, f, ind):
         c = f"m.{f.cmember}"
-        fid = t + f.id
         if f.present_if:
-            self.line(f"{ind}if {f.present_if} {{ {fid} = {self._read_value(f, c)} }}")
+            self.line(f"{ind}if {f.present_if} {{ {f.id} = {self._read_value(f, c)} }}")
         elif f.map:
             entry = self.model.messages[f.f.type_name][1]
             kf, vf = entry.field[0], entry.field[1]
             self.line(f"{ind}for entry in UnsafeBufferPointer(start: {c}, count: m.{f.cquant}) {{")
             self.line(f"{ind}  let e = entry!.pointee")
-            self.line(f"{ind}  {fid}[{self._entry_read(kf, 'e.key')}] = {self._entry_read(vf, 'e.value')}")
+            self.line(f"{ind}  {f.id}[{self._entry_read(kf, 'e.key')}] = {self._entry_read(vf, 'e.value')}")
             self.line(f"{ind}}}")
         elif f.repeated:
             n = f"m.{f.cquant}"
             if f.kind == "message":
-                self.line(f"{ind}{fid} = try ProtoC.messages({c}, {n}, as: {f.swift}.self)")
+                self.line(f"{ind}{f.id} = try ProtoC.messages({c}, {n}, as: {f.swift}.self)")
             elif f.kind == "plain":
-                self.line(f"{ind}{fid} = ProtoC.scalars({c}, {n})")
+                self.line(f"{ind}{f.id} = ProtoC.scalars({c}, {n})")
             else:
-                self.line(f"{ind}{fid} = try ProtoC.map({c}, {n}) {{ v throws(ProtoDecodingError) in {self._read_value(f, 'v')} }}")
+                self.line(f"{ind}{f.id} = try ProtoC.map({c}, {n}) {{ v throws(ProtoDecodingError) in {self._read_value(f, 'v')} }}")
         elif f.kind == "message":
-            self.line(f"{ind}if let p = {c} {{ {fid} = try {f.swift}(cMessage: p) }}")
+            self.line(f"{ind}if let p = {c} {{ {f.id} = try {f.swift}(cMessage: p) }}")
         elif f.kind == "wrapper":
             wk = WRAPPERS[f.f.type_name][1]
             val = {"double": "p.pointee.value", "float": "p.pointee.value", "int": "p.pointee.value", "bool": "p.pointee.value != 0",
                    "string": "try ProtoC.string(p.pointee.value)", "bytes": "ProtoC.bytes(p.pointee.value)"}[wk]
-            self.line(f"{ind}if let p = {c} {{ {fid} = {val} }}")
+            self.line(f"{ind}if let p = {c} {{ {f.id} = {val} }}")
         else:
-            self.line(f"{ind}{fid} = {self._read_value(f, c)}")
+            self.line(f"{ind}{f.id} = {self._read_value(f, c)}")
 
     def _entry_read(self, pf, expr):
         if pf.type == F.TYPE_MESSAGE:

@@ -376,7 +376,7 @@ extension FleetEngine {
       }
     }
 
-    @usableFromInline var storage: Storage
+    @usableFromInline var storage = Storage()
 
     /// The storage, copied first if another copy of this message shares it.
     private mutating func uniqueStorage() -> Storage {
@@ -451,9 +451,7 @@ extension FleetEngine {
       hasher.combine(storage.unknownFields)
     }
 
-    public init() { storage = Storage() }
-
-    @usableFromInline init(storage: Storage) { self.storage = storage }
+    public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
       self = try Self.decodeThroughC(bytes)
@@ -510,7 +508,7 @@ extension FleetEngine {
       }
     }
 
-    @usableFromInline var storage: Storage
+    @usableFromInline var storage = Storage()
 
     /// The storage, copied first if another copy of this message shares it.
     private mutating func uniqueStorage() -> Storage {
@@ -620,9 +618,7 @@ extension FleetEngine {
       hasher.combine(storage.unknownFields)
     }
 
-    public init() { storage = Storage() }
-
-    @usableFromInline init(storage: Storage) { self.storage = storage }
+    public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
       self = try Self.decodeThroughC(bytes)
@@ -763,7 +759,7 @@ extension FleetEngine {
       }
     }
 
-    @usableFromInline var storage: Storage
+    @usableFromInline var storage = Storage()
 
     /// The storage, copied first if another copy of this message shares it.
     private mutating func uniqueStorage() -> Storage {
@@ -1086,9 +1082,7 @@ extension FleetEngine {
       hasher.combine(storage.unknownFields)
     }
 
-    public init() { storage = Storage() }
-
-    @usableFromInline init(storage: Storage) { self.storage = storage }
+    public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
       self = try Self.decodeThroughC(bytes)
@@ -1187,20 +1181,13 @@ extension FleetEngine.TerminalLocation: CBridgedMessage {
   }
 
   @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TerminalLocation>) throws(ProtoDecodingError) {
-    if let held = ProtoDecodeSharing.storage(Storage.self, where: { Self(storage: $0).matches(cMessage: c) }) {
-      self.init(storage: held)
-      return
-    }
-    let s = Storage()
     let m = c.pointee
-    if let p = m.point { s.point = try GoogleType.LatLng(cMessage: p) }
-    if let p = m.terminal_point_id { s.terminalPointID = try FleetEngine.TerminalPointId(cMessage: p) }
-    s.accessPointID = try ProtoC.string(m.access_point_id)
-    s.tripID = try ProtoC.string(m.trip_id)
-    s.terminalLocationType = FleetEngine.WaypointType(rawValue: Int32(truncatingIfNeeded: m.terminal_location_type.rawValue))
-    s.unknownFields = try ProtoUnknownFields(cMessage: c)
-    self.init(storage: s)
-    ProtoDecodeSharing.keep(s)
+    if let p = m.point { point = try GoogleType.LatLng(cMessage: p) }
+    if let p = m.terminal_point_id { terminalPointID = try FleetEngine.TerminalPointId(cMessage: p) }
+    accessPointID = try ProtoC.string(m.access_point_id)
+    tripID = try ProtoC.string(m.trip_id)
+    terminalLocationType = FleetEngine.WaypointType(rawValue: Int32(truncatingIfNeeded: m.terminal_location_type.rawValue))
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TerminalLocation>) -> Bool {
@@ -1231,24 +1218,17 @@ extension FleetEngine.TripWaypoint: CBridgedMessage {
   }
 
   @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TripWaypoint>) throws(ProtoDecodingError) {
-    if let held = ProtoDecodeSharing.storage(Storage.self, where: { Self(storage: $0).matches(cMessage: c) }) {
-      self.init(storage: held)
-      return
-    }
-    let s = Storage()
     let m = c.pointee
-    if let p = m.location { s.location = try FleetEngine.TerminalLocation(cMessage: p) }
-    s.tripID = try ProtoC.string(m.trip_id)
-    s.waypointType = FleetEngine.WaypointType(rawValue: Int32(truncatingIfNeeded: m.waypoint_type.rawValue))
-    s.pathToWaypoint = try ProtoC.messages(m.path_to_waypoint, m.n_path_to_waypoint, as: GoogleType.LatLng.self)
-    s.encodedPathToWaypoint = try ProtoC.string(m.encoded_path_to_waypoint)
-    if let p = m.traffic_to_waypoint { s.trafficToWaypoint = try FleetEngine.ConsumableTrafficPolyline(cMessage: p) }
-    if let p = m.distance_meters { s.distanceMeters = p.pointee.value }
-    if let p = m.eta { s.eta = try GoogleProtobuf.Timestamp(cMessage: p) }
-    if let p = m.duration { s.duration = try GoogleProtobuf.Duration(cMessage: p) }
-    s.unknownFields = try ProtoUnknownFields(cMessage: c)
-    self.init(storage: s)
-    ProtoDecodeSharing.keep(s)
+    if let p = m.location { location = try FleetEngine.TerminalLocation(cMessage: p) }
+    tripID = try ProtoC.string(m.trip_id)
+    waypointType = FleetEngine.WaypointType(rawValue: Int32(truncatingIfNeeded: m.waypoint_type.rawValue))
+    pathToWaypoint = try ProtoC.messages(m.path_to_waypoint, m.n_path_to_waypoint, as: GoogleType.LatLng.self)
+    encodedPathToWaypoint = try ProtoC.string(m.encoded_path_to_waypoint)
+    if let p = m.traffic_to_waypoint { trafficToWaypoint = try FleetEngine.ConsumableTrafficPolyline(cMessage: p) }
+    if let p = m.distance_meters { distanceMeters = p.pointee.value }
+    if let p = m.eta { eta = try GoogleProtobuf.Timestamp(cMessage: p) }
+    if let p = m.duration { duration = try GoogleProtobuf.Duration(cMessage: p) }
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TripWaypoint>) -> Bool {
@@ -1350,47 +1330,40 @@ extension FleetEngine.VehicleLocation: CBridgedMessage {
   }
 
   @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__VehicleLocation>) throws(ProtoDecodingError) {
-    if let held = ProtoDecodeSharing.storage(Storage.self, where: { Self(storage: $0).matches(cMessage: c) }) {
-      self.init(storage: held)
-      return
-    }
-    let s = Storage()
     let m = c.pointee
-    if let p = m.location { s.location = try GoogleType.LatLng(cMessage: p) }
-    if let p = m.horizontal_accuracy { s.horizontalAccuracy = p.pointee.value }
-    if let p = m.latlng_accuracy { s.latlngAccuracy = p.pointee.value }
-    if let p = m.heading { s.heading = p.pointee.value }
-    if let p = m.bearing_accuracy { s.bearingAccuracy = p.pointee.value }
-    if let p = m.heading_accuracy { s.headingAccuracy = p.pointee.value }
-    if let p = m.altitude { s.altitude = p.pointee.value }
-    if let p = m.vertical_accuracy { s.verticalAccuracy = p.pointee.value }
-    if let p = m.altitude_accuracy { s.altitudeAccuracy = p.pointee.value }
-    if let p = m.speed_kmph { s.speedKmph = p.pointee.value }
-    if let p = m.speed { s.speed = p.pointee.value }
-    if let p = m.speed_accuracy { s.speedAccuracy = p.pointee.value }
-    if let p = m.update_time { s.updateTime = try GoogleProtobuf.Timestamp(cMessage: p) }
-    if let p = m.server_time { s.serverTime = try GoogleProtobuf.Timestamp(cMessage: p) }
-    s.locationSensor = FleetEngine.LocationSensor(rawValue: Int32(truncatingIfNeeded: m.location_sensor.rawValue))
-    if let p = m.is_road_snapped { s.isRoadSnapped = p.pointee.value != 0 }
-    if let p = m.is_gps_sensor_enabled { s.isGpsSensorEnabled = p.pointee.value != 0 }
-    if let p = m.time_since_update { s.timeSinceUpdate = p.pointee.value }
-    if let p = m.num_stale_updates { s.numStaleUpdates = p.pointee.value }
-    if let p = m.raw_location { s.rawLocation = try GoogleType.LatLng(cMessage: p) }
-    if let p = m.raw_location_time { s.rawLocationTime = try GoogleProtobuf.Timestamp(cMessage: p) }
-    s.rawLocationSensor = FleetEngine.LocationSensor(rawValue: Int32(truncatingIfNeeded: m.raw_location_sensor.rawValue))
-    if let p = m.raw_location_accuracy { s.rawLocationAccuracy = p.pointee.value }
-    if let p = m.flp_location { s.flpLocation = try GoogleType.LatLng(cMessage: p) }
-    if let p = m.flp_update_time { s.flpUpdateTime = try GoogleProtobuf.Timestamp(cMessage: p) }
-    if let p = m.flp_latlng_accuracy_meters { s.flpLatlngAccuracyMeters = p.pointee.value }
-    if let p = m.flp_heading_degrees { s.flpHeadingDegrees = p.pointee.value }
-    if let p = m.supplemental_location { s.supplementalLocation = try GoogleType.LatLng(cMessage: p) }
-    if let p = m.supplemental_location_time { s.supplementalLocationTime = try GoogleProtobuf.Timestamp(cMessage: p) }
-    s.supplementalLocationSensor = FleetEngine.LocationSensor(rawValue: Int32(truncatingIfNeeded: m.supplemental_location_sensor.rawValue))
-    if let p = m.supplemental_location_accuracy { s.supplementalLocationAccuracy = p.pointee.value }
-    s.roadSnapped = m.road_snapped != 0
-    s.unknownFields = try ProtoUnknownFields(cMessage: c)
-    self.init(storage: s)
-    ProtoDecodeSharing.keep(s)
+    if let p = m.location { location = try GoogleType.LatLng(cMessage: p) }
+    if let p = m.horizontal_accuracy { horizontalAccuracy = p.pointee.value }
+    if let p = m.latlng_accuracy { latlngAccuracy = p.pointee.value }
+    if let p = m.heading { heading = p.pointee.value }
+    if let p = m.bearing_accuracy { bearingAccuracy = p.pointee.value }
+    if let p = m.heading_accuracy { headingAccuracy = p.pointee.value }
+    if let p = m.altitude { altitude = p.pointee.value }
+    if let p = m.vertical_accuracy { verticalAccuracy = p.pointee.value }
+    if let p = m.altitude_accuracy { altitudeAccuracy = p.pointee.value }
+    if let p = m.speed_kmph { speedKmph = p.pointee.value }
+    if let p = m.speed { speed = p.pointee.value }
+    if let p = m.speed_accuracy { speedAccuracy = p.pointee.value }
+    if let p = m.update_time { updateTime = try GoogleProtobuf.Timestamp(cMessage: p) }
+    if let p = m.server_time { serverTime = try GoogleProtobuf.Timestamp(cMessage: p) }
+    locationSensor = FleetEngine.LocationSensor(rawValue: Int32(truncatingIfNeeded: m.location_sensor.rawValue))
+    if let p = m.is_road_snapped { isRoadSnapped = p.pointee.value != 0 }
+    if let p = m.is_gps_sensor_enabled { isGpsSensorEnabled = p.pointee.value != 0 }
+    if let p = m.time_since_update { timeSinceUpdate = p.pointee.value }
+    if let p = m.num_stale_updates { numStaleUpdates = p.pointee.value }
+    if let p = m.raw_location { rawLocation = try GoogleType.LatLng(cMessage: p) }
+    if let p = m.raw_location_time { rawLocationTime = try GoogleProtobuf.Timestamp(cMessage: p) }
+    rawLocationSensor = FleetEngine.LocationSensor(rawValue: Int32(truncatingIfNeeded: m.raw_location_sensor.rawValue))
+    if let p = m.raw_location_accuracy { rawLocationAccuracy = p.pointee.value }
+    if let p = m.flp_location { flpLocation = try GoogleType.LatLng(cMessage: p) }
+    if let p = m.flp_update_time { flpUpdateTime = try GoogleProtobuf.Timestamp(cMessage: p) }
+    if let p = m.flp_latlng_accuracy_meters { flpLatlngAccuracyMeters = p.pointee.value }
+    if let p = m.flp_heading_degrees { flpHeadingDegrees = p.pointee.value }
+    if let p = m.supplemental_location { supplementalLocation = try GoogleType.LatLng(cMessage: p) }
+    if let p = m.supplemental_location_time { supplementalLocationTime = try GoogleProtobuf.Timestamp(cMessage: p) }
+    supplementalLocationSensor = FleetEngine.LocationSensor(rawValue: Int32(truncatingIfNeeded: m.supplemental_location_sensor.rawValue))
+    if let p = m.supplemental_location_accuracy { supplementalLocationAccuracy = p.pointee.value }
+    roadSnapped = m.road_snapped != 0
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__VehicleLocation>) -> Bool {

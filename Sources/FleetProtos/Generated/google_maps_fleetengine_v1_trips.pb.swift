@@ -318,7 +318,7 @@ extension FleetEngine {
       }
     }
 
-    @usableFromInline var storage: Storage
+    @usableFromInline var storage = Storage()
 
     /// The storage, copied first if another copy of this message shares it.
     private mutating func uniqueStorage() -> Storage {
@@ -695,9 +695,7 @@ extension FleetEngine {
       hasher.combine(storage.unknownFields)
     }
 
-    public init() { storage = Storage() }
-
-    @usableFromInline init(storage: Storage) { self.storage = storage }
+    public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
       self = try Self.decodeThroughC(bytes)
@@ -736,7 +734,7 @@ extension FleetEngine {
       }
     }
 
-    @usableFromInline var storage: Storage
+    @usableFromInline var storage = Storage()
 
     /// The storage, copied first if another copy of this message shares it.
     private mutating func uniqueStorage() -> Storage {
@@ -790,9 +788,7 @@ extension FleetEngine {
       hasher.combine(storage.unknownFields)
     }
 
-    public init() { storage = Storage() }
-
-    @usableFromInline init(storage: Storage) { self.storage = storage }
+    public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
       self = try Self.decodeThroughC(bytes)
@@ -812,49 +808,42 @@ extension FleetEngine.Trip: CBridgedMessage {
   }
 
   @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__Trip>) throws(ProtoDecodingError) {
-    if let held = ProtoDecodeSharing.storage(Storage.self, where: { Self(storage: $0).matches(cMessage: c) }) {
-      self.init(storage: held)
-      return
-    }
-    let s = Storage()
     let m = c.pointee
-    s.name = try ProtoC.string(m.name)
-    s.vehicleID = try ProtoC.string(m.vehicle_id)
-    s.tripStatus = FleetEngine.TripStatus(rawValue: Int32(truncatingIfNeeded: m.trip_status.rawValue))
-    s.tripType = FleetEngine.TripType(rawValue: Int32(truncatingIfNeeded: m.trip_type.rawValue))
-    if let p = m.pickup_point { s.pickupPoint = try FleetEngine.TerminalLocation(cMessage: p) }
-    if let p = m.actual_pickup_point { s.actualPickupPoint = try FleetEngine.StopLocation(cMessage: p) }
-    if let p = m.actual_pickup_arrival_point { s.actualPickupArrivalPoint = try FleetEngine.StopLocation(cMessage: p) }
-    if let p = m.pickup_time { s.pickupTime = try GoogleProtobuf.Timestamp(cMessage: p) }
-    s.intermediateDestinations = try ProtoC.messages(m.intermediate_destinations, m.n_intermediate_destinations, as: FleetEngine.TerminalLocation.self)
-    if let p = m.intermediate_destinations_version { s.intermediateDestinationsVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
-    s.intermediateDestinationIndex = m.intermediate_destination_index
-    s.actualIntermediateDestinationArrivalPoints = try ProtoC.messages(m.actual_intermediate_destination_arrival_points, m.n_actual_intermediate_destination_arrival_points, as: FleetEngine.StopLocation.self)
-    s.actualIntermediateDestinations = try ProtoC.messages(m.actual_intermediate_destinations, m.n_actual_intermediate_destinations, as: FleetEngine.StopLocation.self)
-    if let p = m.dropoff_point { s.dropoffPoint = try FleetEngine.TerminalLocation(cMessage: p) }
-    if let p = m.actual_dropoff_point { s.actualDropoffPoint = try FleetEngine.StopLocation(cMessage: p) }
-    if let p = m.dropoff_time { s.dropoffTime = try GoogleProtobuf.Timestamp(cMessage: p) }
-    s.remainingWaypoints = try ProtoC.messages(m.remaining_waypoints, m.n_remaining_waypoints, as: FleetEngine.TripWaypoint.self)
-    s.vehicleWaypoints = try ProtoC.messages(m.vehicle_waypoints, m.n_vehicle_waypoints, as: FleetEngine.TripWaypoint.self)
-    s.route = try ProtoC.messages(m.route, m.n_route, as: GoogleType.LatLng.self)
-    s.currentRouteSegment = try ProtoC.string(m.current_route_segment)
-    if let p = m.current_route_segment_version { s.currentRouteSegmentVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
-    if let p = m.current_route_segment_traffic { s.currentRouteSegmentTraffic = try FleetEngine.ConsumableTrafficPolyline(cMessage: p) }
-    if let p = m.current_route_segment_traffic_version { s.currentRouteSegmentTrafficVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
-    if let p = m.current_route_segment_end_point { s.currentRouteSegmentEndPoint = try FleetEngine.TripWaypoint(cMessage: p) }
-    if let p = m.remaining_distance_meters { s.remainingDistanceMeters = p.pointee.value }
-    if let p = m.eta_to_first_waypoint { s.etaToFirstWaypoint = try GoogleProtobuf.Timestamp(cMessage: p) }
-    if let p = m.remaining_time_to_first_waypoint { s.remainingTimeToFirstWaypoint = try GoogleProtobuf.Duration(cMessage: p) }
-    if let p = m.remaining_waypoints_version { s.remainingWaypointsVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
-    if let p = m.remaining_waypoints_route_version { s.remainingWaypointsRouteVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
-    s.numberOfPassengers = m.number_of_passengers
-    if let p = m.last_location { s.lastLocation = try FleetEngine.VehicleLocation(cMessage: p) }
-    s.lastLocationSnappable = m.last_location_snappable != 0
-    s.view = FleetEngine.TripView(rawValue: Int32(truncatingIfNeeded: m.view.rawValue))
-    s.attributes = try ProtoC.messages(m.attributes, m.n_attributes, as: FleetEngine.TripAttribute.self)
-    s.unknownFields = try ProtoUnknownFields(cMessage: c)
-    self.init(storage: s)
-    ProtoDecodeSharing.keep(s)
+    name = try ProtoC.string(m.name)
+    vehicleID = try ProtoC.string(m.vehicle_id)
+    tripStatus = FleetEngine.TripStatus(rawValue: Int32(truncatingIfNeeded: m.trip_status.rawValue))
+    tripType = FleetEngine.TripType(rawValue: Int32(truncatingIfNeeded: m.trip_type.rawValue))
+    if let p = m.pickup_point { pickupPoint = try FleetEngine.TerminalLocation(cMessage: p) }
+    if let p = m.actual_pickup_point { actualPickupPoint = try FleetEngine.StopLocation(cMessage: p) }
+    if let p = m.actual_pickup_arrival_point { actualPickupArrivalPoint = try FleetEngine.StopLocation(cMessage: p) }
+    if let p = m.pickup_time { pickupTime = try GoogleProtobuf.Timestamp(cMessage: p) }
+    intermediateDestinations = try ProtoC.messages(m.intermediate_destinations, m.n_intermediate_destinations, as: FleetEngine.TerminalLocation.self)
+    if let p = m.intermediate_destinations_version { intermediateDestinationsVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
+    intermediateDestinationIndex = m.intermediate_destination_index
+    actualIntermediateDestinationArrivalPoints = try ProtoC.messages(m.actual_intermediate_destination_arrival_points, m.n_actual_intermediate_destination_arrival_points, as: FleetEngine.StopLocation.self)
+    actualIntermediateDestinations = try ProtoC.messages(m.actual_intermediate_destinations, m.n_actual_intermediate_destinations, as: FleetEngine.StopLocation.self)
+    if let p = m.dropoff_point { dropoffPoint = try FleetEngine.TerminalLocation(cMessage: p) }
+    if let p = m.actual_dropoff_point { actualDropoffPoint = try FleetEngine.StopLocation(cMessage: p) }
+    if let p = m.dropoff_time { dropoffTime = try GoogleProtobuf.Timestamp(cMessage: p) }
+    remainingWaypoints = try ProtoC.messages(m.remaining_waypoints, m.n_remaining_waypoints, as: FleetEngine.TripWaypoint.self)
+    vehicleWaypoints = try ProtoC.messages(m.vehicle_waypoints, m.n_vehicle_waypoints, as: FleetEngine.TripWaypoint.self)
+    route = try ProtoC.messages(m.route, m.n_route, as: GoogleType.LatLng.self)
+    currentRouteSegment = try ProtoC.string(m.current_route_segment)
+    if let p = m.current_route_segment_version { currentRouteSegmentVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
+    if let p = m.current_route_segment_traffic { currentRouteSegmentTraffic = try FleetEngine.ConsumableTrafficPolyline(cMessage: p) }
+    if let p = m.current_route_segment_traffic_version { currentRouteSegmentTrafficVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
+    if let p = m.current_route_segment_end_point { currentRouteSegmentEndPoint = try FleetEngine.TripWaypoint(cMessage: p) }
+    if let p = m.remaining_distance_meters { remainingDistanceMeters = p.pointee.value }
+    if let p = m.eta_to_first_waypoint { etaToFirstWaypoint = try GoogleProtobuf.Timestamp(cMessage: p) }
+    if let p = m.remaining_time_to_first_waypoint { remainingTimeToFirstWaypoint = try GoogleProtobuf.Duration(cMessage: p) }
+    if let p = m.remaining_waypoints_version { remainingWaypointsVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
+    if let p = m.remaining_waypoints_route_version { remainingWaypointsRouteVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
+    numberOfPassengers = m.number_of_passengers
+    if let p = m.last_location { lastLocation = try FleetEngine.VehicleLocation(cMessage: p) }
+    lastLocationSnappable = m.last_location_snappable != 0
+    view = FleetEngine.TripView(rawValue: Int32(truncatingIfNeeded: m.view.rawValue))
+    attributes = try ProtoC.messages(m.attributes, m.n_attributes, as: FleetEngine.TripAttribute.self)
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__Trip>) -> Bool {
@@ -972,18 +961,11 @@ extension FleetEngine.StopLocation: CBridgedMessage {
   }
 
   @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__StopLocation>) throws(ProtoDecodingError) {
-    if let held = ProtoDecodeSharing.storage(Storage.self, where: { Self(storage: $0).matches(cMessage: c) }) {
-      self.init(storage: held)
-      return
-    }
-    let s = Storage()
     let m = c.pointee
-    if let p = m.point { s.point = try GoogleType.LatLng(cMessage: p) }
-    if let p = m.timestamp { s.timestamp = try GoogleProtobuf.Timestamp(cMessage: p) }
-    if let p = m.stop_time { s.stopTime = try GoogleProtobuf.Timestamp(cMessage: p) }
-    s.unknownFields = try ProtoUnknownFields(cMessage: c)
-    self.init(storage: s)
-    ProtoDecodeSharing.keep(s)
+    if let p = m.point { point = try GoogleType.LatLng(cMessage: p) }
+    if let p = m.timestamp { timestamp = try GoogleProtobuf.Timestamp(cMessage: p) }
+    if let p = m.stop_time { stopTime = try GoogleProtobuf.Timestamp(cMessage: p) }
+    unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
   @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__StopLocation>) -> Bool {

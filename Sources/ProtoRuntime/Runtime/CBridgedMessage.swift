@@ -8,9 +8,8 @@ public import CProtobufC
 /// bridge through it, and their fields hold this module's well-known types. Users never see
 /// a C type.
 ///
-/// Decoding unpacks with protobuf-c into an arena, copies the fields into the Swift value
-/// (building equal parts once, see ``ProtoDecodeSharing``) and empties the arena before
-/// returning. Encoding builds the C struct tree in a
+/// Decoding unpacks with protobuf-c into its own allocations, copies the fields into the Swift
+/// value and frees the unpacked tree before returning. Encoding builds the C struct tree in a
 /// ``ProtoArena`` (one bump allocator per encode, freed at once), asks protobuf-c for the
 /// packed size and packs straight into the caller's buffer. No C pointer outlives either call.
 @usableFromInline package protocol CBridgedMessage: ProtoMessage {
@@ -44,23 +43,24 @@ extension CBridgedMessage {
   ) throws(ProtoDecodingError) -> Result {
     // protobuf-c allocates every node of the unpacked tree through `allocator`; giving it our
     // arena turns hundreds of malloc/free pairs into a few blocks, freed together when the
-    // decode returns. protobuf_c_message_free_unpacked would only call the no-op `free` for
-    // each node, so it is not called: the arena, not protobuf-c, owns that memory. The arena
-    // and what the decode shares (see ProtoDecodeSharing) are this thread's, reused.
+    // arena goes. protobuf_c_message_free_unpacked would only call the no-op `free` for each
+    // node, so it is not called: the arena, not protobuf-c, owns that memory.
+    let arena = ProtoArena(initialCapacity: 4 * bytes.count + 256)
+    var allocator = arena.protobufCAllocator
+    // protobuf-c reads nothing for an empty buffer, but wants a pointer all the same.
+    var empty: UInt8 = 0
+    let unpacked = withUnsafePointer(to: &empty) { emptyPointer in
+      protobuf_c_message_unpack(
+        cDescriptor, &allocator, bytes.count,
+        bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? emptyPointer)
+    }
+    guard let unpacked else {
+      throw ProtoDecodingError(
+        message: protoMessageName, reason: .malformed, byteCount: bytes.count)
+    }
     do {
-      return try ProtoDecodeSharing.decoding { (arena) throws(ProtoDecodingError) -> Result in
-        var allocator = arena.protobufCAllocator
-        // protobuf-c reads nothing for an empty buffer, but wants a pointer all the same.
-        var empty: UInt8 = 0
-        let unpacked = withUnsafePointer(to: &empty) { emptyPointer in
-          protobuf_c_message_unpack(
-            cDescriptor, &allocator, bytes.count,
-            bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? emptyPointer)
-        }
-        guard let unpacked else {
-          throw ProtoDecodingError(message: "", reason: .malformed, byteCount: 0)
-        }
-        return try body(UnsafeRawPointer(unpacked).assumingMemoryBound(to: CMessage.self))
+      return try withExtendedLifetime(arena) { () throws(ProtoDecodingError) -> Result in
+        try body(UnsafeRawPointer(unpacked).assumingMemoryBound(to: CMessage.self))
       }
     } catch {
       throw ProtoDecodingError(

@@ -23,11 +23,9 @@ public import CProtobufC
   private var full: [UnsafeMutableRawPointer] = []
   /// Which block came from this thread's cache (see ``ThreadBlockCache``) and goes back to it.
   private var cachedBlock: UnsafeMutableRawPointer?
-  private let initialCapacity: Int
 
   /// - Parameter initialCapacity: the size of the first block; later blocks double.
   package init(initialCapacity: Int = 4096) {
-    self.initialCapacity = initialCapacity
     capacity = initialCapacity / 2
   }
 
@@ -39,21 +37,6 @@ public import CProtobufC
   }
 
   deinit {
-    releaseBlocks()
-  }
-
-  /// Frees everything allocated so far, as the arena's end would, and keeps the arena for
-  /// another use (``ProtoDecodeSharing``'s arena serves every decode of its thread).
-  func reset() {
-    releaseBlocks()
-    full.removeAll(keepingCapacity: true)
-    block = nil
-    cachedBlock = nil
-    used = 0
-    capacity = initialCapacity / 2
-  }
-
-  private func releaseBlocks() {
     for b in full where b != cachedBlock { free(b) }
     if let block, block != cachedBlock { free(block) }
     if let cachedBlock { ThreadBlockCache.giveBack(cachedBlock) }

@@ -13,11 +13,6 @@ public import CProtobufC
     -> String
   {
     guard let p, p.pointee != 0 else { return "" }
-    // Up to 15 UTF-8 bytes, a String is held inline and allocates nothing; a longer one is
-    // built once per decode (ProtoDecodeSharing).
-    var short = 1
-    while short < 16 && p[short] != 0 { short += 1 }
-    if short == 16 { return try ProtoDecodeSharing.string(p) }
     guard let s = String(validatingCString: p) else {
       // The caller rethrows with the message name and size; see decodeThroughC.
       throw ProtoDecodingError(message: "", reason: .invalidUTF8, byteCount: 0)
@@ -54,20 +49,12 @@ public import CProtobufC
     return try M(cMessage: p)
   }
 
-  /// A repeated message field; an equal one decoded before in the same decode is shared
-  /// (ProtoDecodeSharing), as a trip's `vehicle_waypoints` repeat its `remaining_waypoints`.
   @inlinable package static func messages<M: CBridgedMessage>(
     _ p: UnsafeMutablePointer<UnsafeMutablePointer<M.CMessage>?>?, _ n: Int, as: M.Type
   ) throws(ProtoDecodingError) -> [M] {
-    guard n > 0, let p else { return [] }
-    if let held = ProtoDecodeSharing.array(of: M.self, count: n, where: { sameMessages($0, p, n) }) {
-      return held
-    }
-    let decoded = try map(p, n) { (element) throws(ProtoDecodingError) -> M in
+    try map(p, n) { (element) throws(ProtoDecodingError) -> M in
       guard let element else { return M() }
       return try M(cMessage: element)
     }
-    ProtoDecodeSharing.keep(array: decoded)
-    return decoded
   }
 }
