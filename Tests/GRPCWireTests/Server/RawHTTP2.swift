@@ -40,18 +40,7 @@ enum RawHTTP2 {
   }
 
   /// The frames in `bytes` (what a server sent), as far as they are complete.
-  static func frames(in bytes: [UInt8]) -> [(type: UInt8, flags: UInt8, payload: ArraySlice<UInt8>)] {
-    var frames: [(type: UInt8, flags: UInt8, payload: ArraySlice<UInt8>)] = []
-    var offset = 0
-    while offset + 9 <= bytes.count {
-      let length = Int(bytes[offset]) << 16 | Int(bytes[offset + 1]) << 8 | Int(bytes[offset + 2])
-      let payload = offset + 9
-      guard payload + length <= bytes.count else { break }
-      frames.append((bytes[offset + 3], bytes[offset + 4], bytes[payload..<(payload + length)]))
-      offset = payload + length
-    }
-    return frames
-  }
+  static func frames(in bytes: [UInt8]) -> [RawFrame] { RawFrame.parse(bytes[...]).frames }
 
   /// The error code and debug data of the first GOAWAY in `bytes`.
   static func goAway(in bytes: [UInt8]) -> (code: UInt32, debug: String)? {
