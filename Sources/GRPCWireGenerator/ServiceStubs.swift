@@ -293,9 +293,15 @@ extension ServiceStubs {
     }
 
     /// The comment's lines as documentation (proto comments are indented by one space after
-    /// `//`, which `///` keeps), with trailing blank lines dropped; as `CodeGen/swiftgen.py`.
+    /// `//`, which `///` keeps), with trailing blank lines dropped.
     func doc(_ path: [Int32]) -> [String] {
       guard let comment = byPath[path] else { return [] }
+      return Self.docLines(comment)
+    }
+
+    /// `comment` as `///` lines: leading and trailing newlines and each line's trailing white
+    /// space dropped, then trailing blank lines; none for a blank comment.
+    static func docLines(_ comment: String) -> [String] {
       var lines = comment.trimmingNewlines().split(
         separator: "\n", omittingEmptySubsequences: false
       )

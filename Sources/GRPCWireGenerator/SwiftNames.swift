@@ -1,5 +1,4 @@
-/// How proto names become Swift names: the rules `CodeGen/swiftgen.py` follows for the
-/// message layer, so that stubs name the types it declares.
+/// How proto names become Swift names, in the message layer and the stubs alike.
 public enum SwiftNames {
   /// Words Swift reserves; a name that is one of them is written in backticks.
   public static let keywords: Set<String> = [
@@ -48,5 +47,69 @@ public enum SwiftNames {
     return name.unicodeScalars.allSatisfy {
       ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_"
     }
+  }
+
+  /// Words that become acronyms in camelCase: `vehicle_id` → `vehicleID`.
+  static let acronyms: [String: String] = ["id": "ID", "url": "URL", "uri": "URI"]
+
+  /// `snake_case` → `lowerCamel` (or `UpperCamel`): a word all in one case is lower-cased
+  /// after its first letter, a mixed-case word kept; `id`, `url` and `uri` become acronyms
+  /// (except as the first word of a lowerCamel name).
+  public static func camel(_ snake: String, upperFirst: Bool) -> String {
+    let words = snake.split(separator: "_").map(String.init)
+    var out = ""
+    for (index, word) in words.enumerated() {
+      let lower = word.lowercased()
+      let oneCase = isUpper(word) || isLower(word)
+      if index == 0 && !upperFirst {
+        out += oneCase ? lower : word.prefix(1).lowercased() + word.dropFirst()
+      } else if let acronym = acronyms[lower] {
+        out += acronym
+      } else {
+        out +=
+          word.prefix(1).uppercased()
+          + (isUpper(word) ? word.dropFirst().lowercased() : String(word.dropFirst()))
+      }
+    }
+    return out
+  }
+
+  /// An enum value's Swift case: its SCREAMING_SNAKE name in lowerCamel, without the enum's
+  /// own name as a prefix (`TripStatus.TRIP_STATUS_NEW` → `new`), unless that leaves nothing
+  /// or a leading digit.
+  public static func enumCaseName(enum enumName: String, value: String) -> String {
+    let prefix = snakeUpper(enumName, splittingAfterDigits: true) + "_"
+    var stripped = value.hasPrefix(prefix) ? String(value.dropFirst(prefix.count)) : value
+    if stripped.isEmpty || stripped.first!.isNumber && stripped.first!.isASCII {
+      stripped = value
+    }
+    return camel(stripped.lowercased(), upperFirst: false)
+  }
+
+  /// `FleetProtosC` → `FLEET_PROTOS_C`: `_` before each capital that follows a lower-case
+  /// letter (or a digit, when `splittingAfterDigits`), then upper-cased.
+  static func snakeUpper(_ name: String, splittingAfterDigits: Bool) -> String {
+    var out = ""
+    var previous: Character?
+    for character in name {
+      if let previous, character.isASCII, character.isUppercase,
+        previous.isASCII && (previous.isLowercase || splittingAfterDigits && previous.isNumber)
+      {
+        out += "_"
+      }
+      out.append(character)
+      previous = character
+    }
+    return out.uppercased()
+  }
+
+  /// Python's `str.isupper()`: some cased character, none lower-case.
+  static func isUpper(_ word: String) -> Bool {
+    word.contains(where: \.isCased) && !word.contains(where: \.isLowercase)
+  }
+
+  /// Python's `str.islower()`: some cased character, none upper-case.
+  static func isLower(_ word: String) -> Bool {
+    word.contains(where: \.isCased) && !word.contains(where: \.isUppercase)
   }
 }

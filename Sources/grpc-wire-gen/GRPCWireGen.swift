@@ -31,12 +31,41 @@ struct GRPCWireGen: ParsableCommand {
   @Option(help: "The access level of the stubs: public, package or internal.")
   var access: String = "public"
 
+  @Option(
+    help: ArgumentHelp(
+      "protobuf-c: also write the message layer (<proto>.pb.swift, Namespaces.pb.swift, FileDescriptors.pb.swift) and the C target; omitted: stubs only.",
+      valueName: "kind"))
+  var messages: String?
+
+  @Option(help: "With --messages: where protoc-c wrote its *.pb-c.c and *.pb-c.h files.")
+  var cDir: String?
+
+  @Option(
+    help: "With --messages: the module's C target folder (Sources/<Module>C), rewritten whole.")
+  var cOutput: String?
+
+  @Option(
+    name: .customLong("cow-message"),
+    help: "With --messages: a message (.package.Name) kept in copy-on-write storage.")
+  var cowMessages: [String] = []
+
+  @Flag(help: "Write no service stubs (a module that does not depend on GRPCWire).")
+  var noStubs = false
+
   @Argument(help: "The .proto files to write stubs for, named as protoc names them.")
   var protos: [String]
 
   func validate() throws {
     guard ["public", "package", "internal"].contains(access) else {
       throw ValidationError("--access must be public, package or internal, not \(access)")
+    }
+    if let messages {
+      guard messages == "protobuf-c" else {
+        throw ValidationError("--messages must be protobuf-c, not \(messages)")
+      }
+      guard cDir != nil, cOutput != nil else {
+        throw ValidationError("--messages protobuf-c needs --c-dir and --c-output")
+      }
     }
     _ = try namespaceTable()
   }
@@ -69,19 +98,82 @@ struct GRPCWireGen: ParsableCommand {
       throw GeneratorError(
         file: "", element: "", reason: "\(descriptorSet) is not a FileDescriptorSet: \(error)")
     }
-    let files = try StubFiles.generate(
-      set, protos: protos, module: module, namespaces: try namespaceTable(), access: access)
-    let folder = URL(fileURLWithPath: output)
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    let written = Set(files.map(\.name))
-    for old in try FileManager.default.contentsOfDirectory(atPath: output)
-    where old.hasSuffix(".grpc.swift") && !written.contains(old) {
-      try FileManager.default.removeItem(at: folder.appendingPathComponent(old))
+    let namespaces = try namespaceTable()
+    var files: [(path: String, text: String)] =
+      noStubs
+      ? []
+      : try StubFiles.generate(
+        set, protos: protos, module: module, namespaces: namespaces, access: access
+      ).map { ($0.name, $0.text) }
+    if messages != nil, let cDir, let cOutput {
+      let layer = try MessageFiles.generate(
+        set, protos: protos, module: module, namespaces: namespaces,
+        cowMessages: Set(cowMessages), cFiles: try Self.readFiles(under: cDir))
+      files = layer.swift.map { ($0.name, $0.text) } + files
+      try Self.write(layer.c, into: cOutput, removingOthers: { _ in true })
+    }
+    // Without the message layer, only stale stubs are this run's to remove.
+    try Self.write(
+      files, into: output,
+      removingOthers: { name in
+        !name.contains("/")
+          && (messages != nil ? name.hasSuffix(".swift") : name.hasSuffix(".grpc.swift"))
+      })
+  }
+
+  /// Every regular file under `folder`, by path relative to it.
+  static func readFiles(under folder: String) throws -> [String: String] {
+    var files: [String: String] = [:]
+    guard let walker = FileManager.default.enumerator(atPath: folder) else {
+      throw GeneratorError(file: "", element: "", reason: "cannot read \(folder)")
+    }
+    while let path = walker.nextObject() as? String {
+      var isDirectory: ObjCBool = false
+      let full = (folder as NSString).appendingPathComponent(path)
+      if FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory),
+        !isDirectory.boolValue
+      {
+        files[path] = try String(contentsOfFile: full, encoding: .utf8)
+      }
+    }
+    return files
+  }
+
+  /// Writes `files` (paths relative to `folder`) and removes the files under it that were not
+  /// written and `removingOthers` says are this run's. Unchanged files are left alone, so a
+  /// re-run does not touch their modification times.
+  static func write(
+    _ files: [(path: String, text: String)], into folder: String,
+    removingOthers: (String) -> Bool
+  ) throws {
+    let root = URL(fileURLWithPath: folder)
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    let written = Set(files.map(\.path))
+    var folders: [String] = []
+    if let walker = FileManager.default.enumerator(atPath: folder) {
+      while let path = walker.nextObject() as? String {
+        var isDirectory: ObjCBool = false
+        let full = (folder as NSString).appendingPathComponent(path)
+        guard FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory) else {
+          continue
+        }
+        if isDirectory.boolValue {
+          folders.append(full)
+        } else if !written.contains(path) && removingOthers(path) {
+          try FileManager.default.removeItem(atPath: full)
+        }
+      }
+    }
+    // Folders left empty (a proto that went away) go too, deepest first.
+    for full in folders.sorted(by: >)
+    where (try? FileManager.default.contentsOfDirectory(atPath: full))?.isEmpty == true {
+      try FileManager.default.removeItem(atPath: full)
     }
     for file in files {
-      let url = folder.appendingPathComponent(file.name)
-      // Unchanged files are left alone, so a re-run does not touch their modification times.
+      let url = root.appendingPathComponent(file.path)
       if (try? String(contentsOf: url, encoding: .utf8)) == file.text { continue }
+      try FileManager.default.createDirectory(
+        at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
       try file.text.write(to: url, atomically: true, encoding: .utf8)
     }
   }

@@ -23,4 +23,26 @@ struct NamingTests {
   func fileNames() {
     #expect(StubFiles.name(of: "grpc/testing/test.proto") == "grpc_testing_test.grpc.swift")
   }
+
+  @Test(
+    "a field's snake_case name is lowerCamel, with ID, URL and URI as acronyms",
+    arguments: [
+      ("vehicle_id", false, "vehicleID"), ("id", false, "id"), ("trip_url", false, "tripURL"),
+      ("HTTP_status", false, "httpStatus"), ("eTag", false, "eTag"), ("_foo", false, "foo"),
+      ("trip_status", true, "TripStatus"), ("id", true, "ID"), ("LOUD_name", true, "LoudName"),
+    ])
+  func camel(_ snake: String, _ upperFirst: Bool, _ camel: String) {
+    #expect(SwiftNames.camel(snake, upperFirst: upperFirst) == camel)
+  }
+
+  @Test(
+    "an enum value's case drops the enum's name as a prefix, unless a digit would lead",
+    arguments: [
+      ("TripStatus", "TRIP_STATUS_NEW", "new"),
+      ("TripStatus", "UNKNOWN_TRIP_STATUS", "unknownTripStatus"),
+      ("Code", "OK", "ok"), ("Level", "LEVEL_2", "level2"), ("V1Kind", "V1_KIND_A", "a"),
+    ])
+  func enumCases(_ enumName: String, _ value: String, _ swift: String) {
+    #expect(SwiftNames.enumCaseName(enum: enumName, value: value) == swift)
+  }
 }

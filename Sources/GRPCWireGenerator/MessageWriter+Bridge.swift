@@ -1,0 +1,286 @@
+import ProtoDescriptors
+
+/// protoc-c's descriptors are `extern const`, which Swift cannot take the address of; the
+/// umbrella header of each C target has a function per message returning it, named this.
+let accessorPrefix = "proto_descriptor__"
+
+/// The bridge of a message to protobuf-c's struct (`CBridgedMessage`): read it field by field
+/// from the C message, compare with one in place, and fill one from an arena.
+extension MessageWriter {
+  mutating func bridge(_ b: Bridge) {
+    let swift = model.swift[b.full]!
+    let cType = b.cType
+    line("extension \(swift): CBridgedMessage {")
+    line("  @usableFromInline package typealias CMessage = \(cType)")
+    line()
+    line(
+      "  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {"
+    )
+    line("    \(accessorPrefix)\(b.lower)()")
+    line("  }")
+    line()
+    line(
+      "  @usableFromInline package init(cMessage c: UnsafePointer<\(cType)>) throws(ProtoDecodingError) {"
+    )
+    if !b.message.field.isEmpty { line("    let m = c.pointee") }
+    for field in b.plain { read(field, "    ") }
+    for oneof in b.oneofs {
+      let name = b.message.oneofDecl[oneof.index].name ?? ""
+      line("    switch m.\(name.lowercased())_case.rawValue {")
+      for f in oneof.members {
+        line(
+          "    case \(f.number): \(oneofProperty(name)) = .\(f.id)(\(readValue(f, "m." + f.cMember)))"
+        )
+      }
+      line("    default: break")
+      line("    }")
+    }
+    line("    unknownFields = try ProtoUnknownFields(cMessage: c)")
+    line("  }")
+    line()
+    matches(b)
+    line()
+    line(
+      "  @usableFromInline package func fill(_ c: UnsafeMutablePointer<\(cType)>, _ arena: ProtoArena) {"
+    )
+    for field in b.plain { write(field, "    ") }
+    for oneof in b.oneofs {
+      let name = b.message.oneofDecl[oneof.index].name ?? ""
+      line("    switch \(oneofProperty(name)) {")
+      for f in oneof.members {
+        line("    case .\(f.id)(let v)?:")
+        line("      c.pointee.\(name.lowercased())_case = .init(rawValue: \(f.number))")
+        line("      c.pointee.\(f.cMember) = \(writeValue(f, "v"))")
+      }
+      line("    case nil: break")
+      line("    }")
+    }
+    line("    unknownFields.fill(c, arena)")
+    line("  }")
+    line("}")
+  }
+
+  private func oneofProperty(_ name: String) -> String {
+    SwiftNames.identifier(SwiftNames.camel(name, upperFirst: false))
+  }
+
+  /// `matches(cMessage:)`: whether the C message decodes to exactly this value, read in place
+  /// (see ProtoC+Matching.swift). A map compares as equal only when both are empty: false for
+  /// equal maps only costs the caller a decode, and maps never change on a hot path.
+  private mutating func matches(_ b: Bridge) {
+    line(
+      "  @usableFromInline package func matches(cMessage c: UnsafePointer<\(b.cType)>) -> Bool {")
+    if !b.message.field.isEmpty { line("    let m = c.pointee") }
+    for f in b.plain {
+      let c = "m.\(f.cMember)"
+      if let presentIf = f.presentIf {
+        line("    if \(presentIf) {")
+        line("      guard let h = \(f.id), \(sameValue(f, "h", c)) else { return false }")
+        line("    } else if \(f.id) != nil {")
+        line("      return false")
+        line("    }")
+      } else if f.map {
+        line("    guard \(f.id).isEmpty && m.\(f.cQuantifier ?? "") == 0 else { return false }")
+      } else if f.repeated {
+        let n = "m.\(f.cQuantifier ?? "")"
+        if f.kind == .message {
+          line("    guard ProtoC.sameMessages(\(f.id), \(c), \(n)) else { return false }")
+        } else {
+          line(
+            "    guard ProtoC.sameElements(\(f.id), \(c), \(n), { h, v in \(sameValue(f, "h", "v")) }) else { return false }"
+          )
+        }
+      } else if f.kind == .message {
+        line("    guard ProtoC.same(\(f.id), \(c)) else { return false }")
+      } else if case .wrapper(let kind) = f.kind {
+        let same =
+          switch kind {
+          case "int": "h == p.pointee.value"
+          case "bool": "h == (p.pointee.value != 0)"
+          default: "ProtoC.same(h, p.pointee.value)"
+          }
+        line("    if let p = \(c) {")
+        line("      guard let h = \(f.id), \(same) else { return false }")
+        line("    } else if \(f.id) != nil {")
+        line("      return false")
+        line("    }")
+      } else {
+        line("    guard \(sameValue(f, f.id, c)) else { return false }")
+      }
+    }
+    for oneof in b.oneofs {
+      let name = b.message.oneofDecl[oneof.index].name ?? ""
+      let caseValue = "m.\(name.lowercased())_case.rawValue"
+      line("    switch \(oneofProperty(name)) {")
+      for f in oneof.members {
+        let same = sameValue(f, "v", "m." + f.cMember)
+        line(
+          "    case .\(f.id)(let v)?: guard \(caseValue) == \(f.number), \(same) else { return false }"
+        )
+      }
+      let known = oneof.members.map { "\(caseValue) == \($0.number)" }.joined(separator: " || ")
+      line("    case nil: if \(known) { return false }")
+      line("    }")
+    }
+    line("    return unknownFields.matches(cMessage: c)")
+    line("  }")
+  }
+
+  /// A Bool expression: whether the C value `expr` decodes to `held` (one value).
+  private func sameValue(_ f: MessageField, _ held: String, _ expr: String) -> String {
+    switch f.kind {
+    case .plain, .string, .bytes: "ProtoC.same(\(held), \(expr))"
+    case .bool: "\(held) == (\(expr) != 0)"
+    case .enumeration:
+      "\(held) == \(f.swift)(rawValue: Int32(truncatingIfNeeded: \(expr).rawValue))"
+    case .message: "ProtoC.sameMember(\(held), \(expr))"
+    // A wrapper is compared in place in `matches`; a presence-tracked proto2 wrapper field
+    // reads like a message.
+    case .wrapper: "ProtoC.sameMember(\(held), \(expr))"
+    }
+  }
+
+  private func readValue(_ f: MessageField, _ expr: String) -> String {
+    switch f.kind {
+    case .plain: expr
+    case .bool: "\(expr) != 0"
+    case .string: "try ProtoC.string(\(expr))"
+    case .bytes: "ProtoC.bytes(\(expr))"
+    case .enumeration: "\(f.swift)(rawValue: Int32(truncatingIfNeeded: \(expr).rawValue))"
+    case .message, .wrapper: "try ProtoC.message(\(expr), as: \(f.swift).self)"
+    }
+  }
+
+  private mutating func read(_ f: MessageField, _ indent: String) {
+    let c = "m.\(f.cMember)"
+    if let presentIf = f.presentIf {
+      line("\(indent)if \(presentIf) { \(f.id) = \(readValue(f, c)) }")
+    } else if f.map {
+      let entry = model.messages[f.proto.typeName ?? ""]!.message
+      line(
+        "\(indent)for entry in UnsafeBufferPointer(start: \(c), count: m.\(f.cQuantifier ?? "")) {")
+      line("\(indent)  let e = entry!.pointee")
+      line(
+        "\(indent)  \(f.id)[\(entryRead(entry.field[0], "e.key"))] = \(entryRead(entry.field[1], "e.value"))"
+      )
+      line("\(indent)}")
+    } else if f.repeated {
+      let n = "m.\(f.cQuantifier ?? "")"
+      if f.kind == .message {
+        line("\(indent)\(f.id) = try ProtoC.messages(\(c), \(n), as: \(f.swift).self)")
+      } else if f.kind == .plain {
+        line("\(indent)\(f.id) = ProtoC.scalars(\(c), \(n))")
+      } else {
+        line(
+          "\(indent)\(f.id) = try ProtoC.map(\(c), \(n)) { v throws(ProtoDecodingError) in \(readValue(f, "v")) }"
+        )
+      }
+    } else if f.kind == .message {
+      line("\(indent)if let p = \(c) { \(f.id) = try \(f.swift)(cMessage: p) }")
+    } else if case .wrapper(let kind) = f.kind {
+      let value =
+        switch kind {
+        case "bool": "p.pointee.value != 0"
+        case "string": "try ProtoC.string(p.pointee.value)"
+        case "bytes": "ProtoC.bytes(p.pointee.value)"
+        default: "p.pointee.value"
+        }
+      line("\(indent)if let p = \(c) { \(f.id) = \(value) }")
+    } else {
+      line("\(indent)\(f.id) = \(readValue(f, c))")
+    }
+  }
+
+  private func entryRead(_ field: GoogleProtobuf.FieldDescriptorProto, _ expr: String) -> String {
+    let swift = model.swift[field.typeName ?? ""] ?? ""
+    switch field.type {
+    case .message?:
+      return
+        "try \(expr).map { p throws(ProtoDecodingError) in try \(swift)(cMessage: p) } ?? \(swift)()"
+    case .enum?:
+      return "\(swift)(rawValue: Int32(truncatingIfNeeded: \(expr).rawValue))"
+    default:
+      switch MessageField.scalar(field.type ?? .unrecognized(0))?.kind {
+      case .bool?: return "\(expr) != 0"
+      case .string?: return "try ProtoC.string(\(expr))"
+      case .bytes?: return "ProtoC.bytes(\(expr))"
+      default: return expr
+      }
+    }
+  }
+
+  private func writeValue(_ f: MessageField, _ v: String) -> String {
+    switch f.kind {
+    case .plain: v
+    case .bool: "\(v) ? 1 : 0"
+    case .string: "arena.cString(\(v))"
+    case .bytes: "arena.binary(\(v))"
+    case .enumeration: ".init(rawValue: .init(truncatingIfNeeded: \(v).rawValue))"
+    case .message, .wrapper: "arena.message(\(v))"
+    }
+  }
+
+  private mutating func write(_ f: MessageField, _ indent: String) {
+    let c = "c.pointee.\(f.cMember)"
+    if f.presentIf != nil {
+      line("\(indent)if let v = \(f.id) {")
+      if let markPresent = f.markPresent { line("\(indent)  \(markPresent)") }
+      line("\(indent)  \(c) = \(writeValue(f, "v"))")
+      line("\(indent)}")
+    } else if f.map {
+      let entryFull = f.proto.typeName ?? ""
+      let entryC = cNames.messages[String(entryFull.dropFirst())]!
+      entryAccessors.append(entryC.lower)
+      let entry = model.messages[entryFull]!.message
+      line("\(indent)if !\(f.id).isEmpty {")
+      line("\(indent)  c.pointee.\(f.cQuantifier ?? "") = \(f.id).count")
+      line("\(indent)  \(c) = arena.mapEntries(")
+      line(
+        "\(indent)    \(f.id), descriptor: \(accessorPrefix)\(entryC.lower)(), as: \(entryC.cType).self"
+      )
+      line("\(indent)  ) { key, value, e in")
+      line("\(indent)    e.pointee.key = \(entryWrite(entry.field[0], "key"))")
+      line("\(indent)    e.pointee.value = \(entryWrite(entry.field[1], "value"))")
+      line("\(indent)  }")
+      line("\(indent)}")
+    } else if f.repeated {
+      line("\(indent)if !\(f.id).isEmpty {")
+      line("\(indent)  c.pointee.\(f.cQuantifier ?? "") = \(f.id).count")
+      if f.kind == .message {
+        line("\(indent)  \(c) = arena.messages(\(f.id))")
+      } else if f.kind == .plain {
+        line("\(indent)  \(c) = arena.copy(\(f.id))")
+      } else {
+        line("\(indent)  \(c) = arena.map(\(f.id)) { v in \(writeValue(f, "v")) }")
+      }
+      line("\(indent)}")
+    } else if f.kind == .message {
+      line("\(indent)if let v = \(f.id) { \(c) = arena.message(v) }")
+    } else if case .wrapper = f.kind {
+      let wrapper = model.swift[f.proto.typeName ?? ""] ?? ""
+      line("\(indent)if let v = \(f.id) {")
+      line("\(indent)  var wrapper = \(wrapper)()")
+      line("\(indent)  wrapper.value = v")
+      line("\(indent)  \(c) = arena.message(wrapper)")
+      line("\(indent)}")
+    } else if f.kind == .string || f.kind == .bytes {
+      line("\(indent)if !\(f.id).isEmpty { \(c) = \(writeValue(f, f.id)) }")
+    } else {
+      line("\(indent)\(c) = \(writeValue(f, f.id))")
+    }
+  }
+
+  private func entryWrite(_ field: GoogleProtobuf.FieldDescriptorProto, _ v: String) -> String {
+    switch field.type {
+    case .message?: return "arena.message(\(v))"
+    case .enum?: return ".init(rawValue: .init(truncatingIfNeeded: \(v).rawValue))"
+    default:
+      switch MessageField.scalar(field.type ?? .unrecognized(0))?.kind {
+      case .bool?: return "\(v) ? 1 : 0"
+      case .string?: return "arena.cString(\(v))"
+      case .bytes?: return "arena.binary(\(v))"
+      default: return v
+      }
+    }
+  }
+}
