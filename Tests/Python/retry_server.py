@@ -7,7 +7,11 @@ Service `fleet.test.Retry`, messages as raw bytes (the response echoes the reque
 * `Unary` (unary) and `Stream` (server streaming: the request echoed three times, or once
   and then the failure with `x-retry-fail-after-first`).
 * `Collect` (client streaming): the requests joined; prints `EVENT collected` with their
-  sizes.
+  sizes and texts once they ended, then fails (or waits) as the hooks say.
+* `Chat` (bidirectional): reads the requests (a failing attempt only `x-retry-read` of
+  them, if set), prints `EVENT received`, fails (or waits) as the hooks say, else echoes every
+  request and ends OK. With `x-retry-fail-after-first` it echoes the first request as soon
+  as it arrives, then fails.
 
 Per-call request metadata (a call is the set of attempts that share `x-retry-call`):
 
@@ -18,14 +22,18 @@ Per-call request metadata (a call is the set of attempts that share `x-retry-cal
   x-retry-delay-ms: <ms>          every attempt waits this long before it answers (failing
                                   or not), so that hedged attempts overlap.
   x-retry-succeed-attempt: <k>    with a delay: attempt k answers at once, the others wait.
-  x-retry-fail-after-first: 1     `Stream`: the failure comes after one response message.
+  x-retry-fail-after-first: 1     `Stream`, `Chat`: the failure comes after one response
+                                  message.
+  x-retry-read: <k>               `Chat`: a failing attempt reads only k requests.
 
 Prints `LISTENING <port>`, then EVENT lines:
 
   EVENT attempt <path> call=<id> n=<k> previous=<grpc-previous-rpc-attempts or -> t=<ns>
   EVENT answered <path> call=<id> n=<k> code=<status number> t=<ns>
   EVENT cancelled <path> call=<id> n=<k> t=<ns>     the client cancelled that attempt
-  EVENT collected <path> call=<id> sizes=<a,b,...>  `Collect`'s requests, when they ended
+  EVENT collected <path> call=<id> n=<k> sizes=<a,b,...> texts=<a,b,...>
+                                                    `Collect`'s requests, when they ended
+  EVENT received <path> call=<id> n=<k> texts=<a,b,...>   `Chat`'s requests, as read
 
 `t` is time.monotonic_ns() when the event happened.
 """
@@ -89,15 +97,20 @@ class RetryService:
             await context.abort(status_code(code), f"attempt {n} fails as asked",
                                 trailing_metadata=trailing)
 
-    async def unary(self, request: bytes, context) -> bytes:
-        path = f"/{SERVICE}/Unary"
-        metadata, call, n = self.begin(path, context)
+    async def answer(self, path: str, context, metadata, call: str, n: int):
+        """Fails or waits as asked (`cancelled` if the client cancels meanwhile), else prints
+        that the attempt is answered OK."""
         try:
             await self.fail_or_wait(path, context, metadata, call, n)
         except asyncio.CancelledError:
             pc.emit("cancelled", path, call=call, n=n, t=time.monotonic_ns())
             raise
         pc.emit("answered", path, call=call, n=n, code=0, t=time.monotonic_ns())
+
+    async def unary(self, request: bytes, context) -> bytes:
+        path = f"/{SERVICE}/Unary"
+        metadata, call, n = self.begin(path, context)
+        await self.answer(path, context, metadata, call, n)
         return request
 
     async def stream(self, request: bytes, context):
@@ -119,7 +132,7 @@ class RetryService:
 
     async def collect(self, requests, context) -> bytes:
         path = f"/{SERVICE}/Collect"
-        _, call, n = self.begin(path, context)
+        metadata, call, n = self.begin(path, context)
         received = []
         try:
             async for request in requests:
@@ -131,9 +144,38 @@ class RetryService:
             pc.emit("failed", path, call=call, n=n, error=type(error).__name__,
                     cancelled=context.cancelled())
             raise
-        pc.emit("collected", path, call=call, cancelled=context.cancelled(),
-                sizes=",".join(str(len(r)) for r in received))
+        pc.emit("collected", path, call=call, n=n, cancelled=context.cancelled(),
+                sizes=",".join(str(len(r)) for r in received), texts=texts(received))
+        await self.answer(path, context, metadata, call, n)
         return b"".join(received)
+
+    async def chat(self, requests, context):
+        path = f"/{SERVICE}/Chat"
+        metadata, call, n = self.begin(path, context)
+        failing = n <= int(header(metadata, "x-retry-fail") or "0")
+        read = int(header(metadata, "x-retry-read") or "0") if failing else 0
+        echo_first = header(metadata, "x-retry-fail-after-first") == "1"
+        received = []
+        try:
+            async for request in requests:
+                received.append(request)
+                if echo_first and len(received) == 1:
+                    yield request
+                if read and len(received) >= read:
+                    break
+            pc.emit("received", path, call=call, n=n, texts=texts(received))
+            await self.fail_or_wait(path, context, metadata, call, n)
+            for request in received:
+                yield request
+        except asyncio.CancelledError:
+            pc.emit("cancelled", path, call=call, n=n, t=time.monotonic_ns())
+            raise
+        pc.emit("answered", path, call=call, n=n, code=0, t=time.monotonic_ns())
+
+
+def texts(messages) -> str:
+    """The messages as text, comma-separated (the tests send short ASCII words)."""
+    return ",".join(m.decode("ascii", errors="replace") for m in messages) or "-"
 
 
 def status_code(number: int) -> grpc.StatusCode:
@@ -150,6 +192,7 @@ async def serve(args) -> None:
         "Unary": grpc.unary_unary_rpc_method_handler(service.unary),
         "Stream": grpc.unary_stream_rpc_method_handler(service.stream),
         "Collect": grpc.stream_unary_rpc_method_handler(service.collect),
+        "Chat": grpc.stream_stream_rpc_method_handler(service.chat),
     }),))
     port = server.add_insecure_port(f"{args.host}:{args.port}")
     if port == 0:

@@ -23,6 +23,9 @@ public struct CallOptions: Sendable {
   public var waitForReady = false
   /// Interceptors of this call, run after the channel's (``ChannelOptions/interceptors``).
   public var interceptors: [any ClientInterceptor] = []
+  /// The most request bytes (as framed) this client-streaming or bidirectional call keeps for
+  /// replay under a retry or hedging policy; nil: ``ChannelOptions/perCallRetryBufferLimit``.
+  public var retryBufferLimit: Int?
 
   /// Message compression algorithms.
   public enum Compression: String, Sendable, Hashable {
@@ -66,9 +69,19 @@ public struct ChannelOptions: Sendable {
   /// gRPC's service config (``ServiceConfig``, from its JSON form): per-method `timeout`,
   /// `waitForReady` and `maxResponseMessageBytes`, which a call's own ``CallOptions``
   /// override (a shorter timeout, its own size limits), and `maxRequestMessageBytes`;
-  /// `retryPolicy` and `retryThrottling` on unary and server-streaming calls, `hedgingPolicy`
-  /// on unary calls (proposal A6). nil: none, and calls pay one nil check for it.
+  /// `retryPolicy`, `hedgingPolicy` and `retryThrottling` on calls of all four kinds
+  /// (proposal A6; streamed requests are replayed from a bounded buffer, see
+  /// ``retryBufferSize``). nil: none, and calls pay one nil check for it.
   public var serviceConfig: ServiceConfig?
+  /// The most request bytes (as framed) all the channel's client-streaming and bidirectional
+  /// calls under a retry or hedging policy keep for replay at once (A6's replay buffer); a call
+  /// whose next message would not fit is committed to its current attempt. 16 MiB, as
+  /// grpc-java's `retryBufferSize` and grpc-dotnet's `MaxRetryBufferSize`.
+  public var retryBufferSize = 16 << 20
+  /// The most request bytes one such call keeps for replay (``CallOptions/retryBufferLimit``
+  /// overrides it per call). 1 MiB, as grpc-java's `perRpcBufferLimit` and grpc-dotnet's
+  /// `MaxRetryBufferPerCallSize`.
+  public var perCallRetryBufferLimit = 1 << 20
   /// How long to wait between connection attempts (gRPC's connection-backoff algorithm).
   public var backoff = Backoff()
   /// HTTP/2 keepalive PINGs; nil: none.

@@ -64,8 +64,14 @@ extension GRPCChannel {
       switch policy {
       case .retry(let retry):
         return try await unaryRetrying(path: path, framed, deserializer, options, retry, method, policies)
-      case .hedging(let hedging):
-        return try await unaryHedged(path: path, framed, deserializer, options, hedging, method, policies)
+      case .hedging:
+        // Hedged as a stream whose whole request is the replay.
+        return try await withReplayedAttempts(
+          path: path, initial: framed, finished: true, options, policy, method, policies,
+          oneResponse: true
+        ) { attempts in
+          try await Self.response(of: attempts, deserializer)
+        }.1
       }
     }
     let stream = try makeStream(
@@ -87,16 +93,27 @@ extension GRPCChannel {
     try await intercepted(path, .serverStreaming, options) { options in
       var bytes: [UInt8] = []
       try frame(request, serializer, compress: options.compression != nil, into: &bytes)
-      // A hedging policy on a streaming method is not acted on: one attempt, as without one.
-      if let policies, case (.retry(let retry), let method)? = policies.policy(for: path) {
-        return try await serverStreamingRetrying(path: path, bytes, options, retry, method, policies) {
-          try await body(ResponseStream(stream: $0, deserializer: deserializer))
+      if let policies, let (policy, method) = policies.policy(for: path) {
+        if case .retry(let retry) = policy {
+          let (stream, result) = try await serverStreamingRetrying(
+            path: path, bytes, options, retry, method, policies
+          ) {
+            try await body(ResponseStream(.stream($0), deserializer: deserializer))
+          }
+          return (.stream(stream), result)
         }
+        let (attempts, result) = try await withReplayedAttempts(
+          path: path, initial: bytes, finished: true, options, policy, method, policies,
+          oneResponse: false
+        ) { attempts in
+          try await body(ResponseStream(.attempts(attempts), deserializer: deserializer))
+        }
+        return (.attempts(attempts), result)
       }
       let stream = try makeStream(
         path: path, options: options, firstRequest: bytes, requestsFinished: true, oneResponse: false)
-      return (stream, try await run(stream) {
-        try await body(ResponseStream(stream: stream, deserializer: deserializer))
+      return (.stream(stream), try await run(stream) {
+        try await body(ResponseStream(.stream(stream), deserializer: deserializer))
       })
     }
   }
@@ -109,10 +126,21 @@ extension GRPCChannel {
     _ body: (RequestWriter<Request>) async throws -> Void
   ) async throws -> ClientResponse<Response> {
     try await intercepted(path, .clientStreaming, options) { options in
+      if let policies, let (policy, method) = policies.policy(for: path) {
+        let (attempts, response) = try await withReplayedAttempts(
+          path: path, initial: [], finished: false, options, policy, method, policies,
+          oneResponse: true
+        ) { attempts in
+          try await body(RequestWriter(.attempts(attempts), serializer: serializer, compression: options.compression))
+          attempts.finishRequests()
+          return try await Self.response(of: attempts, deserializer)
+        }
+        return (.attempts(attempts), response)
+      }
       let stream = try makeStream(
         path: path, options: options, firstRequest: [], requestsFinished: false, oneResponse: true)
-      return (stream, try await run(stream) {
-        try await body(RequestWriter(stream: stream, serializer: serializer, compression: options.compression))
+      return (.stream(stream), try await run(stream) {
+        try await body(RequestWriter(.stream(stream), serializer: serializer, compression: options.compression))
         stream.finishRequests()
         let (messages, outcome, headMetadata) = await stream.awaitEnd()
         return try Self.single(messages, outcome, headMetadata, stream, deserializer)
@@ -129,12 +157,25 @@ extension GRPCChannel {
     _ body: (RequestWriter<Request>, ResponseStream<Response>) async throws -> Result
   ) async throws -> Result {
     try await intercepted(path, .bidirectionalStreaming, options) { options in
+      if let policies, let (policy, method) = policies.policy(for: path) {
+        let (attempts, result) = try await withReplayedAttempts(
+          path: path, initial: [], finished: false, options, policy, method, policies,
+          oneResponse: false
+        ) { attempts in
+          let result = try await body(
+            RequestWriter(.attempts(attempts), serializer: serializer, compression: options.compression),
+            ResponseStream(.attempts(attempts), deserializer: deserializer))
+          attempts.finishRequests()
+          return result
+        }
+        return (.attempts(attempts), result)
+      }
       let stream = try makeStream(
         path: path, options: options, firstRequest: [], requestsFinished: false, oneResponse: false)
-      return (stream, try await run(stream) {
+      return (.stream(stream), try await run(stream) {
         let result = try await body(
-          RequestWriter(stream: stream, serializer: serializer, compression: options.compression),
-          ResponseStream(stream: stream, deserializer: deserializer))
+          RequestWriter(.stream(stream), serializer: serializer, compression: options.compression),
+          ResponseStream(.stream(stream), deserializer: deserializer))
         stream.finishRequests()
         return result
       })
@@ -157,21 +198,36 @@ extension GRPCChannel {
   /// options they leave and returns its stream (for the summary) and the caller's result.
   private func intercepted<Result>(
     _ path: String, _ kind: CallKind, _ options: CallOptions,
-    _ make: (CallOptions) async throws -> (ClientStream, Result)
+    _ make: (CallOptions) async throws -> (CallSource, Result)
   ) async throws -> Result {
     let interceptors = interceptors(of: options)
     if interceptors.isEmpty { return try await make(options).1 }
     var result: Result? = nil
     let summary = try await intercept(interceptors[...], clientCall(path, kind, options)) { call in
-      let (stream, made) = try await make(call.options)
+      let (source, made) = try await make(call.options)
       result = made
-      return Self.summary(of: stream, kind)
+      return Self.summary(of: source, kind)
     }
     return try Self.made(result, summary)
   }
 
   /// What a streaming call reports to interceptors once the caller's body is done with it.
-  private static func summary(of stream: ClientStream, _ kind: CallKind) -> ClientCallSummary {
+  private static func summary(of source: CallSource, _ kind: CallKind) -> ClientCallSummary {
+    let stream: ClientStream
+    var written: Int? = nil
+    switch source {
+    case .stream(let direct):
+      stream = direct
+    case .attempts(let attempts):
+      // The committed attempt (else the last); the messages the caller wrote, whichever
+      // attempts they went to.
+      let summary = attempts.summary
+      guard let last = summary.stream else {
+        preconditionFailure("a call under a policy ended without an attempt")
+      }
+      stream = last
+      written = summary.written
+    }
     let progress = stream.progress
     let status: Status
     var trailers = Metadata()
@@ -189,7 +245,7 @@ extension GRPCChannel {
     let oneRequest = kind == .unary || kind == .serverStreaming
     return ClientCallSummary(
       status: status, initialMetadata: progress.head ?? Metadata(), trailingMetadata: trailers,
-      requestMessages: oneRequest ? 1 : progress.written,
+      requestMessages: oneRequest ? 1 : written ?? progress.written,
       responseMessages: kind == .clientStreaming ? 1 : progress.delivered)
   }
 
@@ -222,6 +278,16 @@ extension GRPCChannel {
       code: .unimplemented,
       message: "a unary response must be exactly one message; the server sent \(count)",
       metadata: trailers)
+  }
+
+  /// The one response of a unary or client-streaming call under a policy, from the attempt it
+  /// is committed to, once that ended.
+  static func response<Response>(
+    of attempts: StreamingAttempts, _ deserializer: some MessageDeserializer<Response>
+  ) async throws -> ClientResponse<Response> {
+    let stream = try await attempts.committedStream()
+    let (messages, outcome, headMetadata) = await stream.awaitEnd()
+    return try single(messages, outcome, headMetadata, stream, deserializer)
   }
 
   static func single<Response>(

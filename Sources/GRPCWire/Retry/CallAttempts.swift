@@ -3,13 +3,13 @@
 /// the waits between them share, and how many attempts it has started.
 ///
 /// A value owned by the call's task; made and ended by ``GRPCChannel/withAttempts``.
-struct CallAttempts {
+struct CallAttempts: Sendable {
   let path: String
   let options: CallOptions
   let deadline: ContinuousClock.Instant?
   let metrics: AttemptMetrics
   /// Attempts started so far: streams made and their request queued.
-  fileprivate(set) var started = 0
+  var started = 0
 
   init(
     path: String, options: CallOptions, method: ServiceConfig.MethodConfig,
@@ -35,13 +35,14 @@ extension GRPCChannel {
     return try await body(&call)
   }
 
-  /// The stream of `call`'s next attempt, its whole request `framed` (not launched yet), with
-  /// the attempt's request fields; counted as started and logged at debug.
+  /// The stream of `call`'s next attempt (not launched yet), with the attempt's request fields
+  /// and its request so far, `framed` (`finished`: all of it); counted as started and logged at
+  /// debug.
   func startAttempt(
-    _ call: inout CallAttempts, _ framed: [UInt8], oneResponse: Bool
+    _ call: inout CallAttempts, _ framed: [UInt8], finished: Bool = true, oneResponse: Bool
   ) throws(RPCError) -> ClientStream {
     let stream = try makeStream(
-      prepareAttempt(call, number: call.started), framed, true, oneResponse: oneResponse)
+      prepareAttempt(call, number: call.started), framed, finished, oneResponse: oneResponse)
     call.started += 1
     pool.logger.debug(
       "call attempt started",

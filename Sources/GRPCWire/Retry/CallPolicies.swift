@@ -14,11 +14,13 @@ internal import Synchronization
 final class CallPolicies: Sendable {
   let serviceConfig: ServiceConfig
   let throttle: RetryThrottle?
+  /// The request bytes the channel's streaming calls keep for replay (A6's per-channel limit).
+  let buffer: RetryBufferBudget
   private let factory: any MetricsFactory
   private let made = Mutex<[String: AttemptMetrics]>([:])
 
   /// A method's retry or hedging policy.
-  enum Policy {
+  enum Policy: Sendable {
     case retry(ServiceConfig.RetryPolicy)
     case hedging(ServiceConfig.HedgingPolicy)
   }
@@ -30,6 +32,7 @@ final class CallPolicies: Sendable {
     else { return nil }
     serviceConfig = config
     throttle = config.retryThrottling.map(RetryThrottle.init)
+    buffer = RetryBufferBudget(limit: options.retryBufferSize)
     factory = options.metricsFactory
   }
 

@@ -79,7 +79,7 @@ extension GRPCChannel {
 
   /// Waits `delay` before the next attempt of `call`, whose last attempt failed with `error`
   /// (see ``waitToRetry(_:_:after:)``), logged and counted in `rpc.client.retries`.
-  private func retry(_ call: CallAttempts, after error: RPCError, _ delay: Duration)
+  func retry(_ call: CallAttempts, after error: RPCError, _ delay: Duration)
     async throws(RPCError)
   {
     logRetry(call.path, call.started, error, delay)
