@@ -89,8 +89,9 @@ struct MessageField {
     } catch {
       throw GeneratorError(file: file, element: element, reason: error.reason)
     }
-    cMember = cField.member
-    cQuantifier = cField.quantifier
+    // protoc-c escapes C keywords (`class_`), not Swift's: `m.init` would name an initializer.
+    cMember = SwiftNames.member(cField.member)
+    cQuantifier = cField.quantifier.map(SwiftNames.member)
     repeated = field.label == .repeated
     map = repeated && model.isMapEntry(field.typeName)
     if field.proto3Optional == true {

@@ -40,6 +40,7 @@ public enum MessageFiles {
     _ set: GoogleProtobuf.FileDescriptorSet, protos: [String], module: String,
     namespaces: [String: String], cowMessages: Set<String>, cFiles: [String: String]
   ) throws(GeneratorError) -> Output {
+    try check(set, protos: protos, namespaces: namespaces)
     let model = MessageModel(set, namespaces: namespaces)
     let cNames = ProtocCNames(
       cSources: cFiles.keys.sorted().filter { $0.hasSuffix(".pb-c.c") }.map { cFiles[$0]! })
@@ -83,6 +84,17 @@ public enum MessageFiles {
     )
     output.c = try cTarget(module + "C", protos: moduleProtos, accessors: accessors, cFiles: cFiles)
     return output
+  }
+
+  /// Fails for what the message layer of `protos` cannot write as compiling Swift (a
+  /// `group`, a field named like a member of every message or like a name the generated code
+  /// uses, two fields with one Swift name, a type named like a namespace), naming the file, the
+  /// element and why. Needs only the descriptor set: run it before protoc-c, which crashes on a
+  /// `group`. ``generate(_:protos:module:namespaces:cowMessages:cFiles:)`` runs it first.
+  public static func check(
+    _ set: GoogleProtobuf.FileDescriptorSet, protos: [String], namespaces: [String: String]
+  ) throws(GeneratorError) {
+    try MessageChecks.check(set, protos: Set(protos), namespaces: namespaces)
   }
 
   private static func swiftFile(

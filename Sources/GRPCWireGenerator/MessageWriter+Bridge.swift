@@ -239,8 +239,13 @@ extension MessageWriter {
         "\(indent)    \(f.id), descriptor: \(accessorPrefix)\(entryC.lower)(), as: \(entryC.cType).self"
       )
       line("\(indent)  ) { key, value, e in")
-      line("\(indent)    e.pointee.key = \(entryWrite(entry.field[0], "key"))")
-      line("\(indent)    e.pointee.value = \(entryWrite(entry.field[1], "value"))")
+      for (entryField, name) in [(entry.field[0], "key"), (entry.field[1], "value")] {
+        // A proto2 map entry's scalars have `has_` members, which protobuf-c's encoder reads.
+        if let has = cNames.fields[entryC.cType]?[entryField.number ?? 0]?.quantifier {
+          line("\(indent)    e.pointee.\(has) = 1")
+        }
+        line("\(indent)    e.pointee.\(name) = \(entryWrite(entryField, name))")
+      }
       line("\(indent)  }")
       line("\(indent)}")
     } else if f.repeated {

@@ -18,6 +18,16 @@ public enum SwiftNames {
   /// Proto types whose Swift name is not their proto name.
   public static let typeRenames: [String: String] = ["google.protobuf.Any": "AnyMessage"]
 
+  /// Names Swift reads as something else even after a dot: `m.init` is an initializer,
+  /// `m.self` the value itself, `M.Type` and `M.Protocol` metatypes.
+  static let reservedAfterDot: Set<String> = ["init", "self", "Type", "Protocol"]
+
+  /// `name` as a member after a dot (`m.name`), in backticks where Swift would read it as
+  /// something else.
+  public static func member(_ name: String) -> String {
+    reservedAfterDot.contains(name) ? "`\(name)`" : name
+  }
+
   /// `name`, in backticks when Swift reserves it.
   public static func identifier(_ name: String) -> String {
     keywords.contains(name) ? "`\(name)`" : name

@@ -19,7 +19,7 @@ struct GRPCWireGen: ParsableCommand {
   var module: String
 
   @Option(help: "The folder to write <proto>.grpc.swift files into; stale ones there go.")
-  var output: String
+  var output: String?
 
   @Option(
     name: .customLong("namespace"),
@@ -52,6 +52,12 @@ struct GRPCWireGen: ParsableCommand {
   @Flag(help: "Write no service stubs (a module that does not depend on GRPCWire).")
   var noStubs = false
 
+  @Flag(
+    help:
+      "Only check that the protos' messages and services can be generated, and write nothing: run it before protoc-c, which crashes on a proto2 group."
+  )
+  var checkOnly = false
+
   @Argument(help: "The .proto files to write stubs for, named as protoc names them.")
   var protos: [String]
 
@@ -59,11 +65,14 @@ struct GRPCWireGen: ParsableCommand {
     guard ["public", "package", "internal"].contains(access) else {
       throw ValidationError("--access must be public, package or internal, not \(access)")
     }
+    guard checkOnly || output != nil else {
+      throw ValidationError("--output is needed unless --check-only")
+    }
     if let messages {
       guard messages == "protobuf-c" else {
         throw ValidationError("--messages must be protobuf-c, not \(messages)")
       }
-      guard cDir != nil, cOutput != nil else {
+      guard checkOnly || cDir != nil && cOutput != nil else {
         throw ValidationError("--messages protobuf-c needs --c-dir and --c-output")
       }
     }
@@ -99,6 +108,14 @@ struct GRPCWireGen: ParsableCommand {
         file: "", element: "", reason: "\(descriptorSet) is not a FileDescriptorSet: \(error)")
     }
     let namespaces = try namespaceTable()
+    if checkOnly {
+      try MessageFiles.check(set, protos: protos, namespaces: namespaces)
+      if !noStubs {
+        _ = try StubFiles.generate(
+          set, protos: protos, module: module, namespaces: namespaces, access: access)
+      }
+      return
+    }
     var files: [(path: String, text: String)] =
       noStubs
       ? []
@@ -112,6 +129,7 @@ struct GRPCWireGen: ParsableCommand {
       files = layer.swift.map { ($0.name, $0.text) } + files
       try Self.write(layer.c, into: cOutput, removingOthers: { _ in true })
     }
+    guard let output else { return }
     // Without the message layer, only stale stubs are this run's to remove.
     try Self.write(
       files, into: output,

@@ -24,6 +24,12 @@ public struct ProtoFileDescriptor: Sendable {
   public struct Extension: Sendable, Hashable {
     public let extendee: String
     public let number: Int32
+
+    /// What CodeGen writes for each extension a file declares.
+    package init(extendee: String, number: Int32) {
+      self.extendee = extendee
+      self.number = number
+    }
   }
 
   /// What CodeGen writes for each file, in every message module.
