@@ -24,6 +24,12 @@ enum MessageChecks {
     for file in set.file where protos.contains(file.name ?? "") {
       let name = file.name ?? ""
       let package = file.package ?? ""
+      if package.isEmpty && !(file.messageType.isEmpty && file.enumType.isEmpty) {
+        throw GeneratorError(
+          file: name, element: "",
+          reason: "the file declares no package, so its types have no namespace to live in; "
+            + "give it a `package`")
+      }
       func typeName(_ element: String, _ protoName: String, suffix: String) throws(GeneratorError) {
         let swiftName = SwiftNames.typeMembers.contains(protoName) ? protoName + suffix : protoName
         if let other = namespaceOf[swiftName] {

@@ -127,4 +127,18 @@ struct MessageErrorTests {
     #expect(error.element == "oneof acme.orders.Order.kind")
     #expect(error.reason.hasPrefix("its Swift type `acme.orders.Order.Kind` is also"))
   }
+
+  @Test("messages in a file with no package")
+  func noPackage() {
+    var set = Self.set([Self.field("id", 1)])
+    set.file[0].package = nil
+    #expect(
+      throws: GeneratorError(
+        file: "acme/orders.proto", element: "",
+        reason: "the file declares no package, so its types have no namespace to live in; "
+          + "give it a `package`")
+    ) {
+      try Self.check(set)
+    }
+  }
 }
