@@ -119,16 +119,17 @@ public enum MessageFiles {
       w.line("\(access) import \(runtimeModule)")
     }
     let namespace = namespaces[package] ?? SwiftNames.defaultNamespace(ofPackage: package)
+    let scope = package.isEmpty ? "" : "." + package
     for enumType in file.enumType {
       w.line()
       w.line("extension \(namespace) {")
-      w.enumeration(".\(package).\(enumType.name ?? "")", indent: "  ")
+      w.enumeration("\(scope).\(enumType.name ?? "")", indent: "  ")
       w.line("}")
     }
     for message in file.messageType {
       w.line()
       w.line("extension \(namespace) {")
-      try w.message(".\(package).\(message.name ?? "")", indent: "  ")
+      try w.message("\(scope).\(message.name ?? "")", indent: "  ")
       w.line("}")
     }
     for bridge in w.bridges {

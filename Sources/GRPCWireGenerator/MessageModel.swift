@@ -19,6 +19,8 @@ struct MessageModel {
   var messages: [String: MessageEntry] = [:]
   var enums: [String: EnumEntry] = [:]
   var swift: [String: String] = [:]
+  /// By full name: the proto package the message or enum is declared in.
+  var packages: [String: String] = [:]
   /// By file name, then location path: the leading comment (empty when it has none; a later
   /// location of the same path replaces an earlier one).
   var comments: [String: [[Int32]: String]] = [:]
@@ -36,16 +38,18 @@ struct MessageModel {
       }
       comments[name] = byPath
       syntaxes[name] = file.syntax ?? ""
+      // Full names as protoc writes type names: `.pkg.Outer.Inner`, `.Outer` with no package.
+      let parent = package.isEmpty ? "" : "." + package
+      let before = Set(swift.keys)
       for (index, message) in file.messageType.enumerated() {
         addMessage(
-          message, file: name, parent: "." + package, parentSwift: namespace,
-          path: [4, Int32(index)])
+          message, file: name, parent: parent, parentSwift: namespace, path: [4, Int32(index)])
       }
       for (index, enumType) in file.enumType.enumerated() {
         addEnum(
-          enumType, file: name, parent: "." + package, parentSwift: namespace,
-          path: [5, Int32(index)])
+          enumType, file: name, parent: parent, parentSwift: namespace, path: [5, Int32(index)])
       }
+      for full in swift.keys where !before.contains(full) { packages[full] = package }
     }
   }
 

@@ -9,31 +9,13 @@ public struct TypeIndex: Sendable {
   public private(set) var packages: [String: String] = [:]
 
   /// Indexes `set`, naming each package's namespace by `namespaces` or, for a package it does
-  /// not list, by ``SwiftNames/defaultNamespace(ofPackage:)``.
+  /// not list, by ``SwiftNames/defaultNamespace(ofPackage:)``: the names the message layer
+  /// gives (one rule, `MessageModel`'s).
   public init(_ set: GoogleProtobuf.FileDescriptorSet, namespaces: [String: String]) {
-    for file in set.file {
-      let package = file.package ?? ""
-      let namespace = namespaces[package] ?? SwiftNames.defaultNamespace(ofPackage: package)
-      for message in file.messageType {
-        add(message, protoScope: package, swiftScope: namespace, package: package)
-      }
-    }
-  }
-
-  private mutating func add(
-    _ message: GoogleProtobuf.DescriptorProto, protoScope: String, swiftScope: String,
-    package: String
-  ) {
-    let name = message.name ?? ""
-    let full = protoScope.isEmpty ? name : "\(protoScope).\(name)"
-    let swiftName =
-      SwiftNames.typeRenames[full]
-      ?? (SwiftNames.typeMembers.contains(name) ? name + "Message" : name)
-    let swiftFull = "\(swiftScope).\(swiftName)"
-    swiftNames["." + full] = swiftFull
-    packages["." + full] = package
-    for nested in message.nestedType {
-      add(nested, protoScope: full, swiftScope: swiftFull, package: package)
+    let model = MessageModel(set, namespaces: namespaces)
+    for full in model.messages.keys {
+      swiftNames[full] = model.swift[full]
+      packages[full] = model.packages[full]
     }
   }
 }
