@@ -41,3 +41,13 @@ static int fleet_alpn_select_h2(
 static inline void fleet_ssl_ctx_select_h2(SSL_CTX *ctx) {
   SSL_CTX_set_alpn_select_cb(ctx, fleet_alpn_select_h2, NULL);
 }
+
+// A BIO whose reads and writes go to a Swift byte transport (TLS inside the TLS to an
+// https:// proxy): the retry flags a non-blocking source sets, as functions.
+static inline void fleet_bio_set_retry(BIO *bio, int write) {
+  BIO_set_flags(bio, (write ? BIO_FLAGS_WRITE : BIO_FLAGS_READ) | BIO_FLAGS_SHOULD_RETRY);
+}
+
+static inline void fleet_bio_clear_retry(BIO *bio) {
+  BIO_clear_flags(bio, BIO_FLAGS_RWS | BIO_FLAGS_SHOULD_RETRY);
+}

@@ -8,8 +8,9 @@ public struct ProxyOptions: ParsableArguments, Sendable {
   @Option(
     name: .customLong("proxy"),
     help: ArgumentHelp(
-      "Connect through this HTTP CONNECT proxy (http://[user:password@]host:port; the "
-        + "password is never printed), whatever the environment says.",
+      "Connect through this HTTP CONNECT proxy (http://[user:password@]host:port, or "
+        + "https:// for TLS to the proxy; the password is never printed), whatever the "
+        + "environment says.",
       valueName: "url"))
   public var url: String?
 

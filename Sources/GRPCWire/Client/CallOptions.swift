@@ -64,8 +64,13 @@ public struct ChannelOptions: Sendable {
   public var allowInsecureCredentials = false
   /// An HTTP CONNECT proxy in the way to the target: by default the environment's
   /// (`grpc_proxy`, `https_proxy`, `http_proxy`, and `no_proxy`), as gRPC's C-core reads it.
-  /// TLS to the target runs through the tunnel, end to end, with the target's name.
+  /// TLS to the target runs through the tunnel, end to end, with the target's name (inside
+  /// the TLS to an `https://` proxy).
   public var proxy = Proxy.environment
+  /// What an `https://` proxy's certificate is verified against (with the proxy's host name
+  /// as SNI and the name it must carry); nil: the channel's own TLS trust roots when it uses
+  /// TLS, else the system's.
+  public var proxyTrustRoots: TLSConfiguration.TrustRoots?
   /// gRPC's service config (``ServiceConfig``, from its JSON form): per-method `timeout`,
   /// `waitForReady` and `maxResponseMessageBytes`, which a call's own ``CallOptions``
   /// override (a shorter timeout, its own size limits), and `maxRequestMessageBytes`;

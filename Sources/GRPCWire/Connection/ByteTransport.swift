@@ -12,6 +12,9 @@ protocol ByteTransport: AnyObject {
   func write(_ bytes: UnsafeRawBufferPointer) -> TransportResult
   /// Closes the socket (after a TLS close_notify, best effort).
   func close()
+  /// Bytes are ready to read that the socket no longer holds (decrypted by TLS, not yet read):
+  /// a reader that stops before it has them would not be woken for them.
+  var hasBufferedInput: Bool { get }
 }
 
 enum TransportProgress {
@@ -41,6 +44,8 @@ final class PlainTransport: ByteTransport {
   }
 
   func handshake() -> TransportProgress { .done }
+
+  var hasBufferedInput: Bool { false }
 
   func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult {
     while true {

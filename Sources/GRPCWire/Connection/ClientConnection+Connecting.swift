@@ -82,28 +82,42 @@ extension ClientConnection {
     switch next {
     case .tunnel:
       guard let tunnel else { return }
-      guard !tunnel.exchange.proxy.usesTLS else {
-        return close(
-          with: RPCError(
-            code: .unavailable,
-            message: "the proxy \(tunnel.exchange.proxy) is an https:// proxy; TLS to a proxy is "
-              + "not supported yet: use its http:// address"))
+      let proxy = tunnel.exchange.proxy
+      if proxy.usesTLS, let proxyTLS {
+        // TLS to the proxy first (its own name as SNI and the name its certificate must
+        // carry); the CONNECT exchange, then the tunnel, run inside it.
+        do {
+          session.transport = try TLSTransport(
+            fd: session.fd, context: proxyTLS, verifyName: proxy.host,
+            target: "the proxy \(proxy)", requiresH2: false)
+        } catch {
+          return close(with: error)
+        }
+      } else {
+        session.transport = PlainTransport(fd: session.fd)
       }
-      session.transport = PlainTransport(fd: session.fd)
       logger.debug("asking the proxy for a tunnel", metadata: ["grpc.proxy": "\(tunnel.exchange.proxy)"])
       continueTunnel()
     case .handshake:
       guard let tls else { return }
       do {
-        session.transport = try TLSTransport(
-          fd: session.fd, context: tls.context, verifyName: tls.verifyName, target: target)
+        if let proxyTransport = session.transport as? TLSTransport {
+          // Through an https:// proxy's tunnel: TLS to the target inside the TLS to the proxy.
+          session.transport = try TLSTransport(
+            over: proxyTransport, context: tls.context, verifyName: tls.verifyName,
+            target: target)
+        } else {
+          session.transport = try TLSTransport(
+            fd: session.fd, context: tls.context, verifyName: tls.verifyName, target: target)
+        }
       } catch {
         close(with: error)
         return
       }
       continueHandshake()
     case .startSession:
-      session.transport = PlainTransport(fd: session.fd)
+      // Through a tunnel, HTTP/2 goes over the transport that carried CONNECT.
+      if session.transport == nil { session.transport = PlainTransport(fd: session.fd) }
       startSession()
     case .ignore:
       return

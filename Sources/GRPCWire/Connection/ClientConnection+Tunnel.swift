@@ -1,7 +1,7 @@
-/// Through an HTTP CONNECT proxy: once TCP to the proxy is up, the CONNECT request goes out and
-/// the proxy's answer is read up to its blank line; then TLS to the target (or HTTP/2 in the
-/// clear) runs through the tunnel as it would over a direct connection, all within the
-/// connect timeout. Keepalive, reconnects and backoff need nothing more: to them the tunnel is
+/// Through an HTTP CONNECT proxy: once TCP (and, to an `https://` proxy, TLS) to the proxy is
+/// up, the CONNECT request goes out and the proxy's answer is read up to its blank line; then
+/// TLS to the target (or HTTP/2 in the clear) runs through the tunnel as it would over a direct
+/// connection — inside the TLS to an `https://` proxy — all within the connect timeout. Keepalive, reconnects and backoff need nothing more: to them the tunnel is
 /// the connection.
 extension ClientConnection {
   /// Sends what is left of the CONNECT request, then reads the answer, as far as the socket
@@ -12,6 +12,16 @@ extension ClientConnection {
     else { return }
     var (exchange, sent) = current
     defer { if tunnel != nil { tunnel = (exchange, sent) } }
+    // TLS to an https:// proxy first (plain TCP is done at once; a finished handshake returns
+    // at once too).
+    switch transport.handshake() {
+    case .done: break
+    case .wantRead: return setInterest(.read)
+    case .wantWrite: return setInterest(.write)
+    case .failed(let error):
+      logger.warning("TLS to the proxy failed", metadata: ["grpc.error": "\(error.message)"])
+      return close(with: error)
+    }
     while sent < exchange.request.count {
       let result = exchange.request[sent...].withUnsafeBytes { transport.write($0) }
       switch result {

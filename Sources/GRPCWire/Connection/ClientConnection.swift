@@ -28,6 +28,8 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
   /// Through a proxy: the CONNECT exchange that opens the tunnel (while it runs), with the
   /// request's bytes sent so far.
   var tunnel: (exchange: ConnectExchange, sent: Int)?
+  /// The TLS context of an `https://` proxy (TLS to the proxy, then the tunnel inside it).
+  let proxyTLS: TLSContext?
   /// Whether the target (not the proxy) is a loopback address, for the plaintext-credentials
   /// check.
   let targetIsLoopback: Bool?
@@ -56,7 +58,7 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
   init(
     loop: EventLoop, target: String, settings: HTTP2Settings,
     tls: (context: TLSContext, verifyName: String)?, tunnel: ConnectExchange? = nil,
-    keepalive: ChannelOptions.Keepalive?, allowInsecureCredentials: Bool, logger: Logger
+    proxyTLS: TLSContext? = nil, keepalive: ChannelOptions.Keepalive?, allowInsecureCredentials: Bool, logger: Logger
   ) {
     self.logger = logger
     self.tunnel = tunnel.map { ($0, 0) }
@@ -71,6 +73,7 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
     self.target = target
     self.settings = settings
     self.tls = tls
+    self.proxyTLS = proxyTLS
     self.keepalive = keepalive
     self.allowInsecureCredentials = allowInsecureCredentials
   }

@@ -6,16 +6,18 @@ extension ConnectionPool {
   func openConnection() -> ClientConnection {
     let tls: (context: TLSContext, verifyName: String)?
     let proxy: HTTPProxy?
-    switch (transportSecurity(), self.proxy) {
-    case (.success(let value), .success(let route)):
-      (tls, proxy) = (value, route)
-    case (.failure(let error), _), (_, .failure(let error)):
+    let proxyTLS: TLSContext?
+    do throws(RPCError) {
+      tls = try transportSecurity().get()
+      proxy = try self.proxy.get()
+      proxyTLS = proxy?.usesTLS == true ? try proxySecurity().get() : nil
+    } catch {
       // A configuration that cannot work: every attempt would fail the same way.
       let connection = makeConnection(tls: nil, proxy: nil)
       loop.execute { connection.resolutionFailed(error) }
       return connection
     }
-    let connection = makeConnection(tls: tls, proxy: proxy)
+    let connection = makeConnection(tls: tls, proxy: proxy, proxyTLS: proxyTLS)
     if connectivity != .ready { setState(.connecting) }
     let now = MonotonicInstant.now
     if backoff == nil { backoff = ConnectionBackoff(options.backoff, now: now) }
@@ -49,9 +51,10 @@ extension ConnectionPool {
     return connection
   }
 
-  func makeConnection(tls: (context: TLSContext, verifyName: String)?, proxy: HTTPProxy?)
-    -> ClientConnection
-  {
+  func makeConnection(
+    tls: (context: TLSContext, verifyName: String)?, proxy: HTTPProxy?,
+    proxyTLS: TLSContext? = nil
+  ) -> ClientConnection {
     let userAgent = [options.userAgentPrefix, "grpc-swift-fleetconsumer/\(GRPCChannel.version)"]
       .compactMap { $0 }.joined(separator: " ")
     let connection = ClientConnection(
@@ -61,6 +64,7 @@ extension ConnectionPool {
         connectionWindow: Int32(clamping: options.connectionWindow)),
       tls: tls,
       tunnel: proxy.map { ConnectExchange(proxy: $0, host: host, port: port, userAgent: userAgent) },
+      proxyTLS: proxyTLS,
       keepalive: options.keepalive,
       allowInsecureCredentials: options.allowInsecureCredentials,
       logger: connectionLogger(connectionsOpened + 1))
@@ -82,5 +86,18 @@ extension ConnectionPool {
       tlsContext = Result { () throws(RPCError) in try TLSContext(configuration) }
     }
     return tlsContext!.map { ($0, configuration.serverHostnameOverride ?? host) }
+  }
+
+  /// The TLS context of an `https://` proxy: ``ChannelOptions/proxyTrustRoots``, else the
+  /// channel's trust roots, else the system's; no ALPN. Made once.
+  func proxySecurity() -> Result<TLSContext, RPCError> {
+    if let proxyTLSContext { return proxyTLSContext }
+    var roots = TLSConfiguration.TrustRoots.system
+    if case .tls(let configuration) = options.transportSecurity { roots = configuration.trustRoots }
+    let made = Result { () throws(RPCError) in
+      try TLSContext(TLSConfiguration(trustRoots: options.proxyTrustRoots ?? roots), offersH2: false)
+    }
+    proxyTLSContext = made
+    return made
   }
 }

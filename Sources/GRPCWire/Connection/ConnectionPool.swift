@@ -52,6 +52,8 @@ final class ConnectionPool: @unchecked Sendable {
   var connectionsOpened = 0
   var shutdownState: ShutdownState = .running
   var tlsContext: Result<TLSContext, RPCError>?
+  /// The TLS context of an `https://` proxy, made with the first connection through it.
+  var proxyTLSContext: Result<TLSContext, RPCError>?
   /// The proxy connections go through (nil: straight to the target), from
   /// ``ChannelOptions/proxy`` and the environment when the channel was made; a failure when
   /// its URL is unusable, which every connection attempt then reports.

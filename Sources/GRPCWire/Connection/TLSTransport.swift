@@ -2,56 +2,98 @@ internal import COpenSSL
 internal import Glibc
 
 /// TLS 1.2+ over a non-blocking socket, through OpenSSL: ALPN `h2`, SNI, chain and host-name
-/// verification. Loop-only.
+/// verification; or over another transport (TLS to the target inside the TLS to an `https://`
+/// proxy). Loop-only.
 final class TLSTransport: ByteTransport {
-  private let fd: Int32
+  /// What the TLS records travel over.
+  private enum Underlying {
+    case socket(Int32)
+    /// Another transport, reached through a BIO of ours (``TransportBIO``).
+    case transport(TransportBIO)
+  }
+
+  private let underlying: Underlying
   private let ssl: OpaquePointer
   /// `host:port`, for messages.
   private let target: String
   private let isServer: Bool
+  /// The handshake must agree on ALPN `h2` (not with a proxy, which speaks HTTP/1.1).
+  private let requiresH2: Bool
 
-  /// An SSL object of `context` on socket `fd`, for either role; `preposition` words the
+  /// An SSL object of `context` over `underlying`, for either role; `preposition` words the
   /// failure ("with" a client, "to" a server).
   private init(
-    fd: Int32, context: TLSContext, target: String, isServer: Bool, preposition: String
+    _ underlying: Underlying, context: TLSContext, target: String, isServer: Bool,
+    preposition: String, requiresH2: Bool = true
   ) throws(RPCError) {
     guard let ssl = SSL_new(context.context) else {
       throw RPCError(
         code: .unavailable,
         message: "cannot start TLS \(preposition) \(target): \(TLSContext.lastError())")
     }
-    self.fd = fd
+    self.underlying = underlying
     self.ssl = ssl
     self.target = target
     self.isServer = isServer
-    guard SSL_set_fd(ssl, fd) == 1 else {
-      throw RPCError(
-        code: .unavailable,
-        message: "cannot start TLS \(preposition) \(target): \(TLSContext.lastError())")
+    self.requiresH2 = requiresH2
+    switch underlying {
+    case .socket(let fd):
+      guard SSL_set_fd(ssl, fd) == 1 else {
+        throw RPCError(
+          code: .unavailable,
+          message: "cannot start TLS \(preposition) \(target): \(TLSContext.lastError())")
+      }
+    case .transport(let bio):
+      guard let made = bio.makeBIO() else {
+        throw RPCError(
+          code: .unavailable,
+          message: "cannot start TLS \(preposition) \(target): \(TLSContext.lastError())")
+      }
+      // The SSL object owns the BIO from here (one reference serves both directions).
+      SSL_set_bio(ssl, made, made)
     }
   }
 
   /// TLS for an accepted connection; the handshake starts with the first `handshake()`.
   convenience init(acceptedFD fd: Int32, context: TLSContext, peer: String) throws(RPCError) {
-    try self.init(fd: fd, context: context, target: peer, isServer: true, preposition: "with")
+    try self.init(.socket(fd), context: context, target: peer, isServer: true, preposition: "with")
   }
 
   /// Prepares TLS on connected socket `fd`; the handshake starts with the first `handshake()`.
-  convenience init(fd: Int32, context: TLSContext, verifyName: String, target: String)
-    throws(RPCError)
-  {
-    try self.init(fd: fd, context: context, target: target, isServer: false, preposition: "to")
-    let isAddress = SocketAddress(numericHost: verifyName, port: 0) != nil
+  /// `requiresH2: false` for a proxy (no ALPN asked of it).
+  convenience init(
+    fd: Int32, context: TLSContext, verifyName: String, target: String, requiresH2: Bool = true
+  ) throws(RPCError) {
+    try self.init(
+      .socket(fd), context: context, target: target, isServer: false, preposition: "to",
+      requiresH2: requiresH2)
+    try verify(verifyName)
+  }
+
+  /// Prepares TLS to the target through `outer`, the TLS to an `https://` proxy whose tunnel is
+  /// open: TLS inside TLS, the target's SNI and verification end to end.
+  convenience init(
+    over outer: TLSTransport, context: TLSContext, verifyName: String, target: String
+  ) throws(RPCError) {
+    try self.init(
+      .transport(TransportBIO(outer)), context: context, target: target, isServer: false,
+      preposition: "to")
+    try verify(verifyName)
+  }
+
+  /// Sends `name` as SNI (a host name) and requires the certificate to carry it.
+  private func verify(_ name: String) throws(RPCError) {
+    let isAddress = SocketAddress(numericHost: name, port: 0) != nil
     // Unchecked, a name that cannot be set would leave the certificate's name unverified.
     let set =
       isAddress
       // RFC 6066: SNI carries host names only. The certificate must name the IP instead.
-      ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), verifyName) == 1
-      : fleet_ssl_set_sni(ssl, verifyName) == 1 && SSL_set1_host(ssl, verifyName) == 1
+      ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name) == 1
+      : fleet_ssl_set_sni(ssl, name) == 1 && SSL_set1_host(ssl, name) == 1
     guard set else {
       throw RPCError(
         code: .unavailable,
-        message: "cannot verify \(target) as '\(verifyName)': \(TLSContext.lastError())")
+        message: "cannot verify \(target) as '\(name)': \(TLSContext.lastError())")
     }
   }
 
@@ -63,6 +105,7 @@ final class TLSTransport: ByteTransport {
     ERR_clear_error()
     let result = isServer ? SSL_accept(ssl) : SSL_connect(ssl)
     if result == 1 {
+      guard requiresH2 else { return .done }
       var selected: UnsafePointer<UInt8>? = nil
       var length: UInt32 = 0
       SSL_get0_alpn_selected(ssl, &selected, &length)
@@ -128,10 +171,20 @@ final class TLSTransport: ByteTransport {
     }
   }
 
+  var hasBufferedInput: Bool {
+    if SSL_pending(ssl) > 0 { return true }
+    // Inside the TLS to a proxy, that TLS may hold the rest of a record already off the socket.
+    if case .transport(let bio) = underlying { return bio.outer.hasBufferedInput }
+    return false
+  }
+
   func close() {
     ERR_clear_error()
     _ = SSL_shutdown(ssl)
-    Glibc.close(fd)
+    switch underlying {
+    case .socket(let fd): Glibc.close(fd)
+    case .transport(let bio): bio.outer.close()
+    }
   }
 }
 
@@ -141,7 +194,8 @@ final class TLSContext: @unchecked Sendable {
   // @unchecked Sendable: an SSL_CTX is safe to share once configured; it is never changed.
   let context: OpaquePointer
 
-  init(_ configuration: TLSConfiguration) throws(RPCError) {
+  /// `offersH2: false` for the TLS to an `https://` proxy, which speaks HTTP/1.1 (CONNECT).
+  init(_ configuration: TLSConfiguration, offersH2: Bool = true) throws(RPCError) {
     ERR_clear_error()
     guard let context = SSL_CTX_new(TLS_client_method()) else {
       throw RPCError(code: .unavailable, message: "cannot create a TLS context: \(Self.lastError())")
@@ -164,7 +218,7 @@ final class TLSContext: @unchecked Sendable {
     }
     let h2: [UInt8] = [2, 0x68, 0x32]
     // SSL_CTX_set_alpn_protos returns 0 on success, unlike most of OpenSSL.
-    guard SSL_CTX_set_alpn_protos(context, h2, UInt32(h2.count)) == 0 else {
+    guard !offersH2 || SSL_CTX_set_alpn_protos(context, h2, UInt32(h2.count)) == 0 else {
       throw RPCError(code: .unavailable, message: "cannot offer ALPN h2: \(Self.lastError())")
     }
     if let chain = configuration.clientCertificateChainFile {

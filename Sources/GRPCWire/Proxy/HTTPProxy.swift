@@ -1,8 +1,10 @@
 /// An HTTP CONNECT proxy, from a URL such as `http://user:password@proxy.internal:3128`.
 ///
-/// `http://` (or no scheme) reaches the proxy over plain TCP, `https://` over TLS verified
-/// against the system's CAs. User info becomes `Proxy-Authorization: Basic`. The password is
-/// never shown: ``description`` and every error name the proxy as `http://user:***@host:port`.
+/// `http://` (or no scheme) reaches the proxy over plain TCP, `https://` over TLS (the proxy's
+/// name as SNI and verified in its certificate, against ``ChannelOptions/proxyTrustRoots``),
+/// with the tunnel — and the TLS to the target — inside it. User info becomes
+/// `Proxy-Authorization: Basic`. The password is never shown: ``description`` and every error
+/// name the proxy as `http://user:***@host:port`.
 public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
   /// TLS to the proxy itself (`https://`).
   public var usesTLS: Bool

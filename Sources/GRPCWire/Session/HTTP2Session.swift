@@ -129,7 +129,9 @@ final class HTTP2Session: TickEndHandler {
           nghttp2, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count)
         if consumed < 0 { return .brokeProtocol(nghttp2Error(Int32(consumed))) }
         guard role.readProcessed() else { return nil }
-        if count < buffer.count {
+        // A short read drained the socket, unless TLS inside TLS (an https:// proxy) still
+        // holds decrypted bytes the socket will not announce again.
+        if count < buffer.count, !transport.hasBufferedInput {
           scheduleFlush()
           return nil
         }
@@ -142,6 +144,12 @@ final class HTTP2Session: TickEndHandler {
       case .failed(let reason):
         return .failed(reason)
       }
+    }
+    // Out of budget: the socket says when more is there, but not of bytes TLS already holds.
+    if transport.hasBufferedInput {
+      // Read again in a later task of this loop, which owns the role.
+      let again = LoopBound(role, on: loop)
+      loop.execute { again.value.readable() }
     }
     scheduleFlush()
     return nil

@@ -44,21 +44,29 @@ struct ProxyTunnelTests {
     return try await client.output(within: .seconds(60))
   }
 
+  /// Runs `interop-client` for every interop case over TLS to the server on `port`, with
+  /// `environment` (the proxy variables); each must pass.
+  static func interopCases(
+    port: Int, _ fixtures: TLSFixtures, environment: [String: String]
+  ) async throws {
+    for name in InteropTests.cases {
+      let output = try await interopClient(
+        [
+          "--server_host=127.0.0.1", "--server_port=\(port)", "--test_case=\(name)",
+          "--use_tls=true", "--ca_file=\(fixtures.caCertificate)",
+          "--server_host_override=\(TLSFixtures.serverName)",
+        ], environment: environment)
+      #expect(output.status == 0, "\(name): \(output.stdoutText)")
+      #expect(output.stdoutText.contains("\(name): PASSED"), "\(output.stdoutText)")
+    }
+  }
+
   @Test("interop-client passes every interop case over TLS through the proxy of https_proxy")
   func interopCases() async throws {
     let fixtures = try await TLSFixtures.shared
     let server = try await TLSInteropTests.server.value
     try await withTinyProxy { proxy in
-      for name in InteropTests.cases {
-        let output = try await Self.interopClient(
-          [
-            "--server_host=127.0.0.1", "--server_port=\(server.port)", "--test_case=\(name)",
-            "--use_tls=true", "--ca_file=\(fixtures.caCertificate)",
-            "--server_host_override=\(TLSFixtures.serverName)",
-          ], environment: ["https_proxy": proxy.url()])
-        #expect(output.status == 0, "\(name): \(output.stdoutText)")
-        #expect(output.stdoutText.contains("\(name): PASSED"), "\(output.stdoutText)")
-      }
+      try await Self.interopCases(port: server.port, fixtures, environment: ["https_proxy": proxy.url()])
       // One tunnel per case, each to the server; the proxy saw nothing but CONNECT. Every case
       // but cancel_after_begin needs its tunnel; that one cancels its call at once and exits,
       // perhaps before its CONNECT has gone out.
