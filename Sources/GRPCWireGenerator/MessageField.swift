@@ -67,6 +67,12 @@ struct MessageField {
   var kind: Kind
   var swift: String
   var defaultValue: String
+  /// How protobuf-c packs it (the direct writer writes the same): a packed repeated scalar is
+  /// one length-delimited field; a required field is written even at its zero value; a proto3
+  /// field without presence is not.
+  var packed: Bool
+  var required: Bool
+  var proto3: Bool
 
   init(
     _ field: GoogleProtobuf.FieldDescriptorProto, index: Int, message: String, cType: String,
@@ -92,6 +98,9 @@ struct MessageField {
     // protoc-c escapes C keywords (`class_`), not Swift's: `m.init` would name an initializer.
     cMember = SwiftNames.member(cField.member)
     cQuantifier = cField.quantifier.map(SwiftNames.member)
+    packed = cField.packed
+    required = field.label == .required
+    proto3 = syntax == "proto3"
     repeated = field.label == .repeated
     map = repeated && model.isMapEntry(field.typeName)
     if field.proto3Optional == true {

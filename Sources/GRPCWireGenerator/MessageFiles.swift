@@ -134,7 +134,7 @@ public enum MessageFiles {
     }
     for bridge in w.bridges {
       w.line()
-      w.bridge(bridge)
+      try w.bridge(bridge)
     }
     for (index, service) in file.service.enumerated() {
       w.line()

@@ -7,7 +7,7 @@ let accessorPrefix = "proto_descriptor__"
 /// The bridge of a message to protobuf-c's struct (`CBridgedMessage`): read it field by field
 /// from the C message, compare with one in place, and fill one from an arena.
 extension MessageWriter {
-  mutating func bridge(_ b: Bridge) {
+  mutating func bridge(_ b: Bridge) throws(GeneratorError) {
     let swift = model.swift[b.full]!
     let cType = b.cType
     line("extension \(swift): CBridgedMessage {")
@@ -57,6 +57,8 @@ extension MessageWriter {
     }
     line("    unknownFields.fill(c, arena)")
     line("  }")
+    line()
+    try direct(b)
     line("}")
   }
 

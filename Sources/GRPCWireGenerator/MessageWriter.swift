@@ -204,7 +204,7 @@ struct MessageWriter {
     line("\(i2)}")
     line()
     line("\(i2)public func encode(appendingTo buffer: inout [UInt8]) {")
-    line("\(i2)  encodeThroughC(appendingTo: &buffer)")
+    line("\(i2)  encodeDirect(appendingTo: &buffer)")
     line("\(i2)}")
     for oneof in oneofs {
       line()

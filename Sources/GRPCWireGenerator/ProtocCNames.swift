@@ -12,6 +12,9 @@ public struct ProtocCNames: Sendable {
   struct Field: Sendable {
     var member: String
     var quantifier: String?
+    /// protoc-c set `PROTOBUF_C_FIELD_FLAG_PACKED`: protobuf-c writes the repeated scalar as
+    /// one length-delimited field.
+    var packed = false
   }
 
   /// By full proto name without the leading dot.
@@ -100,7 +103,15 @@ public struct ProtocCNames: Sendable {
           continue
         }
         if let (cType, member) = offsetof(at) {
-          fields[cType, default: [:]][number] = Field(member: member, quantifier: quantifier)
+          // The rest of the descriptor, to its `}`: descriptor, default value, flags, reserved.
+          var end = at + 6
+          var packed = false
+          while end < tokens.count, !isPunctuation(end, "}") {
+            if word(end) == "PROTOBUF_C_FIELD_FLAG_PACKED" { packed = true }
+            end += 1
+          }
+          fields[cType, default: [:]][number] = Field(
+            member: member, quantifier: quantifier, packed: packed)
           i = at + 6
           continue
         }

@@ -39,7 +39,7 @@ extension FleetFeed {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -70,7 +70,7 @@ extension FleetFeed {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -116,6 +116,46 @@ extension FleetFeed.WatchTripRequest: CBridgedMessage {
     if let v = remainingWaypointsRouteVersion { c.pointee.remaining_waypoints_route_version = arena.message(v) }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.name, tagSize: 1, omittingEmpty: true)
+    if self.view.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.view.rawValue) }
+    if self.routeFormatType.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.routeFormatType.rawValue) }
+    if let v = self.currentRouteSegmentVersion {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = self.remainingWaypointsVersion {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = self.currentRouteSegmentTrafficVersion {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = self.remainingWaypointsRouteVersion {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.name, tag: 10, omittingEmpty: true)
+    if self.view.rawValue != 0 { w.byte(0x10); w.int32(self.view.rawValue) }
+    if self.routeFormatType.rawValue != 0 { w.byte(0x18); w.int32(self.routeFormatType.rawValue) }
+    if let v = self.currentRouteSegmentVersion {
+      w.byte(0x22); w.message(v)
+    }
+    if let v = self.remainingWaypointsVersion {
+      w.byte(0x2a); w.message(v)
+    }
+    if let v = self.currentRouteSegmentTrafficVersion {
+      w.byte(0x32); w.message(v)
+    }
+    if let v = self.remainingWaypointsRouteVersion {
+      w.byte(0x3a); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension FleetFeed.TripUpdate: CBridgedMessage {
@@ -146,6 +186,30 @@ extension FleetFeed.TripUpdate: CBridgedMessage {
     c.pointee.sequence = sequence
     if let v = updateTime { c.pointee.update_time = arena.message(v) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.trip {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if self.sequence != 0 { size += 1 + ProtoWire.varintSize(self.sequence) }
+    if let v = self.updateTime {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.trip {
+      w.byte(0x0a); w.message(v)
+    }
+    if self.sequence != 0 { w.byte(0x10); w.varint(self.sequence) }
+    if let v = self.updateTime {
+      w.byte(0x1a); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 

@@ -332,7 +332,7 @@ extension FleetEngine {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     /// Deprecated. One of two kinds of identifier.
@@ -458,7 +458,7 @@ extension FleetEngine {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -625,7 +625,7 @@ extension FleetEngine {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -653,7 +653,7 @@ extension FleetEngine {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     /// The typed value.
@@ -1089,7 +1089,7 @@ extension FleetEngine {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -1114,7 +1114,7 @@ extension FleetEngine {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     /// The typed value.
@@ -1171,6 +1171,30 @@ extension FleetEngine.TerminalPointId: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if case .placeID(let v)? = self.id {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if case .generatedID(let v)? = self.id {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    size += ProtoWire.stringSize(self.value, tagSize: 1, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if case .placeID(let v)? = self.id {
+      w.string(v, tag: 18, omittingEmpty: false)
+    }
+    if case .generatedID(let v)? = self.id {
+      w.string(v, tag: 26, omittingEmpty: false)
+    }
+    w.string(self.value, tag: 34, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension FleetEngine.TerminalLocation: CBridgedMessage {
@@ -1207,6 +1231,34 @@ extension FleetEngine.TerminalLocation: CBridgedMessage {
     if !tripID.isEmpty { c.pointee.trip_id = arena.cString(tripID) }
     c.pointee.terminal_location_type = .init(rawValue: .init(truncatingIfNeeded: terminalLocationType.rawValue))
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = storage.point {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.terminalPointID {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    size += ProtoWire.stringSize(storage.accessPointID, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(storage.tripID, tagSize: 1, omittingEmpty: true)
+    if storage.terminalLocationType.rawValue != 0 { size += 1 + ProtoWire.int32Size(storage.terminalLocationType.rawValue) }
+    if !storage.unknownFields.isEmpty { size += ProtoWire.unknownSize(storage.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = storage.point {
+      w.byte(0x0a); w.message(v)
+    }
+    if let v = storage.terminalPointID {
+      w.byte(0x12); w.message(v)
+    }
+    w.string(storage.accessPointID, tag: 26, omittingEmpty: true)
+    w.string(storage.tripID, tag: 34, omittingEmpty: true)
+    if storage.terminalLocationType.rawValue != 0 { w.byte(0x28); w.int32(storage.terminalLocationType.rawValue) }
+    if !storage.unknownFields.isEmpty { w.unknown(storage.unknownFields) }
   }
 }
 
@@ -1268,6 +1320,64 @@ extension FleetEngine.TripWaypoint: CBridgedMessage {
     if let v = duration { c.pointee.duration = arena.message(v) }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = storage.location {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    size += ProtoWire.stringSize(storage.tripID, tagSize: 1, omittingEmpty: true)
+    if storage.waypointType.rawValue != 0 { size += 1 + ProtoWire.int32Size(storage.waypointType.rawValue) }
+    for v in storage.pathToWaypoint {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    size += ProtoWire.stringSize(storage.encodedPathToWaypoint, tagSize: 1, omittingEmpty: true)
+    if let v = storage.distanceMeters {
+      var inner = 0
+      if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
+      size += 1 + ProtoWire.delimitedSize(inner)
+    }
+    if let v = storage.eta {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.duration {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.trafficToWaypoint {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !storage.unknownFields.isEmpty { size += ProtoWire.unknownSize(storage.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = storage.location {
+      w.byte(0x0a); w.message(v)
+    }
+    w.string(storage.tripID, tag: 18, omittingEmpty: true)
+    if storage.waypointType.rawValue != 0 { w.byte(0x18); w.int32(storage.waypointType.rawValue) }
+    for v in storage.pathToWaypoint {
+      w.byte(0x22); w.message(v)
+    }
+    w.string(storage.encodedPathToWaypoint, tag: 42, omittingEmpty: true)
+    if let v = storage.distanceMeters {
+      var inner = 0
+      if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
+      w.byte(0x32)
+      w.varint(UInt64(inner))
+      if v != 0 { w.byte(0x08); w.int32(v) }
+    }
+    if let v = storage.eta {
+      w.byte(0x3a); w.message(v)
+    }
+    if let v = storage.duration {
+      w.byte(0x42); w.message(v)
+    }
+    if let v = storage.trafficToWaypoint {
+      w.byte(0x52); w.message(v)
+    }
+    if !storage.unknownFields.isEmpty { w.unknown(storage.unknownFields) }
+  }
 }
 
 extension FleetEngine.VehicleAttribute: CBridgedMessage {
@@ -1319,6 +1429,38 @@ extension FleetEngine.VehicleAttribute: CBridgedMessage {
     case nil: break
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.key, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.value, tagSize: 1, omittingEmpty: true)
+    if case .stringValue(let v)? = self.vehicleAttributeValue {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if case .boolValue? = self.vehicleAttributeValue {
+      size += 1 + 1
+    }
+    if case .numberValue? = self.vehicleAttributeValue {
+      size += 1 + 8
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.key, tag: 10, omittingEmpty: true)
+    w.string(self.value, tag: 18, omittingEmpty: true)
+    if case .stringValue(let v)? = self.vehicleAttributeValue {
+      w.string(v, tag: 26, omittingEmpty: false)
+    }
+    if case .boolValue(let v)? = self.vehicleAttributeValue {
+      w.byte(0x20); w.bool(v)
+    }
+    if case .numberValue(let v)? = self.vehicleAttributeValue {
+      w.byte(0x29); w.fixed64(v.bitPattern)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -1590,6 +1732,306 @@ extension FleetEngine.VehicleLocation: CBridgedMessage {
     c.pointee.road_snapped = roadSnapped ? 1 : 0
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = storage.location {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.heading {
+      var inner = 0
+      if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
+      size += 1 + ProtoWire.delimitedSize(inner)
+    }
+    if let v = storage.speedKmph {
+      var inner = 0
+      if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
+      size += 1 + ProtoWire.delimitedSize(inner)
+    }
+    if let v = storage.updateTime {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.altitude {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      size += 1 + ProtoWire.delimitedSize(inner)
+    }
+    if let v = storage.speed {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      size += 1 + ProtoWire.delimitedSize(inner)
+    }
+    if let v = storage.speedAccuracy {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      size += 1 + ProtoWire.delimitedSize(inner)
+    }
+    if let v = storage.horizontalAccuracy {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      size += 1 + ProtoWire.delimitedSize(inner)
+    }
+    if let v = storage.verticalAccuracy {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      size += 1 + ProtoWire.delimitedSize(inner)
+    }
+    if let v = storage.bearingAccuracy {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      size += 1 + ProtoWire.delimitedSize(inner)
+    }
+    if storage.locationSensor.rawValue != 0 { size += 1 + ProtoWire.int32Size(storage.locationSensor.rawValue) }
+    if let v = storage.isGpsSensorEnabled {
+      var inner = 0
+      if v { inner += 1 + 1 }
+      size += 1 + ProtoWire.delimitedSize(inner)
+    }
+    if let v = storage.serverTime {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.timeSinceUpdate {
+      var inner = 0
+      if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
+      size += 1 + ProtoWire.delimitedSize(inner)
+    }
+    if let v = storage.numStaleUpdates {
+      var inner = 0
+      if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
+      size += 1 + ProtoWire.delimitedSize(inner)
+    }
+    if let v = storage.rawLocation {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.rawLocationTime {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.supplementalLocation {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.supplementalLocationTime {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if storage.supplementalLocationSensor.rawValue != 0 { size += 2 + ProtoWire.int32Size(storage.supplementalLocationSensor.rawValue) }
+    if let v = storage.supplementalLocationAccuracy {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      size += 2 + ProtoWire.delimitedSize(inner)
+    }
+    if let v = storage.latlngAccuracy {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      size += 2 + ProtoWire.delimitedSize(inner)
+    }
+    if let v = storage.headingAccuracy {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      size += 2 + ProtoWire.delimitedSize(inner)
+    }
+    if let v = storage.altitudeAccuracy {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      size += 2 + ProtoWire.delimitedSize(inner)
+    }
+    if let v = storage.rawLocationAccuracy {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      size += 2 + ProtoWire.delimitedSize(inner)
+    }
+    if storage.roadSnapped { size += 2 + 1 }
+    if let v = storage.isRoadSnapped {
+      var inner = 0
+      if v { inner += 1 + 1 }
+      size += 2 + ProtoWire.delimitedSize(inner)
+    }
+    if storage.rawLocationSensor.rawValue != 0 { size += 2 + ProtoWire.int32Size(storage.rawLocationSensor.rawValue) }
+    if let v = storage.flpLocation {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.flpUpdateTime {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.flpLatlngAccuracyMeters {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      size += 2 + ProtoWire.delimitedSize(inner)
+    }
+    if let v = storage.flpHeadingDegrees {
+      var inner = 0
+      if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
+      size += 2 + ProtoWire.delimitedSize(inner)
+    }
+    if !storage.unknownFields.isEmpty { size += ProtoWire.unknownSize(storage.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = storage.location {
+      w.byte(0x0a); w.message(v)
+    }
+    if let v = storage.heading {
+      var inner = 0
+      if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
+      w.byte(0x12)
+      w.varint(UInt64(inner))
+      if v != 0 { w.byte(0x08); w.int32(v) }
+    }
+    if let v = storage.speedKmph {
+      var inner = 0
+      if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
+      w.byte(0x1a)
+      w.varint(UInt64(inner))
+      if v != 0 { w.byte(0x08); w.int32(v) }
+    }
+    if let v = storage.updateTime {
+      w.byte(0x22); w.message(v)
+    }
+    if let v = storage.altitude {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      w.byte(0x2a)
+      w.varint(UInt64(inner))
+      if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
+    }
+    if let v = storage.speed {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      w.byte(0x32)
+      w.varint(UInt64(inner))
+      if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
+    }
+    if let v = storage.speedAccuracy {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      w.byte(0x3a)
+      w.varint(UInt64(inner))
+      if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
+    }
+    if let v = storage.horizontalAccuracy {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      w.byte(0x42)
+      w.varint(UInt64(inner))
+      if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
+    }
+    if let v = storage.verticalAccuracy {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      w.byte(0x4a)
+      w.varint(UInt64(inner))
+      if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
+    }
+    if let v = storage.bearingAccuracy {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      w.byte(0x52)
+      w.varint(UInt64(inner))
+      if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
+    }
+    if storage.locationSensor.rawValue != 0 { w.byte(0x58); w.int32(storage.locationSensor.rawValue) }
+    if let v = storage.isGpsSensorEnabled {
+      var inner = 0
+      if v { inner += 1 + 1 }
+      w.byte(0x62)
+      w.varint(UInt64(inner))
+      if v { w.byte(0x08); w.bool(v) }
+    }
+    if let v = storage.serverTime {
+      w.byte(0x6a); w.message(v)
+    }
+    if let v = storage.timeSinceUpdate {
+      var inner = 0
+      if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
+      w.byte(0x72)
+      w.varint(UInt64(inner))
+      if v != 0 { w.byte(0x08); w.int32(v) }
+    }
+    if let v = storage.numStaleUpdates {
+      var inner = 0
+      if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
+      w.byte(0x7a)
+      w.varint(UInt64(inner))
+      if v != 0 { w.byte(0x08); w.int32(v) }
+    }
+    if let v = storage.rawLocation {
+      w.tag(130); w.message(v)
+    }
+    if let v = storage.rawLocationTime {
+      w.tag(138); w.message(v)
+    }
+    if let v = storage.supplementalLocation {
+      w.tag(146); w.message(v)
+    }
+    if let v = storage.supplementalLocationTime {
+      w.tag(154); w.message(v)
+    }
+    if storage.supplementalLocationSensor.rawValue != 0 { w.tag(160); w.int32(storage.supplementalLocationSensor.rawValue) }
+    if let v = storage.supplementalLocationAccuracy {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      w.tag(170)
+      w.varint(UInt64(inner))
+      if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
+    }
+    if let v = storage.latlngAccuracy {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      w.tag(178)
+      w.varint(UInt64(inner))
+      if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
+    }
+    if let v = storage.headingAccuracy {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      w.tag(186)
+      w.varint(UInt64(inner))
+      if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
+    }
+    if let v = storage.altitudeAccuracy {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      w.tag(194)
+      w.varint(UInt64(inner))
+      if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
+    }
+    if let v = storage.rawLocationAccuracy {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      w.tag(202)
+      w.varint(UInt64(inner))
+      if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
+    }
+    if storage.roadSnapped { w.tag(208); w.bool(storage.roadSnapped) }
+    if let v = storage.isRoadSnapped {
+      var inner = 0
+      if v { inner += 1 + 1 }
+      w.tag(218)
+      w.varint(UInt64(inner))
+      if v { w.byte(0x08); w.bool(v) }
+    }
+    if storage.rawLocationSensor.rawValue != 0 { w.tag(224); w.int32(storage.rawLocationSensor.rawValue) }
+    if let v = storage.flpLocation {
+      w.tag(234); w.message(v)
+    }
+    if let v = storage.flpUpdateTime {
+      w.tag(242); w.message(v)
+    }
+    if let v = storage.flpLatlngAccuracyMeters {
+      var inner = 0
+      if v != 0 { inner += 1 + 8 }
+      w.tag(250)
+      w.varint(UInt64(inner))
+      if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
+    }
+    if let v = storage.flpHeadingDegrees {
+      var inner = 0
+      if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
+      w.tag(258)
+      w.varint(UInt64(inner))
+      if v != 0 { w.byte(0x08); w.int32(v) }
+    }
+    if !storage.unknownFields.isEmpty { w.unknown(storage.unknownFields) }
+  }
 }
 
 extension FleetEngine.TripAttribute: CBridgedMessage {
@@ -1638,6 +2080,36 @@ extension FleetEngine.TripAttribute: CBridgedMessage {
     case nil: break
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.key, tagSize: 1, omittingEmpty: true)
+    if case .stringValue(let v)? = self.tripAttributeValue {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if case .boolValue? = self.tripAttributeValue {
+      size += 1 + 1
+    }
+    if case .numberValue? = self.tripAttributeValue {
+      size += 1 + 8
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.key, tag: 10, omittingEmpty: true)
+    if case .stringValue(let v)? = self.tripAttributeValue {
+      w.string(v, tag: 18, omittingEmpty: false)
+    }
+    if case .boolValue(let v)? = self.tripAttributeValue {
+      w.byte(0x18); w.bool(v)
+    }
+    if case .numberValue(let v)? = self.tripAttributeValue {
+      w.byte(0x21); w.fixed64(v.bitPattern)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 

@@ -50,7 +50,7 @@ extension FleetEngine {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     /// Which Google SDK sent the request.
@@ -218,6 +218,40 @@ extension FleetEngine.RequestHeader: CBridgedMessage {
     c.pointee.android_api_level = androidApiLevel
     if !traceID.isEmpty { c.pointee.trace_id = arena.cString(traceID) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.languageCode, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.regionCode, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.sdkVersion, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.osVersion, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.deviceModel, tagSize: 1, omittingEmpty: true)
+    if self.sdkType.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.sdkType.rawValue) }
+    size += ProtoWire.stringSize(self.mapsSdkVersion, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.navSdkVersion, tagSize: 1, omittingEmpty: true)
+    if self.platform.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.platform.rawValue) }
+    size += ProtoWire.stringSize(self.manufacturer, tagSize: 1, omittingEmpty: true)
+    if self.androidApiLevel != 0 { size += 1 + ProtoWire.int32Size(self.androidApiLevel) }
+    size += ProtoWire.stringSize(self.traceID, tagSize: 1, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.languageCode, tag: 10, omittingEmpty: true)
+    w.string(self.regionCode, tag: 18, omittingEmpty: true)
+    w.string(self.sdkVersion, tag: 26, omittingEmpty: true)
+    w.string(self.osVersion, tag: 34, omittingEmpty: true)
+    w.string(self.deviceModel, tag: 42, omittingEmpty: true)
+    if self.sdkType.rawValue != 0 { w.byte(0x30); w.int32(self.sdkType.rawValue) }
+    w.string(self.mapsSdkVersion, tag: 58, omittingEmpty: true)
+    w.string(self.navSdkVersion, tag: 66, omittingEmpty: true)
+    if self.platform.rawValue != 0 { w.byte(0x48); w.int32(self.platform.rawValue) }
+    w.string(self.manufacturer, tag: 82, omittingEmpty: true)
+    if self.androidApiLevel != 0 { w.byte(0x58); w.int32(self.androidApiLevel) }
+    w.string(self.traceID, tag: 98, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 

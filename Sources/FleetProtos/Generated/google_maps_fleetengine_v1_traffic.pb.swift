@@ -30,7 +30,7 @@ extension FleetEngine {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     /// Speed category of an interval.
@@ -109,7 +109,7 @@ extension FleetEngine {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -143,6 +143,22 @@ extension FleetEngine.SpeedReadingInterval: CBridgedMessage {
     c.pointee.speed = .init(rawValue: .init(truncatingIfNeeded: speed.rawValue))
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.startPolylinePointIndex != 0 { size += 1 + ProtoWire.int32Size(self.startPolylinePointIndex) }
+    if self.endPolylinePointIndex != 0 { size += 1 + ProtoWire.int32Size(self.endPolylinePointIndex) }
+    if self.speed.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.speed.rawValue) }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.startPolylinePointIndex != 0 { w.byte(0x08); w.int32(self.startPolylinePointIndex) }
+    if self.endPolylinePointIndex != 0 { w.byte(0x10); w.int32(self.endPolylinePointIndex) }
+    if self.speed.rawValue != 0 { w.byte(0x18); w.int32(self.speed.rawValue) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension FleetEngine.ConsumableTrafficPolyline: CBridgedMessage {
@@ -173,6 +189,24 @@ extension FleetEngine.ConsumableTrafficPolyline: CBridgedMessage {
     }
     if !encodedPathToWaypoint.isEmpty { c.pointee.encoded_path_to_waypoint = arena.cString(encodedPathToWaypoint) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    for v in self.speedReadingInterval {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    size += ProtoWire.stringSize(self.encodedPathToWaypoint, tagSize: 1, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    for v in self.speedReadingInterval {
+      w.byte(0x0a); w.message(v)
+    }
+    w.string(self.encodedPathToWaypoint, tag: 18, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 

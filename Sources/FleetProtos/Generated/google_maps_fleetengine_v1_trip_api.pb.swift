@@ -38,7 +38,7 @@ extension FleetEngine {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -91,7 +91,7 @@ extension FleetEngine {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -115,7 +115,7 @@ extension FleetEngine {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -147,7 +147,7 @@ extension FleetEngine {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     /// The product solution a reported trip belongs to.
@@ -226,7 +226,7 @@ extension FleetEngine {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -262,7 +262,7 @@ extension FleetEngine {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -287,7 +287,7 @@ extension FleetEngine {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -323,6 +323,32 @@ extension FleetEngine.CreateTripRequest: CBridgedMessage {
     if !tripID.isEmpty { c.pointee.trip_id = arena.cString(tripID) }
     if let v = trip { c.pointee.trip = arena.message(v) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.header {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    size += ProtoWire.stringSize(self.parent, tagSize: 1, omittingEmpty: true)
+    if let v = self.trip {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    size += ProtoWire.stringSize(self.tripID, tagSize: 1, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.header {
+      w.byte(0x0a); w.message(v)
+    }
+    w.string(self.parent, tag: 26, omittingEmpty: true)
+    if let v = self.trip {
+      w.byte(0x22); w.message(v)
+    }
+    w.string(self.tripID, tag: 42, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -370,6 +396,52 @@ extension FleetEngine.GetTripRequest: CBridgedMessage {
     if let v = remainingWaypointsRouteVersion { c.pointee.remaining_waypoints_route_version = arena.message(v) }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.header {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    size += ProtoWire.stringSize(self.name, tagSize: 1, omittingEmpty: true)
+    if let v = self.currentRouteSegmentVersion {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = self.remainingWaypointsVersion {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if self.routeFormatType.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.routeFormatType.rawValue) }
+    if let v = self.currentRouteSegmentTrafficVersion {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = self.remainingWaypointsRouteVersion {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if self.view.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.view.rawValue) }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.header {
+      w.byte(0x0a); w.message(v)
+    }
+    w.string(self.name, tag: 26, omittingEmpty: true)
+    if let v = self.currentRouteSegmentVersion {
+      w.byte(0x32); w.message(v)
+    }
+    if let v = self.remainingWaypointsVersion {
+      w.byte(0x3a); w.message(v)
+    }
+    if self.routeFormatType.rawValue != 0 { w.byte(0x40); w.int32(self.routeFormatType.rawValue) }
+    if let v = self.currentRouteSegmentTrafficVersion {
+      w.byte(0x4a); w.message(v)
+    }
+    if let v = self.remainingWaypointsRouteVersion {
+      w.byte(0x52); w.message(v)
+    }
+    if self.view.rawValue != 0 { w.byte(0x58); w.int32(self.view.rawValue) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension FleetEngine.DeleteTripRequest: CBridgedMessage {
@@ -397,6 +469,24 @@ extension FleetEngine.DeleteTripRequest: CBridgedMessage {
     if let v = header { c.pointee.header = arena.message(v) }
     if !name.isEmpty { c.pointee.name = arena.cString(name) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.header {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    size += ProtoWire.stringSize(self.name, tagSize: 1, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.header {
+      w.byte(0x0a); w.message(v)
+    }
+    w.string(self.name, tag: 18, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -438,6 +528,30 @@ extension FleetEngine.ReportBillableTripRequest: CBridgedMessage {
     c.pointee.solution_type = .init(rawValue: .init(truncatingIfNeeded: solutionType.rawValue))
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.name, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.countryCode, tagSize: 1, omittingEmpty: true)
+    if self.platform.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.platform.rawValue) }
+    for v in self.relatedIds {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if self.solutionType.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.solutionType.rawValue) }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.name, tag: 18, omittingEmpty: true)
+    w.string(self.countryCode, tag: 26, omittingEmpty: true)
+    if self.platform.rawValue != 0 { w.byte(0x28); w.int32(self.platform.rawValue) }
+    for v in self.relatedIds {
+      w.string(v, tag: 50, omittingEmpty: false)
+    }
+    if self.solutionType.rawValue != 0 { w.byte(0x38); w.int32(self.solutionType.rawValue) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension FleetEngine.UpdateTripRequest: CBridgedMessage {
@@ -471,6 +585,36 @@ extension FleetEngine.UpdateTripRequest: CBridgedMessage {
     if let v = trip { c.pointee.trip = arena.message(v) }
     if let v = updateMask { c.pointee.update_mask = arena.message(v) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.header {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    size += ProtoWire.stringSize(self.name, tagSize: 1, omittingEmpty: true)
+    if let v = self.trip {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = self.updateMask {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.header {
+      w.byte(0x0a); w.message(v)
+    }
+    w.string(self.name, tag: 26, omittingEmpty: true)
+    if let v = self.trip {
+      w.byte(0x22); w.message(v)
+    }
+    if let v = self.updateMask {
+      w.byte(0x2a); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -515,6 +659,38 @@ extension FleetEngine.SearchTripsRequest: CBridgedMessage {
     if let v = minimumStaleness { c.pointee.minimum_staleness = arena.message(v) }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.header {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    size += ProtoWire.stringSize(self.parent, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.vehicleID, tagSize: 1, omittingEmpty: true)
+    if self.activeTripsOnly { size += 1 + 1 }
+    if self.pageSize != 0 { size += 1 + ProtoWire.int32Size(self.pageSize) }
+    size += ProtoWire.stringSize(self.pageToken, tagSize: 1, omittingEmpty: true)
+    if let v = self.minimumStaleness {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.header {
+      w.byte(0x0a); w.message(v)
+    }
+    w.string(self.parent, tag: 26, omittingEmpty: true)
+    w.string(self.vehicleID, tag: 34, omittingEmpty: true)
+    if self.activeTripsOnly { w.byte(0x28); w.bool(self.activeTripsOnly) }
+    if self.pageSize != 0 { w.byte(0x30); w.int32(self.pageSize) }
+    w.string(self.pageToken, tag: 58, omittingEmpty: true)
+    if let v = self.minimumStaleness {
+      w.byte(0x42); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension FleetEngine.SearchTripsResponse: CBridgedMessage {
@@ -545,6 +721,24 @@ extension FleetEngine.SearchTripsResponse: CBridgedMessage {
     }
     if !nextPageToken.isEmpty { c.pointee.next_page_token = arena.cString(nextPageToken) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    for v in self.trips {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    size += ProtoWire.stringSize(self.nextPageToken, tagSize: 1, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    for v in self.trips {
+      w.byte(0x0a); w.message(v)
+    }
+    w.string(self.nextPageToken, tag: 18, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 

@@ -702,7 +702,7 @@ extension FleetEngine {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -795,7 +795,7 @@ extension FleetEngine {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -951,6 +951,190 @@ extension FleetEngine.Trip: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(storage.name, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(storage.vehicleID, tagSize: 1, omittingEmpty: true)
+    if storage.tripStatus.rawValue != 0 { size += 1 + ProtoWire.int32Size(storage.tripStatus.rawValue) }
+    if storage.tripType.rawValue != 0 { size += 1 + ProtoWire.int32Size(storage.tripType.rawValue) }
+    if let v = storage.pickupPoint {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.pickupTime {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.dropoffPoint {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.dropoffTime {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    for v in storage.route {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if storage.numberOfPassengers != 0 { size += 1 + ProtoWire.int32Size(storage.numberOfPassengers) }
+    if let v = storage.lastLocation {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.remainingDistanceMeters {
+      var inner = 0
+      if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
+      size += 1 + ProtoWire.delimitedSize(inner)
+    }
+    if let v = storage.etaToFirstWaypoint {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    for v in storage.intermediateDestinations {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if storage.intermediateDestinationIndex != 0 { size += 1 + ProtoWire.int32Size(storage.intermediateDestinationIndex) }
+    for v in storage.remainingWaypoints {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.currentRouteSegmentVersion {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.remainingWaypointsVersion {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    for v in storage.vehicleWaypoints {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    size += ProtoWire.stringSize(storage.currentRouteSegment, tagSize: 2, omittingEmpty: true)
+    if let v = storage.actualPickupPoint {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.actualDropoffPoint {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.currentRouteSegmentEndPoint {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.intermediateDestinationsVersion {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if storage.lastLocationSnappable { size += 2 + 1 }
+    if let v = storage.remainingTimeToFirstWaypoint {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.currentRouteSegmentTraffic {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.remainingWaypointsRouteVersion {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.currentRouteSegmentTrafficVersion {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if storage.view.rawValue != 0 { size += 2 + ProtoWire.int32Size(storage.view.rawValue) }
+    if let v = storage.actualPickupArrivalPoint {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    for v in storage.actualIntermediateDestinationArrivalPoints {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    for v in storage.actualIntermediateDestinations {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    for v in storage.attributes {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if !storage.unknownFields.isEmpty { size += ProtoWire.unknownSize(storage.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(storage.name, tag: 10, omittingEmpty: true)
+    w.string(storage.vehicleID, tag: 18, omittingEmpty: true)
+    if storage.tripStatus.rawValue != 0 { w.byte(0x18); w.int32(storage.tripStatus.rawValue) }
+    if storage.tripType.rawValue != 0 { w.byte(0x20); w.int32(storage.tripType.rawValue) }
+    if let v = storage.pickupPoint {
+      w.byte(0x2a); w.message(v)
+    }
+    if let v = storage.pickupTime {
+      w.byte(0x32); w.message(v)
+    }
+    if let v = storage.dropoffPoint {
+      w.byte(0x3a); w.message(v)
+    }
+    if let v = storage.dropoffTime {
+      w.byte(0x42); w.message(v)
+    }
+    for v in storage.route {
+      w.byte(0x4a); w.message(v)
+    }
+    if storage.numberOfPassengers != 0 { w.byte(0x50); w.int32(storage.numberOfPassengers) }
+    if let v = storage.lastLocation {
+      w.byte(0x5a); w.message(v)
+    }
+    if let v = storage.remainingDistanceMeters {
+      var inner = 0
+      if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
+      w.byte(0x62)
+      w.varint(UInt64(inner))
+      if v != 0 { w.byte(0x08); w.int32(v) }
+    }
+    if let v = storage.etaToFirstWaypoint {
+      w.byte(0x6a); w.message(v)
+    }
+    for v in storage.intermediateDestinations {
+      w.byte(0x72); w.message(v)
+    }
+    if storage.intermediateDestinationIndex != 0 { w.byte(0x78); w.int32(storage.intermediateDestinationIndex) }
+    for v in storage.remainingWaypoints {
+      w.tag(130); w.message(v)
+    }
+    if let v = storage.currentRouteSegmentVersion {
+      w.tag(138); w.message(v)
+    }
+    if let v = storage.remainingWaypointsVersion {
+      w.tag(154); w.message(v)
+    }
+    for v in storage.vehicleWaypoints {
+      w.tag(162); w.message(v)
+    }
+    w.string(storage.currentRouteSegment, tag: 170, omittingEmpty: true)
+    if let v = storage.actualPickupPoint {
+      w.tag(178); w.message(v)
+    }
+    if let v = storage.actualDropoffPoint {
+      w.tag(186); w.message(v)
+    }
+    if let v = storage.currentRouteSegmentEndPoint {
+      w.tag(194); w.message(v)
+    }
+    if let v = storage.intermediateDestinationsVersion {
+      w.tag(202); w.message(v)
+    }
+    if storage.lastLocationSnappable { w.tag(208); w.bool(storage.lastLocationSnappable) }
+    if let v = storage.remainingTimeToFirstWaypoint {
+      w.tag(218); w.message(v)
+    }
+    if let v = storage.currentRouteSegmentTraffic {
+      w.tag(226); w.message(v)
+    }
+    if let v = storage.remainingWaypointsRouteVersion {
+      w.tag(234); w.message(v)
+    }
+    if let v = storage.currentRouteSegmentTrafficVersion {
+      w.tag(242); w.message(v)
+    }
+    if storage.view.rawValue != 0 { w.tag(248); w.int32(storage.view.rawValue) }
+    if let v = storage.actualPickupArrivalPoint {
+      w.tag(258); w.message(v)
+    }
+    for v in storage.actualIntermediateDestinationArrivalPoints {
+      w.tag(266); w.message(v)
+    }
+    for v in storage.actualIntermediateDestinations {
+      w.tag(274); w.message(v)
+    }
+    for v in storage.attributes {
+      w.tag(282); w.message(v)
+    }
+    if !storage.unknownFields.isEmpty { w.unknown(storage.unknownFields) }
+  }
 }
 
 extension FleetEngine.StopLocation: CBridgedMessage {
@@ -981,6 +1165,34 @@ extension FleetEngine.StopLocation: CBridgedMessage {
     if let v = timestamp { c.pointee.timestamp = arena.message(v) }
     if let v = stopTime { c.pointee.stop_time = arena.message(v) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = storage.point {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.timestamp {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = storage.stopTime {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !storage.unknownFields.isEmpty { size += ProtoWire.unknownSize(storage.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = storage.point {
+      w.byte(0x0a); w.message(v)
+    }
+    if let v = storage.timestamp {
+      w.byte(0x12); w.message(v)
+    }
+    if let v = storage.stopTime {
+      w.byte(0x1a); w.message(v)
+    }
+    if !storage.unknownFields.isEmpty { w.unknown(storage.unknownFields) }
   }
 }
 

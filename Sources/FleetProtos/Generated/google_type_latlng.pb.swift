@@ -29,7 +29,7 @@ extension GoogleType {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -59,6 +59,20 @@ extension GoogleType.LatLng: CBridgedMessage {
     c.pointee.latitude = latitude
     c.pointee.longitude = longitude
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.latitude != 0 { size += 1 + 8 }
+    if self.longitude != 0 { size += 1 + 8 }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.latitude != 0 { w.byte(0x09); w.fixed64(self.latitude.bitPattern) }
+    if self.longitude != 0 { w.byte(0x11); w.fixed64(self.longitude.bitPattern) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 

@@ -20,7 +20,7 @@ extension GRPCHealthV1 {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -40,7 +40,7 @@ extension GRPCHealthV1 {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     public enum ServingStatus: RawRepresentable, CaseIterable, Hashable, Sendable,
@@ -117,6 +117,18 @@ extension GRPCHealthV1.HealthCheckRequest: CBridgedMessage {
     if !service.isEmpty { c.pointee.service = arena.cString(service) }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.service, tagSize: 1, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.service, tag: 10, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GRPCHealthV1.HealthCheckResponse: CBridgedMessage {
@@ -141,6 +153,18 @@ extension GRPCHealthV1.HealthCheckResponse: CBridgedMessage {
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Health__V1__HealthCheckResponse>, _ arena: ProtoArena) {
     c.pointee.status = .init(rawValue: .init(truncatingIfNeeded: status.rawValue))
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.status.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.status.rawValue) }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.status.rawValue != 0 { w.byte(0x08); w.int32(self.status.rawValue) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 

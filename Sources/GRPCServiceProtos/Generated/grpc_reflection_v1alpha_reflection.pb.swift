@@ -25,7 +25,7 @@ extension GRPCReflectionV1Alpha {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     /// To use reflection service, the client should set one of the following
@@ -76,7 +76,7 @@ extension GRPCReflectionV1Alpha {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -101,7 +101,7 @@ extension GRPCReflectionV1Alpha {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     /// The server set one of the following fields according to the message_request
@@ -145,7 +145,7 @@ extension GRPCReflectionV1Alpha {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -170,7 +170,7 @@ extension GRPCReflectionV1Alpha {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -193,7 +193,7 @@ extension GRPCReflectionV1Alpha {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -217,7 +217,7 @@ extension GRPCReflectionV1Alpha {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -240,7 +240,7 @@ extension GRPCReflectionV1Alpha {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -302,6 +302,48 @@ extension GRPCReflectionV1Alpha.ServerReflectionRequest: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.host, tagSize: 1, omittingEmpty: true)
+    if case .fileByFilename(let v)? = self.messageRequest {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if case .fileContainingSymbol(let v)? = self.messageRequest {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if case .fileContainingExtension(let v)? = self.messageRequest {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if case .allExtensionNumbersOfType(let v)? = self.messageRequest {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if case .listServices(let v)? = self.messageRequest {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.host, tag: 10, omittingEmpty: true)
+    if case .fileByFilename(let v)? = self.messageRequest {
+      w.string(v, tag: 26, omittingEmpty: false)
+    }
+    if case .fileContainingSymbol(let v)? = self.messageRequest {
+      w.string(v, tag: 34, omittingEmpty: false)
+    }
+    if case .fileContainingExtension(let v)? = self.messageRequest {
+      w.byte(0x2a); w.message(v)
+    }
+    if case .allExtensionNumbersOfType(let v)? = self.messageRequest {
+      w.string(v, tag: 50, omittingEmpty: false)
+    }
+    if case .listServices(let v)? = self.messageRequest {
+      w.string(v, tag: 58, omittingEmpty: false)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GRPCReflectionV1Alpha.ExtensionRequest: CBridgedMessage {
@@ -329,6 +371,20 @@ extension GRPCReflectionV1Alpha.ExtensionRequest: CBridgedMessage {
     if !containingType.isEmpty { c.pointee.containing_type = arena.cString(containingType) }
     c.pointee.extension_number = extensionNumber
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.containingType, tagSize: 1, omittingEmpty: true)
+    if self.extensionNumber != 0 { size += 1 + ProtoWire.int32Size(self.extensionNumber) }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.containingType, tag: 10, omittingEmpty: true)
+    if self.extensionNumber != 0 { w.byte(0x10); w.int32(self.extensionNumber) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -387,6 +443,48 @@ extension GRPCReflectionV1Alpha.ServerReflectionResponse: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.validHost, tagSize: 1, omittingEmpty: true)
+    if let v = self.originalRequest {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if case .fileDescriptorResponse(let v)? = self.messageResponse {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if case .allExtensionNumbersResponse(let v)? = self.messageResponse {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if case .listServicesResponse(let v)? = self.messageResponse {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if case .errorResponse(let v)? = self.messageResponse {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.validHost, tag: 10, omittingEmpty: true)
+    if let v = self.originalRequest {
+      w.byte(0x12); w.message(v)
+    }
+    if case .fileDescriptorResponse(let v)? = self.messageResponse {
+      w.byte(0x22); w.message(v)
+    }
+    if case .allExtensionNumbersResponse(let v)? = self.messageResponse {
+      w.byte(0x2a); w.message(v)
+    }
+    if case .listServicesResponse(let v)? = self.messageResponse {
+      w.byte(0x32); w.message(v)
+    }
+    if case .errorResponse(let v)? = self.messageResponse {
+      w.byte(0x3a); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GRPCReflectionV1Alpha.FileDescriptorResponse: CBridgedMessage {
@@ -414,6 +512,22 @@ extension GRPCReflectionV1Alpha.FileDescriptorResponse: CBridgedMessage {
       c.pointee.file_descriptor_proto = arena.map(fileDescriptorProto) { v in arena.binary(v) }
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    for v in self.fileDescriptorProto {
+      size += 1 + ProtoWire.delimitedSize(v.count)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    for v in self.fileDescriptorProto {
+      w.byte(0x0a); w.bytes(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -446,6 +560,30 @@ extension GRPCReflectionV1Alpha.ExtensionNumberResponse: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.baseTypeName, tagSize: 1, omittingEmpty: true)
+    if !self.extensionNumber.isEmpty {
+      var payload = 0
+      for v in self.extensionNumber { payload += ProtoWire.int32Size(v) }
+      size += 1 + ProtoWire.delimitedSize(payload)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.baseTypeName, tag: 10, omittingEmpty: true)
+    if !self.extensionNumber.isEmpty {
+      var payload = 0
+      for v in self.extensionNumber { payload += ProtoWire.int32Size(v) }
+      w.byte(0x12)
+      w.varint(UInt64(payload))
+      for v in self.extensionNumber { w.int32(v) }
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GRPCReflectionV1Alpha.ListServiceResponse: CBridgedMessage {
@@ -474,6 +612,22 @@ extension GRPCReflectionV1Alpha.ListServiceResponse: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    for v in self.service {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    for v in self.service {
+      w.byte(0x0a); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GRPCReflectionV1Alpha.ServiceResponse: CBridgedMessage {
@@ -498,6 +652,18 @@ extension GRPCReflectionV1Alpha.ServiceResponse: CBridgedMessage {
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1alpha__ServiceResponse>, _ arena: ProtoArena) {
     if !name.isEmpty { c.pointee.name = arena.cString(name) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.name, tagSize: 1, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.name, tag: 10, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -526,6 +692,20 @@ extension GRPCReflectionV1Alpha.ErrorResponse: CBridgedMessage {
     c.pointee.error_code = errorCode
     if !errorMessage.isEmpty { c.pointee.error_message = arena.cString(errorMessage) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.errorCode != 0 { size += 1 + ProtoWire.int32Size(self.errorCode) }
+    size += ProtoWire.stringSize(self.errorMessage, tagSize: 1, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.errorCode != 0 { w.byte(0x08); w.int32(self.errorCode) }
+    w.string(self.errorMessage, tag: 18, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 

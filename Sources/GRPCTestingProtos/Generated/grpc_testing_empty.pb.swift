@@ -26,7 +26,7 @@ extension GRPCTesting {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -48,6 +48,16 @@ extension GRPCTesting.Empty: CBridgedMessage {
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__Empty>, _ arena: ProtoArena) {
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 

@@ -117,7 +117,7 @@ extension GRPCTesting {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -141,7 +141,7 @@ extension GRPCTesting {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -164,7 +164,7 @@ extension GRPCTesting {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -212,7 +212,7 @@ extension GRPCTesting {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -246,7 +246,7 @@ extension GRPCTesting {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -273,7 +273,7 @@ extension GRPCTesting {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -295,7 +295,7 @@ extension GRPCTesting {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -325,7 +325,7 @@ extension GRPCTesting {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -358,7 +358,7 @@ extension GRPCTesting {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -380,7 +380,7 @@ extension GRPCTesting {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -402,7 +402,7 @@ extension GRPCTesting {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -426,7 +426,7 @@ extension GRPCTesting {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -449,7 +449,7 @@ extension GRPCTesting {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -473,7 +473,7 @@ extension GRPCTesting {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     public struct RpcsByPeer: ProtoMessage {
@@ -491,7 +491,7 @@ extension GRPCTesting {
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
-        encodeThroughC(appendingTo: &buffer)
+        encodeDirect(appendingTo: &buffer)
       }
     }
   }
@@ -512,7 +512,7 @@ extension GRPCTesting {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -547,7 +547,7 @@ extension GRPCTesting {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     public struct MethodStats: ProtoMessage {
@@ -568,7 +568,7 @@ extension GRPCTesting {
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
-        encodeThroughC(appendingTo: &buffer)
+        encodeDirect(appendingTo: &buffer)
       }
     }
   }
@@ -596,7 +596,7 @@ extension GRPCTesting {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     /// Metadata to be attached for the given type of RPCs.
@@ -616,7 +616,7 @@ extension GRPCTesting {
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
-        encodeThroughC(appendingTo: &buffer)
+        encodeDirect(appendingTo: &buffer)
       }
     }
 
@@ -677,7 +677,7 @@ extension GRPCTesting {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -703,7 +703,7 @@ extension GRPCTesting {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -730,6 +730,18 @@ extension GRPCTesting.BoolValue: CBridgedMessage {
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__BoolValue>, _ arena: ProtoArena) {
     c.pointee.value = value ? 1 : 0
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.value { size += 1 + 1 }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.value { w.byte(0x08); w.bool(self.value) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -759,6 +771,20 @@ extension GRPCTesting.Payload: CBridgedMessage {
     if !body.isEmpty { c.pointee.body = arena.binary(body) }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.type.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.type.rawValue) }
+    if !self.body.isEmpty { size += 1 + ProtoWire.delimitedSize(self.body.count) }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.type.rawValue != 0 { w.byte(0x08); w.int32(self.type.rawValue) }
+    if !self.body.isEmpty { w.byte(0x12); w.bytes(self.body) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GRPCTesting.EchoStatus: CBridgedMessage {
@@ -786,6 +812,20 @@ extension GRPCTesting.EchoStatus: CBridgedMessage {
     c.pointee.code = code
     if !message.isEmpty { c.pointee.message = arena.cString(message) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.code != 0 { size += 1 + ProtoWire.int32Size(self.code) }
+    size += ProtoWire.stringSize(self.message, tagSize: 1, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.code != 0 { w.byte(0x08); w.int32(self.code) }
+    w.string(self.message, tag: 18, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -845,6 +885,64 @@ extension GRPCTesting.SimpleRequest: CBridgedMessage {
     if let v = orcaOobReport { c.pointee.orca_oob_report = arena.message(v) }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.responseType.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.responseType.rawValue) }
+    if self.responseSize != 0 { size += 1 + ProtoWire.int32Size(self.responseSize) }
+    if let v = self.payload {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if self.fillUsername { size += 1 + 1 }
+    if self.fillOauthScope { size += 1 + 1 }
+    if let v = self.responseCompressed {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = self.responseStatus {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = self.expectCompressed {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if self.fillServerID { size += 1 + 1 }
+    if self.fillGrpclbRouteType { size += 1 + 1 }
+    if let v = self.orcaPerQueryReport {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = self.orcaOobReport {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.responseType.rawValue != 0 { w.byte(0x08); w.int32(self.responseType.rawValue) }
+    if self.responseSize != 0 { w.byte(0x10); w.int32(self.responseSize) }
+    if let v = self.payload {
+      w.byte(0x1a); w.message(v)
+    }
+    if self.fillUsername { w.byte(0x20); w.bool(self.fillUsername) }
+    if self.fillOauthScope { w.byte(0x28); w.bool(self.fillOauthScope) }
+    if let v = self.responseCompressed {
+      w.byte(0x32); w.message(v)
+    }
+    if let v = self.responseStatus {
+      w.byte(0x3a); w.message(v)
+    }
+    if let v = self.expectCompressed {
+      w.byte(0x42); w.message(v)
+    }
+    if self.fillServerID { w.byte(0x48); w.bool(self.fillServerID) }
+    if self.fillGrpclbRouteType { w.byte(0x50); w.bool(self.fillGrpclbRouteType) }
+    if let v = self.orcaPerQueryReport {
+      w.byte(0x5a); w.message(v)
+    }
+    if let v = self.orcaOobReport {
+      w.byte(0x62); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GRPCTesting.SimpleResponse: CBridgedMessage {
@@ -885,6 +983,32 @@ extension GRPCTesting.SimpleResponse: CBridgedMessage {
     if !hostname.isEmpty { c.pointee.hostname = arena.cString(hostname) }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.payload {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    size += ProtoWire.stringSize(self.username, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.oauthScope, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.serverID, tagSize: 1, omittingEmpty: true)
+    if self.grpclbRouteType.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.grpclbRouteType.rawValue) }
+    size += ProtoWire.stringSize(self.hostname, tagSize: 1, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.payload {
+      w.byte(0x0a); w.message(v)
+    }
+    w.string(self.username, tag: 18, omittingEmpty: true)
+    w.string(self.oauthScope, tag: 26, omittingEmpty: true)
+    w.string(self.serverID, tag: 34, omittingEmpty: true)
+    if self.grpclbRouteType.rawValue != 0 { w.byte(0x28); w.int32(self.grpclbRouteType.rawValue) }
+    w.string(self.hostname, tag: 50, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GRPCTesting.StreamingInputCallRequest: CBridgedMessage {
@@ -913,6 +1037,28 @@ extension GRPCTesting.StreamingInputCallRequest: CBridgedMessage {
     if let v = expectCompressed { c.pointee.expect_compressed = arena.message(v) }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.payload {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = self.expectCompressed {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.payload {
+      w.byte(0x0a); w.message(v)
+    }
+    if let v = self.expectCompressed {
+      w.byte(0x12); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GRPCTesting.StreamingInputCallResponse: CBridgedMessage {
@@ -937,6 +1083,18 @@ extension GRPCTesting.StreamingInputCallResponse: CBridgedMessage {
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__StreamingInputCallResponse>, _ arena: ProtoArena) {
     c.pointee.aggregated_payload_size = aggregatedPayloadSize
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.aggregatedPayloadSize != 0 { size += 1 + ProtoWire.int32Size(self.aggregatedPayloadSize) }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.aggregatedPayloadSize != 0 { w.byte(0x08); w.int32(self.aggregatedPayloadSize) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -968,6 +1126,26 @@ extension GRPCTesting.ResponseParameters: CBridgedMessage {
     c.pointee.interval_us = intervalUs
     if let v = compressed { c.pointee.compressed = arena.message(v) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.size != 0 { size += 1 + ProtoWire.int32Size(self.size) }
+    if self.intervalUs != 0 { size += 1 + ProtoWire.int32Size(self.intervalUs) }
+    if let v = self.compressed {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.size != 0 { w.byte(0x08); w.int32(self.size) }
+    if self.intervalUs != 0 { w.byte(0x10); w.int32(self.intervalUs) }
+    if let v = self.compressed {
+      w.byte(0x1a); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -1009,6 +1187,42 @@ extension GRPCTesting.StreamingOutputCallRequest: CBridgedMessage {
     if let v = orcaOobReport { c.pointee.orca_oob_report = arena.message(v) }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.responseType.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.responseType.rawValue) }
+    for v in self.responseParameters {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = self.payload {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = self.responseStatus {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = self.orcaOobReport {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.responseType.rawValue != 0 { w.byte(0x08); w.int32(self.responseType.rawValue) }
+    for v in self.responseParameters {
+      w.byte(0x12); w.message(v)
+    }
+    if let v = self.payload {
+      w.byte(0x1a); w.message(v)
+    }
+    if let v = self.responseStatus {
+      w.byte(0x3a); w.message(v)
+    }
+    if let v = self.orcaOobReport {
+      w.byte(0x42); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GRPCTesting.StreamingOutputCallResponse: CBridgedMessage {
@@ -1034,6 +1248,22 @@ extension GRPCTesting.StreamingOutputCallResponse: CBridgedMessage {
     if let v = payload { c.pointee.payload = arena.message(v) }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.payload {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.payload {
+      w.byte(0x0a); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GRPCTesting.ReconnectParams: CBridgedMessage {
@@ -1058,6 +1288,18 @@ extension GRPCTesting.ReconnectParams: CBridgedMessage {
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ReconnectParams>, _ arena: ProtoArena) {
     c.pointee.max_reconnect_backoff_ms = maxReconnectBackoffMs
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.maxReconnectBackoffMs != 0 { size += 1 + ProtoWire.int32Size(self.maxReconnectBackoffMs) }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.maxReconnectBackoffMs != 0 { w.byte(0x08); w.int32(self.maxReconnectBackoffMs) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -1090,6 +1332,30 @@ extension GRPCTesting.ReconnectInfo: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.passed { size += 1 + 1 }
+    if !self.backoffMs.isEmpty {
+      var payload = 0
+      for v in self.backoffMs { payload += ProtoWire.int32Size(v) }
+      size += 1 + ProtoWire.delimitedSize(payload)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.passed { w.byte(0x08); w.bool(self.passed) }
+    if !self.backoffMs.isEmpty {
+      var payload = 0
+      for v in self.backoffMs { payload += ProtoWire.int32Size(v) }
+      w.byte(0x12)
+      w.varint(UInt64(payload))
+      for v in self.backoffMs { w.int32(v) }
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GRPCTesting.LoadBalancerStatsRequest: CBridgedMessage {
@@ -1117,6 +1383,20 @@ extension GRPCTesting.LoadBalancerStatsRequest: CBridgedMessage {
     c.pointee.num_rpcs = numRpcs
     c.pointee.timeout_sec = timeoutSec
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.numRpcs != 0 { size += 1 + ProtoWire.int32Size(self.numRpcs) }
+    if self.timeoutSec != 0 { size += 1 + ProtoWire.int32Size(self.timeoutSec) }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.numRpcs != 0 { w.byte(0x08); w.int32(self.numRpcs) }
+    if self.timeoutSec != 0 { w.byte(0x10); w.int32(self.timeoutSec) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -1153,6 +1433,31 @@ extension GRPCTesting.LoadBalancerStatsResponse.RpcsByPeer: CBridgedMessage {
       }
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    for (key, value) in self.rpcsByPeer.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      if value != 0 { entry += 1 + ProtoWire.int32Size(value) }
+      size += 1 + ProtoWire.delimitedSize(entry)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    for (key, value) in self.rpcsByPeer.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      if value != 0 { entry += 1 + ProtoWire.int32Size(value) }
+      w.byte(0x0a)
+      w.varint(UInt64(entry))
+      w.string(key, tag: 10, omittingEmpty: true)
+      if value != 0 { w.byte(0x10); w.int32(value) }
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -1207,6 +1512,48 @@ extension GRPCTesting.LoadBalancerStatsResponse: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    for (key, value) in self.rpcsByPeer.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      if value != 0 { entry += 1 + ProtoWire.int32Size(value) }
+      size += 1 + ProtoWire.delimitedSize(entry)
+    }
+    if self.numFailures != 0 { size += 1 + ProtoWire.int32Size(self.numFailures) }
+    for (key, value) in self.rpcsByMethod.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      entry += 1 + ProtoWire.messageSize(value)
+      size += 1 + ProtoWire.delimitedSize(entry)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    for (key, value) in self.rpcsByPeer.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      if value != 0 { entry += 1 + ProtoWire.int32Size(value) }
+      w.byte(0x0a)
+      w.varint(UInt64(entry))
+      w.string(key, tag: 10, omittingEmpty: true)
+      if value != 0 { w.byte(0x10); w.int32(value) }
+    }
+    if self.numFailures != 0 { w.byte(0x10); w.int32(self.numFailures) }
+    for (key, value) in self.rpcsByMethod.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      entry += 1 + ProtoWire.messageSize(value)
+      w.byte(0x1a)
+      w.varint(UInt64(entry))
+      w.string(key, tag: 10, omittingEmpty: true)
+      w.byte(0x12); w.message(value)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GRPCTesting.LoadBalancerAccumulatedStatsRequest: CBridgedMessage {
@@ -1226,6 +1573,16 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsRequest: CBridgedMessage {
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerAccumulatedStatsRequest>, _ arena: ProtoArena) {
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -1265,6 +1622,33 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats: CBridged
       }
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.rpcsStarted != 0 { size += 1 + ProtoWire.int32Size(self.rpcsStarted) }
+    for (key, value) in self.result.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      if key != 0 { entry += 1 + ProtoWire.int32Size(key) }
+      if value != 0 { entry += 1 + ProtoWire.int32Size(value) }
+      size += 1 + ProtoWire.delimitedSize(entry)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.rpcsStarted != 0 { w.byte(0x08); w.int32(self.rpcsStarted) }
+    for (key, value) in self.result.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      if key != 0 { entry += 1 + ProtoWire.int32Size(key) }
+      if value != 0 { entry += 1 + ProtoWire.int32Size(value) }
+      w.byte(0x12)
+      w.varint(UInt64(entry))
+      if key != 0 { w.byte(0x08); w.int32(key) }
+      if value != 0 { w.byte(0x10); w.int32(value) }
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -1344,6 +1728,76 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsResponse: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    for (key, value) in self.numRpcsStartedByMethod.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      if value != 0 { entry += 1 + ProtoWire.int32Size(value) }
+      size += 1 + ProtoWire.delimitedSize(entry)
+    }
+    for (key, value) in self.numRpcsSucceededByMethod.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      if value != 0 { entry += 1 + ProtoWire.int32Size(value) }
+      size += 1 + ProtoWire.delimitedSize(entry)
+    }
+    for (key, value) in self.numRpcsFailedByMethod.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      if value != 0 { entry += 1 + ProtoWire.int32Size(value) }
+      size += 1 + ProtoWire.delimitedSize(entry)
+    }
+    for (key, value) in self.statsPerMethod.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      entry += 1 + ProtoWire.messageSize(value)
+      size += 1 + ProtoWire.delimitedSize(entry)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    for (key, value) in self.numRpcsStartedByMethod.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      if value != 0 { entry += 1 + ProtoWire.int32Size(value) }
+      w.byte(0x0a)
+      w.varint(UInt64(entry))
+      w.string(key, tag: 10, omittingEmpty: true)
+      if value != 0 { w.byte(0x10); w.int32(value) }
+    }
+    for (key, value) in self.numRpcsSucceededByMethod.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      if value != 0 { entry += 1 + ProtoWire.int32Size(value) }
+      w.byte(0x12)
+      w.varint(UInt64(entry))
+      w.string(key, tag: 10, omittingEmpty: true)
+      if value != 0 { w.byte(0x10); w.int32(value) }
+    }
+    for (key, value) in self.numRpcsFailedByMethod.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      if value != 0 { entry += 1 + ProtoWire.int32Size(value) }
+      w.byte(0x1a)
+      w.varint(UInt64(entry))
+      w.string(key, tag: 10, omittingEmpty: true)
+      if value != 0 { w.byte(0x10); w.int32(value) }
+    }
+    for (key, value) in self.statsPerMethod.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      entry += 1 + ProtoWire.messageSize(value)
+      w.byte(0x22)
+      w.varint(UInt64(entry))
+      w.string(key, tag: 10, omittingEmpty: true)
+      w.byte(0x12); w.message(value)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GRPCTesting.ClientConfigureRequest.Metadata: CBridgedMessage {
@@ -1374,6 +1828,22 @@ extension GRPCTesting.ClientConfigureRequest.Metadata: CBridgedMessage {
     if !key.isEmpty { c.pointee.key = arena.cString(key) }
     if !value.isEmpty { c.pointee.value = arena.cString(value) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.type.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.type.rawValue) }
+    size += ProtoWire.stringSize(self.key, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.value, tagSize: 1, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.type.rawValue != 0 { w.byte(0x08); w.int32(self.type.rawValue) }
+    w.string(self.key, tag: 18, omittingEmpty: true)
+    w.string(self.value, tag: 26, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -1412,6 +1882,36 @@ extension GRPCTesting.ClientConfigureRequest: CBridgedMessage {
     c.pointee.timeout_sec = timeoutSec
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if !self.types.isEmpty {
+      var payload = 0
+      for v in self.types { payload += ProtoWire.int32Size(v.rawValue) }
+      size += 1 + ProtoWire.delimitedSize(payload)
+    }
+    for v in self.metadata {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if self.timeoutSec != 0 { size += 1 + ProtoWire.int32Size(self.timeoutSec) }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if !self.types.isEmpty {
+      var payload = 0
+      for v in self.types { payload += ProtoWire.int32Size(v.rawValue) }
+      w.byte(0x0a)
+      w.varint(UInt64(payload))
+      for v in self.types { w.int32(v.rawValue) }
+    }
+    for v in self.metadata {
+      w.byte(0x12); w.message(v)
+    }
+    if self.timeoutSec != 0 { w.byte(0x18); w.int32(self.timeoutSec) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GRPCTesting.ClientConfigureResponse: CBridgedMessage {
@@ -1431,6 +1931,16 @@ extension GRPCTesting.ClientConfigureResponse: CBridgedMessage {
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ClientConfigureResponse>, _ arena: ProtoArena) {
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -1487,6 +1997,50 @@ extension GRPCTesting.TestOrcaReport: CBridgedMessage {
       }
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.cpuUtilization != 0 { size += 1 + 8 }
+    if self.memoryUtilization != 0 { size += 1 + 8 }
+    for (key, value) in self.requestCost.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      if value != 0 { entry += 1 + 8 }
+      size += 1 + ProtoWire.delimitedSize(entry)
+    }
+    for (key, value) in self.utilization.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      if value != 0 { entry += 1 + 8 }
+      size += 1 + ProtoWire.delimitedSize(entry)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.cpuUtilization != 0 { w.byte(0x09); w.fixed64(self.cpuUtilization.bitPattern) }
+    if self.memoryUtilization != 0 { w.byte(0x11); w.fixed64(self.memoryUtilization.bitPattern) }
+    for (key, value) in self.requestCost.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      if value != 0 { entry += 1 + 8 }
+      w.byte(0x1a)
+      w.varint(UInt64(entry))
+      w.string(key, tag: 10, omittingEmpty: true)
+      if value != 0 { w.byte(0x11); w.fixed64(value.bitPattern) }
+    }
+    for (key, value) in self.utilization.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      if value != 0 { entry += 1 + 8 }
+      w.byte(0x22)
+      w.varint(UInt64(entry))
+      w.string(key, tag: 10, omittingEmpty: true)
+      if value != 0 { w.byte(0x11); w.fixed64(value.bitPattern) }
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 

@@ -31,7 +31,7 @@ extension AcmeNamesV1 {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     public enum Where: Hashable, Sendable {
@@ -54,7 +54,7 @@ extension AcmeNamesV1 {
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
-        encodeThroughC(appendingTo: &buffer)
+        encodeDirect(appendingTo: &buffer)
       }
     }
 
@@ -129,6 +129,22 @@ extension AcmeNamesV1.Keywords.TypeMessage: CBridgedMessage {
       c.pointee.is = v
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.`is` {
+      size += 1 + ProtoWire.int32Size(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.`is` {
+      w.byte(0x08); w.int32(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -246,6 +262,91 @@ extension AcmeNamesV1.Keywords: CBridgedMessage {
     case nil: break
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.`class` {
+      size += 1 + ProtoWire.int32Size(v)
+    }
+    if let v = self.`protocol` {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    for v in self.`init` {
+      size += 1 + ProtoWire.int32Size(v)
+    }
+    if self.`default` != nil {
+      size += 1 + 1
+    }
+    if let v = self.type {
+      size += 1 + ProtoWire.int32Size(v)
+    }
+    for (key, value) in self.`in`.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: false)
+      entry += 1 + ProtoWire.int32Size(value)
+      size += 1 + ProtoWire.delimitedSize(entry)
+    }
+    if let v = self.kind {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if case .`for`(let v)? = self.`where` {
+      size += 1 + ProtoWire.int32Size(v)
+    }
+    if case .`return`(let v)? = self.`where` {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if let v = self.selfValue {
+      size += 1 + ProtoWire.int32Size(v.rawValue)
+    }
+    if let v = self.at {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.`class` {
+      w.byte(0x08); w.int32(v)
+    }
+    if let v = self.`protocol` {
+      w.string(v, tag: 18, omittingEmpty: false)
+    }
+    for v in self.`init` {
+      w.byte(0x18); w.int32(v)
+    }
+    if let v = self.`default` {
+      w.byte(0x20); w.bool(v)
+    }
+    if let v = self.type {
+      w.byte(0x28); w.int32(v)
+    }
+    for (key, value) in self.`in`.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: false)
+      entry += 1 + ProtoWire.int32Size(value)
+      w.byte(0x32)
+      w.varint(UInt64(entry))
+      w.string(key, tag: 10, omittingEmpty: false)
+      w.byte(0x10); w.int32(value)
+    }
+    if let v = self.kind {
+      w.byte(0x3a); w.message(v)
+    }
+    if case .`for`(let v)? = self.`where` {
+      w.byte(0x40); w.int32(v)
+    }
+    if case .`return`(let v)? = self.`where` {
+      w.string(v, tag: 74, omittingEmpty: false)
+    }
+    if let v = self.selfValue {
+      w.byte(0x50); w.int32(v.rawValue)
+    }
+    if let v = self.at {
+      w.byte(0x5a); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 

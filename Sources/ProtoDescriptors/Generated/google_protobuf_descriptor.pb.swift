@@ -22,7 +22,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -65,7 +65,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -97,7 +97,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     public struct ExtensionRange: ProtoMessage {
@@ -116,7 +116,7 @@ extension GoogleProtobuf {
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
-        encodeThroughC(appendingTo: &buffer)
+        encodeDirect(appendingTo: &buffer)
       }
     }
 
@@ -138,7 +138,7 @@ extension GoogleProtobuf {
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
-        encodeThroughC(appendingTo: &buffer)
+        encodeDirect(appendingTo: &buffer)
       }
     }
   }
@@ -160,7 +160,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -231,7 +231,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     public enum TypeEnum: RawRepresentable, CaseIterable, Hashable, Sendable,
@@ -428,7 +428,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -458,7 +458,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     /// Range of reserved numeric values. Reserved values may not be used by
@@ -482,7 +482,7 @@ extension GoogleProtobuf {
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
-        encodeThroughC(appendingTo: &buffer)
+        encodeDirect(appendingTo: &buffer)
       }
     }
   }
@@ -506,7 +506,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -529,7 +529,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -559,7 +559,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -663,7 +663,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     /// Generated classes can be optimized for speed or code size.
@@ -780,7 +780,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -870,7 +870,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     public enum CType: RawRepresentable, CaseIterable, Hashable, Sendable,
@@ -983,7 +983,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -1012,7 +1012,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -1038,7 +1038,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -1064,7 +1064,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -1091,7 +1091,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     /// Is this method side-effect-free (or safe in HTTP parlance), or idempotent,
@@ -1172,7 +1172,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     /// The name of the uninterpreted option.  Each string represents a segment in
@@ -1195,7 +1195,7 @@ extension GoogleProtobuf {
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
-        encodeThroughC(appendingTo: &buffer)
+        encodeDirect(appendingTo: &buffer)
       }
     }
   }
@@ -1261,7 +1261,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     public struct Location: ProtoMessage {
@@ -1357,7 +1357,7 @@ extension GoogleProtobuf {
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
-        encodeThroughC(appendingTo: &buffer)
+        encodeDirect(appendingTo: &buffer)
       }
     }
   }
@@ -1383,7 +1383,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     public struct Annotation: ProtoMessage {
@@ -1411,7 +1411,7 @@ extension GoogleProtobuf {
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
-        encodeThroughC(appendingTo: &buffer)
+        encodeDirect(appendingTo: &buffer)
       }
     }
   }
@@ -1442,6 +1442,22 @@ extension GoogleProtobuf.FileDescriptorSet: CBridgedMessage {
       c.pointee.file = arena.messages(file)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    for v in self.file {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    for v in self.file {
+      w.byte(0x0a); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -1540,6 +1556,88 @@ extension GoogleProtobuf.FileDescriptorProto: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.name {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if let v = self.package {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    for v in self.dependency {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    for v in self.messageType {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    for v in self.enumType {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    for v in self.service {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    for v in self.`extension` {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = self.options {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = self.sourceCodeInfo {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    for v in self.publicDependency {
+      size += 1 + ProtoWire.int32Size(v)
+    }
+    for v in self.weakDependency {
+      size += 1 + ProtoWire.int32Size(v)
+    }
+    if let v = self.syntax {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.name {
+      w.string(v, tag: 10, omittingEmpty: false)
+    }
+    if let v = self.package {
+      w.string(v, tag: 18, omittingEmpty: false)
+    }
+    for v in self.dependency {
+      w.string(v, tag: 26, omittingEmpty: false)
+    }
+    for v in self.messageType {
+      w.byte(0x22); w.message(v)
+    }
+    for v in self.enumType {
+      w.byte(0x2a); w.message(v)
+    }
+    for v in self.service {
+      w.byte(0x32); w.message(v)
+    }
+    for v in self.`extension` {
+      w.byte(0x3a); w.message(v)
+    }
+    if let v = self.options {
+      w.byte(0x42); w.message(v)
+    }
+    if let v = self.sourceCodeInfo {
+      w.byte(0x4a); w.message(v)
+    }
+    for v in self.publicDependency {
+      w.byte(0x50); w.int32(v)
+    }
+    for v in self.weakDependency {
+      w.byte(0x58); w.int32(v)
+    }
+    if let v = self.syntax {
+      w.string(v, tag: 98, omittingEmpty: false)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleProtobuf.DescriptorProto.ExtensionRange: CBridgedMessage {
@@ -1585,6 +1683,34 @@ extension GoogleProtobuf.DescriptorProto.ExtensionRange: CBridgedMessage {
     if let v = options { c.pointee.options = arena.message(v) }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.start {
+      size += 1 + ProtoWire.int32Size(v)
+    }
+    if let v = self.end {
+      size += 1 + ProtoWire.int32Size(v)
+    }
+    if let v = self.options {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.start {
+      w.byte(0x08); w.int32(v)
+    }
+    if let v = self.end {
+      w.byte(0x10); w.int32(v)
+    }
+    if let v = self.options {
+      w.byte(0x1a); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleProtobuf.DescriptorProto.ReservedRange: CBridgedMessage {
@@ -1626,6 +1752,28 @@ extension GoogleProtobuf.DescriptorProto.ReservedRange: CBridgedMessage {
       c.pointee.end = v
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.start {
+      size += 1 + ProtoWire.int32Size(v)
+    }
+    if let v = self.end {
+      size += 1 + ProtoWire.int32Size(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.start {
+      w.byte(0x08); w.int32(v)
+    }
+    if let v = self.end {
+      w.byte(0x10); w.int32(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -1709,6 +1857,76 @@ extension GoogleProtobuf.DescriptorProto: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.name {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    for v in self.field {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    for v in self.nestedType {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    for v in self.enumType {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    for v in self.extensionRange {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    for v in self.`extension` {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = self.options {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    for v in self.oneofDecl {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    for v in self.reservedRange {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    for v in self.reservedName {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.name {
+      w.string(v, tag: 10, omittingEmpty: false)
+    }
+    for v in self.field {
+      w.byte(0x12); w.message(v)
+    }
+    for v in self.nestedType {
+      w.byte(0x1a); w.message(v)
+    }
+    for v in self.enumType {
+      w.byte(0x22); w.message(v)
+    }
+    for v in self.extensionRange {
+      w.byte(0x2a); w.message(v)
+    }
+    for v in self.`extension` {
+      w.byte(0x32); w.message(v)
+    }
+    if let v = self.options {
+      w.byte(0x3a); w.message(v)
+    }
+    for v in self.oneofDecl {
+      w.byte(0x42); w.message(v)
+    }
+    for v in self.reservedRange {
+      w.byte(0x4a); w.message(v)
+    }
+    for v in self.reservedName {
+      w.string(v, tag: 82, omittingEmpty: false)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleProtobuf.ExtensionRangeOptions: CBridgedMessage {
@@ -1736,6 +1954,22 @@ extension GoogleProtobuf.ExtensionRangeOptions: CBridgedMessage {
       c.pointee.uninterpreted_option = arena.messages(uninterpretedOption)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    for v in self.uninterpretedOption {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    for v in self.uninterpretedOption {
+      w.tag(7994); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -1857,6 +2091,82 @@ extension GoogleProtobuf.FieldDescriptorProto: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.name {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if let v = self.extendee {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if let v = self.number {
+      size += 1 + ProtoWire.int32Size(v)
+    }
+    if let v = self.label {
+      size += 1 + ProtoWire.int32Size(v.rawValue)
+    }
+    if let v = self.type {
+      size += 1 + ProtoWire.int32Size(v.rawValue)
+    }
+    if let v = self.typeName {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if let v = self.defaultValue {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if let v = self.options {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = self.oneofIndex {
+      size += 1 + ProtoWire.int32Size(v)
+    }
+    if let v = self.jsonName {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if self.proto3Optional != nil {
+      size += 2 + 1
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.name {
+      w.string(v, tag: 10, omittingEmpty: false)
+    }
+    if let v = self.extendee {
+      w.string(v, tag: 18, omittingEmpty: false)
+    }
+    if let v = self.number {
+      w.byte(0x18); w.int32(v)
+    }
+    if let v = self.label {
+      w.byte(0x20); w.int32(v.rawValue)
+    }
+    if let v = self.type {
+      w.byte(0x28); w.int32(v.rawValue)
+    }
+    if let v = self.typeName {
+      w.string(v, tag: 50, omittingEmpty: false)
+    }
+    if let v = self.defaultValue {
+      w.string(v, tag: 58, omittingEmpty: false)
+    }
+    if let v = self.options {
+      w.byte(0x42); w.message(v)
+    }
+    if let v = self.oneofIndex {
+      w.byte(0x48); w.int32(v)
+    }
+    if let v = self.jsonName {
+      w.string(v, tag: 82, omittingEmpty: false)
+    }
+    if let v = self.proto3Optional {
+      w.tag(136); w.bool(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleProtobuf.OneofDescriptorProto: CBridgedMessage {
@@ -1890,6 +2200,28 @@ extension GoogleProtobuf.OneofDescriptorProto: CBridgedMessage {
     }
     if let v = options { c.pointee.options = arena.message(v) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.name {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if let v = self.options {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.name {
+      w.string(v, tag: 10, omittingEmpty: false)
+    }
+    if let v = self.options {
+      w.byte(0x12); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -1932,6 +2264,28 @@ extension GoogleProtobuf.EnumDescriptorProto.EnumReservedRange: CBridgedMessage 
       c.pointee.end = v
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.start {
+      size += 1 + ProtoWire.int32Size(v)
+    }
+    if let v = self.end {
+      size += 1 + ProtoWire.int32Size(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.start {
+      w.byte(0x08); w.int32(v)
+    }
+    if let v = self.end {
+      w.byte(0x10); w.int32(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -1985,6 +2339,46 @@ extension GoogleProtobuf.EnumDescriptorProto: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.name {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    for v in self.value {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = self.options {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    for v in self.reservedRange {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    for v in self.reservedName {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.name {
+      w.string(v, tag: 10, omittingEmpty: false)
+    }
+    for v in self.value {
+      w.byte(0x12); w.message(v)
+    }
+    if let v = self.options {
+      w.byte(0x1a); w.message(v)
+    }
+    for v in self.reservedRange {
+      w.byte(0x22); w.message(v)
+    }
+    for v in self.reservedName {
+      w.string(v, tag: 42, omittingEmpty: false)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleProtobuf.EnumValueDescriptorProto: CBridgedMessage {
@@ -2029,6 +2423,34 @@ extension GoogleProtobuf.EnumValueDescriptorProto: CBridgedMessage {
     if let v = options { c.pointee.options = arena.message(v) }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.name {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if let v = self.number {
+      size += 1 + ProtoWire.int32Size(v)
+    }
+    if let v = self.options {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.name {
+      w.string(v, tag: 10, omittingEmpty: false)
+    }
+    if let v = self.number {
+      w.byte(0x10); w.int32(v)
+    }
+    if let v = self.options {
+      w.byte(0x1a); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleProtobuf.ServiceDescriptorProto: CBridgedMessage {
@@ -2068,6 +2490,34 @@ extension GoogleProtobuf.ServiceDescriptorProto: CBridgedMessage {
     }
     if let v = options { c.pointee.options = arena.message(v) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.name {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    for v in self.method {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = self.options {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.name {
+      w.string(v, tag: 10, omittingEmpty: false)
+    }
+    for v in self.method {
+      w.byte(0x12); w.message(v)
+    }
+    if let v = self.options {
+      w.byte(0x1a); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -2140,6 +2590,52 @@ extension GoogleProtobuf.MethodDescriptorProto: CBridgedMessage {
       c.pointee.server_streaming = v ? 1 : 0
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.name {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if let v = self.inputType {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if let v = self.outputType {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if let v = self.options {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if self.clientStreaming != nil {
+      size += 1 + 1
+    }
+    if self.serverStreaming != nil {
+      size += 1 + 1
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.name {
+      w.string(v, tag: 10, omittingEmpty: false)
+    }
+    if let v = self.inputType {
+      w.string(v, tag: 18, omittingEmpty: false)
+    }
+    if let v = self.outputType {
+      w.string(v, tag: 26, omittingEmpty: false)
+    }
+    if let v = self.options {
+      w.byte(0x22); w.message(v)
+    }
+    if let v = self.clientStreaming {
+      w.byte(0x28); w.bool(v)
+    }
+    if let v = self.serverStreaming {
+      w.byte(0x30); w.bool(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -2359,6 +2855,142 @@ extension GoogleProtobuf.FileOptions: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.javaPackage {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if let v = self.javaOuterClassname {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if let v = self.optimizeFor {
+      size += 1 + ProtoWire.int32Size(v.rawValue)
+    }
+    if self.javaMultipleFiles != nil {
+      size += 1 + 1
+    }
+    if let v = self.goPackage {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if self.ccGenericServices != nil {
+      size += 2 + 1
+    }
+    if self.javaGenericServices != nil {
+      size += 2 + 1
+    }
+    if self.pyGenericServices != nil {
+      size += 2 + 1
+    }
+    if self.javaGenerateEqualsAndHash != nil {
+      size += 2 + 1
+    }
+    if self.deprecated != nil {
+      size += 2 + 1
+    }
+    if self.javaStringCheckUtf8 != nil {
+      size += 2 + 1
+    }
+    if self.ccEnableArenas != nil {
+      size += 2 + 1
+    }
+    if let v = self.objcClassPrefix {
+      size += ProtoWire.stringSize(v, tagSize: 2, omittingEmpty: false)
+    }
+    if let v = self.csharpNamespace {
+      size += ProtoWire.stringSize(v, tagSize: 2, omittingEmpty: false)
+    }
+    if let v = self.swiftPrefix {
+      size += ProtoWire.stringSize(v, tagSize: 2, omittingEmpty: false)
+    }
+    if let v = self.phpClassPrefix {
+      size += ProtoWire.stringSize(v, tagSize: 2, omittingEmpty: false)
+    }
+    if let v = self.phpNamespace {
+      size += ProtoWire.stringSize(v, tagSize: 2, omittingEmpty: false)
+    }
+    if self.phpGenericServices != nil {
+      size += 2 + 1
+    }
+    if let v = self.phpMetadataNamespace {
+      size += ProtoWire.stringSize(v, tagSize: 2, omittingEmpty: false)
+    }
+    if let v = self.rubyPackage {
+      size += ProtoWire.stringSize(v, tagSize: 2, omittingEmpty: false)
+    }
+    for v in self.uninterpretedOption {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.javaPackage {
+      w.string(v, tag: 10, omittingEmpty: false)
+    }
+    if let v = self.javaOuterClassname {
+      w.string(v, tag: 66, omittingEmpty: false)
+    }
+    if let v = self.optimizeFor {
+      w.byte(0x48); w.int32(v.rawValue)
+    }
+    if let v = self.javaMultipleFiles {
+      w.byte(0x50); w.bool(v)
+    }
+    if let v = self.goPackage {
+      w.string(v, tag: 90, omittingEmpty: false)
+    }
+    if let v = self.ccGenericServices {
+      w.tag(128); w.bool(v)
+    }
+    if let v = self.javaGenericServices {
+      w.tag(136); w.bool(v)
+    }
+    if let v = self.pyGenericServices {
+      w.tag(144); w.bool(v)
+    }
+    if let v = self.javaGenerateEqualsAndHash {
+      w.tag(160); w.bool(v)
+    }
+    if let v = self.deprecated {
+      w.tag(184); w.bool(v)
+    }
+    if let v = self.javaStringCheckUtf8 {
+      w.tag(216); w.bool(v)
+    }
+    if let v = self.ccEnableArenas {
+      w.tag(248); w.bool(v)
+    }
+    if let v = self.objcClassPrefix {
+      w.string(v, tag: 290, omittingEmpty: false)
+    }
+    if let v = self.csharpNamespace {
+      w.string(v, tag: 298, omittingEmpty: false)
+    }
+    if let v = self.swiftPrefix {
+      w.string(v, tag: 314, omittingEmpty: false)
+    }
+    if let v = self.phpClassPrefix {
+      w.string(v, tag: 322, omittingEmpty: false)
+    }
+    if let v = self.phpNamespace {
+      w.string(v, tag: 330, omittingEmpty: false)
+    }
+    if let v = self.phpGenericServices {
+      w.tag(336); w.bool(v)
+    }
+    if let v = self.phpMetadataNamespace {
+      w.string(v, tag: 354, omittingEmpty: false)
+    }
+    if let v = self.rubyPackage {
+      w.string(v, tag: 362, omittingEmpty: false)
+    }
+    for v in self.uninterpretedOption {
+      w.tag(7994); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleProtobuf.MessageOptions: CBridgedMessage {
@@ -2426,6 +3058,46 @@ extension GoogleProtobuf.MessageOptions: CBridgedMessage {
       c.pointee.uninterpreted_option = arena.messages(uninterpretedOption)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.messageSetWireFormat != nil {
+      size += 1 + 1
+    }
+    if self.noStandardDescriptorAccessor != nil {
+      size += 1 + 1
+    }
+    if self.deprecated != nil {
+      size += 1 + 1
+    }
+    if self.mapEntry != nil {
+      size += 1 + 1
+    }
+    for v in self.uninterpretedOption {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.messageSetWireFormat {
+      w.byte(0x08); w.bool(v)
+    }
+    if let v = self.noStandardDescriptorAccessor {
+      w.byte(0x10); w.bool(v)
+    }
+    if let v = self.deprecated {
+      w.byte(0x18); w.bool(v)
+    }
+    if let v = self.mapEntry {
+      w.byte(0x38); w.bool(v)
+    }
+    for v in self.uninterpretedOption {
+      w.tag(7994); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -2525,6 +3197,64 @@ extension GoogleProtobuf.FieldOptions: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.ctype {
+      size += 1 + ProtoWire.int32Size(v.rawValue)
+    }
+    if self.packed != nil {
+      size += 1 + 1
+    }
+    if self.deprecated != nil {
+      size += 1 + 1
+    }
+    if self.lazy != nil {
+      size += 1 + 1
+    }
+    if let v = self.jstype {
+      size += 1 + ProtoWire.int32Size(v.rawValue)
+    }
+    if self.weak != nil {
+      size += 1 + 1
+    }
+    if self.unverifiedLazy != nil {
+      size += 1 + 1
+    }
+    for v in self.uninterpretedOption {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.ctype {
+      w.byte(0x08); w.int32(v.rawValue)
+    }
+    if let v = self.packed {
+      w.byte(0x10); w.bool(v)
+    }
+    if let v = self.deprecated {
+      w.byte(0x18); w.bool(v)
+    }
+    if let v = self.lazy {
+      w.byte(0x28); w.bool(v)
+    }
+    if let v = self.jstype {
+      w.byte(0x30); w.int32(v.rawValue)
+    }
+    if let v = self.weak {
+      w.byte(0x50); w.bool(v)
+    }
+    if let v = self.unverifiedLazy {
+      w.byte(0x78); w.bool(v)
+    }
+    for v in self.uninterpretedOption {
+      w.tag(7994); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleProtobuf.OneofOptions: CBridgedMessage {
@@ -2552,6 +3282,22 @@ extension GoogleProtobuf.OneofOptions: CBridgedMessage {
       c.pointee.uninterpreted_option = arena.messages(uninterpretedOption)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    for v in self.uninterpretedOption {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    for v in self.uninterpretedOption {
+      w.tag(7994); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -2601,6 +3347,34 @@ extension GoogleProtobuf.EnumOptions: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.allowAlias != nil {
+      size += 1 + 1
+    }
+    if self.deprecated != nil {
+      size += 1 + 1
+    }
+    for v in self.uninterpretedOption {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.allowAlias {
+      w.byte(0x10); w.bool(v)
+    }
+    if let v = self.deprecated {
+      w.byte(0x18); w.bool(v)
+    }
+    for v in self.uninterpretedOption {
+      w.tag(7994); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleProtobuf.EnumValueOptions: CBridgedMessage {
@@ -2639,6 +3413,28 @@ extension GoogleProtobuf.EnumValueOptions: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.deprecated != nil {
+      size += 1 + 1
+    }
+    for v in self.uninterpretedOption {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.deprecated {
+      w.byte(0x08); w.bool(v)
+    }
+    for v in self.uninterpretedOption {
+      w.tag(7994); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleProtobuf.ServiceOptions: CBridgedMessage {
@@ -2676,6 +3472,28 @@ extension GoogleProtobuf.ServiceOptions: CBridgedMessage {
       c.pointee.uninterpreted_option = arena.messages(uninterpretedOption)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.deprecated != nil {
+      size += 2 + 1
+    }
+    for v in self.uninterpretedOption {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.deprecated {
+      w.tag(264); w.bool(v)
+    }
+    for v in self.uninterpretedOption {
+      w.tag(7994); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -2725,6 +3543,34 @@ extension GoogleProtobuf.MethodOptions: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.deprecated != nil {
+      size += 2 + 1
+    }
+    if let v = self.idempotencyLevel {
+      size += 2 + ProtoWire.int32Size(v.rawValue)
+    }
+    for v in self.uninterpretedOption {
+      size += 2 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.deprecated {
+      w.tag(264); w.bool(v)
+    }
+    if let v = self.idempotencyLevel {
+      w.tag(272); w.int32(v.rawValue)
+    }
+    for v in self.uninterpretedOption {
+      w.tag(7994); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleProtobuf.UninterpretedOption.NamePart: CBridgedMessage {
@@ -2752,6 +3598,20 @@ extension GoogleProtobuf.UninterpretedOption.NamePart: CBridgedMessage {
     if !namePart.isEmpty { c.pointee.name_part = arena.cString(namePart) }
     c.pointee.is_extension = isExtension ? 1 : 0
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.namePart, tagSize: 1, omittingEmpty: false)
+    size += 1 + 1
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.namePart, tag: 10, omittingEmpty: false)
+    w.byte(0x10); w.bool(self.isExtension)
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -2839,6 +3699,58 @@ extension GoogleProtobuf.UninterpretedOption: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    for v in self.name {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if let v = self.identifierValue {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if let v = self.positiveIntValue {
+      size += 1 + ProtoWire.varintSize(v)
+    }
+    if let v = self.negativeIntValue {
+      size += 1 + ProtoWire.varintSize(UInt64(bitPattern: v))
+    }
+    if self.doubleValue != nil {
+      size += 1 + 8
+    }
+    if let v = self.stringValue {
+      size += 1 + ProtoWire.delimitedSize(v.count)
+    }
+    if let v = self.aggregateValue {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    for v in self.name {
+      w.byte(0x12); w.message(v)
+    }
+    if let v = self.identifierValue {
+      w.string(v, tag: 26, omittingEmpty: false)
+    }
+    if let v = self.positiveIntValue {
+      w.byte(0x20); w.varint(v)
+    }
+    if let v = self.negativeIntValue {
+      w.byte(0x28); w.varint(UInt64(bitPattern: v))
+    }
+    if let v = self.doubleValue {
+      w.byte(0x31); w.fixed64(v.bitPattern)
+    }
+    if let v = self.stringValue {
+      w.byte(0x3a); w.bytes(v)
+    }
+    if let v = self.aggregateValue {
+      w.string(v, tag: 66, omittingEmpty: false)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleProtobuf.SourceCodeInfo.Location: CBridgedMessage {
@@ -2897,6 +3809,58 @@ extension GoogleProtobuf.SourceCodeInfo.Location: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if !self.path.isEmpty {
+      var payload = 0
+      for v in self.path { payload += ProtoWire.int32Size(v) }
+      size += 1 + ProtoWire.delimitedSize(payload)
+    }
+    if !self.span.isEmpty {
+      var payload = 0
+      for v in self.span { payload += ProtoWire.int32Size(v) }
+      size += 1 + ProtoWire.delimitedSize(payload)
+    }
+    if let v = self.leadingComments {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if let v = self.trailingComments {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    for v in self.leadingDetachedComments {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if !self.path.isEmpty {
+      var payload = 0
+      for v in self.path { payload += ProtoWire.int32Size(v) }
+      w.byte(0x0a)
+      w.varint(UInt64(payload))
+      for v in self.path { w.int32(v) }
+    }
+    if !self.span.isEmpty {
+      var payload = 0
+      for v in self.span { payload += ProtoWire.int32Size(v) }
+      w.byte(0x12)
+      w.varint(UInt64(payload))
+      for v in self.span { w.int32(v) }
+    }
+    if let v = self.leadingComments {
+      w.string(v, tag: 26, omittingEmpty: false)
+    }
+    if let v = self.trailingComments {
+      w.string(v, tag: 34, omittingEmpty: false)
+    }
+    for v in self.leadingDetachedComments {
+      w.string(v, tag: 50, omittingEmpty: false)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleProtobuf.SourceCodeInfo: CBridgedMessage {
@@ -2924,6 +3888,22 @@ extension GoogleProtobuf.SourceCodeInfo: CBridgedMessage {
       c.pointee.location = arena.messages(location)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    for v in self.location {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    for v in self.location {
+      w.byte(0x0a); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -2982,6 +3962,46 @@ extension GoogleProtobuf.GeneratedCodeInfo.Annotation: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if !self.path.isEmpty {
+      var payload = 0
+      for v in self.path { payload += ProtoWire.int32Size(v) }
+      size += 1 + ProtoWire.delimitedSize(payload)
+    }
+    if let v = self.sourceFile {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if let v = self.begin {
+      size += 1 + ProtoWire.int32Size(v)
+    }
+    if let v = self.end {
+      size += 1 + ProtoWire.int32Size(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if !self.path.isEmpty {
+      var payload = 0
+      for v in self.path { payload += ProtoWire.int32Size(v) }
+      w.byte(0x0a)
+      w.varint(UInt64(payload))
+      for v in self.path { w.int32(v) }
+    }
+    if let v = self.sourceFile {
+      w.string(v, tag: 18, omittingEmpty: false)
+    }
+    if let v = self.begin {
+      w.byte(0x18); w.int32(v)
+    }
+    if let v = self.end {
+      w.byte(0x20); w.int32(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleProtobuf.GeneratedCodeInfo: CBridgedMessage {
@@ -3009,6 +4029,22 @@ extension GoogleProtobuf.GeneratedCodeInfo: CBridgedMessage {
       c.pointee.annotation = arena.messages(annotation)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    for v in self.annotation {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    for v in self.annotation {
+      w.byte(0x0a); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 

@@ -130,7 +130,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -160,6 +160,20 @@ extension GoogleProtobuf.AnyMessage: CBridgedMessage {
     if !typeURL.isEmpty { c.pointee.type_url = arena.cString(typeURL) }
     if !value.isEmpty { c.pointee.value = arena.binary(value) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.typeURL, tagSize: 1, omittingEmpty: true)
+    if !self.value.isEmpty { size += 1 + ProtoWire.delimitedSize(self.value.count) }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.typeURL, tag: 10, omittingEmpty: true)
+    if !self.value.isEmpty { w.byte(0x12); w.bytes(self.value) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 

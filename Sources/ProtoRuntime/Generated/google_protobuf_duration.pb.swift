@@ -87,7 +87,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -117,6 +117,20 @@ extension GoogleProtobuf.Duration: CBridgedMessage {
     c.pointee.seconds = seconds
     c.pointee.nanos = nanos
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.seconds != 0 { size += 1 + ProtoWire.varintSize(UInt64(bitPattern: self.seconds)) }
+    if self.nanos != 0 { size += 1 + ProtoWire.int32Size(self.nanos) }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.seconds != 0 { w.byte(0x08); w.varint(UInt64(bitPattern: self.seconds)) }
+    if self.nanos != 0 { w.byte(0x10); w.int32(self.nanos) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 

@@ -25,7 +25,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -47,6 +47,16 @@ extension GoogleProtobuf.Empty: CBridgedMessage {
 
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Empty>, _ arena: ProtoArena) {
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 

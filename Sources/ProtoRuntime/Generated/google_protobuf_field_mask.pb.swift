@@ -219,7 +219,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -249,6 +249,22 @@ extension GoogleProtobuf.FieldMask: CBridgedMessage {
       c.pointee.paths = arena.map(paths) { v in arena.cString(v) }
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    for v in self.paths {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    for v in self.paths {
+      w.string(v, tag: 10, omittingEmpty: false)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 

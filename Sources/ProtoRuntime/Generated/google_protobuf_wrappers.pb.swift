@@ -23,7 +23,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -47,7 +47,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -71,7 +71,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -95,7 +95,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -119,7 +119,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -143,7 +143,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -167,7 +167,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -191,7 +191,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -215,7 +215,7 @@ extension GoogleProtobuf {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -243,6 +243,18 @@ extension GoogleProtobuf.DoubleValue: CBridgedMessage {
     c.pointee.value = value
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.value != 0 { size += 1 + 8 }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.value != 0 { w.byte(0x09); w.fixed64(self.value.bitPattern) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleProtobuf.FloatValue: CBridgedMessage {
@@ -267,6 +279,18 @@ extension GoogleProtobuf.FloatValue: CBridgedMessage {
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__FloatValue>, _ arena: ProtoArena) {
     c.pointee.value = value
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.value != 0 { size += 1 + 4 }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.value != 0 { w.byte(0x0d); w.fixed32(self.value.bitPattern) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -293,6 +317,18 @@ extension GoogleProtobuf.Int64Value: CBridgedMessage {
     c.pointee.value = value
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.value != 0 { size += 1 + ProtoWire.varintSize(UInt64(bitPattern: self.value)) }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.value != 0 { w.byte(0x08); w.varint(UInt64(bitPattern: self.value)) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleProtobuf.UInt64Value: CBridgedMessage {
@@ -317,6 +353,18 @@ extension GoogleProtobuf.UInt64Value: CBridgedMessage {
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__UInt64Value>, _ arena: ProtoArena) {
     c.pointee.value = value
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.value != 0 { size += 1 + ProtoWire.varintSize(self.value) }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.value != 0 { w.byte(0x08); w.varint(self.value) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -343,6 +391,18 @@ extension GoogleProtobuf.Int32Value: CBridgedMessage {
     c.pointee.value = value
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.value != 0 { size += 1 + ProtoWire.int32Size(self.value) }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.value != 0 { w.byte(0x08); w.int32(self.value) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleProtobuf.UInt32Value: CBridgedMessage {
@@ -367,6 +427,18 @@ extension GoogleProtobuf.UInt32Value: CBridgedMessage {
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__UInt32Value>, _ arena: ProtoArena) {
     c.pointee.value = value
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.value != 0 { size += 1 + ProtoWire.varintSize(UInt64(self.value)) }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.value != 0 { w.byte(0x08); w.varint(UInt64(self.value)) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -393,6 +465,18 @@ extension GoogleProtobuf.BoolValue: CBridgedMessage {
     c.pointee.value = value ? 1 : 0
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.value { size += 1 + 1 }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.value { w.byte(0x08); w.bool(self.value) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleProtobuf.StringValue: CBridgedMessage {
@@ -418,6 +502,18 @@ extension GoogleProtobuf.StringValue: CBridgedMessage {
     if !value.isEmpty { c.pointee.value = arena.cString(value) }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.value, tagSize: 1, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.value, tag: 10, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleProtobuf.BytesValue: CBridgedMessage {
@@ -442,6 +538,18 @@ extension GoogleProtobuf.BytesValue: CBridgedMessage {
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__BytesValue>, _ arena: ProtoArena) {
     if !value.isEmpty { c.pointee.value = arena.binary(value) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if !self.value.isEmpty { size += 1 + ProtoWire.delimitedSize(self.value.count) }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if !self.value.isEmpty { w.byte(0x0a); w.bytes(self.value) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 

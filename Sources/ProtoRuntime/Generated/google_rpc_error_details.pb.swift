@@ -28,7 +28,7 @@ extension GoogleRPC {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -53,7 +53,7 @@ extension GoogleRPC {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -77,7 +77,7 @@ extension GoogleRPC {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -101,7 +101,7 @@ extension GoogleRPC {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     /// One failed quota check.
@@ -136,7 +136,7 @@ extension GoogleRPC {
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
-        encodeThroughC(appendingTo: &buffer)
+        encodeDirect(appendingTo: &buffer)
       }
     }
   }
@@ -162,7 +162,7 @@ extension GoogleRPC {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     /// One unmet precondition.
@@ -185,7 +185,7 @@ extension GoogleRPC {
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
-        encodeThroughC(appendingTo: &buffer)
+        encodeDirect(appendingTo: &buffer)
       }
     }
   }
@@ -210,7 +210,7 @@ extension GoogleRPC {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     /// One invalid field.
@@ -237,7 +237,7 @@ extension GoogleRPC {
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
-        encodeThroughC(appendingTo: &buffer)
+        encodeDirect(appendingTo: &buffer)
       }
     }
   }
@@ -263,7 +263,7 @@ extension GoogleRPC {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -291,7 +291,7 @@ extension GoogleRPC {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -313,7 +313,7 @@ extension GoogleRPC {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
 
     /// One link.
@@ -334,7 +334,7 @@ extension GoogleRPC {
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
-        encodeThroughC(appendingTo: &buffer)
+        encodeDirect(appendingTo: &buffer)
       }
     }
   }
@@ -359,7 +359,7 @@ extension GoogleRPC {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -404,6 +404,35 @@ extension GoogleRPC.ErrorInfo: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.reason, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.domain, tagSize: 1, omittingEmpty: true)
+    for (key, value) in self.metadata.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      entry += ProtoWire.stringSize(value, tagSize: 1, omittingEmpty: true)
+      size += 1 + ProtoWire.delimitedSize(entry)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.reason, tag: 10, omittingEmpty: true)
+    w.string(self.domain, tag: 18, omittingEmpty: true)
+    for (key, value) in self.metadata.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      entry += ProtoWire.stringSize(value, tagSize: 1, omittingEmpty: true)
+      w.byte(0x1a)
+      w.varint(UInt64(entry))
+      w.string(key, tag: 10, omittingEmpty: true)
+      w.string(value, tag: 18, omittingEmpty: true)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleRPC.RetryInfo: CBridgedMessage {
@@ -428,6 +457,22 @@ extension GoogleRPC.RetryInfo: CBridgedMessage {
   @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__RetryInfo>, _ arena: ProtoArena) {
     if let v = retryDelay { c.pointee.retry_delay = arena.message(v) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if let v = self.retryDelay {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if let v = self.retryDelay {
+      w.byte(0x0a); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -459,6 +504,24 @@ extension GoogleRPC.DebugInfo: CBridgedMessage {
     }
     if !detail.isEmpty { c.pointee.detail = arena.cString(detail) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    for v in self.stackEntries {
+      size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
+    }
+    size += ProtoWire.stringSize(self.detail, tagSize: 1, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    for v in self.stackEntries {
+      w.string(v, tag: 10, omittingEmpty: false)
+    }
+    w.string(self.detail, tag: 18, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -524,6 +587,49 @@ extension GoogleRPC.QuotaFailure.Violation: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.subject, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.description, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.apiService, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.quotaMetric, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.quotaID, tagSize: 1, omittingEmpty: true)
+    for (key, value) in self.quotaDimensions.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      entry += ProtoWire.stringSize(value, tagSize: 1, omittingEmpty: true)
+      size += 1 + ProtoWire.delimitedSize(entry)
+    }
+    if self.quotaValue != 0 { size += 1 + ProtoWire.varintSize(UInt64(bitPattern: self.quotaValue)) }
+    if let v = self.futureQuotaValue {
+      size += 1 + ProtoWire.varintSize(UInt64(bitPattern: v))
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.subject, tag: 10, omittingEmpty: true)
+    w.string(self.description, tag: 18, omittingEmpty: true)
+    w.string(self.apiService, tag: 26, omittingEmpty: true)
+    w.string(self.quotaMetric, tag: 34, omittingEmpty: true)
+    w.string(self.quotaID, tag: 42, omittingEmpty: true)
+    for (key, value) in self.quotaDimensions.sorted(by: { $0.key < $1.key }) {
+      var entry = 0
+      entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
+      entry += ProtoWire.stringSize(value, tagSize: 1, omittingEmpty: true)
+      w.byte(0x32)
+      w.varint(UInt64(entry))
+      w.string(key, tag: 10, omittingEmpty: true)
+      w.string(value, tag: 18, omittingEmpty: true)
+    }
+    if self.quotaValue != 0 { w.byte(0x38); w.varint(UInt64(bitPattern: self.quotaValue)) }
+    if let v = self.futureQuotaValue {
+      w.byte(0x40); w.varint(UInt64(bitPattern: v))
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleRPC.QuotaFailure: CBridgedMessage {
@@ -551,6 +657,22 @@ extension GoogleRPC.QuotaFailure: CBridgedMessage {
       c.pointee.violations = arena.messages(violations)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    for v in self.violations {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    for v in self.violations {
+      w.byte(0x0a); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -583,6 +705,22 @@ extension GoogleRPC.PreconditionFailure.Violation: CBridgedMessage {
     if !description.isEmpty { c.pointee.description = arena.cString(description) }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.type, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.subject, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.description, tagSize: 1, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.type, tag: 10, omittingEmpty: true)
+    w.string(self.subject, tag: 18, omittingEmpty: true)
+    w.string(self.description, tag: 26, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleRPC.PreconditionFailure: CBridgedMessage {
@@ -610,6 +748,22 @@ extension GoogleRPC.PreconditionFailure: CBridgedMessage {
       c.pointee.violations = arena.messages(violations)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    for v in self.violations {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    for v in self.violations {
+      w.byte(0x0a); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -645,6 +799,28 @@ extension GoogleRPC.BadRequest.FieldViolation: CBridgedMessage {
     if let v = localizedMessage { c.pointee.localized_message = arena.message(v) }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.field, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.description, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.reason, tagSize: 1, omittingEmpty: true)
+    if let v = self.localizedMessage {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.field, tag: 10, omittingEmpty: true)
+    w.string(self.description, tag: 18, omittingEmpty: true)
+    w.string(self.reason, tag: 26, omittingEmpty: true)
+    if let v = self.localizedMessage {
+      w.byte(0x22); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleRPC.BadRequest: CBridgedMessage {
@@ -673,6 +849,22 @@ extension GoogleRPC.BadRequest: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    for v in self.fieldViolations {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    for v in self.fieldViolations {
+      w.byte(0x0a); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleRPC.RequestInfo: CBridgedMessage {
@@ -700,6 +892,20 @@ extension GoogleRPC.RequestInfo: CBridgedMessage {
     if !requestID.isEmpty { c.pointee.request_id = arena.cString(requestID) }
     if !servingData.isEmpty { c.pointee.serving_data = arena.cString(servingData) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.requestID, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.servingData, tagSize: 1, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.requestID, tag: 10, omittingEmpty: true)
+    w.string(self.servingData, tag: 18, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -735,6 +941,24 @@ extension GoogleRPC.ResourceInfo: CBridgedMessage {
     if !description.isEmpty { c.pointee.description = arena.cString(description) }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.resourceType, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.resourceName, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.owner, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.description, tagSize: 1, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.resourceType, tag: 10, omittingEmpty: true)
+    w.string(self.resourceName, tag: 18, omittingEmpty: true)
+    w.string(self.owner, tag: 26, omittingEmpty: true)
+    w.string(self.description, tag: 34, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleRPC.Help.Link: CBridgedMessage {
@@ -762,6 +986,20 @@ extension GoogleRPC.Help.Link: CBridgedMessage {
     if !description.isEmpty { c.pointee.description = arena.cString(description) }
     if !url.isEmpty { c.pointee.url = arena.cString(url) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.description, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.url, tagSize: 1, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.description, tag: 10, omittingEmpty: true)
+    w.string(self.url, tag: 18, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -791,6 +1029,22 @@ extension GoogleRPC.Help: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    for v in self.links {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    for v in self.links {
+      w.byte(0x0a); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
 }
 
 extension GoogleRPC.LocalizedMessage: CBridgedMessage {
@@ -818,6 +1072,20 @@ extension GoogleRPC.LocalizedMessage: CBridgedMessage {
     if !locale.isEmpty { c.pointee.locale = arena.cString(locale) }
     if !message.isEmpty { c.pointee.message = arena.cString(message) }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    size += ProtoWire.stringSize(self.locale, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.message, tagSize: 1, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    w.string(self.locale, tag: 10, omittingEmpty: true)
+    w.string(self.message, tag: 18, omittingEmpty: true)
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 

@@ -27,7 +27,7 @@ extension GoogleRPC {
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
-      encodeThroughC(appendingTo: &buffer)
+      encodeDirect(appendingTo: &buffer)
     }
   }
 }
@@ -63,6 +63,26 @@ extension GoogleRPC.Status: CBridgedMessage {
       c.pointee.details = arena.messages(details)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @usableFromInline package func encodedSize() -> Int {
+    var size = 0
+    if self.code != 0 { size += 1 + ProtoWire.int32Size(self.code) }
+    size += ProtoWire.stringSize(self.message, tagSize: 1, omittingEmpty: true)
+    for v in self.details {
+      size += 1 + ProtoWire.messageSize(v)
+    }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
+    return size
+  }
+
+  @usableFromInline package func write(to w: inout ProtoWriter) {
+    if self.code != 0 { w.byte(0x08); w.int32(self.code) }
+    w.string(self.message, tag: 18, omittingEmpty: true)
+    for v in self.details {
+      w.byte(0x1a); w.message(v)
+    }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 

@@ -9,9 +9,11 @@ public import CProtobufC
 /// a C type.
 ///
 /// Decoding unpacks with protobuf-c into its own allocations, copies the fields into the Swift
-/// value and frees the unpacked tree before returning. Encoding builds the C struct tree in a
-/// ``ProtoArena`` (one bump allocator per encode, freed at once), asks protobuf-c for the
-/// packed size and packs straight into the caller's buffer. No C pointer outlives either call.
+/// value and frees the unpacked tree before returning. Encoding sizes the Swift value and
+/// writes it straight into the caller's buffer (``ProtoWriter``), the bytes protobuf-c's pack
+/// would give; `encodeThroughC` still builds the C struct tree in a ``ProtoArena`` and packs
+/// it with protobuf-c, for the tests that hold the two to the same bytes. No C pointer
+/// outlives either call.
 @usableFromInline package protocol CBridgedMessage: ProtoMessage {
   associatedtype CMessage
   /// protoc-c's descriptor of `CMessage`.
@@ -24,6 +26,11 @@ public import CProtobufC
   func matches(cMessage: UnsafePointer<CMessage>) -> Bool
   /// Writes this value into `c`, which protobuf-c has initialised; memory comes from `arena`.
   func fill(_ c: UnsafeMutablePointer<CMessage>, _ arena: ProtoArena)
+  /// The number of bytes ``write(to:)`` writes.
+  func encodedSize() -> Int
+  /// Writes the wire encoding, protobuf-c's pack of this value byte for byte, at `writer`,
+  /// which has room for ``encodedSize()`` bytes.
+  func write(to writer: inout ProtoWriter)
 }
 
 extension CBridgedMessage {
@@ -78,40 +85,60 @@ extension CBridgedMessage {
     }
   }
 
+  /// Appends the wire encoding to `buffer`, written straight from the Swift value.
+  package func encodeDirect(appendingTo buffer: inout [UInt8]) {
+    let size = encodedSize()
+    appendUninitialized(size, to: &buffer) { out in
+      var writer = ProtoWriter(out)
+      write(to: &writer)
+      return writer.position - out
+    }
+  }
+
+  /// Appends the wire encoding to `buffer` as protobuf-c packs this value's C struct tree:
+  /// what ``encodeDirect(appendingTo:)`` must equal, byte for byte.
   package func encodeThroughC(appendingTo buffer: inout [UInt8]) {
     let arena = ProtoArena()
     let message = UnsafeRawPointer(arena.message(self)).assumingMemoryBound(
       to: ProtobufCMessage.self)
-    let size = protobuf_c_message_get_packed_size(message)
-    guard size > 0 else { return }
-    if buffer.isEmpty && buffer.capacity < size {
-      // serializedBytes(): pack straight into a new array's storage. (A caller's empty buffer
-      // with room to spare is kept, so reusing a buffer costs no allocation.)
-      buffer = [UInt8](unsafeUninitializedCapacity: size) { out, count in
-        count = protobuf_c_message_pack(message, out.baseAddress!)
-      }
-      precondition(buffer.count == size, "protobuf-c packed \(buffer.count) of \(size) bytes")
-      return
+    withExtendedLifetime(arena) {
+      let size = protobuf_c_message_get_packed_size(message)
+      appendUninitialized(size, to: &buffer) { out in protobuf_c_message_pack(message, out) }
     }
-    // Arrays cannot grow uninitialised, and zero-filling through a generic append crawls
-    // byte by byte in debug builds: grow by memcpy from a page of zeros, then pack in place.
-    let start = buffer.count
-    buffer.reserveCapacity(start + size)
-    var remaining = size
-    while remaining > 0 {
-      let count = min(remaining, zeroPage.count)
-      buffer.append(contentsOf: UnsafeBufferPointer(rebasing: zeroPage[..<count]))
-      remaining -= count
-    }
-    let written = buffer.withUnsafeMutableBufferPointer { out in
-      protobuf_c_message_pack(message, out.baseAddress! + start)
-    }
-    precondition(written == size, "protobuf-c packed \(written) of \(size) bytes")
   }
 }
 
-/// 64 KiB of zeros, written once and only ever read: the source encodeThroughC grows buffers
-/// from.
+/// Appends `size` bytes to `buffer`, written by `write` (which returns how many it wrote, to
+/// be checked against `size`).
+private func appendUninitialized(
+  _ size: Int, to buffer: inout [UInt8], _ write: (UnsafeMutablePointer<UInt8>) -> Int
+) {
+  guard size > 0 else { return }
+  if buffer.isEmpty && buffer.capacity < size {
+    // serializedBytes(): write straight into a new array's storage. (A caller's empty buffer
+    // with room to spare is kept, so reusing a buffer costs no allocation.)
+    buffer = [UInt8](unsafeUninitializedCapacity: size) { out, count in
+      count = write(out.baseAddress!)
+    }
+    precondition(buffer.count == size, "wrote \(buffer.count) of \(size) bytes")
+    return
+  }
+  // Arrays cannot grow uninitialised, and zero-filling through a generic append crawls
+  // byte by byte in debug builds: grow by memcpy from a page of zeros, then write in place.
+  let start = buffer.count
+  buffer.reserveCapacity(start + size)
+  var remaining = size
+  while remaining > 0 {
+    let count = min(remaining, zeroPage.count)
+    buffer.append(contentsOf: UnsafeBufferPointer(rebasing: zeroPage[..<count]))
+    remaining -= count
+  }
+  let written = buffer.withUnsafeMutableBufferPointer { out in write(out.baseAddress! + start) }
+  precondition(written == size, "wrote \(written) of \(size) bytes")
+}
+
+/// 64 KiB of zeros, written once and only ever read: the source appendUninitialized grows
+/// buffers from.
 nonisolated(unsafe) private let zeroPage: UnsafeBufferPointer<UInt8> = {
   let page = UnsafeMutablePointer<UInt8>.allocate(capacity: 64 << 10)
   page.initialize(repeating: 0, count: 64 << 10)
