@@ -1,4 +1,5 @@
 import FleetProtos
+import FleetProtosFixtures
 
 extension FuzzTarget {
   /// protobuf-c decode of every Fleet Engine, google.rpc and well-known message, then a
@@ -9,38 +10,14 @@ extension FuzzTarget {
   static let protoDecode = FuzzTarget(
     name: "proto-decode",
     summary:
-      "decode of every Fleet Engine/google.rpc message: decode(encode(m)) == m, stable bytes",
+      "decode of every Fleet Engine/google.rpc message: decode(encode(m)) == m, stable bytes, "
+      + "the bytes protobuf-c packs",
     seeds: protoSeeds,
     run: fuzzProtoDecode)
 }
 
-/// Every message a peer can send us or that travels inside one: the Fleet Engine trip API, our
-/// trip feed, google.rpc's status and error details, and the well-known types they hold.
-/// Seeds name their type by index here: append new types at the end.
-private let decodedTypes: [any ProtoMessage.Type] = [
-  FleetEngine.Trip.self, FleetEngine.StopLocation.self, FleetEngine.TerminalPointId.self,
-  FleetEngine.TerminalLocation.self, FleetEngine.TripWaypoint.self,
-  FleetEngine.VehicleAttribute.self, FleetEngine.VehicleLocation.self,
-  FleetEngine.TripAttribute.self, FleetEngine.RequestHeader.self,
-  FleetEngine.SpeedReadingInterval.self, FleetEngine.ConsumableTrafficPolyline.self,
-  FleetEngine.CreateTripRequest.self, FleetEngine.GetTripRequest.self,
-  FleetEngine.DeleteTripRequest.self, FleetEngine.ReportBillableTripRequest.self,
-  FleetEngine.UpdateTripRequest.self, FleetEngine.SearchTripsRequest.self,
-  FleetEngine.SearchTripsResponse.self, FleetFeed.WatchTripRequest.self,
-  FleetFeed.TripUpdate.self, GoogleRPC.Status.self, GoogleRPC.ErrorInfo.self,
-  GoogleRPC.RetryInfo.self, GoogleRPC.DebugInfo.self, GoogleRPC.QuotaFailure.self,
-  GoogleRPC.QuotaFailure.Violation.self, GoogleRPC.PreconditionFailure.self,
-  GoogleRPC.PreconditionFailure.Violation.self, GoogleRPC.BadRequest.self,
-  GoogleRPC.BadRequest.FieldViolation.self, GoogleRPC.RequestInfo.self,
-  GoogleRPC.ResourceInfo.self, GoogleRPC.Help.self, GoogleRPC.Help.Link.self,
-  GoogleRPC.LocalizedMessage.self, GoogleProtobuf.AnyMessage.self,
-  GoogleProtobuf.Duration.self, GoogleProtobuf.Empty.self, GoogleProtobuf.FieldMask.self,
-  GoogleProtobuf.Timestamp.self, GoogleProtobuf.DoubleValue.self,
-  GoogleProtobuf.FloatValue.self, GoogleProtobuf.Int64Value.self,
-  GoogleProtobuf.UInt64Value.self, GoogleProtobuf.Int32Value.self,
-  GoogleProtobuf.UInt32Value.self, GoogleProtobuf.BoolValue.self,
-  GoogleProtobuf.StringValue.self, GoogleProtobuf.BytesValue.self, GoogleType.LatLng.self,
-]
+/// Seeds name their type by index in ``PeerMessageTypes/all``.
+private let decodedTypes = PeerMessageTypes.all
 
 private func fuzzProtoDecode(_ input: UnsafeRawBufferPointer) {
   guard let selector = input.first else { return }
@@ -62,12 +39,24 @@ private func checkRoundTrip<M: ProtoMessage>(_: M.Type, _ bytes: UnsafeRawBuffer
   }
   invariant(
     again.serializedBytes() == encoded, "\(M.protoMessageName) encodes differently once decoded")
+  if let bridged = decoded as? any CBridgedMessage {
+    invariant(
+      packedByProtobufC(bridged) == encoded,
+      "\(M.protoMessageName): our encoding is not protobuf-c's pack of the same value")
+  }
   // Two decodes of the same bytes are unequal only when a NaN double is inside (a value with
   // copy-on-write storage equals itself by identity, so `decoded == decoded` cannot tell);
   // then only the bytes can be compared.
   if again == twice {
     invariant(again == decoded, "\(M.protoMessageName) changed through encode and decode")
   }
+}
+
+/// protobuf-c's pack of `message`'s C struct tree: what our direct writer must equal.
+private func packedByProtobufC<M: CBridgedMessage>(_ message: M) -> [UInt8] {
+  var bytes: [UInt8] = []
+  message.encodeThroughC(appendingTo: &bytes)
+  return bytes
 }
 
 private func protoSeeds() -> [(name: String, bytes: [UInt8])] {

@@ -37,10 +37,7 @@ struct BadInputTests {
     var random = FuzzRandom(seed: 42)
     var rejected = 0
     for _ in 0..<3_000 {
-      var bytes = valid
-      for _ in 0..<(1 + random.next() % 4) {
-        bytes[Int(random.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: random.next())
-      }
+      let bytes = random.corrupted(valid)
       if (try? FleetEngine.Trip(serializedBytes: bytes)) == nil { rejected += 1 }
     }
     #expect(rejected > 0)

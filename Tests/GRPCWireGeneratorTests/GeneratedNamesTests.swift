@@ -55,4 +55,14 @@ struct GeneratedNamesTests {
     #expect(decoded.unknownFields.fields.map(\.number) == [100])
     #expect(decoded.serializedBytes() == bytes)
   }
+
+  @Test("the direct writer's bytes are protobuf-c's pack, a proto2 map with zero values too")
+  func directWriterIsProtobufCPack() {
+    var message = Self.filled()
+    message.`in` = ["": 0, "a": 1]  // proto2 entries: an empty key and a zero value are sent
+    message.unknownFields.fields = [.init(number: 100, wireType: 0, bytes: [42])]
+    var packed: [UInt8] = []
+    message.encodeThroughC(appendingTo: &packed)
+    #expect(message.serializedBytes() == packed)
+  }
 }

@@ -24,4 +24,13 @@ public struct FuzzRandom: RandomNumberGenerator {
   public mutating func bytes(_ count: Int) -> [UInt8] {
     (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) }
   }
+
+  /// `bytes` with one to four of them, chosen at random, set to random values.
+  public mutating func corrupted(_ bytes: [UInt8]) -> [UInt8] {
+    var out = bytes
+    for _ in 0..<(1 + next() % 4) {
+      out[Int(next() % UInt64(out.count))] = UInt8(truncatingIfNeeded: next())
+    }
+    return out
+  }
 }
