@@ -4,7 +4,9 @@ public import Tracing
 /// A client span per call, through swift-distributed-tracing: named `package.Service/Method`,
 /// kind client, a child of the caller's current span (`ServiceContext.current`), with the
 /// attributes `rpc.system`, `rpc.service`, `rpc.method`, `server.address` and
-/// `rpc.grpc.status_code`, and an error status when the call fails. The span's context is
+/// `rpc.grpc.status_code`, and an error status when the call fails; under a service config's
+/// retry or hedging policy, an event `grpc.attempt` per attempt (`grpc.attempt` from 1,
+/// `grpc.previous_rpc_attempts`, `grpc.hedged`). The span's context is
 /// injected into the call's metadata by the tracer — with swift-otel's W3C propagator, as
 /// `traceparent` and `tracestate` — so a server's ``ServerTracingInterceptor`` continues it.
 /// The call, a streaming call's body included, runs with the span's context bound.
@@ -32,6 +34,19 @@ public struct ClientTracingInterceptor: ClientInterceptor {
     span.attributes["server.address"] = call.target
     var call = call
     tracer.inject(span.context, into: &call.options.metadata, using: MetadataInjector())
+    // Each attempt under a retry or hedging policy: an event on the call's span.
+    let observer = call.options.attemptObserver
+    call.options.attemptObserver = { attempt in
+      span.addEvent(
+        SpanEvent(
+          name: "grpc.attempt",
+          attributes: [
+            "grpc.attempt": .int64(Int64(attempt.number)),
+            "grpc.previous_rpc_attempts": .int64(Int64(attempt.number - 1)),
+            "grpc.hedged": .bool(attempt.hedged),
+          ]))
+      observer?(attempt)
+    }
     return try await ServiceContext.withValue(span.context) {
       do {
         let summary = try await next(call)

@@ -23,6 +23,10 @@ public struct CallOptions: Sendable {
   public var waitForReady = false
   /// Interceptors of this call, run after the channel's (``ChannelOptions/interceptors``).
   public var interceptors: [any ClientInterceptor] = []
+  /// Told when each attempt of this call starts under a service config's retry or hedging
+  /// policy (not called for a call without one): what a tracing interceptor records as span
+  /// events. Runs on the calling task or the call's driver; keep it short.
+  public var attemptObserver: (@Sendable (CallAttempt) -> Void)?
   /// The most request bytes (as framed) this client-streaming or bidirectional call keeps for
   /// replay under a retry or hedging policy; nil: ``ChannelOptions/perCallRetryBufferLimit``.
   public var retryBufferLimit: Int?
@@ -43,6 +47,19 @@ public struct CallOptions: Sendable {
     self.compression = compression
     self.maxReceiveMessageSize = maxReceiveMessageSize
     self.waitForReady = waitForReady
+  }
+}
+
+/// One attempt of a call under a retry or hedging policy (``CallOptions/attemptObserver``).
+public struct CallAttempt: Sendable, Hashable {
+  /// From 1; attempts after the first send `grpc-previous-rpc-attempts: number - 1`.
+  public var number: Int
+  /// Whether the hedging policy started it (else the retry policy, or the first attempt).
+  public var hedged: Bool
+
+  public init(number: Int, hedged: Bool) {
+    self.number = number
+    self.hedged = hedged
   }
 }
 

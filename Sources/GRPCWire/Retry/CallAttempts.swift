@@ -8,6 +8,8 @@ struct CallAttempts: Sendable {
   let options: CallOptions
   let deadline: ContinuousClock.Instant?
   let metrics: AttemptMetrics
+  /// Under a hedging policy (for ``CallAttempt/hedged``).
+  let hedging: Bool
   /// Attempts started so far: streams made and their request queued.
   var started = 0
 
@@ -16,6 +18,7 @@ struct CallAttempts: Sendable {
     metrics: AttemptMetrics
   ) {
     self.path = path
+    self.hedging = method.hedgingPolicy != nil
     self.options = method.applied(to: options)
     self.deadline = self.options.timeout.map { ContinuousClock.now.advanced(by: $0) }
     self.metrics = metrics
@@ -47,6 +50,7 @@ extension GRPCChannel {
     pool.logger.debug(
       "call attempt started",
       metadata: ["grpc.path": "\(call.path)", "grpc.attempt": "\(call.started)"])
+    call.options.attemptObserver?(CallAttempt(number: call.started, hedged: call.hedging))
     return stream
   }
 
