@@ -2,6 +2,7 @@ internal import CProtobufC
 public import FleetProtos
 internal import FleetProtosC
 internal import FleetProtosFixtures
+@_spi(GeneratedCode) internal import ProtoRuntime
 
 /// The operations `fleet-codec-bench` times on one realistic Trip: our decode and encode, and
 /// protobuf-c's own unpack and pack of the same bytes (C only, no Swift values), which are

@@ -1,5 +1,6 @@
 internal import GRPCWire
 internal import Logging
+@_spi(GeneratedCode) internal import ProtoRuntime
 
 /// What the follow calls bring back, on the loop: a response merged into the model (events
 /// queued for the subscribers), a failure counted and retried or reported, a feed stream's end.

@@ -115,8 +115,9 @@ public enum MessageFiles {
     }
     if module != runtimeModule {
       // Public when a message or service of the file conforms to or names a runtime type.
+      // The SPI is what the bridges and the file's descriptor call (ProtoC, ProtoArena, ...).
       let access = !file.messageType.isEmpty || !file.service.isEmpty ? "public" : "internal"
-      w.line("\(access) import \(runtimeModule)")
+      w.line("@_spi(GeneratedCode) \(access) import \(runtimeModule)")
     }
     let namespace = namespaces[package] ?? SwiftNames.defaultNamespace(ofPackage: package)
     let scope = package.isEmpty ? "" : "." + package

@@ -11,16 +11,16 @@ extension MessageWriter {
     let swift = model.swift[b.full]!
     let cType = b.cType
     line("extension \(swift): CBridgedMessage {")
-    line("  @usableFromInline package typealias CMessage = \(cType)")
+    line("  @_spi(GeneratedCode) public typealias CMessage = \(cType)")
     line()
     line(
-      "  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {"
+      "  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {"
     )
     line("    \(accessorPrefix)\(b.lower)()")
     line("  }")
     line()
     line(
-      "  @usableFromInline package init(cMessage c: UnsafePointer<\(cType)>) throws(ProtoDecodingError) {"
+      "  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<\(cType)>) throws(ProtoDecodingError) {"
     )
     if !b.message.field.isEmpty { line("    let m = c.pointee") }
     for field in b.plain { read(field, "    ") }
@@ -41,7 +41,7 @@ extension MessageWriter {
     matches(b)
     line()
     line(
-      "  @usableFromInline package func fill(_ c: UnsafeMutablePointer<\(cType)>, _ arena: ProtoArena) {"
+      "  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<\(cType)>, _ arena: ProtoArena) {"
     )
     for field in b.plain { write(field, "    ") }
     for oneof in b.oneofs {
@@ -71,7 +71,7 @@ extension MessageWriter {
   /// equal maps only costs the caller a decode, and maps never change on a hot path.
   private mutating func matches(_ b: Bridge) {
     line(
-      "  @usableFromInline package func matches(cMessage c: UnsafePointer<\(b.cType)>) -> Bool {")
+      "  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<\(b.cType)>) -> Bool {")
     if !b.message.field.isEmpty { line("    let m = c.pointee") }
     for f in b.plain {
       let c = "m.\(f.cMember)"

@@ -99,11 +99,11 @@ extension MessageWriter {
     let unknown = source + "unknownFields"
     for sizing in [true, false] {
       if sizing {
-        line("  @usableFromInline package func encodedSize() -> Int {")
+        line("  @_spi(GeneratedCode) public func encodedSize() -> Int {")
         line("    var size = 0")
       } else {
         line()
-        line("  @usableFromInline package func write(to w: inout ProtoWriter) {")
+        line("  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {")
       }
       for (field, oneof) in fields {
         try directField(sizing, field, source + field.id, oneof: oneof, "    ")

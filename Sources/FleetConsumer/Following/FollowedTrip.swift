@@ -1,4 +1,5 @@
 internal import FleetProtos
+@_spi(GeneratedCode) internal import ProtoRuntime
 
 /// The trip a follow loop has merged from its answers, and how to fold the next answer in:
 /// the wire scan that leaves out fields whose bytes did not change (``TripWireDigests``), the

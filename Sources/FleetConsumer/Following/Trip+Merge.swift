@@ -1,4 +1,5 @@
 internal import FleetProtos
+@_spi(GeneratedCode) internal import ProtoRuntime
 
 extension FleetEngine.Trip {
   /// Updates this trip (the last one known) with `c`, a `GetTrip` answer unpacked by

@@ -1,4 +1,5 @@
 internal import FleetProtos
+@_spi(GeneratedCode) internal import ProtoRuntime
 
 // Shared and back-to-back trips: Fleet Engine's `remaining_waypoints` and `vehicle_waypoints`
 // list every stop of the vehicle, other riders' included (Google's guide on retrieving trips

@@ -1,4 +1,5 @@
 internal import FleetProtos
+@_spi(GeneratedCode) internal import ProtoRuntime
 
 /// Phase one of ``FleetEngine/Trip/merge(cMessage:)``: what a `GetTrip` answer (or a feed
 /// update) changes in a held trip, decoded from protobuf-c's unpacked message while the held

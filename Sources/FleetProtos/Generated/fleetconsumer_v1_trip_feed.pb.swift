@@ -3,7 +3,7 @@
 
 public import CProtobufC
 public import FleetProtosC
-public import ProtoRuntime
+@_spi(GeneratedCode) public import ProtoRuntime
 
 extension FleetFeed {
   /// Request of WatchTrip; the fields mean what they mean in
@@ -76,13 +76,13 @@ extension FleetFeed {
 }
 
 extension FleetFeed.WatchTripRequest: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Fleetconsumer__V1__WatchTripRequest
+  @_spi(GeneratedCode) public typealias CMessage = Fleetconsumer__V1__WatchTripRequest
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__fleetconsumer__v1__watch_trip_request()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Fleetconsumer__V1__WatchTripRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Fleetconsumer__V1__WatchTripRequest>) throws(ProtoDecodingError) {
     let m = c.pointee
     name = try ProtoC.string(m.name)
     view = FleetEngine.TripView(rawValue: Int32(truncatingIfNeeded: m.view.rawValue))
@@ -94,7 +94,7 @@ extension FleetFeed.WatchTripRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Fleetconsumer__V1__WatchTripRequest>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Fleetconsumer__V1__WatchTripRequest>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(name, m.name) else { return false }
     guard view == FleetEngine.TripView(rawValue: Int32(truncatingIfNeeded: m.view.rawValue)) else { return false }
@@ -106,7 +106,7 @@ extension FleetFeed.WatchTripRequest: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Fleetconsumer__V1__WatchTripRequest>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Fleetconsumer__V1__WatchTripRequest>, _ arena: ProtoArena) {
     if !name.isEmpty { c.pointee.name = arena.cString(name) }
     c.pointee.view = .init(rawValue: .init(truncatingIfNeeded: view.rawValue))
     c.pointee.route_format_type = .init(rawValue: .init(truncatingIfNeeded: routeFormatType.rawValue))
@@ -117,7 +117,7 @@ extension FleetFeed.WatchTripRequest: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.name, tagSize: 1, omittingEmpty: true)
     if self.view.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.view.rawValue) }
@@ -138,7 +138,7 @@ extension FleetFeed.WatchTripRequest: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.name, tag: 10, omittingEmpty: true)
     if self.view.rawValue != 0 { w.byte(0x10); w.int32(self.view.rawValue) }
     if self.routeFormatType.rawValue != 0 { w.byte(0x18); w.int32(self.routeFormatType.rawValue) }
@@ -159,13 +159,13 @@ extension FleetFeed.WatchTripRequest: CBridgedMessage {
 }
 
 extension FleetFeed.TripUpdate: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Fleetconsumer__V1__TripUpdate
+  @_spi(GeneratedCode) public typealias CMessage = Fleetconsumer__V1__TripUpdate
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__fleetconsumer__v1__trip_update()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Fleetconsumer__V1__TripUpdate>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Fleetconsumer__V1__TripUpdate>) throws(ProtoDecodingError) {
     let m = c.pointee
     if let p = m.trip { trip = try FleetEngine.Trip(cMessage: p) }
     sequence = m.sequence
@@ -173,7 +173,7 @@ extension FleetFeed.TripUpdate: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Fleetconsumer__V1__TripUpdate>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Fleetconsumer__V1__TripUpdate>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(trip, m.trip) else { return false }
     guard ProtoC.same(sequence, m.sequence) else { return false }
@@ -181,14 +181,14 @@ extension FleetFeed.TripUpdate: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Fleetconsumer__V1__TripUpdate>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Fleetconsumer__V1__TripUpdate>, _ arena: ProtoArena) {
     if let v = trip { c.pointee.trip = arena.message(v) }
     c.pointee.sequence = sequence
     if let v = updateTime { c.pointee.update_time = arena.message(v) }
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.trip {
       size += 1 + ProtoWire.messageSize(v)
@@ -201,7 +201,7 @@ extension FleetFeed.TripUpdate: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.trip {
       w.byte(0x0a); w.message(v)
     }

@@ -3,7 +3,7 @@
 
 public import CProtobufC
 public import FleetProtosC
-public import ProtoRuntime
+@_spi(GeneratedCode) public import ProtoRuntime
 
 extension FleetEngine {
   /// Whether a trip may share its vehicle.
@@ -1130,13 +1130,13 @@ extension FleetEngine {
 }
 
 extension FleetEngine.TerminalPointId: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Maps__Fleetengine__V1__TerminalPointId
+  @_spi(GeneratedCode) public typealias CMessage = Maps__Fleetengine__V1__TerminalPointId
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__maps__fleetengine__v1__terminal_point_id()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TerminalPointId>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TerminalPointId>) throws(ProtoDecodingError) {
     let m = c.pointee
     value = try ProtoC.string(m.value)
     switch m.id_case.rawValue {
@@ -1147,7 +1147,7 @@ extension FleetEngine.TerminalPointId: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TerminalPointId>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TerminalPointId>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(value, m.value) else { return false }
     switch id {
@@ -1158,7 +1158,7 @@ extension FleetEngine.TerminalPointId: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__TerminalPointId>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__TerminalPointId>, _ arena: ProtoArena) {
     if !value.isEmpty { c.pointee.value = arena.cString(value) }
     switch id {
     case .placeID(let v)?:
@@ -1172,7 +1172,7 @@ extension FleetEngine.TerminalPointId: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if case .placeID(let v)? = self.id {
       size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
@@ -1185,7 +1185,7 @@ extension FleetEngine.TerminalPointId: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if case .placeID(let v)? = self.id {
       w.string(v, tag: 18, omittingEmpty: false)
     }
@@ -1198,13 +1198,13 @@ extension FleetEngine.TerminalPointId: CBridgedMessage {
 }
 
 extension FleetEngine.TerminalLocation: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Maps__Fleetengine__V1__TerminalLocation
+  @_spi(GeneratedCode) public typealias CMessage = Maps__Fleetengine__V1__TerminalLocation
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__maps__fleetengine__v1__terminal_location()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TerminalLocation>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TerminalLocation>) throws(ProtoDecodingError) {
     let m = c.pointee
     if let p = m.point { point = try GoogleType.LatLng(cMessage: p) }
     if let p = m.terminal_point_id { terminalPointID = try FleetEngine.TerminalPointId(cMessage: p) }
@@ -1214,7 +1214,7 @@ extension FleetEngine.TerminalLocation: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TerminalLocation>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TerminalLocation>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(point, m.point) else { return false }
     guard ProtoC.same(terminalPointID, m.terminal_point_id) else { return false }
@@ -1224,7 +1224,7 @@ extension FleetEngine.TerminalLocation: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__TerminalLocation>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__TerminalLocation>, _ arena: ProtoArena) {
     if let v = point { c.pointee.point = arena.message(v) }
     if let v = terminalPointID { c.pointee.terminal_point_id = arena.message(v) }
     if !accessPointID.isEmpty { c.pointee.access_point_id = arena.cString(accessPointID) }
@@ -1233,7 +1233,7 @@ extension FleetEngine.TerminalLocation: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = storage.point {
       size += 1 + ProtoWire.messageSize(v)
@@ -1248,7 +1248,7 @@ extension FleetEngine.TerminalLocation: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = storage.point {
       w.byte(0x0a); w.message(v)
     }
@@ -1263,13 +1263,13 @@ extension FleetEngine.TerminalLocation: CBridgedMessage {
 }
 
 extension FleetEngine.TripWaypoint: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Maps__Fleetengine__V1__TripWaypoint
+  @_spi(GeneratedCode) public typealias CMessage = Maps__Fleetengine__V1__TripWaypoint
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__maps__fleetengine__v1__trip_waypoint()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TripWaypoint>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TripWaypoint>) throws(ProtoDecodingError) {
     let m = c.pointee
     if let p = m.location { location = try FleetEngine.TerminalLocation(cMessage: p) }
     tripID = try ProtoC.string(m.trip_id)
@@ -1283,7 +1283,7 @@ extension FleetEngine.TripWaypoint: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TripWaypoint>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TripWaypoint>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(location, m.location) else { return false }
     guard ProtoC.same(tripID, m.trip_id) else { return false }
@@ -1301,7 +1301,7 @@ extension FleetEngine.TripWaypoint: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__TripWaypoint>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__TripWaypoint>, _ arena: ProtoArena) {
     if let v = location { c.pointee.location = arena.message(v) }
     if !tripID.isEmpty { c.pointee.trip_id = arena.cString(tripID) }
     c.pointee.waypoint_type = .init(rawValue: .init(truncatingIfNeeded: waypointType.rawValue))
@@ -1321,7 +1321,7 @@ extension FleetEngine.TripWaypoint: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = storage.location {
       size += 1 + ProtoWire.messageSize(v)
@@ -1350,7 +1350,7 @@ extension FleetEngine.TripWaypoint: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = storage.location {
       w.byte(0x0a); w.message(v)
     }
@@ -1381,13 +1381,13 @@ extension FleetEngine.TripWaypoint: CBridgedMessage {
 }
 
 extension FleetEngine.VehicleAttribute: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Maps__Fleetengine__V1__VehicleAttribute
+  @_spi(GeneratedCode) public typealias CMessage = Maps__Fleetengine__V1__VehicleAttribute
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__maps__fleetengine__v1__vehicle_attribute()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__VehicleAttribute>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__VehicleAttribute>) throws(ProtoDecodingError) {
     let m = c.pointee
     key = try ProtoC.string(m.key)
     value = try ProtoC.string(m.value)
@@ -1400,7 +1400,7 @@ extension FleetEngine.VehicleAttribute: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__VehicleAttribute>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__VehicleAttribute>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(key, m.key) else { return false }
     guard ProtoC.same(value, m.value) else { return false }
@@ -1413,7 +1413,7 @@ extension FleetEngine.VehicleAttribute: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__VehicleAttribute>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__VehicleAttribute>, _ arena: ProtoArena) {
     if !key.isEmpty { c.pointee.key = arena.cString(key) }
     if !value.isEmpty { c.pointee.value = arena.cString(value) }
     switch vehicleAttributeValue {
@@ -1431,7 +1431,7 @@ extension FleetEngine.VehicleAttribute: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.key, tagSize: 1, omittingEmpty: true)
     size += ProtoWire.stringSize(self.value, tagSize: 1, omittingEmpty: true)
@@ -1448,7 +1448,7 @@ extension FleetEngine.VehicleAttribute: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.key, tag: 10, omittingEmpty: true)
     w.string(self.value, tag: 18, omittingEmpty: true)
     if case .stringValue(let v)? = self.vehicleAttributeValue {
@@ -1465,13 +1465,13 @@ extension FleetEngine.VehicleAttribute: CBridgedMessage {
 }
 
 extension FleetEngine.VehicleLocation: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Maps__Fleetengine__V1__VehicleLocation
+  @_spi(GeneratedCode) public typealias CMessage = Maps__Fleetengine__V1__VehicleLocation
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__maps__fleetengine__v1__vehicle_location()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__VehicleLocation>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__VehicleLocation>) throws(ProtoDecodingError) {
     let m = c.pointee
     if let p = m.location { location = try GoogleType.LatLng(cMessage: p) }
     if let p = m.horizontal_accuracy { horizontalAccuracy = p.pointee.value }
@@ -1508,7 +1508,7 @@ extension FleetEngine.VehicleLocation: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__VehicleLocation>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__VehicleLocation>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(location, m.location) else { return false }
     if let p = m.horizontal_accuracy {
@@ -1621,7 +1621,7 @@ extension FleetEngine.VehicleLocation: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__VehicleLocation>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__VehicleLocation>, _ arena: ProtoArena) {
     if let v = location { c.pointee.location = arena.message(v) }
     if let v = horizontalAccuracy {
       var wrapper = GoogleProtobuf.DoubleValue()
@@ -1733,7 +1733,7 @@ extension FleetEngine.VehicleLocation: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = storage.location {
       size += 1 + ProtoWire.messageSize(v)
@@ -1865,7 +1865,7 @@ extension FleetEngine.VehicleLocation: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = storage.location {
       w.byte(0x0a); w.message(v)
     }
@@ -2035,13 +2035,13 @@ extension FleetEngine.VehicleLocation: CBridgedMessage {
 }
 
 extension FleetEngine.TripAttribute: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Maps__Fleetengine__V1__TripAttribute
+  @_spi(GeneratedCode) public typealias CMessage = Maps__Fleetengine__V1__TripAttribute
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__maps__fleetengine__v1__trip_attribute()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TripAttribute>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TripAttribute>) throws(ProtoDecodingError) {
     let m = c.pointee
     key = try ProtoC.string(m.key)
     switch m.trip_attribute_value_case.rawValue {
@@ -2053,7 +2053,7 @@ extension FleetEngine.TripAttribute: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TripAttribute>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TripAttribute>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(key, m.key) else { return false }
     switch tripAttributeValue {
@@ -2065,7 +2065,7 @@ extension FleetEngine.TripAttribute: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__TripAttribute>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__TripAttribute>, _ arena: ProtoArena) {
     if !key.isEmpty { c.pointee.key = arena.cString(key) }
     switch tripAttributeValue {
     case .stringValue(let v)?:
@@ -2082,7 +2082,7 @@ extension FleetEngine.TripAttribute: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.key, tagSize: 1, omittingEmpty: true)
     if case .stringValue(let v)? = self.tripAttributeValue {
@@ -2098,7 +2098,7 @@ extension FleetEngine.TripAttribute: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.key, tag: 10, omittingEmpty: true)
     if case .stringValue(let v)? = self.tripAttributeValue {
       w.string(v, tag: 18, omittingEmpty: false)

@@ -3,7 +3,7 @@
 
 public import CProtobufC
 public import FleetProtosC
-public import ProtoRuntime
+@_spi(GeneratedCode) public import ProtoRuntime
 
 extension FleetEngine {
   /// Facts about the caller, carried by every Fleet Engine request.
@@ -164,13 +164,13 @@ extension FleetEngine {
 }
 
 extension FleetEngine.RequestHeader: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Maps__Fleetengine__V1__RequestHeader
+  @_spi(GeneratedCode) public typealias CMessage = Maps__Fleetengine__V1__RequestHeader
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__maps__fleetengine__v1__request_header()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__RequestHeader>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__RequestHeader>) throws(ProtoDecodingError) {
     let m = c.pointee
     languageCode = try ProtoC.string(m.language_code)
     regionCode = try ProtoC.string(m.region_code)
@@ -187,7 +187,7 @@ extension FleetEngine.RequestHeader: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__RequestHeader>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__RequestHeader>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(languageCode, m.language_code) else { return false }
     guard ProtoC.same(regionCode, m.region_code) else { return false }
@@ -204,7 +204,7 @@ extension FleetEngine.RequestHeader: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__RequestHeader>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__RequestHeader>, _ arena: ProtoArena) {
     if !languageCode.isEmpty { c.pointee.language_code = arena.cString(languageCode) }
     if !regionCode.isEmpty { c.pointee.region_code = arena.cString(regionCode) }
     if !sdkVersion.isEmpty { c.pointee.sdk_version = arena.cString(sdkVersion) }
@@ -220,7 +220,7 @@ extension FleetEngine.RequestHeader: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.languageCode, tagSize: 1, omittingEmpty: true)
     size += ProtoWire.stringSize(self.regionCode, tagSize: 1, omittingEmpty: true)
@@ -238,7 +238,7 @@ extension FleetEngine.RequestHeader: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.languageCode, tag: 10, omittingEmpty: true)
     w.string(self.regionCode, tag: 18, omittingEmpty: true)
     w.string(self.sdkVersion, tag: 26, omittingEmpty: true)

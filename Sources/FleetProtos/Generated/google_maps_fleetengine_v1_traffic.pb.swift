@@ -3,7 +3,7 @@
 
 public import CProtobufC
 public import FleetProtosC
-public import ProtoRuntime
+@_spi(GeneratedCode) public import ProtoRuntime
 
 extension FleetEngine {
   /// How fast traffic flows on one stretch of a polyline.
@@ -115,13 +115,13 @@ extension FleetEngine {
 }
 
 extension FleetEngine.SpeedReadingInterval: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Maps__Fleetengine__V1__SpeedReadingInterval
+  @_spi(GeneratedCode) public typealias CMessage = Maps__Fleetengine__V1__SpeedReadingInterval
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__maps__fleetengine__v1__speed_reading_interval()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__SpeedReadingInterval>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__SpeedReadingInterval>) throws(ProtoDecodingError) {
     let m = c.pointee
     startPolylinePointIndex = m.start_polyline_point_index
     endPolylinePointIndex = m.end_polyline_point_index
@@ -129,7 +129,7 @@ extension FleetEngine.SpeedReadingInterval: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__SpeedReadingInterval>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__SpeedReadingInterval>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(startPolylinePointIndex, m.start_polyline_point_index) else { return false }
     guard ProtoC.same(endPolylinePointIndex, m.end_polyline_point_index) else { return false }
@@ -137,14 +137,14 @@ extension FleetEngine.SpeedReadingInterval: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__SpeedReadingInterval>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__SpeedReadingInterval>, _ arena: ProtoArena) {
     c.pointee.start_polyline_point_index = startPolylinePointIndex
     c.pointee.end_polyline_point_index = endPolylinePointIndex
     c.pointee.speed = .init(rawValue: .init(truncatingIfNeeded: speed.rawValue))
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.startPolylinePointIndex != 0 { size += 1 + ProtoWire.int32Size(self.startPolylinePointIndex) }
     if self.endPolylinePointIndex != 0 { size += 1 + ProtoWire.int32Size(self.endPolylinePointIndex) }
@@ -153,7 +153,7 @@ extension FleetEngine.SpeedReadingInterval: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.startPolylinePointIndex != 0 { w.byte(0x08); w.int32(self.startPolylinePointIndex) }
     if self.endPolylinePointIndex != 0 { w.byte(0x10); w.int32(self.endPolylinePointIndex) }
     if self.speed.rawValue != 0 { w.byte(0x18); w.int32(self.speed.rawValue) }
@@ -162,27 +162,27 @@ extension FleetEngine.SpeedReadingInterval: CBridgedMessage {
 }
 
 extension FleetEngine.ConsumableTrafficPolyline: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Maps__Fleetengine__V1__ConsumableTrafficPolyline
+  @_spi(GeneratedCode) public typealias CMessage = Maps__Fleetengine__V1__ConsumableTrafficPolyline
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__maps__fleetengine__v1__consumable_traffic_polyline()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__ConsumableTrafficPolyline>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__ConsumableTrafficPolyline>) throws(ProtoDecodingError) {
     let m = c.pointee
     speedReadingInterval = try ProtoC.messages(m.speed_reading_interval, m.n_speed_reading_interval, as: FleetEngine.SpeedReadingInterval.self)
     encodedPathToWaypoint = try ProtoC.string(m.encoded_path_to_waypoint)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__ConsumableTrafficPolyline>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__ConsumableTrafficPolyline>) -> Bool {
     let m = c.pointee
     guard ProtoC.sameMessages(speedReadingInterval, m.speed_reading_interval, m.n_speed_reading_interval) else { return false }
     guard ProtoC.same(encodedPathToWaypoint, m.encoded_path_to_waypoint) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__ConsumableTrafficPolyline>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__ConsumableTrafficPolyline>, _ arena: ProtoArena) {
     if !speedReadingInterval.isEmpty {
       c.pointee.n_speed_reading_interval = speedReadingInterval.count
       c.pointee.speed_reading_interval = arena.messages(speedReadingInterval)
@@ -191,7 +191,7 @@ extension FleetEngine.ConsumableTrafficPolyline: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.speedReadingInterval {
       size += 1 + ProtoWire.messageSize(v)
@@ -201,7 +201,7 @@ extension FleetEngine.ConsumableTrafficPolyline: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     for v in self.speedReadingInterval {
       w.byte(0x0a); w.message(v)
     }

@@ -3,7 +3,7 @@
 
 public import CProtobufC
 public import FleetProtosC
-public import ProtoRuntime
+@_spi(GeneratedCode) public import ProtoRuntime
 
 extension FleetEngine {
   /// Request of CreateTrip.
@@ -293,13 +293,13 @@ extension FleetEngine {
 }
 
 extension FleetEngine.CreateTripRequest: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Maps__Fleetengine__V1__CreateTripRequest
+  @_spi(GeneratedCode) public typealias CMessage = Maps__Fleetengine__V1__CreateTripRequest
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__maps__fleetengine__v1__create_trip_request()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__CreateTripRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__CreateTripRequest>) throws(ProtoDecodingError) {
     let m = c.pointee
     if let p = m.header { header = try FleetEngine.RequestHeader(cMessage: p) }
     parent = try ProtoC.string(m.parent)
@@ -308,7 +308,7 @@ extension FleetEngine.CreateTripRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__CreateTripRequest>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__CreateTripRequest>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(header, m.header) else { return false }
     guard ProtoC.same(parent, m.parent) else { return false }
@@ -317,7 +317,7 @@ extension FleetEngine.CreateTripRequest: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__CreateTripRequest>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__CreateTripRequest>, _ arena: ProtoArena) {
     if let v = header { c.pointee.header = arena.message(v) }
     if !parent.isEmpty { c.pointee.parent = arena.cString(parent) }
     if !tripID.isEmpty { c.pointee.trip_id = arena.cString(tripID) }
@@ -325,7 +325,7 @@ extension FleetEngine.CreateTripRequest: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.header {
       size += 1 + ProtoWire.messageSize(v)
@@ -339,7 +339,7 @@ extension FleetEngine.CreateTripRequest: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.header {
       w.byte(0x0a); w.message(v)
     }
@@ -353,13 +353,13 @@ extension FleetEngine.CreateTripRequest: CBridgedMessage {
 }
 
 extension FleetEngine.GetTripRequest: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Maps__Fleetengine__V1__GetTripRequest
+  @_spi(GeneratedCode) public typealias CMessage = Maps__Fleetengine__V1__GetTripRequest
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__maps__fleetengine__v1__get_trip_request()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__GetTripRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__GetTripRequest>) throws(ProtoDecodingError) {
     let m = c.pointee
     if let p = m.header { header = try FleetEngine.RequestHeader(cMessage: p) }
     name = try ProtoC.string(m.name)
@@ -372,7 +372,7 @@ extension FleetEngine.GetTripRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__GetTripRequest>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__GetTripRequest>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(header, m.header) else { return false }
     guard ProtoC.same(name, m.name) else { return false }
@@ -385,7 +385,7 @@ extension FleetEngine.GetTripRequest: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__GetTripRequest>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__GetTripRequest>, _ arena: ProtoArena) {
     if let v = header { c.pointee.header = arena.message(v) }
     if !name.isEmpty { c.pointee.name = arena.cString(name) }
     c.pointee.view = .init(rawValue: .init(truncatingIfNeeded: view.rawValue))
@@ -397,7 +397,7 @@ extension FleetEngine.GetTripRequest: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.header {
       size += 1 + ProtoWire.messageSize(v)
@@ -421,7 +421,7 @@ extension FleetEngine.GetTripRequest: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.header {
       w.byte(0x0a); w.message(v)
     }
@@ -445,33 +445,33 @@ extension FleetEngine.GetTripRequest: CBridgedMessage {
 }
 
 extension FleetEngine.DeleteTripRequest: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Maps__Fleetengine__V1__DeleteTripRequest
+  @_spi(GeneratedCode) public typealias CMessage = Maps__Fleetengine__V1__DeleteTripRequest
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__maps__fleetengine__v1__delete_trip_request()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__DeleteTripRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__DeleteTripRequest>) throws(ProtoDecodingError) {
     let m = c.pointee
     if let p = m.header { header = try FleetEngine.RequestHeader(cMessage: p) }
     name = try ProtoC.string(m.name)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__DeleteTripRequest>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__DeleteTripRequest>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(header, m.header) else { return false }
     guard ProtoC.same(name, m.name) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__DeleteTripRequest>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__DeleteTripRequest>, _ arena: ProtoArena) {
     if let v = header { c.pointee.header = arena.message(v) }
     if !name.isEmpty { c.pointee.name = arena.cString(name) }
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.header {
       size += 1 + ProtoWire.messageSize(v)
@@ -481,7 +481,7 @@ extension FleetEngine.DeleteTripRequest: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.header {
       w.byte(0x0a); w.message(v)
     }
@@ -491,13 +491,13 @@ extension FleetEngine.DeleteTripRequest: CBridgedMessage {
 }
 
 extension FleetEngine.ReportBillableTripRequest: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Maps__Fleetengine__V1__ReportBillableTripRequest
+  @_spi(GeneratedCode) public typealias CMessage = Maps__Fleetengine__V1__ReportBillableTripRequest
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__maps__fleetengine__v1__report_billable_trip_request()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__ReportBillableTripRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__ReportBillableTripRequest>) throws(ProtoDecodingError) {
     let m = c.pointee
     name = try ProtoC.string(m.name)
     countryCode = try ProtoC.string(m.country_code)
@@ -507,7 +507,7 @@ extension FleetEngine.ReportBillableTripRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__ReportBillableTripRequest>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__ReportBillableTripRequest>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(name, m.name) else { return false }
     guard ProtoC.same(countryCode, m.country_code) else { return false }
@@ -517,7 +517,7 @@ extension FleetEngine.ReportBillableTripRequest: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__ReportBillableTripRequest>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__ReportBillableTripRequest>, _ arena: ProtoArena) {
     if !name.isEmpty { c.pointee.name = arena.cString(name) }
     if !countryCode.isEmpty { c.pointee.country_code = arena.cString(countryCode) }
     c.pointee.platform = .init(rawValue: .init(truncatingIfNeeded: platform.rawValue))
@@ -529,7 +529,7 @@ extension FleetEngine.ReportBillableTripRequest: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.name, tagSize: 1, omittingEmpty: true)
     size += ProtoWire.stringSize(self.countryCode, tagSize: 1, omittingEmpty: true)
@@ -542,7 +542,7 @@ extension FleetEngine.ReportBillableTripRequest: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.name, tag: 18, omittingEmpty: true)
     w.string(self.countryCode, tag: 26, omittingEmpty: true)
     if self.platform.rawValue != 0 { w.byte(0x28); w.int32(self.platform.rawValue) }
@@ -555,13 +555,13 @@ extension FleetEngine.ReportBillableTripRequest: CBridgedMessage {
 }
 
 extension FleetEngine.UpdateTripRequest: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Maps__Fleetengine__V1__UpdateTripRequest
+  @_spi(GeneratedCode) public typealias CMessage = Maps__Fleetengine__V1__UpdateTripRequest
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__maps__fleetengine__v1__update_trip_request()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__UpdateTripRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__UpdateTripRequest>) throws(ProtoDecodingError) {
     let m = c.pointee
     if let p = m.header { header = try FleetEngine.RequestHeader(cMessage: p) }
     name = try ProtoC.string(m.name)
@@ -570,7 +570,7 @@ extension FleetEngine.UpdateTripRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__UpdateTripRequest>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__UpdateTripRequest>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(header, m.header) else { return false }
     guard ProtoC.same(name, m.name) else { return false }
@@ -579,7 +579,7 @@ extension FleetEngine.UpdateTripRequest: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__UpdateTripRequest>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__UpdateTripRequest>, _ arena: ProtoArena) {
     if let v = header { c.pointee.header = arena.message(v) }
     if !name.isEmpty { c.pointee.name = arena.cString(name) }
     if let v = trip { c.pointee.trip = arena.message(v) }
@@ -587,7 +587,7 @@ extension FleetEngine.UpdateTripRequest: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.header {
       size += 1 + ProtoWire.messageSize(v)
@@ -603,7 +603,7 @@ extension FleetEngine.UpdateTripRequest: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.header {
       w.byte(0x0a); w.message(v)
     }
@@ -619,13 +619,13 @@ extension FleetEngine.UpdateTripRequest: CBridgedMessage {
 }
 
 extension FleetEngine.SearchTripsRequest: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Maps__Fleetengine__V1__SearchTripsRequest
+  @_spi(GeneratedCode) public typealias CMessage = Maps__Fleetengine__V1__SearchTripsRequest
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__maps__fleetengine__v1__search_trips_request()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__SearchTripsRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__SearchTripsRequest>) throws(ProtoDecodingError) {
     let m = c.pointee
     if let p = m.header { header = try FleetEngine.RequestHeader(cMessage: p) }
     parent = try ProtoC.string(m.parent)
@@ -637,7 +637,7 @@ extension FleetEngine.SearchTripsRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__SearchTripsRequest>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__SearchTripsRequest>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(header, m.header) else { return false }
     guard ProtoC.same(parent, m.parent) else { return false }
@@ -649,7 +649,7 @@ extension FleetEngine.SearchTripsRequest: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__SearchTripsRequest>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__SearchTripsRequest>, _ arena: ProtoArena) {
     if let v = header { c.pointee.header = arena.message(v) }
     if !parent.isEmpty { c.pointee.parent = arena.cString(parent) }
     if !vehicleID.isEmpty { c.pointee.vehicle_id = arena.cString(vehicleID) }
@@ -660,7 +660,7 @@ extension FleetEngine.SearchTripsRequest: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.header {
       size += 1 + ProtoWire.messageSize(v)
@@ -677,7 +677,7 @@ extension FleetEngine.SearchTripsRequest: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.header {
       w.byte(0x0a); w.message(v)
     }
@@ -694,27 +694,27 @@ extension FleetEngine.SearchTripsRequest: CBridgedMessage {
 }
 
 extension FleetEngine.SearchTripsResponse: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Maps__Fleetengine__V1__SearchTripsResponse
+  @_spi(GeneratedCode) public typealias CMessage = Maps__Fleetengine__V1__SearchTripsResponse
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__maps__fleetengine__v1__search_trips_response()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__SearchTripsResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__SearchTripsResponse>) throws(ProtoDecodingError) {
     let m = c.pointee
     trips = try ProtoC.messages(m.trips, m.n_trips, as: FleetEngine.Trip.self)
     nextPageToken = try ProtoC.string(m.next_page_token)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__SearchTripsResponse>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__SearchTripsResponse>) -> Bool {
     let m = c.pointee
     guard ProtoC.sameMessages(trips, m.trips, m.n_trips) else { return false }
     guard ProtoC.same(nextPageToken, m.next_page_token) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__SearchTripsResponse>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__SearchTripsResponse>, _ arena: ProtoArena) {
     if !trips.isEmpty {
       c.pointee.n_trips = trips.count
       c.pointee.trips = arena.messages(trips)
@@ -723,7 +723,7 @@ extension FleetEngine.SearchTripsResponse: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.trips {
       size += 1 + ProtoWire.messageSize(v)
@@ -733,7 +733,7 @@ extension FleetEngine.SearchTripsResponse: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     for v in self.trips {
       w.byte(0x0a); w.message(v)
     }

@@ -3,7 +3,7 @@
 
 public import CProtobufC
 public import FleetProtosC
-public import ProtoRuntime
+@_spi(GeneratedCode) public import ProtoRuntime
 
 extension FleetEngine {
   /// The stage a trip has reached.
@@ -801,13 +801,13 @@ extension FleetEngine {
 }
 
 extension FleetEngine.Trip: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Maps__Fleetengine__V1__Trip
+  @_spi(GeneratedCode) public typealias CMessage = Maps__Fleetengine__V1__Trip
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__maps__fleetengine__v1__trip()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__Trip>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__Trip>) throws(ProtoDecodingError) {
     let m = c.pointee
     name = try ProtoC.string(m.name)
     vehicleID = try ProtoC.string(m.vehicle_id)
@@ -846,7 +846,7 @@ extension FleetEngine.Trip: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__Trip>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__Trip>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(name, m.name) else { return false }
     guard ProtoC.same(vehicleID, m.vehicle_id) else { return false }
@@ -889,7 +889,7 @@ extension FleetEngine.Trip: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__Trip>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__Trip>, _ arena: ProtoArena) {
     if !name.isEmpty { c.pointee.name = arena.cString(name) }
     if !vehicleID.isEmpty { c.pointee.vehicle_id = arena.cString(vehicleID) }
     c.pointee.trip_status = .init(rawValue: .init(truncatingIfNeeded: tripStatus.rawValue))
@@ -952,7 +952,7 @@ extension FleetEngine.Trip: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(storage.name, tagSize: 1, omittingEmpty: true)
     size += ProtoWire.stringSize(storage.vehicleID, tagSize: 1, omittingEmpty: true)
@@ -1044,7 +1044,7 @@ extension FleetEngine.Trip: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(storage.name, tag: 10, omittingEmpty: true)
     w.string(storage.vehicleID, tag: 18, omittingEmpty: true)
     if storage.tripStatus.rawValue != 0 { w.byte(0x18); w.int32(storage.tripStatus.rawValue) }
@@ -1138,13 +1138,13 @@ extension FleetEngine.Trip: CBridgedMessage {
 }
 
 extension FleetEngine.StopLocation: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Maps__Fleetengine__V1__StopLocation
+  @_spi(GeneratedCode) public typealias CMessage = Maps__Fleetengine__V1__StopLocation
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__maps__fleetengine__v1__stop_location()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__StopLocation>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__StopLocation>) throws(ProtoDecodingError) {
     let m = c.pointee
     if let p = m.point { point = try GoogleType.LatLng(cMessage: p) }
     if let p = m.timestamp { timestamp = try GoogleProtobuf.Timestamp(cMessage: p) }
@@ -1152,7 +1152,7 @@ extension FleetEngine.StopLocation: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__StopLocation>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Maps__Fleetengine__V1__StopLocation>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(point, m.point) else { return false }
     guard ProtoC.same(timestamp, m.timestamp) else { return false }
@@ -1160,14 +1160,14 @@ extension FleetEngine.StopLocation: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__StopLocation>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Maps__Fleetengine__V1__StopLocation>, _ arena: ProtoArena) {
     if let v = point { c.pointee.point = arena.message(v) }
     if let v = timestamp { c.pointee.timestamp = arena.message(v) }
     if let v = stopTime { c.pointee.stop_time = arena.message(v) }
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = storage.point {
       size += 1 + ProtoWire.messageSize(v)
@@ -1182,7 +1182,7 @@ extension FleetEngine.StopLocation: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = storage.point {
       w.byte(0x0a); w.message(v)
     }

@@ -3,7 +3,7 @@
 
 public import CProtobufC
 public import FleetProtosC
-public import ProtoRuntime
+@_spi(GeneratedCode) public import ProtoRuntime
 
 extension GoogleType {
   /// A latitude/longitude pair in degrees on the WGS84 datum.
@@ -35,33 +35,33 @@ extension GoogleType {
 }
 
 extension GoogleType.LatLng: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Type__LatLng
+  @_spi(GeneratedCode) public typealias CMessage = Google__Type__LatLng
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__type__lat_lng()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Type__LatLng>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Type__LatLng>) throws(ProtoDecodingError) {
     let m = c.pointee
     latitude = m.latitude
     longitude = m.longitude
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Type__LatLng>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Type__LatLng>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(latitude, m.latitude) else { return false }
     guard ProtoC.same(longitude, m.longitude) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Type__LatLng>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Type__LatLng>, _ arena: ProtoArena) {
     c.pointee.latitude = latitude
     c.pointee.longitude = longitude
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.latitude != 0 { size += 1 + 8 }
     if self.longitude != 0 { size += 1 + 8 }
@@ -69,7 +69,7 @@ extension GoogleType.LatLng: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.latitude != 0 { w.byte(0x09); w.fixed64(self.latitude.bitPattern) }
     if self.longitude != 0 { w.byte(0x11); w.fixed64(self.longitude.bitPattern) }
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }

@@ -3,7 +3,7 @@
 
 public import CProtobufC
 public import GRPCServiceProtosC
-public import ProtoRuntime
+@_spi(GeneratedCode) public import ProtoRuntime
 
 extension GRPCHealthV1 {
   public struct HealthCheckRequest: ProtoMessage {
@@ -95,74 +95,74 @@ extension GRPCHealthV1 {
 }
 
 extension GRPCHealthV1.HealthCheckRequest: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Health__V1__HealthCheckRequest
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Health__V1__HealthCheckRequest
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__health__v1__health_check_request()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Health__V1__HealthCheckRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Health__V1__HealthCheckRequest>) throws(ProtoDecodingError) {
     let m = c.pointee
     service = try ProtoC.string(m.service)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Health__V1__HealthCheckRequest>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Health__V1__HealthCheckRequest>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(service, m.service) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Health__V1__HealthCheckRequest>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Health__V1__HealthCheckRequest>, _ arena: ProtoArena) {
     if !service.isEmpty { c.pointee.service = arena.cString(service) }
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.service, tagSize: 1, omittingEmpty: true)
     if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.service, tag: 10, omittingEmpty: true)
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
 extension GRPCHealthV1.HealthCheckResponse: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Health__V1__HealthCheckResponse
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Health__V1__HealthCheckResponse
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__health__v1__health_check_response()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Health__V1__HealthCheckResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Health__V1__HealthCheckResponse>) throws(ProtoDecodingError) {
     let m = c.pointee
     status = GRPCHealthV1.HealthCheckResponse.ServingStatus(rawValue: Int32(truncatingIfNeeded: m.status.rawValue))
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Health__V1__HealthCheckResponse>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Health__V1__HealthCheckResponse>) -> Bool {
     let m = c.pointee
     guard status == GRPCHealthV1.HealthCheckResponse.ServingStatus(rawValue: Int32(truncatingIfNeeded: m.status.rawValue)) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Health__V1__HealthCheckResponse>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Health__V1__HealthCheckResponse>, _ arena: ProtoArena) {
     c.pointee.status = .init(rawValue: .init(truncatingIfNeeded: status.rawValue))
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.status.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.status.rawValue) }
     if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.status.rawValue != 0 { w.byte(0x08); w.int32(self.status.rawValue) }
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }

@@ -3,7 +3,7 @@
 
 public import CProtobufC
 public import GRPCServiceProtosC
-public import ProtoRuntime
+@_spi(GeneratedCode) public import ProtoRuntime
 
 extension GRPCReflectionV1 {
   /// The message sent by the client when calling ServerReflectionInfo method.
@@ -246,13 +246,13 @@ extension GRPCReflectionV1 {
 }
 
 extension GRPCReflectionV1.ServerReflectionRequest: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Reflection__V1__ServerReflectionRequest
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Reflection__V1__ServerReflectionRequest
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__reflection__v1__server_reflection_request()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ServerReflectionRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ServerReflectionRequest>) throws(ProtoDecodingError) {
     let m = c.pointee
     host = try ProtoC.string(m.host)
     switch m.message_request_case.rawValue {
@@ -266,7 +266,7 @@ extension GRPCReflectionV1.ServerReflectionRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1__ServerReflectionRequest>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1__ServerReflectionRequest>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(host, m.host) else { return false }
     switch messageRequest {
@@ -280,7 +280,7 @@ extension GRPCReflectionV1.ServerReflectionRequest: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1__ServerReflectionRequest>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1__ServerReflectionRequest>, _ arena: ProtoArena) {
     if !host.isEmpty { c.pointee.host = arena.cString(host) }
     switch messageRequest {
     case .fileByFilename(let v)?:
@@ -303,7 +303,7 @@ extension GRPCReflectionV1.ServerReflectionRequest: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.host, tagSize: 1, omittingEmpty: true)
     if case .fileByFilename(let v)? = self.messageRequest {
@@ -325,7 +325,7 @@ extension GRPCReflectionV1.ServerReflectionRequest: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.host, tag: 10, omittingEmpty: true)
     if case .fileByFilename(let v)? = self.messageRequest {
       w.string(v, tag: 26, omittingEmpty: false)
@@ -347,33 +347,33 @@ extension GRPCReflectionV1.ServerReflectionRequest: CBridgedMessage {
 }
 
 extension GRPCReflectionV1.ExtensionRequest: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Reflection__V1__ExtensionRequest
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Reflection__V1__ExtensionRequest
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__reflection__v1__extension_request()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ExtensionRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ExtensionRequest>) throws(ProtoDecodingError) {
     let m = c.pointee
     containingType = try ProtoC.string(m.containing_type)
     extensionNumber = m.extension_number
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1__ExtensionRequest>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1__ExtensionRequest>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(containingType, m.containing_type) else { return false }
     guard ProtoC.same(extensionNumber, m.extension_number) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1__ExtensionRequest>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1__ExtensionRequest>, _ arena: ProtoArena) {
     if !containingType.isEmpty { c.pointee.containing_type = arena.cString(containingType) }
     c.pointee.extension_number = extensionNumber
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.containingType, tagSize: 1, omittingEmpty: true)
     if self.extensionNumber != 0 { size += 1 + ProtoWire.int32Size(self.extensionNumber) }
@@ -381,7 +381,7 @@ extension GRPCReflectionV1.ExtensionRequest: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.containingType, tag: 10, omittingEmpty: true)
     if self.extensionNumber != 0 { w.byte(0x10); w.int32(self.extensionNumber) }
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
@@ -389,13 +389,13 @@ extension GRPCReflectionV1.ExtensionRequest: CBridgedMessage {
 }
 
 extension GRPCReflectionV1.ServerReflectionResponse: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Reflection__V1__ServerReflectionResponse
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Reflection__V1__ServerReflectionResponse
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__reflection__v1__server_reflection_response()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ServerReflectionResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ServerReflectionResponse>) throws(ProtoDecodingError) {
     let m = c.pointee
     validHost = try ProtoC.string(m.valid_host)
     if let p = m.original_request { originalRequest = try GRPCReflectionV1.ServerReflectionRequest(cMessage: p) }
@@ -409,7 +409,7 @@ extension GRPCReflectionV1.ServerReflectionResponse: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1__ServerReflectionResponse>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1__ServerReflectionResponse>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(validHost, m.valid_host) else { return false }
     guard ProtoC.same(originalRequest, m.original_request) else { return false }
@@ -423,7 +423,7 @@ extension GRPCReflectionV1.ServerReflectionResponse: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1__ServerReflectionResponse>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1__ServerReflectionResponse>, _ arena: ProtoArena) {
     if !validHost.isEmpty { c.pointee.valid_host = arena.cString(validHost) }
     if let v = originalRequest { c.pointee.original_request = arena.message(v) }
     switch messageResponse {
@@ -444,7 +444,7 @@ extension GRPCReflectionV1.ServerReflectionResponse: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.validHost, tagSize: 1, omittingEmpty: true)
     if let v = self.originalRequest {
@@ -466,7 +466,7 @@ extension GRPCReflectionV1.ServerReflectionResponse: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.validHost, tag: 10, omittingEmpty: true)
     if let v = self.originalRequest {
       w.byte(0x12); w.message(v)
@@ -488,25 +488,25 @@ extension GRPCReflectionV1.ServerReflectionResponse: CBridgedMessage {
 }
 
 extension GRPCReflectionV1.FileDescriptorResponse: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Reflection__V1__FileDescriptorResponse
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Reflection__V1__FileDescriptorResponse
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__reflection__v1__file_descriptor_response()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Reflection__V1__FileDescriptorResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__FileDescriptorResponse>) throws(ProtoDecodingError) {
     let m = c.pointee
     fileDescriptorProto = try ProtoC.map(m.file_descriptor_proto, m.n_file_descriptor_proto) { v throws(ProtoDecodingError) in ProtoC.bytes(v) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1__FileDescriptorResponse>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1__FileDescriptorResponse>) -> Bool {
     let m = c.pointee
     guard ProtoC.sameElements(fileDescriptorProto, m.file_descriptor_proto, m.n_file_descriptor_proto, { h, v in ProtoC.same(h, v) }) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1__FileDescriptorResponse>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1__FileDescriptorResponse>, _ arena: ProtoArena) {
     if !fileDescriptorProto.isEmpty {
       c.pointee.n_file_descriptor_proto = fileDescriptorProto.count
       c.pointee.file_descriptor_proto = arena.map(fileDescriptorProto) { v in arena.binary(v) }
@@ -514,7 +514,7 @@ extension GRPCReflectionV1.FileDescriptorResponse: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.fileDescriptorProto {
       size += 1 + ProtoWire.delimitedSize(v.count)
@@ -523,7 +523,7 @@ extension GRPCReflectionV1.FileDescriptorResponse: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     for v in self.fileDescriptorProto {
       w.byte(0x0a); w.bytes(v)
     }
@@ -532,27 +532,27 @@ extension GRPCReflectionV1.FileDescriptorResponse: CBridgedMessage {
 }
 
 extension GRPCReflectionV1.ExtensionNumberResponse: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Reflection__V1__ExtensionNumberResponse
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Reflection__V1__ExtensionNumberResponse
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__reflection__v1__extension_number_response()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ExtensionNumberResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ExtensionNumberResponse>) throws(ProtoDecodingError) {
     let m = c.pointee
     baseTypeName = try ProtoC.string(m.base_type_name)
     extensionNumber = ProtoC.scalars(m.extension_number, m.n_extension_number)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1__ExtensionNumberResponse>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1__ExtensionNumberResponse>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(baseTypeName, m.base_type_name) else { return false }
     guard ProtoC.sameElements(extensionNumber, m.extension_number, m.n_extension_number, { h, v in ProtoC.same(h, v) }) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1__ExtensionNumberResponse>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1__ExtensionNumberResponse>, _ arena: ProtoArena) {
     if !baseTypeName.isEmpty { c.pointee.base_type_name = arena.cString(baseTypeName) }
     if !extensionNumber.isEmpty {
       c.pointee.n_extension_number = extensionNumber.count
@@ -561,7 +561,7 @@ extension GRPCReflectionV1.ExtensionNumberResponse: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.baseTypeName, tagSize: 1, omittingEmpty: true)
     if !self.extensionNumber.isEmpty {
@@ -573,7 +573,7 @@ extension GRPCReflectionV1.ExtensionNumberResponse: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.baseTypeName, tag: 10, omittingEmpty: true)
     if !self.extensionNumber.isEmpty {
       var payload = 0
@@ -587,25 +587,25 @@ extension GRPCReflectionV1.ExtensionNumberResponse: CBridgedMessage {
 }
 
 extension GRPCReflectionV1.ListServiceResponse: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Reflection__V1__ListServiceResponse
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Reflection__V1__ListServiceResponse
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__reflection__v1__list_service_response()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ListServiceResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ListServiceResponse>) throws(ProtoDecodingError) {
     let m = c.pointee
     service = try ProtoC.messages(m.service, m.n_service, as: GRPCReflectionV1.ServiceResponse.self)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1__ListServiceResponse>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1__ListServiceResponse>) -> Bool {
     let m = c.pointee
     guard ProtoC.sameMessages(service, m.service, m.n_service) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1__ListServiceResponse>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1__ListServiceResponse>, _ arena: ProtoArena) {
     if !service.isEmpty {
       c.pointee.n_service = service.count
       c.pointee.service = arena.messages(service)
@@ -613,7 +613,7 @@ extension GRPCReflectionV1.ListServiceResponse: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.service {
       size += 1 + ProtoWire.messageSize(v)
@@ -622,7 +622,7 @@ extension GRPCReflectionV1.ListServiceResponse: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     for v in self.service {
       w.byte(0x0a); w.message(v)
     }
@@ -631,70 +631,70 @@ extension GRPCReflectionV1.ListServiceResponse: CBridgedMessage {
 }
 
 extension GRPCReflectionV1.ServiceResponse: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Reflection__V1__ServiceResponse
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Reflection__V1__ServiceResponse
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__reflection__v1__service_response()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ServiceResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ServiceResponse>) throws(ProtoDecodingError) {
     let m = c.pointee
     name = try ProtoC.string(m.name)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1__ServiceResponse>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1__ServiceResponse>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(name, m.name) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1__ServiceResponse>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1__ServiceResponse>, _ arena: ProtoArena) {
     if !name.isEmpty { c.pointee.name = arena.cString(name) }
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.name, tagSize: 1, omittingEmpty: true)
     if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.name, tag: 10, omittingEmpty: true)
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
 extension GRPCReflectionV1.ErrorResponse: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Reflection__V1__ErrorResponse
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Reflection__V1__ErrorResponse
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__reflection__v1__error_response()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ErrorResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ErrorResponse>) throws(ProtoDecodingError) {
     let m = c.pointee
     errorCode = m.error_code
     errorMessage = try ProtoC.string(m.error_message)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1__ErrorResponse>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Reflection__V1__ErrorResponse>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(errorCode, m.error_code) else { return false }
     guard ProtoC.same(errorMessage, m.error_message) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1__ErrorResponse>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Reflection__V1__ErrorResponse>, _ arena: ProtoArena) {
     c.pointee.error_code = errorCode
     if !errorMessage.isEmpty { c.pointee.error_message = arena.cString(errorMessage) }
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.errorCode != 0 { size += 1 + ProtoWire.int32Size(self.errorCode) }
     size += ProtoWire.stringSize(self.errorMessage, tagSize: 1, omittingEmpty: true)
@@ -702,7 +702,7 @@ extension GRPCReflectionV1.ErrorResponse: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.errorCode != 0 { w.byte(0x08); w.int32(self.errorCode) }
     w.string(self.errorMessage, tag: 18, omittingEmpty: true)
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }

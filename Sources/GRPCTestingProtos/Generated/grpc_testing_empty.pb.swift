@@ -3,7 +3,7 @@
 
 public import CProtobufC
 public import GRPCTestingProtosC
-public import ProtoRuntime
+@_spi(GeneratedCode) public import ProtoRuntime
 
 extension GRPCTesting {
   /// An empty message that you can re-use to avoid defining duplicated empty
@@ -32,31 +32,31 @@ extension GRPCTesting {
 }
 
 extension GRPCTesting.Empty: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__Empty
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__Empty
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__empty()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__Empty>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__Empty>) throws(ProtoDecodingError) {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__Empty>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__Empty>) -> Bool {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__Empty>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__Empty>, _ arena: ProtoArena) {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }

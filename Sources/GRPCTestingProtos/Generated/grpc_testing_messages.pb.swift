@@ -3,7 +3,7 @@
 
 public import CProtobufC
 public import GRPCTestingProtosC
-public import ProtoRuntime
+@_spi(GeneratedCode) public import ProtoRuntime
 
 extension GRPCTesting {
   /// The type of payload that should be returned.
@@ -709,70 +709,70 @@ extension GRPCTesting {
 }
 
 extension GRPCTesting.BoolValue: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__BoolValue
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__BoolValue
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__bool_value()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__BoolValue>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__BoolValue>) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value != 0
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__BoolValue>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__BoolValue>) -> Bool {
     let m = c.pointee
     guard value == (m.value != 0) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__BoolValue>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__BoolValue>, _ arena: ProtoArena) {
     c.pointee.value = value ? 1 : 0
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.value { size += 1 + 1 }
     if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.value { w.byte(0x08); w.bool(self.value) }
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
 extension GRPCTesting.Payload: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__Payload
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__Payload
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__payload()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__Payload>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__Payload>) throws(ProtoDecodingError) {
     let m = c.pointee
     type = GRPCTesting.PayloadType(rawValue: Int32(truncatingIfNeeded: m.type.rawValue))
     body = ProtoC.bytes(m.body)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__Payload>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__Payload>) -> Bool {
     let m = c.pointee
     guard type == GRPCTesting.PayloadType(rawValue: Int32(truncatingIfNeeded: m.type.rawValue)) else { return false }
     guard ProtoC.same(body, m.body) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__Payload>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__Payload>, _ arena: ProtoArena) {
     c.pointee.type = .init(rawValue: .init(truncatingIfNeeded: type.rawValue))
     if !body.isEmpty { c.pointee.body = arena.binary(body) }
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.type.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.type.rawValue) }
     if !self.body.isEmpty { size += 1 + ProtoWire.delimitedSize(self.body.count) }
@@ -780,7 +780,7 @@ extension GRPCTesting.Payload: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.type.rawValue != 0 { w.byte(0x08); w.int32(self.type.rawValue) }
     if !self.body.isEmpty { w.byte(0x12); w.bytes(self.body) }
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
@@ -788,33 +788,33 @@ extension GRPCTesting.Payload: CBridgedMessage {
 }
 
 extension GRPCTesting.EchoStatus: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__EchoStatus
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__EchoStatus
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__echo_status()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__EchoStatus>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__EchoStatus>) throws(ProtoDecodingError) {
     let m = c.pointee
     code = m.code
     message = try ProtoC.string(m.message)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__EchoStatus>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__EchoStatus>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(code, m.code) else { return false }
     guard ProtoC.same(message, m.message) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__EchoStatus>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__EchoStatus>, _ arena: ProtoArena) {
     c.pointee.code = code
     if !message.isEmpty { c.pointee.message = arena.cString(message) }
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.code != 0 { size += 1 + ProtoWire.int32Size(self.code) }
     size += ProtoWire.stringSize(self.message, tagSize: 1, omittingEmpty: true)
@@ -822,7 +822,7 @@ extension GRPCTesting.EchoStatus: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.code != 0 { w.byte(0x08); w.int32(self.code) }
     w.string(self.message, tag: 18, omittingEmpty: true)
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
@@ -830,13 +830,13 @@ extension GRPCTesting.EchoStatus: CBridgedMessage {
 }
 
 extension GRPCTesting.SimpleRequest: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__SimpleRequest
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__SimpleRequest
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__simple_request()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__SimpleRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__SimpleRequest>) throws(ProtoDecodingError) {
     let m = c.pointee
     responseType = GRPCTesting.PayloadType(rawValue: Int32(truncatingIfNeeded: m.response_type.rawValue))
     responseSize = m.response_size
@@ -853,7 +853,7 @@ extension GRPCTesting.SimpleRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__SimpleRequest>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__SimpleRequest>) -> Bool {
     let m = c.pointee
     guard responseType == GRPCTesting.PayloadType(rawValue: Int32(truncatingIfNeeded: m.response_type.rawValue)) else { return false }
     guard ProtoC.same(responseSize, m.response_size) else { return false }
@@ -870,7 +870,7 @@ extension GRPCTesting.SimpleRequest: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__SimpleRequest>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__SimpleRequest>, _ arena: ProtoArena) {
     c.pointee.response_type = .init(rawValue: .init(truncatingIfNeeded: responseType.rawValue))
     c.pointee.response_size = responseSize
     if let v = payload { c.pointee.payload = arena.message(v) }
@@ -886,7 +886,7 @@ extension GRPCTesting.SimpleRequest: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.responseType.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.responseType.rawValue) }
     if self.responseSize != 0 { size += 1 + ProtoWire.int32Size(self.responseSize) }
@@ -916,7 +916,7 @@ extension GRPCTesting.SimpleRequest: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.responseType.rawValue != 0 { w.byte(0x08); w.int32(self.responseType.rawValue) }
     if self.responseSize != 0 { w.byte(0x10); w.int32(self.responseSize) }
     if let v = self.payload {
@@ -946,13 +946,13 @@ extension GRPCTesting.SimpleRequest: CBridgedMessage {
 }
 
 extension GRPCTesting.SimpleResponse: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__SimpleResponse
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__SimpleResponse
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__simple_response()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__SimpleResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__SimpleResponse>) throws(ProtoDecodingError) {
     let m = c.pointee
     if let p = m.payload { payload = try GRPCTesting.Payload(cMessage: p) }
     username = try ProtoC.string(m.username)
@@ -963,7 +963,7 @@ extension GRPCTesting.SimpleResponse: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__SimpleResponse>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__SimpleResponse>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(payload, m.payload) else { return false }
     guard ProtoC.same(username, m.username) else { return false }
@@ -974,7 +974,7 @@ extension GRPCTesting.SimpleResponse: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__SimpleResponse>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__SimpleResponse>, _ arena: ProtoArena) {
     if let v = payload { c.pointee.payload = arena.message(v) }
     if !username.isEmpty { c.pointee.username = arena.cString(username) }
     if !oauthScope.isEmpty { c.pointee.oauth_scope = arena.cString(oauthScope) }
@@ -984,7 +984,7 @@ extension GRPCTesting.SimpleResponse: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.payload {
       size += 1 + ProtoWire.messageSize(v)
@@ -998,7 +998,7 @@ extension GRPCTesting.SimpleResponse: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.payload {
       w.byte(0x0a); w.message(v)
     }
@@ -1012,33 +1012,33 @@ extension GRPCTesting.SimpleResponse: CBridgedMessage {
 }
 
 extension GRPCTesting.StreamingInputCallRequest: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__StreamingInputCallRequest
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__StreamingInputCallRequest
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__streaming_input_call_request()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__StreamingInputCallRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__StreamingInputCallRequest>) throws(ProtoDecodingError) {
     let m = c.pointee
     if let p = m.payload { payload = try GRPCTesting.Payload(cMessage: p) }
     if let p = m.expect_compressed { expectCompressed = try GRPCTesting.BoolValue(cMessage: p) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__StreamingInputCallRequest>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__StreamingInputCallRequest>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(payload, m.payload) else { return false }
     guard ProtoC.same(expectCompressed, m.expect_compressed) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__StreamingInputCallRequest>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__StreamingInputCallRequest>, _ arena: ProtoArena) {
     if let v = payload { c.pointee.payload = arena.message(v) }
     if let v = expectCompressed { c.pointee.expect_compressed = arena.message(v) }
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.payload {
       size += 1 + ProtoWire.messageSize(v)
@@ -1050,7 +1050,7 @@ extension GRPCTesting.StreamingInputCallRequest: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.payload {
       w.byte(0x0a); w.message(v)
     }
@@ -1062,50 +1062,50 @@ extension GRPCTesting.StreamingInputCallRequest: CBridgedMessage {
 }
 
 extension GRPCTesting.StreamingInputCallResponse: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__StreamingInputCallResponse
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__StreamingInputCallResponse
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__streaming_input_call_response()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__StreamingInputCallResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__StreamingInputCallResponse>) throws(ProtoDecodingError) {
     let m = c.pointee
     aggregatedPayloadSize = m.aggregated_payload_size
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__StreamingInputCallResponse>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__StreamingInputCallResponse>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(aggregatedPayloadSize, m.aggregated_payload_size) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__StreamingInputCallResponse>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__StreamingInputCallResponse>, _ arena: ProtoArena) {
     c.pointee.aggregated_payload_size = aggregatedPayloadSize
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.aggregatedPayloadSize != 0 { size += 1 + ProtoWire.int32Size(self.aggregatedPayloadSize) }
     if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.aggregatedPayloadSize != 0 { w.byte(0x08); w.int32(self.aggregatedPayloadSize) }
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
 extension GRPCTesting.ResponseParameters: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__ResponseParameters
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__ResponseParameters
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__response_parameters()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__ResponseParameters>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__ResponseParameters>) throws(ProtoDecodingError) {
     let m = c.pointee
     size = m.size
     intervalUs = m.interval_us
@@ -1113,7 +1113,7 @@ extension GRPCTesting.ResponseParameters: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__ResponseParameters>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__ResponseParameters>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(size, m.size) else { return false }
     guard ProtoC.same(intervalUs, m.interval_us) else { return false }
@@ -1121,14 +1121,14 @@ extension GRPCTesting.ResponseParameters: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ResponseParameters>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ResponseParameters>, _ arena: ProtoArena) {
     c.pointee.size = size
     c.pointee.interval_us = intervalUs
     if let v = compressed { c.pointee.compressed = arena.message(v) }
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.size != 0 { size += 1 + ProtoWire.int32Size(self.size) }
     if self.intervalUs != 0 { size += 1 + ProtoWire.int32Size(self.intervalUs) }
@@ -1139,7 +1139,7 @@ extension GRPCTesting.ResponseParameters: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.size != 0 { w.byte(0x08); w.int32(self.size) }
     if self.intervalUs != 0 { w.byte(0x10); w.int32(self.intervalUs) }
     if let v = self.compressed {
@@ -1150,13 +1150,13 @@ extension GRPCTesting.ResponseParameters: CBridgedMessage {
 }
 
 extension GRPCTesting.StreamingOutputCallRequest: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__StreamingOutputCallRequest
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__StreamingOutputCallRequest
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__streaming_output_call_request()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__StreamingOutputCallRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__StreamingOutputCallRequest>) throws(ProtoDecodingError) {
     let m = c.pointee
     responseType = GRPCTesting.PayloadType(rawValue: Int32(truncatingIfNeeded: m.response_type.rawValue))
     responseParameters = try ProtoC.messages(m.response_parameters, m.n_response_parameters, as: GRPCTesting.ResponseParameters.self)
@@ -1166,7 +1166,7 @@ extension GRPCTesting.StreamingOutputCallRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__StreamingOutputCallRequest>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__StreamingOutputCallRequest>) -> Bool {
     let m = c.pointee
     guard responseType == GRPCTesting.PayloadType(rawValue: Int32(truncatingIfNeeded: m.response_type.rawValue)) else { return false }
     guard ProtoC.sameMessages(responseParameters, m.response_parameters, m.n_response_parameters) else { return false }
@@ -1176,7 +1176,7 @@ extension GRPCTesting.StreamingOutputCallRequest: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__StreamingOutputCallRequest>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__StreamingOutputCallRequest>, _ arena: ProtoArena) {
     c.pointee.response_type = .init(rawValue: .init(truncatingIfNeeded: responseType.rawValue))
     if !responseParameters.isEmpty {
       c.pointee.n_response_parameters = responseParameters.count
@@ -1188,7 +1188,7 @@ extension GRPCTesting.StreamingOutputCallRequest: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.responseType.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.responseType.rawValue) }
     for v in self.responseParameters {
@@ -1207,7 +1207,7 @@ extension GRPCTesting.StreamingOutputCallRequest: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.responseType.rawValue != 0 { w.byte(0x08); w.int32(self.responseType.rawValue) }
     for v in self.responseParameters {
       w.byte(0x12); w.message(v)
@@ -1226,30 +1226,30 @@ extension GRPCTesting.StreamingOutputCallRequest: CBridgedMessage {
 }
 
 extension GRPCTesting.StreamingOutputCallResponse: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__StreamingOutputCallResponse
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__StreamingOutputCallResponse
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__streaming_output_call_response()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__StreamingOutputCallResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__StreamingOutputCallResponse>) throws(ProtoDecodingError) {
     let m = c.pointee
     if let p = m.payload { payload = try GRPCTesting.Payload(cMessage: p) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__StreamingOutputCallResponse>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__StreamingOutputCallResponse>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(payload, m.payload) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__StreamingOutputCallResponse>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__StreamingOutputCallResponse>, _ arena: ProtoArena) {
     if let v = payload { c.pointee.payload = arena.message(v) }
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.payload {
       size += 1 + ProtoWire.messageSize(v)
@@ -1258,7 +1258,7 @@ extension GRPCTesting.StreamingOutputCallResponse: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.payload {
       w.byte(0x0a); w.message(v)
     }
@@ -1267,64 +1267,64 @@ extension GRPCTesting.StreamingOutputCallResponse: CBridgedMessage {
 }
 
 extension GRPCTesting.ReconnectParams: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__ReconnectParams
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__ReconnectParams
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__reconnect_params()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__ReconnectParams>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__ReconnectParams>) throws(ProtoDecodingError) {
     let m = c.pointee
     maxReconnectBackoffMs = m.max_reconnect_backoff_ms
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__ReconnectParams>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__ReconnectParams>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(maxReconnectBackoffMs, m.max_reconnect_backoff_ms) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ReconnectParams>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ReconnectParams>, _ arena: ProtoArena) {
     c.pointee.max_reconnect_backoff_ms = maxReconnectBackoffMs
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.maxReconnectBackoffMs != 0 { size += 1 + ProtoWire.int32Size(self.maxReconnectBackoffMs) }
     if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.maxReconnectBackoffMs != 0 { w.byte(0x08); w.int32(self.maxReconnectBackoffMs) }
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
 extension GRPCTesting.ReconnectInfo: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__ReconnectInfo
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__ReconnectInfo
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__reconnect_info()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__ReconnectInfo>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__ReconnectInfo>) throws(ProtoDecodingError) {
     let m = c.pointee
     passed = m.passed != 0
     backoffMs = ProtoC.scalars(m.backoff_ms, m.n_backoff_ms)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__ReconnectInfo>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__ReconnectInfo>) -> Bool {
     let m = c.pointee
     guard passed == (m.passed != 0) else { return false }
     guard ProtoC.sameElements(backoffMs, m.backoff_ms, m.n_backoff_ms, { h, v in ProtoC.same(h, v) }) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ReconnectInfo>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ReconnectInfo>, _ arena: ProtoArena) {
     c.pointee.passed = passed ? 1 : 0
     if !backoffMs.isEmpty {
       c.pointee.n_backoff_ms = backoffMs.count
@@ -1333,7 +1333,7 @@ extension GRPCTesting.ReconnectInfo: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.passed { size += 1 + 1 }
     if !self.backoffMs.isEmpty {
@@ -1345,7 +1345,7 @@ extension GRPCTesting.ReconnectInfo: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.passed { w.byte(0x08); w.bool(self.passed) }
     if !self.backoffMs.isEmpty {
       var payload = 0
@@ -1359,33 +1359,33 @@ extension GRPCTesting.ReconnectInfo: CBridgedMessage {
 }
 
 extension GRPCTesting.LoadBalancerStatsRequest: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__LoadBalancerStatsRequest
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__LoadBalancerStatsRequest
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__load_balancer_stats_request()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerStatsRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerStatsRequest>) throws(ProtoDecodingError) {
     let m = c.pointee
     numRpcs = m.num_rpcs
     timeoutSec = m.timeout_sec
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerStatsRequest>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerStatsRequest>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(numRpcs, m.num_rpcs) else { return false }
     guard ProtoC.same(timeoutSec, m.timeout_sec) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerStatsRequest>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerStatsRequest>, _ arena: ProtoArena) {
     c.pointee.num_rpcs = numRpcs
     c.pointee.timeout_sec = timeoutSec
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.numRpcs != 0 { size += 1 + ProtoWire.int32Size(self.numRpcs) }
     if self.timeoutSec != 0 { size += 1 + ProtoWire.int32Size(self.timeoutSec) }
@@ -1393,7 +1393,7 @@ extension GRPCTesting.LoadBalancerStatsRequest: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.numRpcs != 0 { w.byte(0x08); w.int32(self.numRpcs) }
     if self.timeoutSec != 0 { w.byte(0x10); w.int32(self.timeoutSec) }
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
@@ -1401,13 +1401,13 @@ extension GRPCTesting.LoadBalancerStatsRequest: CBridgedMessage {
 }
 
 extension GRPCTesting.LoadBalancerStatsResponse.RpcsByPeer: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__LoadBalancerStatsResponse__RpcsByPeer
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__LoadBalancerStatsResponse__RpcsByPeer
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__load_balancer_stats_response__rpcs_by_peer()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerStatsResponse__RpcsByPeer>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerStatsResponse__RpcsByPeer>) throws(ProtoDecodingError) {
     let m = c.pointee
     for entry in UnsafeBufferPointer(start: m.rpcs_by_peer, count: m.n_rpcs_by_peer) {
       let e = entry!.pointee
@@ -1416,13 +1416,13 @@ extension GRPCTesting.LoadBalancerStatsResponse.RpcsByPeer: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerStatsResponse__RpcsByPeer>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerStatsResponse__RpcsByPeer>) -> Bool {
     let m = c.pointee
     guard rpcsByPeer.isEmpty && m.n_rpcs_by_peer == 0 else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerStatsResponse__RpcsByPeer>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerStatsResponse__RpcsByPeer>, _ arena: ProtoArena) {
     if !rpcsByPeer.isEmpty {
       c.pointee.n_rpcs_by_peer = rpcsByPeer.count
       c.pointee.rpcs_by_peer = arena.mapEntries(
@@ -1435,7 +1435,7 @@ extension GRPCTesting.LoadBalancerStatsResponse.RpcsByPeer: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for (key, value) in self.rpcsByPeer.sorted(by: { $0.key < $1.key }) {
       var entry = 0
@@ -1447,7 +1447,7 @@ extension GRPCTesting.LoadBalancerStatsResponse.RpcsByPeer: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     for (key, value) in self.rpcsByPeer.sorted(by: { $0.key < $1.key }) {
       var entry = 0
       entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
@@ -1462,13 +1462,13 @@ extension GRPCTesting.LoadBalancerStatsResponse.RpcsByPeer: CBridgedMessage {
 }
 
 extension GRPCTesting.LoadBalancerStatsResponse: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__LoadBalancerStatsResponse
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__LoadBalancerStatsResponse
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__load_balancer_stats_response()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerStatsResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerStatsResponse>) throws(ProtoDecodingError) {
     let m = c.pointee
     for entry in UnsafeBufferPointer(start: m.rpcs_by_peer, count: m.n_rpcs_by_peer) {
       let e = entry!.pointee
@@ -1482,7 +1482,7 @@ extension GRPCTesting.LoadBalancerStatsResponse: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerStatsResponse>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerStatsResponse>) -> Bool {
     let m = c.pointee
     guard rpcsByPeer.isEmpty && m.n_rpcs_by_peer == 0 else { return false }
     guard ProtoC.same(numFailures, m.num_failures) else { return false }
@@ -1490,7 +1490,7 @@ extension GRPCTesting.LoadBalancerStatsResponse: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerStatsResponse>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerStatsResponse>, _ arena: ProtoArena) {
     if !rpcsByPeer.isEmpty {
       c.pointee.n_rpcs_by_peer = rpcsByPeer.count
       c.pointee.rpcs_by_peer = arena.mapEntries(
@@ -1513,7 +1513,7 @@ extension GRPCTesting.LoadBalancerStatsResponse: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for (key, value) in self.rpcsByPeer.sorted(by: { $0.key < $1.key }) {
       var entry = 0
@@ -1532,7 +1532,7 @@ extension GRPCTesting.LoadBalancerStatsResponse: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     for (key, value) in self.rpcsByPeer.sorted(by: { $0.key < $1.key }) {
       var entry = 0
       entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
@@ -1557,43 +1557,43 @@ extension GRPCTesting.LoadBalancerStatsResponse: CBridgedMessage {
 }
 
 extension GRPCTesting.LoadBalancerAccumulatedStatsRequest: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__LoadBalancerAccumulatedStatsRequest
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__LoadBalancerAccumulatedStatsRequest
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__load_balancer_accumulated_stats_request()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsRequest>) throws(ProtoDecodingError) {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsRequest>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsRequest>) -> Bool {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerAccumulatedStatsRequest>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerAccumulatedStatsRequest>, _ arena: ProtoArena) {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
 extension GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__LoadBalancerAccumulatedStatsResponse__MethodStats
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__LoadBalancerAccumulatedStatsResponse__MethodStats
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__load_balancer_accumulated_stats_response__method_stats()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse__MethodStats>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse__MethodStats>) throws(ProtoDecodingError) {
     let m = c.pointee
     rpcsStarted = m.rpcs_started
     for entry in UnsafeBufferPointer(start: m.result, count: m.n_result) {
@@ -1603,14 +1603,14 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats: CBridged
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse__MethodStats>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse__MethodStats>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(rpcsStarted, m.rpcs_started) else { return false }
     guard result.isEmpty && m.n_result == 0 else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse__MethodStats>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse__MethodStats>, _ arena: ProtoArena) {
     c.pointee.rpcs_started = rpcsStarted
     if !result.isEmpty {
       c.pointee.n_result = result.count
@@ -1624,7 +1624,7 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats: CBridged
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.rpcsStarted != 0 { size += 1 + ProtoWire.int32Size(self.rpcsStarted) }
     for (key, value) in self.result.sorted(by: { $0.key < $1.key }) {
@@ -1637,7 +1637,7 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats: CBridged
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.rpcsStarted != 0 { w.byte(0x08); w.int32(self.rpcsStarted) }
     for (key, value) in self.result.sorted(by: { $0.key < $1.key }) {
       var entry = 0
@@ -1653,13 +1653,13 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats: CBridged
 }
 
 extension GRPCTesting.LoadBalancerAccumulatedStatsResponse: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__LoadBalancerAccumulatedStatsResponse
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__LoadBalancerAccumulatedStatsResponse
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__load_balancer_accumulated_stats_response()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse>) throws(ProtoDecodingError) {
     let m = c.pointee
     for entry in UnsafeBufferPointer(start: m.num_rpcs_started_by_method, count: m.n_num_rpcs_started_by_method) {
       let e = entry!.pointee
@@ -1680,7 +1680,7 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsResponse: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse>) -> Bool {
     let m = c.pointee
     guard numRpcsStartedByMethod.isEmpty && m.n_num_rpcs_started_by_method == 0 else { return false }
     guard numRpcsSucceededByMethod.isEmpty && m.n_num_rpcs_succeeded_by_method == 0 else { return false }
@@ -1689,7 +1689,7 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsResponse: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse>, _ arena: ProtoArena) {
     if !numRpcsStartedByMethod.isEmpty {
       c.pointee.n_num_rpcs_started_by_method = numRpcsStartedByMethod.count
       c.pointee.num_rpcs_started_by_method = arena.mapEntries(
@@ -1729,7 +1729,7 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsResponse: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for (key, value) in self.numRpcsStartedByMethod.sorted(by: { $0.key < $1.key }) {
       var entry = 0
@@ -1759,7 +1759,7 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsResponse: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     for (key, value) in self.numRpcsStartedByMethod.sorted(by: { $0.key < $1.key }) {
       var entry = 0
       entry += ProtoWire.stringSize(key, tagSize: 1, omittingEmpty: true)
@@ -1801,13 +1801,13 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsResponse: CBridgedMessage {
 }
 
 extension GRPCTesting.ClientConfigureRequest.Metadata: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__ClientConfigureRequest__Metadata
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__ClientConfigureRequest__Metadata
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__client_configure_request__metadata()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureRequest__Metadata>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureRequest__Metadata>) throws(ProtoDecodingError) {
     let m = c.pointee
     type = GRPCTesting.ClientConfigureRequest.RpcType(rawValue: Int32(truncatingIfNeeded: m.type.rawValue))
     key = try ProtoC.string(m.key)
@@ -1815,7 +1815,7 @@ extension GRPCTesting.ClientConfigureRequest.Metadata: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureRequest__Metadata>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureRequest__Metadata>) -> Bool {
     let m = c.pointee
     guard type == GRPCTesting.ClientConfigureRequest.RpcType(rawValue: Int32(truncatingIfNeeded: m.type.rawValue)) else { return false }
     guard ProtoC.same(key, m.key) else { return false }
@@ -1823,14 +1823,14 @@ extension GRPCTesting.ClientConfigureRequest.Metadata: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ClientConfigureRequest__Metadata>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ClientConfigureRequest__Metadata>, _ arena: ProtoArena) {
     c.pointee.type = .init(rawValue: .init(truncatingIfNeeded: type.rawValue))
     if !key.isEmpty { c.pointee.key = arena.cString(key) }
     if !value.isEmpty { c.pointee.value = arena.cString(value) }
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.type.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.type.rawValue) }
     size += ProtoWire.stringSize(self.key, tagSize: 1, omittingEmpty: true)
@@ -1839,7 +1839,7 @@ extension GRPCTesting.ClientConfigureRequest.Metadata: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.type.rawValue != 0 { w.byte(0x08); w.int32(self.type.rawValue) }
     w.string(self.key, tag: 18, omittingEmpty: true)
     w.string(self.value, tag: 26, omittingEmpty: true)
@@ -1848,13 +1848,13 @@ extension GRPCTesting.ClientConfigureRequest.Metadata: CBridgedMessage {
 }
 
 extension GRPCTesting.ClientConfigureRequest: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__ClientConfigureRequest
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__ClientConfigureRequest
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__client_configure_request()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureRequest>) throws(ProtoDecodingError) {
     let m = c.pointee
     types = try ProtoC.map(m.types, m.n_types) { v throws(ProtoDecodingError) in GRPCTesting.ClientConfigureRequest.RpcType(rawValue: Int32(truncatingIfNeeded: v.rawValue)) }
     metadata = try ProtoC.messages(m.metadata, m.n_metadata, as: GRPCTesting.ClientConfigureRequest.Metadata.self)
@@ -1862,7 +1862,7 @@ extension GRPCTesting.ClientConfigureRequest: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureRequest>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureRequest>) -> Bool {
     let m = c.pointee
     guard ProtoC.sameElements(types, m.types, m.n_types, { h, v in h == GRPCTesting.ClientConfigureRequest.RpcType(rawValue: Int32(truncatingIfNeeded: v.rawValue)) }) else { return false }
     guard ProtoC.sameMessages(metadata, m.metadata, m.n_metadata) else { return false }
@@ -1870,7 +1870,7 @@ extension GRPCTesting.ClientConfigureRequest: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ClientConfigureRequest>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ClientConfigureRequest>, _ arena: ProtoArena) {
     if !types.isEmpty {
       c.pointee.n_types = types.count
       c.pointee.types = arena.map(types) { v in .init(rawValue: .init(truncatingIfNeeded: v.rawValue)) }
@@ -1883,7 +1883,7 @@ extension GRPCTesting.ClientConfigureRequest: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if !self.types.isEmpty {
       var payload = 0
@@ -1898,7 +1898,7 @@ extension GRPCTesting.ClientConfigureRequest: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if !self.types.isEmpty {
       var payload = 0
       for v in self.types { payload += ProtoWire.int32Size(v.rawValue) }
@@ -1915,43 +1915,43 @@ extension GRPCTesting.ClientConfigureRequest: CBridgedMessage {
 }
 
 extension GRPCTesting.ClientConfigureResponse: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__ClientConfigureResponse
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__ClientConfigureResponse
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__client_configure_response()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureResponse>) throws(ProtoDecodingError) {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureResponse>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureResponse>) -> Bool {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ClientConfigureResponse>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ClientConfigureResponse>, _ arena: ProtoArena) {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
 extension GRPCTesting.TestOrcaReport: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Grpc__Testing__TestOrcaReport
+  @_spi(GeneratedCode) public typealias CMessage = Grpc__Testing__TestOrcaReport
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__grpc__testing__test_orca_report()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Grpc__Testing__TestOrcaReport>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__TestOrcaReport>) throws(ProtoDecodingError) {
     let m = c.pointee
     cpuUtilization = m.cpu_utilization
     memoryUtilization = m.memory_utilization
@@ -1966,7 +1966,7 @@ extension GRPCTesting.TestOrcaReport: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Grpc__Testing__TestOrcaReport>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Grpc__Testing__TestOrcaReport>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(cpuUtilization, m.cpu_utilization) else { return false }
     guard ProtoC.same(memoryUtilization, m.memory_utilization) else { return false }
@@ -1975,7 +1975,7 @@ extension GRPCTesting.TestOrcaReport: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Grpc__Testing__TestOrcaReport>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__TestOrcaReport>, _ arena: ProtoArena) {
     c.pointee.cpu_utilization = cpuUtilization
     c.pointee.memory_utilization = memoryUtilization
     if !requestCost.isEmpty {
@@ -1999,7 +1999,7 @@ extension GRPCTesting.TestOrcaReport: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.cpuUtilization != 0 { size += 1 + 8 }
     if self.memoryUtilization != 0 { size += 1 + 8 }
@@ -2019,7 +2019,7 @@ extension GRPCTesting.TestOrcaReport: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.cpuUtilization != 0 { w.byte(0x09); w.fixed64(self.cpuUtilization.bitPattern) }
     if self.memoryUtilization != 0 { w.byte(0x11); w.fixed64(self.memoryUtilization.bitPattern) }
     for (key, value) in self.requestCost.sorted(by: { $0.key < $1.key }) {

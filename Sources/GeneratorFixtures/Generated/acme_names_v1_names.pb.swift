@@ -3,7 +3,7 @@
 
 public import CProtobufC
 public import GeneratorFixturesC
-public import ProtoRuntime
+@_spi(GeneratedCode) public import ProtoRuntime
 
 extension AcmeNamesV1 {
   /// Fields named like Swift keywords, a nested `Type`, a oneof named `where`, an enum `Self`
@@ -101,19 +101,19 @@ extension AcmeNamesV1 {
 }
 
 extension AcmeNamesV1.Keywords.TypeMessage: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Acme__Names__V1__Keywords__Type
+  @_spi(GeneratedCode) public typealias CMessage = Acme__Names__V1__Keywords__Type
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__acme__names__v1__keywords__type()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Acme__Names__V1__Keywords__Type>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Acme__Names__V1__Keywords__Type>) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_is != 0 { `is` = m.is }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Acme__Names__V1__Keywords__Type>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Acme__Names__V1__Keywords__Type>) -> Bool {
     let m = c.pointee
     if m.has_is != 0 {
       guard let h = `is`, ProtoC.same(h, m.is) else { return false }
@@ -123,7 +123,7 @@ extension AcmeNamesV1.Keywords.TypeMessage: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Acme__Names__V1__Keywords__Type>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Acme__Names__V1__Keywords__Type>, _ arena: ProtoArena) {
     if let v = `is` {
       c.pointee.has_is = 1
       c.pointee.is = v
@@ -131,7 +131,7 @@ extension AcmeNamesV1.Keywords.TypeMessage: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.`is` {
       size += 1 + ProtoWire.int32Size(v)
@@ -140,7 +140,7 @@ extension AcmeNamesV1.Keywords.TypeMessage: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.`is` {
       w.byte(0x08); w.int32(v)
     }
@@ -149,13 +149,13 @@ extension AcmeNamesV1.Keywords.TypeMessage: CBridgedMessage {
 }
 
 extension AcmeNamesV1.Keywords: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Acme__Names__V1__Keywords
+  @_spi(GeneratedCode) public typealias CMessage = Acme__Names__V1__Keywords
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__acme__names__v1__keywords()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Acme__Names__V1__Keywords>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Acme__Names__V1__Keywords>) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_class_ != 0 { `class` = m.class_ }
     if m.protocol != nil { `protocol` = try ProtoC.string(m.protocol) }
@@ -177,7 +177,7 @@ extension AcmeNamesV1.Keywords: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Acme__Names__V1__Keywords>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Acme__Names__V1__Keywords>) -> Bool {
     let m = c.pointee
     if m.has_class_ != 0 {
       guard let h = `class`, ProtoC.same(h, m.class_) else { return false }
@@ -216,7 +216,7 @@ extension AcmeNamesV1.Keywords: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Acme__Names__V1__Keywords>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Acme__Names__V1__Keywords>, _ arena: ProtoArena) {
     if let v = `class` {
       c.pointee.has_class_ = 1
       c.pointee.class_ = v
@@ -264,7 +264,7 @@ extension AcmeNamesV1.Keywords: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.`class` {
       size += 1 + ProtoWire.int32Size(v)
@@ -306,7 +306,7 @@ extension AcmeNamesV1.Keywords: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.`class` {
       w.byte(0x08); w.int32(v)
     }

@@ -3,7 +3,7 @@
 
 public import CProtobufC
 public import ProtoDescriptorsC
-public import ProtoRuntime
+@_spi(GeneratedCode) public import ProtoRuntime
 
 extension GoogleProtobuf {
   /// The protocol compiler can output a FileDescriptorSet containing the .proto
@@ -1418,25 +1418,25 @@ extension GoogleProtobuf {
 }
 
 extension GoogleProtobuf.FileDescriptorSet: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__FileDescriptorSet
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__FileDescriptorSet
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__file_descriptor_set()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__FileDescriptorSet>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__FileDescriptorSet>) throws(ProtoDecodingError) {
     let m = c.pointee
     file = try ProtoC.messages(m.file, m.n_file, as: GoogleProtobuf.FileDescriptorProto.self)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__FileDescriptorSet>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__FileDescriptorSet>) -> Bool {
     let m = c.pointee
     guard ProtoC.sameMessages(file, m.file, m.n_file) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__FileDescriptorSet>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__FileDescriptorSet>, _ arena: ProtoArena) {
     if !file.isEmpty {
       c.pointee.n_file = file.count
       c.pointee.file = arena.messages(file)
@@ -1444,7 +1444,7 @@ extension GoogleProtobuf.FileDescriptorSet: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.file {
       size += 1 + ProtoWire.messageSize(v)
@@ -1453,7 +1453,7 @@ extension GoogleProtobuf.FileDescriptorSet: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     for v in self.file {
       w.byte(0x0a); w.message(v)
     }
@@ -1462,13 +1462,13 @@ extension GoogleProtobuf.FileDescriptorSet: CBridgedMessage {
 }
 
 extension GoogleProtobuf.FileDescriptorProto: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__FileDescriptorProto
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__FileDescriptorProto
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__file_descriptor_proto()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__FileDescriptorProto>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__FileDescriptorProto>) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.name != nil { name = try ProtoC.string(m.name) }
     if m.package != nil { package = try ProtoC.string(m.package) }
@@ -1485,7 +1485,7 @@ extension GoogleProtobuf.FileDescriptorProto: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__FileDescriptorProto>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__FileDescriptorProto>) -> Bool {
     let m = c.pointee
     if m.name != nil {
       guard let h = name, ProtoC.same(h, m.name) else { return false }
@@ -1514,7 +1514,7 @@ extension GoogleProtobuf.FileDescriptorProto: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__FileDescriptorProto>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__FileDescriptorProto>, _ arena: ProtoArena) {
     if let v = name {
       c.pointee.name = arena.cString(v)
     }
@@ -1557,7 +1557,7 @@ extension GoogleProtobuf.FileDescriptorProto: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.name {
       size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
@@ -1599,7 +1599,7 @@ extension GoogleProtobuf.FileDescriptorProto: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.name {
       w.string(v, tag: 10, omittingEmpty: false)
     }
@@ -1641,13 +1641,13 @@ extension GoogleProtobuf.FileDescriptorProto: CBridgedMessage {
 }
 
 extension GoogleProtobuf.DescriptorProto.ExtensionRange: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__DescriptorProto__ExtensionRange
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__DescriptorProto__ExtensionRange
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__descriptor_proto__extension_range()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__DescriptorProto__ExtensionRange>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__DescriptorProto__ExtensionRange>) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_start != 0 { start = m.start }
     if m.has_end != 0 { end = m.end }
@@ -1655,7 +1655,7 @@ extension GoogleProtobuf.DescriptorProto.ExtensionRange: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__DescriptorProto__ExtensionRange>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__DescriptorProto__ExtensionRange>) -> Bool {
     let m = c.pointee
     if m.has_start != 0 {
       guard let h = start, ProtoC.same(h, m.start) else { return false }
@@ -1671,7 +1671,7 @@ extension GoogleProtobuf.DescriptorProto.ExtensionRange: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__DescriptorProto__ExtensionRange>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__DescriptorProto__ExtensionRange>, _ arena: ProtoArena) {
     if let v = start {
       c.pointee.has_start = 1
       c.pointee.start = v
@@ -1684,7 +1684,7 @@ extension GoogleProtobuf.DescriptorProto.ExtensionRange: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.start {
       size += 1 + ProtoWire.int32Size(v)
@@ -1699,7 +1699,7 @@ extension GoogleProtobuf.DescriptorProto.ExtensionRange: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.start {
       w.byte(0x08); w.int32(v)
     }
@@ -1714,20 +1714,20 @@ extension GoogleProtobuf.DescriptorProto.ExtensionRange: CBridgedMessage {
 }
 
 extension GoogleProtobuf.DescriptorProto.ReservedRange: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__DescriptorProto__ReservedRange
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__DescriptorProto__ReservedRange
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__descriptor_proto__reserved_range()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__DescriptorProto__ReservedRange>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__DescriptorProto__ReservedRange>) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_start != 0 { start = m.start }
     if m.has_end != 0 { end = m.end }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__DescriptorProto__ReservedRange>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__DescriptorProto__ReservedRange>) -> Bool {
     let m = c.pointee
     if m.has_start != 0 {
       guard let h = start, ProtoC.same(h, m.start) else { return false }
@@ -1742,7 +1742,7 @@ extension GoogleProtobuf.DescriptorProto.ReservedRange: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__DescriptorProto__ReservedRange>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__DescriptorProto__ReservedRange>, _ arena: ProtoArena) {
     if let v = start {
       c.pointee.has_start = 1
       c.pointee.start = v
@@ -1754,7 +1754,7 @@ extension GoogleProtobuf.DescriptorProto.ReservedRange: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.start {
       size += 1 + ProtoWire.int32Size(v)
@@ -1766,7 +1766,7 @@ extension GoogleProtobuf.DescriptorProto.ReservedRange: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.start {
       w.byte(0x08); w.int32(v)
     }
@@ -1778,13 +1778,13 @@ extension GoogleProtobuf.DescriptorProto.ReservedRange: CBridgedMessage {
 }
 
 extension GoogleProtobuf.DescriptorProto: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__DescriptorProto
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__DescriptorProto
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__descriptor_proto()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__DescriptorProto>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__DescriptorProto>) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.name != nil { name = try ProtoC.string(m.name) }
     field = try ProtoC.messages(m.field, m.n_field, as: GoogleProtobuf.FieldDescriptorProto.self)
@@ -1799,7 +1799,7 @@ extension GoogleProtobuf.DescriptorProto: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__DescriptorProto>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__DescriptorProto>) -> Bool {
     let m = c.pointee
     if m.name != nil {
       guard let h = name, ProtoC.same(h, m.name) else { return false }
@@ -1818,7 +1818,7 @@ extension GoogleProtobuf.DescriptorProto: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__DescriptorProto>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__DescriptorProto>, _ arena: ProtoArena) {
     if let v = name {
       c.pointee.name = arena.cString(v)
     }
@@ -1858,7 +1858,7 @@ extension GoogleProtobuf.DescriptorProto: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.name {
       size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
@@ -1894,7 +1894,7 @@ extension GoogleProtobuf.DescriptorProto: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.name {
       w.string(v, tag: 10, omittingEmpty: false)
     }
@@ -1930,25 +1930,25 @@ extension GoogleProtobuf.DescriptorProto: CBridgedMessage {
 }
 
 extension GoogleProtobuf.ExtensionRangeOptions: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__ExtensionRangeOptions
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__ExtensionRangeOptions
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__extension_range_options()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__ExtensionRangeOptions>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__ExtensionRangeOptions>) throws(ProtoDecodingError) {
     let m = c.pointee
     uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__ExtensionRangeOptions>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__ExtensionRangeOptions>) -> Bool {
     let m = c.pointee
     guard ProtoC.sameMessages(uninterpretedOption, m.uninterpreted_option, m.n_uninterpreted_option) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__ExtensionRangeOptions>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__ExtensionRangeOptions>, _ arena: ProtoArena) {
     if !uninterpretedOption.isEmpty {
       c.pointee.n_uninterpreted_option = uninterpretedOption.count
       c.pointee.uninterpreted_option = arena.messages(uninterpretedOption)
@@ -1956,7 +1956,7 @@ extension GoogleProtobuf.ExtensionRangeOptions: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.uninterpretedOption {
       size += 2 + ProtoWire.messageSize(v)
@@ -1965,7 +1965,7 @@ extension GoogleProtobuf.ExtensionRangeOptions: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     for v in self.uninterpretedOption {
       w.tag(7994); w.message(v)
     }
@@ -1974,13 +1974,13 @@ extension GoogleProtobuf.ExtensionRangeOptions: CBridgedMessage {
 }
 
 extension GoogleProtobuf.FieldDescriptorProto: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__FieldDescriptorProto
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__FieldDescriptorProto
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__field_descriptor_proto()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__FieldDescriptorProto>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__FieldDescriptorProto>) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.name != nil { name = try ProtoC.string(m.name) }
     if m.has_number != 0 { number = m.number }
@@ -1996,7 +1996,7 @@ extension GoogleProtobuf.FieldDescriptorProto: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__FieldDescriptorProto>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__FieldDescriptorProto>) -> Bool {
     let m = c.pointee
     if m.name != nil {
       guard let h = name, ProtoC.same(h, m.name) else { return false }
@@ -2052,7 +2052,7 @@ extension GoogleProtobuf.FieldDescriptorProto: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__FieldDescriptorProto>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__FieldDescriptorProto>, _ arena: ProtoArena) {
     if let v = name {
       c.pointee.name = arena.cString(v)
     }
@@ -2092,7 +2092,7 @@ extension GoogleProtobuf.FieldDescriptorProto: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.name {
       size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
@@ -2131,7 +2131,7 @@ extension GoogleProtobuf.FieldDescriptorProto: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.name {
       w.string(v, tag: 10, omittingEmpty: false)
     }
@@ -2170,20 +2170,20 @@ extension GoogleProtobuf.FieldDescriptorProto: CBridgedMessage {
 }
 
 extension GoogleProtobuf.OneofDescriptorProto: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__OneofDescriptorProto
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__OneofDescriptorProto
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__oneof_descriptor_proto()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__OneofDescriptorProto>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__OneofDescriptorProto>) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.name != nil { name = try ProtoC.string(m.name) }
     if let p = m.options { options = try GoogleProtobuf.OneofOptions(cMessage: p) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__OneofDescriptorProto>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__OneofDescriptorProto>) -> Bool {
     let m = c.pointee
     if m.name != nil {
       guard let h = name, ProtoC.same(h, m.name) else { return false }
@@ -2194,7 +2194,7 @@ extension GoogleProtobuf.OneofDescriptorProto: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__OneofDescriptorProto>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__OneofDescriptorProto>, _ arena: ProtoArena) {
     if let v = name {
       c.pointee.name = arena.cString(v)
     }
@@ -2202,7 +2202,7 @@ extension GoogleProtobuf.OneofDescriptorProto: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.name {
       size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
@@ -2214,7 +2214,7 @@ extension GoogleProtobuf.OneofDescriptorProto: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.name {
       w.string(v, tag: 10, omittingEmpty: false)
     }
@@ -2226,20 +2226,20 @@ extension GoogleProtobuf.OneofDescriptorProto: CBridgedMessage {
 }
 
 extension GoogleProtobuf.EnumDescriptorProto.EnumReservedRange: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__EnumDescriptorProto__EnumReservedRange
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__EnumDescriptorProto__EnumReservedRange
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__enum_descriptor_proto__enum_reserved_range()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__EnumDescriptorProto__EnumReservedRange>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__EnumDescriptorProto__EnumReservedRange>) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_start != 0 { start = m.start }
     if m.has_end != 0 { end = m.end }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__EnumDescriptorProto__EnumReservedRange>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__EnumDescriptorProto__EnumReservedRange>) -> Bool {
     let m = c.pointee
     if m.has_start != 0 {
       guard let h = start, ProtoC.same(h, m.start) else { return false }
@@ -2254,7 +2254,7 @@ extension GoogleProtobuf.EnumDescriptorProto.EnumReservedRange: CBridgedMessage 
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__EnumDescriptorProto__EnumReservedRange>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__EnumDescriptorProto__EnumReservedRange>, _ arena: ProtoArena) {
     if let v = start {
       c.pointee.has_start = 1
       c.pointee.start = v
@@ -2266,7 +2266,7 @@ extension GoogleProtobuf.EnumDescriptorProto.EnumReservedRange: CBridgedMessage 
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.start {
       size += 1 + ProtoWire.int32Size(v)
@@ -2278,7 +2278,7 @@ extension GoogleProtobuf.EnumDescriptorProto.EnumReservedRange: CBridgedMessage 
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.start {
       w.byte(0x08); w.int32(v)
     }
@@ -2290,13 +2290,13 @@ extension GoogleProtobuf.EnumDescriptorProto.EnumReservedRange: CBridgedMessage 
 }
 
 extension GoogleProtobuf.EnumDescriptorProto: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__EnumDescriptorProto
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__EnumDescriptorProto
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__enum_descriptor_proto()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__EnumDescriptorProto>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__EnumDescriptorProto>) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.name != nil { name = try ProtoC.string(m.name) }
     value = try ProtoC.messages(m.value, m.n_value, as: GoogleProtobuf.EnumValueDescriptorProto.self)
@@ -2306,7 +2306,7 @@ extension GoogleProtobuf.EnumDescriptorProto: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__EnumDescriptorProto>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__EnumDescriptorProto>) -> Bool {
     let m = c.pointee
     if m.name != nil {
       guard let h = name, ProtoC.same(h, m.name) else { return false }
@@ -2320,7 +2320,7 @@ extension GoogleProtobuf.EnumDescriptorProto: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__EnumDescriptorProto>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__EnumDescriptorProto>, _ arena: ProtoArena) {
     if let v = name {
       c.pointee.name = arena.cString(v)
     }
@@ -2340,7 +2340,7 @@ extension GoogleProtobuf.EnumDescriptorProto: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.name {
       size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
@@ -2361,7 +2361,7 @@ extension GoogleProtobuf.EnumDescriptorProto: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.name {
       w.string(v, tag: 10, omittingEmpty: false)
     }
@@ -2382,13 +2382,13 @@ extension GoogleProtobuf.EnumDescriptorProto: CBridgedMessage {
 }
 
 extension GoogleProtobuf.EnumValueDescriptorProto: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__EnumValueDescriptorProto
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__EnumValueDescriptorProto
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__enum_value_descriptor_proto()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__EnumValueDescriptorProto>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__EnumValueDescriptorProto>) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.name != nil { name = try ProtoC.string(m.name) }
     if m.has_number != 0 { number = m.number }
@@ -2396,7 +2396,7 @@ extension GoogleProtobuf.EnumValueDescriptorProto: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__EnumValueDescriptorProto>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__EnumValueDescriptorProto>) -> Bool {
     let m = c.pointee
     if m.name != nil {
       guard let h = name, ProtoC.same(h, m.name) else { return false }
@@ -2412,7 +2412,7 @@ extension GoogleProtobuf.EnumValueDescriptorProto: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__EnumValueDescriptorProto>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__EnumValueDescriptorProto>, _ arena: ProtoArena) {
     if let v = name {
       c.pointee.name = arena.cString(v)
     }
@@ -2424,7 +2424,7 @@ extension GoogleProtobuf.EnumValueDescriptorProto: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.name {
       size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
@@ -2439,7 +2439,7 @@ extension GoogleProtobuf.EnumValueDescriptorProto: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.name {
       w.string(v, tag: 10, omittingEmpty: false)
     }
@@ -2454,13 +2454,13 @@ extension GoogleProtobuf.EnumValueDescriptorProto: CBridgedMessage {
 }
 
 extension GoogleProtobuf.ServiceDescriptorProto: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__ServiceDescriptorProto
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__ServiceDescriptorProto
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__service_descriptor_proto()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__ServiceDescriptorProto>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__ServiceDescriptorProto>) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.name != nil { name = try ProtoC.string(m.name) }
     method = try ProtoC.messages(m.method, m.n_method, as: GoogleProtobuf.MethodDescriptorProto.self)
@@ -2468,7 +2468,7 @@ extension GoogleProtobuf.ServiceDescriptorProto: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__ServiceDescriptorProto>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__ServiceDescriptorProto>) -> Bool {
     let m = c.pointee
     if m.name != nil {
       guard let h = name, ProtoC.same(h, m.name) else { return false }
@@ -2480,7 +2480,7 @@ extension GoogleProtobuf.ServiceDescriptorProto: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__ServiceDescriptorProto>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__ServiceDescriptorProto>, _ arena: ProtoArena) {
     if let v = name {
       c.pointee.name = arena.cString(v)
     }
@@ -2492,7 +2492,7 @@ extension GoogleProtobuf.ServiceDescriptorProto: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.name {
       size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
@@ -2507,7 +2507,7 @@ extension GoogleProtobuf.ServiceDescriptorProto: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.name {
       w.string(v, tag: 10, omittingEmpty: false)
     }
@@ -2522,13 +2522,13 @@ extension GoogleProtobuf.ServiceDescriptorProto: CBridgedMessage {
 }
 
 extension GoogleProtobuf.MethodDescriptorProto: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__MethodDescriptorProto
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__MethodDescriptorProto
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__method_descriptor_proto()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__MethodDescriptorProto>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__MethodDescriptorProto>) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.name != nil { name = try ProtoC.string(m.name) }
     if m.input_type != nil { inputType = try ProtoC.string(m.input_type) }
@@ -2539,7 +2539,7 @@ extension GoogleProtobuf.MethodDescriptorProto: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__MethodDescriptorProto>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__MethodDescriptorProto>) -> Bool {
     let m = c.pointee
     if m.name != nil {
       guard let h = name, ProtoC.same(h, m.name) else { return false }
@@ -2570,7 +2570,7 @@ extension GoogleProtobuf.MethodDescriptorProto: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__MethodDescriptorProto>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__MethodDescriptorProto>, _ arena: ProtoArena) {
     if let v = name {
       c.pointee.name = arena.cString(v)
     }
@@ -2592,7 +2592,7 @@ extension GoogleProtobuf.MethodDescriptorProto: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.name {
       size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
@@ -2616,7 +2616,7 @@ extension GoogleProtobuf.MethodDescriptorProto: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.name {
       w.string(v, tag: 10, omittingEmpty: false)
     }
@@ -2640,13 +2640,13 @@ extension GoogleProtobuf.MethodDescriptorProto: CBridgedMessage {
 }
 
 extension GoogleProtobuf.FileOptions: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__FileOptions
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__FileOptions
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__file_options()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__FileOptions>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__FileOptions>) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.java_package != nil { javaPackage = try ProtoC.string(m.java_package) }
     if m.java_outer_classname != nil { javaOuterClassname = try ProtoC.string(m.java_outer_classname) }
@@ -2672,7 +2672,7 @@ extension GoogleProtobuf.FileOptions: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__FileOptions>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__FileOptions>) -> Bool {
     let m = c.pointee
     if m.java_package != nil {
       guard let h = javaPackage, ProtoC.same(h, m.java_package) else { return false }
@@ -2778,7 +2778,7 @@ extension GoogleProtobuf.FileOptions: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__FileOptions>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__FileOptions>, _ arena: ProtoArena) {
     if let v = javaPackage {
       c.pointee.java_package = arena.cString(v)
     }
@@ -2856,7 +2856,7 @@ extension GoogleProtobuf.FileOptions: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.javaPackage {
       size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
@@ -2925,7 +2925,7 @@ extension GoogleProtobuf.FileOptions: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.javaPackage {
       w.string(v, tag: 10, omittingEmpty: false)
     }
@@ -2994,13 +2994,13 @@ extension GoogleProtobuf.FileOptions: CBridgedMessage {
 }
 
 extension GoogleProtobuf.MessageOptions: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__MessageOptions
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__MessageOptions
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__message_options()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__MessageOptions>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__MessageOptions>) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_message_set_wire_format != 0 { messageSetWireFormat = m.message_set_wire_format != 0 }
     if m.has_no_standard_descriptor_accessor != 0 { noStandardDescriptorAccessor = m.no_standard_descriptor_accessor != 0 }
@@ -3010,7 +3010,7 @@ extension GoogleProtobuf.MessageOptions: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__MessageOptions>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__MessageOptions>) -> Bool {
     let m = c.pointee
     if m.has_message_set_wire_format != 0 {
       guard let h = messageSetWireFormat, h == (m.message_set_wire_format != 0) else { return false }
@@ -3036,7 +3036,7 @@ extension GoogleProtobuf.MessageOptions: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__MessageOptions>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__MessageOptions>, _ arena: ProtoArena) {
     if let v = messageSetWireFormat {
       c.pointee.has_message_set_wire_format = 1
       c.pointee.message_set_wire_format = v ? 1 : 0
@@ -3060,7 +3060,7 @@ extension GoogleProtobuf.MessageOptions: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.messageSetWireFormat != nil {
       size += 1 + 1
@@ -3081,7 +3081,7 @@ extension GoogleProtobuf.MessageOptions: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.messageSetWireFormat {
       w.byte(0x08); w.bool(v)
     }
@@ -3102,13 +3102,13 @@ extension GoogleProtobuf.MessageOptions: CBridgedMessage {
 }
 
 extension GoogleProtobuf.FieldOptions: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__FieldOptions
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__FieldOptions
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__field_options()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__FieldOptions>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__FieldOptions>) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_ctype != 0 { ctype = GoogleProtobuf.FieldOptions.CType(rawValue: Int32(truncatingIfNeeded: m.ctype.rawValue)) }
     if m.has_packed != 0 { packed = m.packed != 0 }
@@ -3121,7 +3121,7 @@ extension GoogleProtobuf.FieldOptions: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__FieldOptions>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__FieldOptions>) -> Bool {
     let m = c.pointee
     if m.has_ctype != 0 {
       guard let h = ctype, h == GoogleProtobuf.FieldOptions.CType(rawValue: Int32(truncatingIfNeeded: m.ctype.rawValue)) else { return false }
@@ -3162,7 +3162,7 @@ extension GoogleProtobuf.FieldOptions: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__FieldOptions>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__FieldOptions>, _ arena: ProtoArena) {
     if let v = ctype {
       c.pointee.has_ctype = 1
       c.pointee.ctype = .init(rawValue: .init(truncatingIfNeeded: v.rawValue))
@@ -3198,7 +3198,7 @@ extension GoogleProtobuf.FieldOptions: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.ctype {
       size += 1 + ProtoWire.int32Size(v.rawValue)
@@ -3228,7 +3228,7 @@ extension GoogleProtobuf.FieldOptions: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.ctype {
       w.byte(0x08); w.int32(v.rawValue)
     }
@@ -3258,25 +3258,25 @@ extension GoogleProtobuf.FieldOptions: CBridgedMessage {
 }
 
 extension GoogleProtobuf.OneofOptions: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__OneofOptions
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__OneofOptions
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__oneof_options()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__OneofOptions>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__OneofOptions>) throws(ProtoDecodingError) {
     let m = c.pointee
     uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__OneofOptions>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__OneofOptions>) -> Bool {
     let m = c.pointee
     guard ProtoC.sameMessages(uninterpretedOption, m.uninterpreted_option, m.n_uninterpreted_option) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__OneofOptions>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__OneofOptions>, _ arena: ProtoArena) {
     if !uninterpretedOption.isEmpty {
       c.pointee.n_uninterpreted_option = uninterpretedOption.count
       c.pointee.uninterpreted_option = arena.messages(uninterpretedOption)
@@ -3284,7 +3284,7 @@ extension GoogleProtobuf.OneofOptions: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.uninterpretedOption {
       size += 2 + ProtoWire.messageSize(v)
@@ -3293,7 +3293,7 @@ extension GoogleProtobuf.OneofOptions: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     for v in self.uninterpretedOption {
       w.tag(7994); w.message(v)
     }
@@ -3302,13 +3302,13 @@ extension GoogleProtobuf.OneofOptions: CBridgedMessage {
 }
 
 extension GoogleProtobuf.EnumOptions: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__EnumOptions
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__EnumOptions
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__enum_options()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__EnumOptions>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__EnumOptions>) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_allow_alias != 0 { allowAlias = m.allow_alias != 0 }
     if m.has_deprecated != 0 { deprecated = m.deprecated != 0 }
@@ -3316,7 +3316,7 @@ extension GoogleProtobuf.EnumOptions: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__EnumOptions>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__EnumOptions>) -> Bool {
     let m = c.pointee
     if m.has_allow_alias != 0 {
       guard let h = allowAlias, h == (m.allow_alias != 0) else { return false }
@@ -3332,7 +3332,7 @@ extension GoogleProtobuf.EnumOptions: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__EnumOptions>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__EnumOptions>, _ arena: ProtoArena) {
     if let v = allowAlias {
       c.pointee.has_allow_alias = 1
       c.pointee.allow_alias = v ? 1 : 0
@@ -3348,7 +3348,7 @@ extension GoogleProtobuf.EnumOptions: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.allowAlias != nil {
       size += 1 + 1
@@ -3363,7 +3363,7 @@ extension GoogleProtobuf.EnumOptions: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.allowAlias {
       w.byte(0x10); w.bool(v)
     }
@@ -3378,20 +3378,20 @@ extension GoogleProtobuf.EnumOptions: CBridgedMessage {
 }
 
 extension GoogleProtobuf.EnumValueOptions: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__EnumValueOptions
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__EnumValueOptions
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__enum_value_options()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__EnumValueOptions>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__EnumValueOptions>) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_deprecated != 0 { deprecated = m.deprecated != 0 }
     uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__EnumValueOptions>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__EnumValueOptions>) -> Bool {
     let m = c.pointee
     if m.has_deprecated != 0 {
       guard let h = deprecated, h == (m.deprecated != 0) else { return false }
@@ -3402,7 +3402,7 @@ extension GoogleProtobuf.EnumValueOptions: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__EnumValueOptions>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__EnumValueOptions>, _ arena: ProtoArena) {
     if let v = deprecated {
       c.pointee.has_deprecated = 1
       c.pointee.deprecated = v ? 1 : 0
@@ -3414,7 +3414,7 @@ extension GoogleProtobuf.EnumValueOptions: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.deprecated != nil {
       size += 1 + 1
@@ -3426,7 +3426,7 @@ extension GoogleProtobuf.EnumValueOptions: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.deprecated {
       w.byte(0x08); w.bool(v)
     }
@@ -3438,20 +3438,20 @@ extension GoogleProtobuf.EnumValueOptions: CBridgedMessage {
 }
 
 extension GoogleProtobuf.ServiceOptions: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__ServiceOptions
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__ServiceOptions
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__service_options()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__ServiceOptions>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__ServiceOptions>) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_deprecated != 0 { deprecated = m.deprecated != 0 }
     uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__ServiceOptions>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__ServiceOptions>) -> Bool {
     let m = c.pointee
     if m.has_deprecated != 0 {
       guard let h = deprecated, h == (m.deprecated != 0) else { return false }
@@ -3462,7 +3462,7 @@ extension GoogleProtobuf.ServiceOptions: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__ServiceOptions>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__ServiceOptions>, _ arena: ProtoArena) {
     if let v = deprecated {
       c.pointee.has_deprecated = 1
       c.pointee.deprecated = v ? 1 : 0
@@ -3474,7 +3474,7 @@ extension GoogleProtobuf.ServiceOptions: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.deprecated != nil {
       size += 2 + 1
@@ -3486,7 +3486,7 @@ extension GoogleProtobuf.ServiceOptions: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.deprecated {
       w.tag(264); w.bool(v)
     }
@@ -3498,13 +3498,13 @@ extension GoogleProtobuf.ServiceOptions: CBridgedMessage {
 }
 
 extension GoogleProtobuf.MethodOptions: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__MethodOptions
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__MethodOptions
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__method_options()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__MethodOptions>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__MethodOptions>) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_deprecated != 0 { deprecated = m.deprecated != 0 }
     if m.has_idempotency_level != 0 { idempotencyLevel = GoogleProtobuf.MethodOptions.IdempotencyLevel(rawValue: Int32(truncatingIfNeeded: m.idempotency_level.rawValue)) }
@@ -3512,7 +3512,7 @@ extension GoogleProtobuf.MethodOptions: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__MethodOptions>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__MethodOptions>) -> Bool {
     let m = c.pointee
     if m.has_deprecated != 0 {
       guard let h = deprecated, h == (m.deprecated != 0) else { return false }
@@ -3528,7 +3528,7 @@ extension GoogleProtobuf.MethodOptions: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__MethodOptions>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__MethodOptions>, _ arena: ProtoArena) {
     if let v = deprecated {
       c.pointee.has_deprecated = 1
       c.pointee.deprecated = v ? 1 : 0
@@ -3544,7 +3544,7 @@ extension GoogleProtobuf.MethodOptions: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.deprecated != nil {
       size += 2 + 1
@@ -3559,7 +3559,7 @@ extension GoogleProtobuf.MethodOptions: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.deprecated {
       w.tag(264); w.bool(v)
     }
@@ -3574,33 +3574,33 @@ extension GoogleProtobuf.MethodOptions: CBridgedMessage {
 }
 
 extension GoogleProtobuf.UninterpretedOption.NamePart: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__UninterpretedOption__NamePart
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__UninterpretedOption__NamePart
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__uninterpreted_option__name_part()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__UninterpretedOption__NamePart>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__UninterpretedOption__NamePart>) throws(ProtoDecodingError) {
     let m = c.pointee
     namePart = try ProtoC.string(m.name_part)
     isExtension = m.is_extension != 0
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__UninterpretedOption__NamePart>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__UninterpretedOption__NamePart>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(namePart, m.name_part) else { return false }
     guard isExtension == (m.is_extension != 0) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__UninterpretedOption__NamePart>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__UninterpretedOption__NamePart>, _ arena: ProtoArena) {
     if !namePart.isEmpty { c.pointee.name_part = arena.cString(namePart) }
     c.pointee.is_extension = isExtension ? 1 : 0
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.namePart, tagSize: 1, omittingEmpty: false)
     size += 1 + 1
@@ -3608,7 +3608,7 @@ extension GoogleProtobuf.UninterpretedOption.NamePart: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.namePart, tag: 10, omittingEmpty: false)
     w.byte(0x10); w.bool(self.isExtension)
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
@@ -3616,13 +3616,13 @@ extension GoogleProtobuf.UninterpretedOption.NamePart: CBridgedMessage {
 }
 
 extension GoogleProtobuf.UninterpretedOption: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__UninterpretedOption
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__UninterpretedOption
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__uninterpreted_option()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__UninterpretedOption>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__UninterpretedOption>) throws(ProtoDecodingError) {
     let m = c.pointee
     name = try ProtoC.messages(m.name, m.n_name, as: GoogleProtobuf.UninterpretedOption.NamePart.self)
     if m.identifier_value != nil { identifierValue = try ProtoC.string(m.identifier_value) }
@@ -3634,7 +3634,7 @@ extension GoogleProtobuf.UninterpretedOption: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__UninterpretedOption>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__UninterpretedOption>) -> Bool {
     let m = c.pointee
     guard ProtoC.sameMessages(name, m.name, m.n_name) else { return false }
     if m.identifier_value != nil {
@@ -3670,7 +3670,7 @@ extension GoogleProtobuf.UninterpretedOption: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__UninterpretedOption>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__UninterpretedOption>, _ arena: ProtoArena) {
     if !name.isEmpty {
       c.pointee.n_name = name.count
       c.pointee.name = arena.messages(name)
@@ -3700,7 +3700,7 @@ extension GoogleProtobuf.UninterpretedOption: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.name {
       size += 1 + ProtoWire.messageSize(v)
@@ -3727,7 +3727,7 @@ extension GoogleProtobuf.UninterpretedOption: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     for v in self.name {
       w.byte(0x12); w.message(v)
     }
@@ -3754,13 +3754,13 @@ extension GoogleProtobuf.UninterpretedOption: CBridgedMessage {
 }
 
 extension GoogleProtobuf.SourceCodeInfo.Location: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__SourceCodeInfo__Location
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__SourceCodeInfo__Location
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__source_code_info__location()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__SourceCodeInfo__Location>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__SourceCodeInfo__Location>) throws(ProtoDecodingError) {
     let m = c.pointee
     path = ProtoC.scalars(m.path, m.n_path)
     span = ProtoC.scalars(m.span, m.n_span)
@@ -3770,7 +3770,7 @@ extension GoogleProtobuf.SourceCodeInfo.Location: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__SourceCodeInfo__Location>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__SourceCodeInfo__Location>) -> Bool {
     let m = c.pointee
     guard ProtoC.sameElements(path, m.path, m.n_path, { h, v in ProtoC.same(h, v) }) else { return false }
     guard ProtoC.sameElements(span, m.span, m.n_span, { h, v in ProtoC.same(h, v) }) else { return false }
@@ -3788,7 +3788,7 @@ extension GoogleProtobuf.SourceCodeInfo.Location: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__SourceCodeInfo__Location>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__SourceCodeInfo__Location>, _ arena: ProtoArena) {
     if !path.isEmpty {
       c.pointee.n_path = path.count
       c.pointee.path = arena.copy(path)
@@ -3810,7 +3810,7 @@ extension GoogleProtobuf.SourceCodeInfo.Location: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if !self.path.isEmpty {
       var payload = 0
@@ -3835,7 +3835,7 @@ extension GoogleProtobuf.SourceCodeInfo.Location: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if !self.path.isEmpty {
       var payload = 0
       for v in self.path { payload += ProtoWire.int32Size(v) }
@@ -3864,25 +3864,25 @@ extension GoogleProtobuf.SourceCodeInfo.Location: CBridgedMessage {
 }
 
 extension GoogleProtobuf.SourceCodeInfo: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__SourceCodeInfo
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__SourceCodeInfo
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__source_code_info()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__SourceCodeInfo>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__SourceCodeInfo>) throws(ProtoDecodingError) {
     let m = c.pointee
     location = try ProtoC.messages(m.location, m.n_location, as: GoogleProtobuf.SourceCodeInfo.Location.self)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__SourceCodeInfo>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__SourceCodeInfo>) -> Bool {
     let m = c.pointee
     guard ProtoC.sameMessages(location, m.location, m.n_location) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__SourceCodeInfo>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__SourceCodeInfo>, _ arena: ProtoArena) {
     if !location.isEmpty {
       c.pointee.n_location = location.count
       c.pointee.location = arena.messages(location)
@@ -3890,7 +3890,7 @@ extension GoogleProtobuf.SourceCodeInfo: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.location {
       size += 1 + ProtoWire.messageSize(v)
@@ -3899,7 +3899,7 @@ extension GoogleProtobuf.SourceCodeInfo: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     for v in self.location {
       w.byte(0x0a); w.message(v)
     }
@@ -3908,13 +3908,13 @@ extension GoogleProtobuf.SourceCodeInfo: CBridgedMessage {
 }
 
 extension GoogleProtobuf.GeneratedCodeInfo.Annotation: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__GeneratedCodeInfo__Annotation
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__GeneratedCodeInfo__Annotation
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__generated_code_info__annotation()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__GeneratedCodeInfo__Annotation>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__GeneratedCodeInfo__Annotation>) throws(ProtoDecodingError) {
     let m = c.pointee
     path = ProtoC.scalars(m.path, m.n_path)
     if m.source_file != nil { sourceFile = try ProtoC.string(m.source_file) }
@@ -3923,7 +3923,7 @@ extension GoogleProtobuf.GeneratedCodeInfo.Annotation: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__GeneratedCodeInfo__Annotation>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__GeneratedCodeInfo__Annotation>) -> Bool {
     let m = c.pointee
     guard ProtoC.sameElements(path, m.path, m.n_path, { h, v in ProtoC.same(h, v) }) else { return false }
     if m.source_file != nil {
@@ -3944,7 +3944,7 @@ extension GoogleProtobuf.GeneratedCodeInfo.Annotation: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__GeneratedCodeInfo__Annotation>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__GeneratedCodeInfo__Annotation>, _ arena: ProtoArena) {
     if !path.isEmpty {
       c.pointee.n_path = path.count
       c.pointee.path = arena.copy(path)
@@ -3963,7 +3963,7 @@ extension GoogleProtobuf.GeneratedCodeInfo.Annotation: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if !self.path.isEmpty {
       var payload = 0
@@ -3983,7 +3983,7 @@ extension GoogleProtobuf.GeneratedCodeInfo.Annotation: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if !self.path.isEmpty {
       var payload = 0
       for v in self.path { payload += ProtoWire.int32Size(v) }
@@ -4005,25 +4005,25 @@ extension GoogleProtobuf.GeneratedCodeInfo.Annotation: CBridgedMessage {
 }
 
 extension GoogleProtobuf.GeneratedCodeInfo: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__GeneratedCodeInfo
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__GeneratedCodeInfo
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__generated_code_info()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__GeneratedCodeInfo>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__GeneratedCodeInfo>) throws(ProtoDecodingError) {
     let m = c.pointee
     annotation = try ProtoC.messages(m.annotation, m.n_annotation, as: GoogleProtobuf.GeneratedCodeInfo.Annotation.self)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__GeneratedCodeInfo>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__GeneratedCodeInfo>) -> Bool {
     let m = c.pointee
     guard ProtoC.sameMessages(annotation, m.annotation, m.n_annotation) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__GeneratedCodeInfo>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__GeneratedCodeInfo>, _ arena: ProtoArena) {
     if !annotation.isEmpty {
       c.pointee.n_annotation = annotation.count
       c.pointee.annotation = arena.messages(annotation)
@@ -4031,7 +4031,7 @@ extension GoogleProtobuf.GeneratedCodeInfo: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.annotation {
       size += 1 + ProtoWire.messageSize(v)
@@ -4040,7 +4040,7 @@ extension GoogleProtobuf.GeneratedCodeInfo: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     for v in self.annotation {
       w.byte(0x0a); w.message(v)
     }

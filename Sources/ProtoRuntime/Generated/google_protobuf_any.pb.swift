@@ -136,33 +136,33 @@ extension GoogleProtobuf {
 }
 
 extension GoogleProtobuf.AnyMessage: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__Any
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__Any
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__any()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__Any>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__Any>) throws(ProtoDecodingError) {
     let m = c.pointee
     typeURL = try ProtoC.string(m.type_url)
     value = ProtoC.bytes(m.value)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__Any>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__Any>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(typeURL, m.type_url) else { return false }
     guard ProtoC.same(value, m.value) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Any>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Any>, _ arena: ProtoArena) {
     if !typeURL.isEmpty { c.pointee.type_url = arena.cString(typeURL) }
     if !value.isEmpty { c.pointee.value = arena.binary(value) }
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.typeURL, tagSize: 1, omittingEmpty: true)
     if !self.value.isEmpty { size += 1 + ProtoWire.delimitedSize(self.value.count) }
@@ -170,7 +170,7 @@ extension GoogleProtobuf.AnyMessage: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.typeURL, tag: 10, omittingEmpty: true)
     if !self.value.isEmpty { w.byte(0x12); w.bytes(self.value) }
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }

@@ -93,33 +93,33 @@ extension GoogleProtobuf {
 }
 
 extension GoogleProtobuf.Duration: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__Duration
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__Duration
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__duration()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__Duration>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__Duration>) throws(ProtoDecodingError) {
     let m = c.pointee
     seconds = m.seconds
     nanos = m.nanos
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__Duration>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__Duration>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(seconds, m.seconds) else { return false }
     guard ProtoC.same(nanos, m.nanos) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Duration>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Duration>, _ arena: ProtoArena) {
     c.pointee.seconds = seconds
     c.pointee.nanos = nanos
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.seconds != 0 { size += 1 + ProtoWire.varintSize(UInt64(bitPattern: self.seconds)) }
     if self.nanos != 0 { size += 1 + ProtoWire.int32Size(self.nanos) }
@@ -127,7 +127,7 @@ extension GoogleProtobuf.Duration: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.seconds != 0 { w.byte(0x08); w.varint(UInt64(bitPattern: self.seconds)) }
     if self.nanos != 0 { w.byte(0x10); w.int32(self.nanos) }
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }

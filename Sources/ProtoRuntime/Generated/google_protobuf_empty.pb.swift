@@ -31,31 +31,31 @@ extension GoogleProtobuf {
 }
 
 extension GoogleProtobuf.Empty: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__Empty
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__Empty
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__empty()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__Empty>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__Empty>) throws(ProtoDecodingError) {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__Empty>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__Empty>) -> Bool {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Empty>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Empty>, _ arena: ProtoArena) {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }

@@ -225,25 +225,25 @@ extension GoogleProtobuf {
 }
 
 extension GoogleProtobuf.FieldMask: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__FieldMask
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__FieldMask
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__field_mask()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__FieldMask>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__FieldMask>) throws(ProtoDecodingError) {
     let m = c.pointee
     paths = try ProtoC.map(m.paths, m.n_paths) { v throws(ProtoDecodingError) in try ProtoC.string(v) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__FieldMask>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__FieldMask>) -> Bool {
     let m = c.pointee
     guard ProtoC.sameElements(paths, m.paths, m.n_paths, { h, v in ProtoC.same(h, v) }) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__FieldMask>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__FieldMask>, _ arena: ProtoArena) {
     if !paths.isEmpty {
       c.pointee.n_paths = paths.count
       c.pointee.paths = arena.map(paths) { v in arena.cString(v) }
@@ -251,7 +251,7 @@ extension GoogleProtobuf.FieldMask: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.paths {
       size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
@@ -260,7 +260,7 @@ extension GoogleProtobuf.FieldMask: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     for v in self.paths {
       w.string(v, tag: 10, omittingEmpty: false)
     }

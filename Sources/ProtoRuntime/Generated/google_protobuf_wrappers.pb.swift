@@ -221,333 +221,333 @@ extension GoogleProtobuf {
 }
 
 extension GoogleProtobuf.DoubleValue: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__DoubleValue
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__DoubleValue
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__double_value()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__DoubleValue>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__DoubleValue>) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__DoubleValue>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__DoubleValue>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(value, m.value) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__DoubleValue>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__DoubleValue>, _ arena: ProtoArena) {
     c.pointee.value = value
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.value != 0 { size += 1 + 8 }
     if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.value != 0 { w.byte(0x09); w.fixed64(self.value.bitPattern) }
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
 extension GoogleProtobuf.FloatValue: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__FloatValue
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__FloatValue
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__float_value()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__FloatValue>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__FloatValue>) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__FloatValue>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__FloatValue>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(value, m.value) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__FloatValue>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__FloatValue>, _ arena: ProtoArena) {
     c.pointee.value = value
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.value != 0 { size += 1 + 4 }
     if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.value != 0 { w.byte(0x0d); w.fixed32(self.value.bitPattern) }
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
 extension GoogleProtobuf.Int64Value: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__Int64Value
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__Int64Value
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__int64_value()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__Int64Value>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__Int64Value>) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__Int64Value>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__Int64Value>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(value, m.value) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Int64Value>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Int64Value>, _ arena: ProtoArena) {
     c.pointee.value = value
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.value != 0 { size += 1 + ProtoWire.varintSize(UInt64(bitPattern: self.value)) }
     if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.value != 0 { w.byte(0x08); w.varint(UInt64(bitPattern: self.value)) }
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
 extension GoogleProtobuf.UInt64Value: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__UInt64Value
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__UInt64Value
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__uint64_value()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__UInt64Value>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__UInt64Value>) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__UInt64Value>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__UInt64Value>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(value, m.value) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__UInt64Value>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__UInt64Value>, _ arena: ProtoArena) {
     c.pointee.value = value
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.value != 0 { size += 1 + ProtoWire.varintSize(self.value) }
     if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.value != 0 { w.byte(0x08); w.varint(self.value) }
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
 extension GoogleProtobuf.Int32Value: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__Int32Value
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__Int32Value
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__int32_value()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__Int32Value>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__Int32Value>) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__Int32Value>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__Int32Value>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(value, m.value) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Int32Value>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Int32Value>, _ arena: ProtoArena) {
     c.pointee.value = value
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.value != 0 { size += 1 + ProtoWire.int32Size(self.value) }
     if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.value != 0 { w.byte(0x08); w.int32(self.value) }
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
 extension GoogleProtobuf.UInt32Value: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__UInt32Value
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__UInt32Value
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__uint32_value()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__UInt32Value>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__UInt32Value>) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__UInt32Value>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__UInt32Value>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(value, m.value) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__UInt32Value>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__UInt32Value>, _ arena: ProtoArena) {
     c.pointee.value = value
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.value != 0 { size += 1 + ProtoWire.varintSize(UInt64(self.value)) }
     if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.value != 0 { w.byte(0x08); w.varint(UInt64(self.value)) }
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
 extension GoogleProtobuf.BoolValue: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__BoolValue
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__BoolValue
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__bool_value()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__BoolValue>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__BoolValue>) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value != 0
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__BoolValue>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__BoolValue>) -> Bool {
     let m = c.pointee
     guard value == (m.value != 0) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__BoolValue>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__BoolValue>, _ arena: ProtoArena) {
     c.pointee.value = value ? 1 : 0
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.value { size += 1 + 1 }
     if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.value { w.byte(0x08); w.bool(self.value) }
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
 extension GoogleProtobuf.StringValue: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__StringValue
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__StringValue
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__string_value()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__StringValue>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__StringValue>) throws(ProtoDecodingError) {
     let m = c.pointee
     value = try ProtoC.string(m.value)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__StringValue>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__StringValue>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(value, m.value) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__StringValue>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__StringValue>, _ arena: ProtoArena) {
     if !value.isEmpty { c.pointee.value = arena.cString(value) }
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.value, tagSize: 1, omittingEmpty: true)
     if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.value, tag: 10, omittingEmpty: true)
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
 extension GoogleProtobuf.BytesValue: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Protobuf__BytesValue
+  @_spi(GeneratedCode) public typealias CMessage = Google__Protobuf__BytesValue
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__protobuf__bytes_value()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Protobuf__BytesValue>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__BytesValue>) throws(ProtoDecodingError) {
     let m = c.pointee
     value = ProtoC.bytes(m.value)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Protobuf__BytesValue>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Protobuf__BytesValue>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(value, m.value) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Protobuf__BytesValue>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__BytesValue>, _ arena: ProtoArena) {
     if !value.isEmpty { c.pointee.value = arena.binary(value) }
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if !self.value.isEmpty { size += 1 + ProtoWire.delimitedSize(self.value.count) }
     if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if !self.value.isEmpty { w.byte(0x0a); w.bytes(self.value) }
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }

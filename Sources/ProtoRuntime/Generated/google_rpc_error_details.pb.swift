@@ -365,13 +365,13 @@ extension GoogleRPC {
 }
 
 extension GoogleRPC.ErrorInfo: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Rpc__ErrorInfo
+  @_spi(GeneratedCode) public typealias CMessage = Google__Rpc__ErrorInfo
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__rpc__error_info()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Rpc__ErrorInfo>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__ErrorInfo>) throws(ProtoDecodingError) {
     let m = c.pointee
     reason = try ProtoC.string(m.reason)
     domain = try ProtoC.string(m.domain)
@@ -382,7 +382,7 @@ extension GoogleRPC.ErrorInfo: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__ErrorInfo>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Rpc__ErrorInfo>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(reason, m.reason) else { return false }
     guard ProtoC.same(domain, m.domain) else { return false }
@@ -390,7 +390,7 @@ extension GoogleRPC.ErrorInfo: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__ErrorInfo>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Rpc__ErrorInfo>, _ arena: ProtoArena) {
     if !reason.isEmpty { c.pointee.reason = arena.cString(reason) }
     if !domain.isEmpty { c.pointee.domain = arena.cString(domain) }
     if !metadata.isEmpty {
@@ -405,7 +405,7 @@ extension GoogleRPC.ErrorInfo: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.reason, tagSize: 1, omittingEmpty: true)
     size += ProtoWire.stringSize(self.domain, tagSize: 1, omittingEmpty: true)
@@ -419,7 +419,7 @@ extension GoogleRPC.ErrorInfo: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.reason, tag: 10, omittingEmpty: true)
     w.string(self.domain, tag: 18, omittingEmpty: true)
     for (key, value) in self.metadata.sorted(by: { $0.key < $1.key }) {
@@ -436,30 +436,30 @@ extension GoogleRPC.ErrorInfo: CBridgedMessage {
 }
 
 extension GoogleRPC.RetryInfo: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Rpc__RetryInfo
+  @_spi(GeneratedCode) public typealias CMessage = Google__Rpc__RetryInfo
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__rpc__retry_info()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Rpc__RetryInfo>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__RetryInfo>) throws(ProtoDecodingError) {
     let m = c.pointee
     if let p = m.retry_delay { retryDelay = try GoogleProtobuf.Duration(cMessage: p) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__RetryInfo>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Rpc__RetryInfo>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(retryDelay, m.retry_delay) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__RetryInfo>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Rpc__RetryInfo>, _ arena: ProtoArena) {
     if let v = retryDelay { c.pointee.retry_delay = arena.message(v) }
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.retryDelay {
       size += 1 + ProtoWire.messageSize(v)
@@ -468,7 +468,7 @@ extension GoogleRPC.RetryInfo: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if let v = self.retryDelay {
       w.byte(0x0a); w.message(v)
     }
@@ -477,27 +477,27 @@ extension GoogleRPC.RetryInfo: CBridgedMessage {
 }
 
 extension GoogleRPC.DebugInfo: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Rpc__DebugInfo
+  @_spi(GeneratedCode) public typealias CMessage = Google__Rpc__DebugInfo
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__rpc__debug_info()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Rpc__DebugInfo>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__DebugInfo>) throws(ProtoDecodingError) {
     let m = c.pointee
     stackEntries = try ProtoC.map(m.stack_entries, m.n_stack_entries) { v throws(ProtoDecodingError) in try ProtoC.string(v) }
     detail = try ProtoC.string(m.detail)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__DebugInfo>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Rpc__DebugInfo>) -> Bool {
     let m = c.pointee
     guard ProtoC.sameElements(stackEntries, m.stack_entries, m.n_stack_entries, { h, v in ProtoC.same(h, v) }) else { return false }
     guard ProtoC.same(detail, m.detail) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__DebugInfo>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Rpc__DebugInfo>, _ arena: ProtoArena) {
     if !stackEntries.isEmpty {
       c.pointee.n_stack_entries = stackEntries.count
       c.pointee.stack_entries = arena.map(stackEntries) { v in arena.cString(v) }
@@ -506,7 +506,7 @@ extension GoogleRPC.DebugInfo: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.stackEntries {
       size += ProtoWire.stringSize(v, tagSize: 1, omittingEmpty: false)
@@ -516,7 +516,7 @@ extension GoogleRPC.DebugInfo: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     for v in self.stackEntries {
       w.string(v, tag: 10, omittingEmpty: false)
     }
@@ -526,13 +526,13 @@ extension GoogleRPC.DebugInfo: CBridgedMessage {
 }
 
 extension GoogleRPC.QuotaFailure.Violation: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Rpc__QuotaFailure__Violation
+  @_spi(GeneratedCode) public typealias CMessage = Google__Rpc__QuotaFailure__Violation
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__rpc__quota_failure__violation()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Rpc__QuotaFailure__Violation>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__QuotaFailure__Violation>) throws(ProtoDecodingError) {
     let m = c.pointee
     subject = try ProtoC.string(m.subject)
     description = try ProtoC.string(m.description)
@@ -548,7 +548,7 @@ extension GoogleRPC.QuotaFailure.Violation: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__QuotaFailure__Violation>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Rpc__QuotaFailure__Violation>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(subject, m.subject) else { return false }
     guard ProtoC.same(description, m.description) else { return false }
@@ -565,7 +565,7 @@ extension GoogleRPC.QuotaFailure.Violation: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__QuotaFailure__Violation>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Rpc__QuotaFailure__Violation>, _ arena: ProtoArena) {
     if !subject.isEmpty { c.pointee.subject = arena.cString(subject) }
     if !description.isEmpty { c.pointee.description = arena.cString(description) }
     if !apiService.isEmpty { c.pointee.api_service = arena.cString(apiService) }
@@ -588,7 +588,7 @@ extension GoogleRPC.QuotaFailure.Violation: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.subject, tagSize: 1, omittingEmpty: true)
     size += ProtoWire.stringSize(self.description, tagSize: 1, omittingEmpty: true)
@@ -609,7 +609,7 @@ extension GoogleRPC.QuotaFailure.Violation: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.subject, tag: 10, omittingEmpty: true)
     w.string(self.description, tag: 18, omittingEmpty: true)
     w.string(self.apiService, tag: 26, omittingEmpty: true)
@@ -633,25 +633,25 @@ extension GoogleRPC.QuotaFailure.Violation: CBridgedMessage {
 }
 
 extension GoogleRPC.QuotaFailure: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Rpc__QuotaFailure
+  @_spi(GeneratedCode) public typealias CMessage = Google__Rpc__QuotaFailure
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__rpc__quota_failure()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Rpc__QuotaFailure>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__QuotaFailure>) throws(ProtoDecodingError) {
     let m = c.pointee
     violations = try ProtoC.messages(m.violations, m.n_violations, as: GoogleRPC.QuotaFailure.Violation.self)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__QuotaFailure>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Rpc__QuotaFailure>) -> Bool {
     let m = c.pointee
     guard ProtoC.sameMessages(violations, m.violations, m.n_violations) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__QuotaFailure>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Rpc__QuotaFailure>, _ arena: ProtoArena) {
     if !violations.isEmpty {
       c.pointee.n_violations = violations.count
       c.pointee.violations = arena.messages(violations)
@@ -659,7 +659,7 @@ extension GoogleRPC.QuotaFailure: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.violations {
       size += 1 + ProtoWire.messageSize(v)
@@ -668,7 +668,7 @@ extension GoogleRPC.QuotaFailure: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     for v in self.violations {
       w.byte(0x0a); w.message(v)
     }
@@ -677,13 +677,13 @@ extension GoogleRPC.QuotaFailure: CBridgedMessage {
 }
 
 extension GoogleRPC.PreconditionFailure.Violation: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Rpc__PreconditionFailure__Violation
+  @_spi(GeneratedCode) public typealias CMessage = Google__Rpc__PreconditionFailure__Violation
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__rpc__precondition_failure__violation()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Rpc__PreconditionFailure__Violation>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__PreconditionFailure__Violation>) throws(ProtoDecodingError) {
     let m = c.pointee
     type = try ProtoC.string(m.type)
     subject = try ProtoC.string(m.subject)
@@ -691,7 +691,7 @@ extension GoogleRPC.PreconditionFailure.Violation: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__PreconditionFailure__Violation>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Rpc__PreconditionFailure__Violation>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(type, m.type) else { return false }
     guard ProtoC.same(subject, m.subject) else { return false }
@@ -699,14 +699,14 @@ extension GoogleRPC.PreconditionFailure.Violation: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__PreconditionFailure__Violation>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Rpc__PreconditionFailure__Violation>, _ arena: ProtoArena) {
     if !type.isEmpty { c.pointee.type = arena.cString(type) }
     if !subject.isEmpty { c.pointee.subject = arena.cString(subject) }
     if !description.isEmpty { c.pointee.description = arena.cString(description) }
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.type, tagSize: 1, omittingEmpty: true)
     size += ProtoWire.stringSize(self.subject, tagSize: 1, omittingEmpty: true)
@@ -715,7 +715,7 @@ extension GoogleRPC.PreconditionFailure.Violation: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.type, tag: 10, omittingEmpty: true)
     w.string(self.subject, tag: 18, omittingEmpty: true)
     w.string(self.description, tag: 26, omittingEmpty: true)
@@ -724,25 +724,25 @@ extension GoogleRPC.PreconditionFailure.Violation: CBridgedMessage {
 }
 
 extension GoogleRPC.PreconditionFailure: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Rpc__PreconditionFailure
+  @_spi(GeneratedCode) public typealias CMessage = Google__Rpc__PreconditionFailure
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__rpc__precondition_failure()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Rpc__PreconditionFailure>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__PreconditionFailure>) throws(ProtoDecodingError) {
     let m = c.pointee
     violations = try ProtoC.messages(m.violations, m.n_violations, as: GoogleRPC.PreconditionFailure.Violation.self)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__PreconditionFailure>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Rpc__PreconditionFailure>) -> Bool {
     let m = c.pointee
     guard ProtoC.sameMessages(violations, m.violations, m.n_violations) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__PreconditionFailure>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Rpc__PreconditionFailure>, _ arena: ProtoArena) {
     if !violations.isEmpty {
       c.pointee.n_violations = violations.count
       c.pointee.violations = arena.messages(violations)
@@ -750,7 +750,7 @@ extension GoogleRPC.PreconditionFailure: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.violations {
       size += 1 + ProtoWire.messageSize(v)
@@ -759,7 +759,7 @@ extension GoogleRPC.PreconditionFailure: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     for v in self.violations {
       w.byte(0x0a); w.message(v)
     }
@@ -768,13 +768,13 @@ extension GoogleRPC.PreconditionFailure: CBridgedMessage {
 }
 
 extension GoogleRPC.BadRequest.FieldViolation: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Rpc__BadRequest__FieldViolation
+  @_spi(GeneratedCode) public typealias CMessage = Google__Rpc__BadRequest__FieldViolation
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__rpc__bad_request__field_violation()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Rpc__BadRequest__FieldViolation>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__BadRequest__FieldViolation>) throws(ProtoDecodingError) {
     let m = c.pointee
     field = try ProtoC.string(m.field)
     description = try ProtoC.string(m.description)
@@ -783,7 +783,7 @@ extension GoogleRPC.BadRequest.FieldViolation: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__BadRequest__FieldViolation>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Rpc__BadRequest__FieldViolation>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(field, m.field) else { return false }
     guard ProtoC.same(description, m.description) else { return false }
@@ -792,7 +792,7 @@ extension GoogleRPC.BadRequest.FieldViolation: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__BadRequest__FieldViolation>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Rpc__BadRequest__FieldViolation>, _ arena: ProtoArena) {
     if !field.isEmpty { c.pointee.field = arena.cString(field) }
     if !description.isEmpty { c.pointee.description = arena.cString(description) }
     if !reason.isEmpty { c.pointee.reason = arena.cString(reason) }
@@ -800,7 +800,7 @@ extension GoogleRPC.BadRequest.FieldViolation: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.field, tagSize: 1, omittingEmpty: true)
     size += ProtoWire.stringSize(self.description, tagSize: 1, omittingEmpty: true)
@@ -812,7 +812,7 @@ extension GoogleRPC.BadRequest.FieldViolation: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.field, tag: 10, omittingEmpty: true)
     w.string(self.description, tag: 18, omittingEmpty: true)
     w.string(self.reason, tag: 26, omittingEmpty: true)
@@ -824,25 +824,25 @@ extension GoogleRPC.BadRequest.FieldViolation: CBridgedMessage {
 }
 
 extension GoogleRPC.BadRequest: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Rpc__BadRequest
+  @_spi(GeneratedCode) public typealias CMessage = Google__Rpc__BadRequest
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__rpc__bad_request()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Rpc__BadRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__BadRequest>) throws(ProtoDecodingError) {
     let m = c.pointee
     fieldViolations = try ProtoC.messages(m.field_violations, m.n_field_violations, as: GoogleRPC.BadRequest.FieldViolation.self)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__BadRequest>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Rpc__BadRequest>) -> Bool {
     let m = c.pointee
     guard ProtoC.sameMessages(fieldViolations, m.field_violations, m.n_field_violations) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__BadRequest>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Rpc__BadRequest>, _ arena: ProtoArena) {
     if !fieldViolations.isEmpty {
       c.pointee.n_field_violations = fieldViolations.count
       c.pointee.field_violations = arena.messages(fieldViolations)
@@ -850,7 +850,7 @@ extension GoogleRPC.BadRequest: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.fieldViolations {
       size += 1 + ProtoWire.messageSize(v)
@@ -859,7 +859,7 @@ extension GoogleRPC.BadRequest: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     for v in self.fieldViolations {
       w.byte(0x0a); w.message(v)
     }
@@ -868,33 +868,33 @@ extension GoogleRPC.BadRequest: CBridgedMessage {
 }
 
 extension GoogleRPC.RequestInfo: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Rpc__RequestInfo
+  @_spi(GeneratedCode) public typealias CMessage = Google__Rpc__RequestInfo
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__rpc__request_info()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Rpc__RequestInfo>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__RequestInfo>) throws(ProtoDecodingError) {
     let m = c.pointee
     requestID = try ProtoC.string(m.request_id)
     servingData = try ProtoC.string(m.serving_data)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__RequestInfo>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Rpc__RequestInfo>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(requestID, m.request_id) else { return false }
     guard ProtoC.same(servingData, m.serving_data) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__RequestInfo>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Rpc__RequestInfo>, _ arena: ProtoArena) {
     if !requestID.isEmpty { c.pointee.request_id = arena.cString(requestID) }
     if !servingData.isEmpty { c.pointee.serving_data = arena.cString(servingData) }
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.requestID, tagSize: 1, omittingEmpty: true)
     size += ProtoWire.stringSize(self.servingData, tagSize: 1, omittingEmpty: true)
@@ -902,7 +902,7 @@ extension GoogleRPC.RequestInfo: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.requestID, tag: 10, omittingEmpty: true)
     w.string(self.servingData, tag: 18, omittingEmpty: true)
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
@@ -910,13 +910,13 @@ extension GoogleRPC.RequestInfo: CBridgedMessage {
 }
 
 extension GoogleRPC.ResourceInfo: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Rpc__ResourceInfo
+  @_spi(GeneratedCode) public typealias CMessage = Google__Rpc__ResourceInfo
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__rpc__resource_info()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Rpc__ResourceInfo>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__ResourceInfo>) throws(ProtoDecodingError) {
     let m = c.pointee
     resourceType = try ProtoC.string(m.resource_type)
     resourceName = try ProtoC.string(m.resource_name)
@@ -925,7 +925,7 @@ extension GoogleRPC.ResourceInfo: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__ResourceInfo>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Rpc__ResourceInfo>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(resourceType, m.resource_type) else { return false }
     guard ProtoC.same(resourceName, m.resource_name) else { return false }
@@ -934,7 +934,7 @@ extension GoogleRPC.ResourceInfo: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__ResourceInfo>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Rpc__ResourceInfo>, _ arena: ProtoArena) {
     if !resourceType.isEmpty { c.pointee.resource_type = arena.cString(resourceType) }
     if !resourceName.isEmpty { c.pointee.resource_name = arena.cString(resourceName) }
     if !owner.isEmpty { c.pointee.owner = arena.cString(owner) }
@@ -942,7 +942,7 @@ extension GoogleRPC.ResourceInfo: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.resourceType, tagSize: 1, omittingEmpty: true)
     size += ProtoWire.stringSize(self.resourceName, tagSize: 1, omittingEmpty: true)
@@ -952,7 +952,7 @@ extension GoogleRPC.ResourceInfo: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.resourceType, tag: 10, omittingEmpty: true)
     w.string(self.resourceName, tag: 18, omittingEmpty: true)
     w.string(self.owner, tag: 26, omittingEmpty: true)
@@ -962,33 +962,33 @@ extension GoogleRPC.ResourceInfo: CBridgedMessage {
 }
 
 extension GoogleRPC.Help.Link: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Rpc__Help__Link
+  @_spi(GeneratedCode) public typealias CMessage = Google__Rpc__Help__Link
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__rpc__help__link()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Rpc__Help__Link>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__Help__Link>) throws(ProtoDecodingError) {
     let m = c.pointee
     description = try ProtoC.string(m.description)
     url = try ProtoC.string(m.url)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__Help__Link>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Rpc__Help__Link>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(description, m.description) else { return false }
     guard ProtoC.same(url, m.url) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__Help__Link>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Rpc__Help__Link>, _ arena: ProtoArena) {
     if !description.isEmpty { c.pointee.description = arena.cString(description) }
     if !url.isEmpty { c.pointee.url = arena.cString(url) }
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.description, tagSize: 1, omittingEmpty: true)
     size += ProtoWire.stringSize(self.url, tagSize: 1, omittingEmpty: true)
@@ -996,7 +996,7 @@ extension GoogleRPC.Help.Link: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.description, tag: 10, omittingEmpty: true)
     w.string(self.url, tag: 18, omittingEmpty: true)
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
@@ -1004,25 +1004,25 @@ extension GoogleRPC.Help.Link: CBridgedMessage {
 }
 
 extension GoogleRPC.Help: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Rpc__Help
+  @_spi(GeneratedCode) public typealias CMessage = Google__Rpc__Help
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__rpc__help()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Rpc__Help>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__Help>) throws(ProtoDecodingError) {
     let m = c.pointee
     links = try ProtoC.messages(m.links, m.n_links, as: GoogleRPC.Help.Link.self)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__Help>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Rpc__Help>) -> Bool {
     let m = c.pointee
     guard ProtoC.sameMessages(links, m.links, m.n_links) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__Help>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Rpc__Help>, _ arena: ProtoArena) {
     if !links.isEmpty {
       c.pointee.n_links = links.count
       c.pointee.links = arena.messages(links)
@@ -1030,7 +1030,7 @@ extension GoogleRPC.Help: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.links {
       size += 1 + ProtoWire.messageSize(v)
@@ -1039,7 +1039,7 @@ extension GoogleRPC.Help: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     for v in self.links {
       w.byte(0x0a); w.message(v)
     }
@@ -1048,33 +1048,33 @@ extension GoogleRPC.Help: CBridgedMessage {
 }
 
 extension GoogleRPC.LocalizedMessage: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Rpc__LocalizedMessage
+  @_spi(GeneratedCode) public typealias CMessage = Google__Rpc__LocalizedMessage
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__rpc__localized_message()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Rpc__LocalizedMessage>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__LocalizedMessage>) throws(ProtoDecodingError) {
     let m = c.pointee
     locale = try ProtoC.string(m.locale)
     message = try ProtoC.string(m.message)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__LocalizedMessage>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Rpc__LocalizedMessage>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(locale, m.locale) else { return false }
     guard ProtoC.same(message, m.message) else { return false }
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__LocalizedMessage>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Rpc__LocalizedMessage>, _ arena: ProtoArena) {
     if !locale.isEmpty { c.pointee.locale = arena.cString(locale) }
     if !message.isEmpty { c.pointee.message = arena.cString(message) }
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.locale, tagSize: 1, omittingEmpty: true)
     size += ProtoWire.stringSize(self.message, tagSize: 1, omittingEmpty: true)
@@ -1082,7 +1082,7 @@ extension GoogleRPC.LocalizedMessage: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     w.string(self.locale, tag: 10, omittingEmpty: true)
     w.string(self.message, tag: 18, omittingEmpty: true)
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }

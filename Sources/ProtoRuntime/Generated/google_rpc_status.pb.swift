@@ -33,13 +33,13 @@ extension GoogleRPC {
 }
 
 extension GoogleRPC.Status: CBridgedMessage {
-  @usableFromInline package typealias CMessage = Google__Rpc__Status
+  @_spi(GeneratedCode) public typealias CMessage = Google__Rpc__Status
 
-  @usableFromInline package static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+  @_spi(GeneratedCode) public static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
     proto_descriptor__google__rpc__status()
   }
 
-  @usableFromInline package init(cMessage c: UnsafePointer<Google__Rpc__Status>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__Status>) throws(ProtoDecodingError) {
     let m = c.pointee
     code = m.code
     message = try ProtoC.string(m.message)
@@ -47,7 +47,7 @@ extension GoogleRPC.Status: CBridgedMessage {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
-  @usableFromInline package func matches(cMessage c: UnsafePointer<Google__Rpc__Status>) -> Bool {
+  @_spi(GeneratedCode) public func matches(cMessage c: UnsafePointer<Google__Rpc__Status>) -> Bool {
     let m = c.pointee
     guard ProtoC.same(code, m.code) else { return false }
     guard ProtoC.same(message, m.message) else { return false }
@@ -55,7 +55,7 @@ extension GoogleRPC.Status: CBridgedMessage {
     return unknownFields.matches(cMessage: c)
   }
 
-  @usableFromInline package func fill(_ c: UnsafeMutablePointer<Google__Rpc__Status>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Rpc__Status>, _ arena: ProtoArena) {
     c.pointee.code = code
     if !message.isEmpty { c.pointee.message = arena.cString(message) }
     if !details.isEmpty {
@@ -65,7 +65,7 @@ extension GoogleRPC.Status: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
-  @usableFromInline package func encodedSize() -> Int {
+  @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.code != 0 { size += 1 + ProtoWire.int32Size(self.code) }
     size += ProtoWire.stringSize(self.message, tagSize: 1, omittingEmpty: true)
@@ -76,7 +76,7 @@ extension GoogleRPC.Status: CBridgedMessage {
     return size
   }
 
-  @usableFromInline package func write(to w: inout ProtoWriter) {
+  @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.code != 0 { w.byte(0x08); w.int32(self.code) }
     w.string(self.message, tag: 18, omittingEmpty: true)
     for v in self.details {

@@ -4,9 +4,10 @@ public import CProtobufC
 
 /// A generated message's link to its protobuf-c struct; every generated message conforms.
 ///
-/// `package`: the messages of every module of the package (FleetProtos, GRPCTestingProtos, …)
-/// bridge through it, and their fields hold this module's well-known types. Users never see
-/// a C type.
+/// Public, its requirements `@_spi(GeneratedCode)`: generated messages conform publicly, in
+/// this package's modules and in a user's own (grpc-wire-gen writes
+/// `@_spi(GeneratedCode) public import ProtoRuntime`); code that does not import the SPI sees
+/// only the protocol's name. Users never see a C type.
 ///
 /// Decoding unpacks with protobuf-c into its own allocations, copies the fields into the Swift
 /// value and frees the unpacked tree before returning. Encoding sizes the Swift value and
@@ -14,29 +15,29 @@ public import CProtobufC
 /// would give; `encodeThroughC` still builds the C struct tree in a ``ProtoArena`` and packs
 /// it with protobuf-c, for the tests that hold the two to the same bytes. No C pointer
 /// outlives either call.
-@usableFromInline package protocol CBridgedMessage: ProtoMessage {
+public protocol CBridgedMessage: ProtoMessage {
   associatedtype CMessage
   /// protoc-c's descriptor of `CMessage`.
-  static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> { get }
+  @_spi(GeneratedCode) static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> { get }
   /// Copies an unpacked C message into a Swift value.
-  init(cMessage: UnsafePointer<CMessage>) throws(ProtoDecodingError)
+  @_spi(GeneratedCode) init(cMessage: UnsafePointer<CMessage>) throws(ProtoDecodingError)
   /// Whether `cMessage` decodes to exactly this value, read in place without decoding it
   /// (see ``ProtoC``'s matching). Never true for a message that decodes to something else;
   /// false for an equal map field that is not empty (a decode then tells).
-  func matches(cMessage: UnsafePointer<CMessage>) -> Bool
+  @_spi(GeneratedCode) func matches(cMessage: UnsafePointer<CMessage>) -> Bool
   /// Writes this value into `c`, which protobuf-c has initialised; memory comes from `arena`.
-  func fill(_ c: UnsafeMutablePointer<CMessage>, _ arena: ProtoArena)
+  @_spi(GeneratedCode) func fill(_ c: UnsafeMutablePointer<CMessage>, _ arena: ProtoArena)
   /// The number of bytes ``write(to:)`` writes.
-  func encodedSize() -> Int
+  @_spi(GeneratedCode) func encodedSize() -> Int
   /// Writes the wire encoding, protobuf-c's pack of this value byte for byte, at `writer`,
   /// which has room for ``encodedSize()`` bytes.
-  func write(to writer: inout ProtoWriter)
+  @_spi(GeneratedCode) func write(to writer: inout ProtoWriter)
 }
 
 extension CBridgedMessage {
-  package static func decodeThroughC(_ bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError)
-    -> Self
-  {
+  @_spi(GeneratedCode) public static func decodeThroughC(
+    _ bytes: UnsafeRawBufferPointer
+  ) throws(ProtoDecodingError) -> Self {
     try withUnpacked(bytes) { (c) throws(ProtoDecodingError) -> Self in try Self(cMessage: c) }
   }
 
@@ -86,7 +87,7 @@ extension CBridgedMessage {
   }
 
   /// Appends the wire encoding to `buffer`, written straight from the Swift value.
-  package func encodeDirect(appendingTo buffer: inout [UInt8]) {
+  @_spi(GeneratedCode) public func encodeDirect(appendingTo buffer: inout [UInt8]) {
     let size = encodedSize()
     appendUninitialized(size, to: &buffer) { out in
       var writer = ProtoWriter(out)

@@ -13,10 +13,11 @@ public import CProtobufC
 ///
 /// Not thread-safe and never shared: one arena belongs to one `encode` or `decode` call.
 ///
-/// `package`, with what generated code calls per field `@inlinable` (the bump itself
-/// included): the messages of other modules fill their C structs from it, and a call across
-/// modules per string or nested message would cost what the arena saves.
-@usableFromInline package final class ProtoArena {
+/// `@_spi(GeneratedCode) public`, with what generated code calls per field `@inlinable` (the
+/// bump itself included): the messages of other modules, ours and users', fill their C structs
+/// from it, and a call across modules per string or nested message would cost what the arena
+/// saves.
+@_spi(GeneratedCode) public final class ProtoArena {
   @exclusivity(unchecked) @usableFromInline var block: UnsafeMutableRawPointer?
   @exclusivity(unchecked) @usableFromInline var used = 0
   @exclusivity(unchecked) @usableFromInline var capacity = 0
@@ -42,7 +43,7 @@ public import CProtobufC
     if let cachedBlock { ThreadBlockCache.giveBack(cachedBlock) }
   }
 
-  @inlinable package func allocate(byteCount: Int, alignment: Int) -> UnsafeMutableRawPointer {
+  @inlinable @_spi(GeneratedCode) public func allocate(byteCount: Int, alignment: Int) -> UnsafeMutableRawPointer {
     let start = (used + alignment - 1) & ~(alignment - 1)
     if let block, start + byteCount <= capacity {
       used = start + byteCount
@@ -77,14 +78,14 @@ public import CProtobufC
     return block! + start
   }
 
-  @inlinable package func allocate<T>(_ type: T.Type, count: Int = 1) -> UnsafeMutablePointer<T> {
+  @inlinable @_spi(GeneratedCode) public func allocate<T>(_ type: T.Type, count: Int = 1) -> UnsafeMutablePointer<T> {
     allocate(byteCount: MemoryLayout<T>.stride * count, alignment: MemoryLayout<T>.alignment)
       .bindMemory(to: T.self, capacity: count)
   }
 
   /// A NUL-terminated copy of `string`. protobuf-c measures strings with strlen, so a string
   /// holding U+0000 is cut there (a limit of protobuf-c's C strings; see CodeGen/README.md).
-  @inlinable package func cString(_ string: String) -> UnsafeMutablePointer<CChar> {
+  @inlinable @_spi(GeneratedCode) public func cString(_ string: String) -> UnsafeMutablePointer<CChar> {
     func copy(_ utf8: UnsafeBufferPointer<UInt8>) -> UnsafeMutablePointer<CChar> {
       let out = allocate(UInt8.self, count: utf8.count + 1)
       if let base = utf8.baseAddress { out.initialize(from: base, count: utf8.count) }
@@ -96,17 +97,17 @@ public import CProtobufC
     return contiguous.withUTF8(copy)
   }
 
-  @inlinable package func binary(_ bytes: [UInt8]) -> ProtobufCBinaryData {
+  @inlinable @_spi(GeneratedCode) public func binary(_ bytes: [UInt8]) -> ProtobufCBinaryData {
     ProtobufCBinaryData(len: bytes.count, data: copy(bytes))
   }
 
-  @inlinable package func copy<T>(_ values: [T]) -> UnsafeMutablePointer<T> {
+  @inlinable @_spi(GeneratedCode) public func copy<T>(_ values: [T]) -> UnsafeMutablePointer<T> {
     let out = allocate(T.self, count: values.count)
     values.withUnsafeBufferPointer { out.initialize(from: $0.baseAddress!, count: values.count) }
     return out
   }
 
-  @inlinable package func map<T, C>(_ values: [T], _ transform: (T) -> C)
+  @inlinable @_spi(GeneratedCode) public func map<T, C>(_ values: [T], _ transform: (T) -> C)
     -> UnsafeMutablePointer<C>
   {
     let out = allocate(C.self, count: values.count)
@@ -114,7 +115,7 @@ public import CProtobufC
     return out
   }
 
-  @inlinable package func message<M: CBridgedMessage>(_ value: M)
+  @inlinable @_spi(GeneratedCode) public func message<M: CBridgedMessage>(_ value: M)
     -> UnsafeMutablePointer<M.CMessage>
   {
     let c = allocate(M.CMessage.self)
@@ -123,14 +124,14 @@ public import CProtobufC
     return c
   }
 
-  @inlinable package func messages<M: CBridgedMessage>(_ values: [M]) -> UnsafeMutablePointer<
+  @inlinable @_spi(GeneratedCode) public func messages<M: CBridgedMessage>(_ values: [M]) -> UnsafeMutablePointer<
     UnsafeMutablePointer<M.CMessage>?
   > {
     map(values) { Optional(message($0)) }
   }
 
   /// The entries of a proto `map` field, in key order so that encoding is deterministic.
-  @inlinable package func mapEntries<K: Comparable, V, Entry>(
+  @inlinable @_spi(GeneratedCode) public func mapEntries<K: Comparable, V, Entry>(
     _ values: [K: V], descriptor: UnsafePointer<ProtobufCMessageDescriptor>, as: Entry.Type,
     fill: (K, V, UnsafeMutablePointer<Entry>) -> Void
   ) -> UnsafeMutablePointer<UnsafeMutablePointer<Entry>?> {

@@ -11,7 +11,7 @@ public import CProtobufC
 /// decoding refuses, matches no Swift string.
 extension ProtoC {
   /// A string field: protobuf-c's shared empty string and NULL both read as "".
-  @inlinable package static func same(_ held: String, _ p: UnsafePointer<CChar>?) -> Bool {
+  @inlinable @_spi(GeneratedCode) public static func same(_ held: String, _ p: UnsafePointer<CChar>?) -> Bool {
     guard let p, p.pointee != 0 else { return held.isEmpty }
     var held = held
     return held.withUTF8 { utf8 in
@@ -25,31 +25,31 @@ extension ProtoC {
     }
   }
 
-  @inlinable package static func same(_ held: [UInt8], _ b: ProtobufCBinaryData) -> Bool {
+  @inlinable @_spi(GeneratedCode) public static func same(_ held: [UInt8], _ b: ProtobufCBinaryData) -> Bool {
     same(held, b.data, b.len)
   }
 
   /// Bytes: `count` of them at `data` (none when `data` is NULL).
-  @inlinable package static func same(
+  @inlinable @_spi(GeneratedCode) public static func same(
     _ held: [UInt8], _ data: UnsafePointer<UInt8>?, _ count: Int
   ) -> Bool {
     guard count > 0, let data else { return held.isEmpty }
     return held.elementsEqual(UnsafeBufferPointer(start: data, count: count))
   }
 
-  @inlinable package static func same<T: Equatable>(_ held: T, _ c: T) -> Bool { held == c }
+  @inlinable @_spi(GeneratedCode) public static func same<T: Equatable>(_ held: T, _ c: T) -> Bool { held == c }
 
   /// Floating point: bit for bit, so that -0.0 and 0.0 differ and a NaN matches itself.
-  @inlinable package static func same(_ held: Double, _ c: Double) -> Bool {
+  @inlinable @_spi(GeneratedCode) public static func same(_ held: Double, _ c: Double) -> Bool {
     held.bitPattern == c.bitPattern
   }
 
-  @inlinable package static func same(_ held: Float, _ c: Float) -> Bool {
+  @inlinable @_spi(GeneratedCode) public static func same(_ held: Float, _ c: Float) -> Bool {
     held.bitPattern == c.bitPattern
   }
 
   /// A message field: absent on both sides, or present on both and matching.
-  @inlinable package static func same<M: CBridgedMessage>(
+  @inlinable @_spi(GeneratedCode) public static func same<M: CBridgedMessage>(
     _ held: M?, _ p: UnsafeMutablePointer<M.CMessage>?
   ) -> Bool {
     guard let p else { return held == nil }
@@ -58,7 +58,7 @@ extension ProtoC {
   }
 
   /// A message member of a oneof, where a NULL pointer reads as the empty message.
-  @inlinable package static func sameMember<M: CBridgedMessage>(
+  @inlinable @_spi(GeneratedCode) public static func sameMember<M: CBridgedMessage>(
     _ held: M, _ p: UnsafeMutablePointer<M.CMessage>?
   ) -> Bool {
     guard let p else { return held == M() }
@@ -66,14 +66,14 @@ extension ProtoC {
   }
 
   /// A repeated message field, where a NULL element reads as the empty message.
-  @inlinable package static func sameMessages<M: CBridgedMessage>(
+  @inlinable @_spi(GeneratedCode) public static func sameMessages<M: CBridgedMessage>(
     _ held: [M], _ p: UnsafeMutablePointer<UnsafeMutablePointer<M.CMessage>?>?, _ n: Int
   ) -> Bool {
     sameElements(held, p, n) { held, c in sameMember(held, c) }
   }
 
   /// A repeated field of any other kind; `same` compares one element.
-  @inlinable package static func sameElements<T, C>(
+  @inlinable @_spi(GeneratedCode) public static func sameElements<T, C>(
     _ held: [T], _ p: UnsafeMutablePointer<C>?, _ n: Int, _ same: (T, C) -> Bool
   ) -> Bool {
     guard n > 0, let p else { return held.isEmpty }
@@ -87,7 +87,7 @@ extension ProtoUnknownFields {
   /// Whether `cMessage`'s unknown fields decode to exactly these (see ``ProtoC``'s matching).
   /// `@inlinable` like ``init(cMessage:)``: the common case, none on either side, is a load
   /// and a branch.
-  @inlinable package func matches<C>(cMessage: UnsafePointer<C>) -> Bool {
+  @inlinable @_spi(GeneratedCode) public func matches<C>(cMessage: UnsafePointer<C>) -> Bool {
     let base = UnsafeRawPointer(cMessage).assumingMemoryBound(to: ProtobufCMessage.self).pointee
     guard base.n_unknown_fields > 0, let unknown = base.unknown_fields else {
       return fields.isEmpty

@@ -6,10 +6,10 @@ public import CProtobufC
 ///
 /// `@inlinable`: generated code in other modules calls these once per field; inlined and
 /// specialised there, as they were when runtime and messages were one module.
-@usableFromInline package enum ProtoC {
+@_spi(GeneratedCode) public enum ProtoC {
   /// protobuf-c leaves absent proto3 strings pointing at its shared empty string; NULL is
   /// treated the same way.
-  @inlinable package static func string(_ p: UnsafePointer<CChar>?) throws(ProtoDecodingError)
+  @inlinable @_spi(GeneratedCode) public static func string(_ p: UnsafePointer<CChar>?) throws(ProtoDecodingError)
     -> String
   {
     guard let p, p.pointee != 0 else { return "" }
@@ -20,17 +20,17 @@ public import CProtobufC
     return s
   }
 
-  @inlinable package static func bytes(_ b: ProtobufCBinaryData) -> [UInt8] {
+  @inlinable @_spi(GeneratedCode) public static func bytes(_ b: ProtobufCBinaryData) -> [UInt8] {
     guard b.len > 0, let data = b.data else { return [] }
     return Array(UnsafeBufferPointer(start: data, count: b.len))
   }
 
-  @inlinable package static func scalars<T>(_ p: UnsafeMutablePointer<T>?, _ n: Int) -> [T] {
+  @inlinable @_spi(GeneratedCode) public static func scalars<T>(_ p: UnsafeMutablePointer<T>?, _ n: Int) -> [T] {
     guard n > 0, let p else { return [] }
     return Array(UnsafeBufferPointer(start: p, count: n))
   }
 
-  @inlinable package static func map<T, R>(
+  @inlinable @_spi(GeneratedCode) public static func map<T, R>(
     _ p: UnsafeMutablePointer<T>?, _ n: Int, _ transform: (T) throws(ProtoDecodingError) -> R
   ) throws(ProtoDecodingError) -> [R] {
     guard n > 0, let p else { return [] }
@@ -42,14 +42,14 @@ public import CProtobufC
 
   /// A message member of a oneof: protobuf-c sets the pointer along with the case; a NULL one
   /// reads as the empty message, as an absent message field would.
-  @inlinable package static func message<M: CBridgedMessage>(
+  @inlinable @_spi(GeneratedCode) public static func message<M: CBridgedMessage>(
     _ p: UnsafeMutablePointer<M.CMessage>?, as: M.Type
   ) throws(ProtoDecodingError) -> M {
     guard let p else { return M() }
     return try M(cMessage: p)
   }
 
-  @inlinable package static func messages<M: CBridgedMessage>(
+  @inlinable @_spi(GeneratedCode) public static func messages<M: CBridgedMessage>(
     _ p: UnsafeMutablePointer<UnsafeMutablePointer<M.CMessage>?>?, _ n: Int, as: M.Type
   ) throws(ProtoDecodingError) -> [M] {
     try map(p, n) { (element) throws(ProtoDecodingError) -> M in

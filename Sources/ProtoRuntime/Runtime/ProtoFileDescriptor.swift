@@ -26,14 +26,14 @@ public struct ProtoFileDescriptor: Sendable {
     public let number: Int32
 
     /// What CodeGen writes for each extension a file declares.
-    package init(extendee: String, number: Int32) {
+    @_spi(GeneratedCode) public init(extendee: String, number: Int32) {
       self.extendee = extendee
       self.number = number
     }
   }
 
   /// What CodeGen writes for each file, in every message module.
-  package init(
+  @_spi(GeneratedCode) public init(
     name: String, dependencies: [String], extensions: [Extension], symbols: String,
     base64: String
   ) {

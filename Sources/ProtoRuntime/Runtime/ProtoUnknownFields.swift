@@ -34,7 +34,7 @@ public struct ProtoUnknownFields: Hashable, Sendable {
   ///
   /// `@inlinable`, as generated code in other modules calls it for every message it decodes:
   /// the common case, no unknown fields, is then one load and a branch.
-  @inlinable package init<C>(cMessage: UnsafePointer<C>) throws(ProtoDecodingError) {
+  @inlinable @_spi(GeneratedCode) public init<C>(cMessage: UnsafePointer<C>) throws(ProtoDecodingError) {
     // Every protobuf-c message struct starts with its ProtobufCMessage base.
     let base = UnsafeRawPointer(cMessage).assumingMemoryBound(to: ProtobufCMessage.self).pointee
     guard base.n_unknown_fields > 0, let unknown = base.unknown_fields else {
@@ -65,12 +65,14 @@ public struct ProtoUnknownFields: Hashable, Sendable {
 
   /// Writes the fields into `cMessage`'s unknown fields; `@inlinable` like
   /// ``init(cMessage:)``, for the same reason.
-  @inlinable package func fill<C>(_ cMessage: UnsafeMutablePointer<C>, _ arena: ProtoArena) {
+  @inlinable @_spi(GeneratedCode) public func fill<C>(
+    _ cMessage: UnsafeMutablePointer<C>, _ arena: ProtoArena
+  ) {
     guard !fields.isEmpty else { return }
     fillUnknown(cMessage, arena)
   }
 
-  @usableFromInline func fillUnknown<C>(_ cMessage: UnsafeMutablePointer<C>, _ arena: ProtoArena) {
+  @_spi(GeneratedCode) @usableFromInline func fillUnknown<C>(_ cMessage: UnsafeMutablePointer<C>, _ arena: ProtoArena) {
     let base = UnsafeMutableRawPointer(cMessage).assumingMemoryBound(to: ProtobufCMessage.self)
     base.pointee.n_unknown_fields = UInt32(fields.count)
     base.pointee.unknown_fields = arena.map(fields) { f in

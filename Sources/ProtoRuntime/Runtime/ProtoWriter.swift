@@ -15,27 +15,28 @@
 /// as protobuf-c writes it: one byte reserved, the message written, and the message moved
 /// along when its length takes more than one byte.
 ///
-/// `package`, and `@inlinable` throughout: generated code in other modules calls it per field.
-@frozen @usableFromInline package struct ProtoWriter {
+/// `@_spi(GeneratedCode) public` and `@inlinable` throughout: generated code in other modules,
+/// ours and users', calls it per field.
+@frozen @_spi(GeneratedCode) public struct ProtoWriter {
   /// Where the next byte goes.
-  @usableFromInline package var position: UnsafeMutablePointer<UInt8>
+  @_spi(GeneratedCode) public var position: UnsafeMutablePointer<UInt8>
 
-  @inlinable package init(_ start: UnsafeMutablePointer<UInt8>) {
+  @inlinable @_spi(GeneratedCode) public init(_ start: UnsafeMutablePointer<UInt8>) {
     position = start
   }
 
   /// One byte: a tag of a field numbered below 16, or a bool.
-  @inlinable package mutating func byte(_ value: UInt8) {
+  @inlinable @_spi(GeneratedCode) public mutating func byte(_ value: UInt8) {
     position.pointee = value
     position += 1
   }
 
   /// A tag of two or more bytes, as the generator encoded it.
-  @inlinable package mutating func tag(_ value: UInt32) {
+  @inlinable @_spi(GeneratedCode) public mutating func tag(_ value: UInt32) {
     varint(UInt64(value))
   }
 
-  @inlinable package mutating func varint(_ value: UInt64) {
+  @inlinable @_spi(GeneratedCode) public mutating func varint(_ value: UInt64) {
     var v = value
     while v >= 0x80 {
       position.pointee = UInt8(truncatingIfNeeded: v) | 0x80
@@ -47,36 +48,36 @@
   }
 
   /// int32 and enums: a negative value is sign-extended to ten bytes.
-  @inlinable package mutating func int32(_ value: Int32) {
+  @inlinable @_spi(GeneratedCode) public mutating func int32(_ value: Int32) {
     varint(UInt64(bitPattern: Int64(value)))
   }
 
-  @inlinable package mutating func sint32(_ value: Int32) {
+  @inlinable @_spi(GeneratedCode) public mutating func sint32(_ value: Int32) {
     varint(UInt64(UInt32(bitPattern: (value << 1) ^ (value >> 31))))
   }
 
-  @inlinable package mutating func sint64(_ value: Int64) {
+  @inlinable @_spi(GeneratedCode) public mutating func sint64(_ value: Int64) {
     varint(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
   }
 
-  @inlinable package mutating func fixed32(_ value: UInt32) {
+  @inlinable @_spi(GeneratedCode) public mutating func fixed32(_ value: UInt32) {
     UnsafeMutableRawPointer(position).storeBytes(of: value.littleEndian, as: UInt32.self)
     position += 4
   }
 
-  @inlinable package mutating func fixed64(_ value: UInt64) {
+  @inlinable @_spi(GeneratedCode) public mutating func fixed64(_ value: UInt64) {
     UnsafeMutableRawPointer(position).storeBytes(of: value.littleEndian, as: UInt64.self)
     position += 8
   }
 
-  @inlinable package mutating func bool(_ value: Bool) {
+  @inlinable @_spi(GeneratedCode) public mutating func bool(_ value: Bool) {
     byte(value ? 1 : 0)
   }
 
   /// A string field: its tag, length and UTF-8 up to the first NUL (see
   /// ``ProtoWire/stringLength(_:)``); nothing at all for a proto3 field (`omittingEmpty`)
   /// whose bytes up to the first NUL are none, as protobuf-c leaves such a field out.
-  @inlinable package mutating func string(_ value: String, tag: UInt32, omittingEmpty: Bool) {
+  @inlinable @_spi(GeneratedCode) public mutating func string(_ value: String, tag: UInt32, omittingEmpty: Bool) {
     ProtoWire.withUTF8(value) { utf8 in
       let count = ProtoWire.cLength(utf8)
       if count == 0 && omittingEmpty { return }
@@ -87,7 +88,7 @@
     }
   }
 
-  @inlinable package mutating func bytes(_ value: [UInt8]) {
+  @inlinable @_spi(GeneratedCode) public mutating func bytes(_ value: [UInt8]) {
     varint(UInt64(value.count))
     value.withUnsafeBufferPointer { b in
       if let base = b.baseAddress, b.count > 0 { position.initialize(from: base, count: b.count) }
@@ -96,7 +97,7 @@
   }
 
   /// A nested message's length and encoding (the caller wrote its tag).
-  @inlinable package mutating func message<M: CBridgedMessage>(_ value: M) {
+  @inlinable @_spi(GeneratedCode) public mutating func message<M: CBridgedMessage>(_ value: M) {
     let lengthAt = position
     position += 1
     value.write(to: &self)
@@ -114,7 +115,7 @@
   }
 
   /// The fields our schema does not know, as protobuf-c writes them: after every known one.
-  @inlinable package mutating func unknown(_ fields: ProtoUnknownFields) {
+  @inlinable @_spi(GeneratedCode) public mutating func unknown(_ fields: ProtoUnknownFields) {
     for f in fields.fields {
       varint(UInt64(f.number) << 3 | UInt64(f.wireType))
       let count = f.bytes.count
@@ -128,32 +129,32 @@
 
 /// Sizes of wire encodings, for the generated `encodedSize()`: each is exactly what
 /// ``ProtoWriter`` writes for the same value.
-@usableFromInline package enum ProtoWire {
-  @inlinable package static func varintSize(_ value: UInt64) -> Int {
+@_spi(GeneratedCode) public enum ProtoWire {
+  @inlinable @_spi(GeneratedCode) public static func varintSize(_ value: UInt64) -> Int {
     // 1 byte per 7 bits, at least one: (bits used + 6) / 7, from the leading zeros.
     let bits = 64 - (value | 1).leadingZeroBitCount
     return (bits + 6) / 7
   }
 
-  @inlinable package static func int32Size(_ value: Int32) -> Int {
+  @inlinable @_spi(GeneratedCode) public static func int32Size(_ value: Int32) -> Int {
     value < 0 ? 10 : varintSize(UInt64(value))
   }
 
-  @inlinable package static func sint32Size(_ value: Int32) -> Int {
+  @inlinable @_spi(GeneratedCode) public static func sint32Size(_ value: Int32) -> Int {
     varintSize(UInt64(UInt32(bitPattern: (value << 1) ^ (value >> 31))))
   }
 
-  @inlinable package static func sint64Size(_ value: Int64) -> Int {
+  @inlinable @_spi(GeneratedCode) public static func sint64Size(_ value: Int64) -> Int {
     varintSize(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
   }
 
   /// A length-delimited value of `count` bytes: its length prefix and the bytes.
-  @inlinable package static func delimitedSize(_ count: Int) -> Int {
+  @inlinable @_spi(GeneratedCode) public static func delimitedSize(_ count: Int) -> Int {
     varintSize(UInt64(count)) + count
   }
 
   /// A string field's size: what ``ProtoWriter/string(_:tag:omittingEmpty:)`` writes.
-  @inlinable package static func stringSize(_ value: String, tagSize: Int, omittingEmpty: Bool)
+  @inlinable @_spi(GeneratedCode) public static func stringSize(_ value: String, tagSize: Int, omittingEmpty: Bool)
     -> Int
   {
     let count = stringLength(value)
@@ -162,17 +163,17 @@
 
   /// The bytes protobuf-c writes of `value`: its UTF-8 up to the first NUL, as protobuf-c
   /// measures its C strings with strlen (see ProtoArena.cString).
-  @inlinable package static func stringLength(_ value: String) -> Int {
+  @inlinable @_spi(GeneratedCode) public static func stringLength(_ value: String) -> Int {
     withUTF8(value) { cLength($0) }
   }
 
-  @inlinable package static func cLength(_ utf8: UnsafeBufferPointer<UInt8>) -> Int {
+  @inlinable @_spi(GeneratedCode) public static func cLength(_ utf8: UnsafeBufferPointer<UInt8>) -> Int {
     guard let base = utf8.baseAddress, utf8.count > 0 else { return 0 }
     guard let nul = memchr(base, 0, utf8.count) else { return utf8.count }
     return UnsafeRawPointer(nul) - UnsafeRawPointer(base)
   }
 
-  @inlinable package static func withUTF8<R>(
+  @inlinable @_spi(GeneratedCode) public static func withUTF8<R>(
     _ value: String, _ body: (UnsafeBufferPointer<UInt8>) -> R
   )
     -> R
@@ -182,11 +183,11 @@
     return contiguous.withUTF8(body)
   }
 
-  @inlinable package static func messageSize<M: CBridgedMessage>(_ value: M) -> Int {
+  @inlinable @_spi(GeneratedCode) public static func messageSize<M: CBridgedMessage>(_ value: M) -> Int {
     delimitedSize(value.encodedSize())
   }
 
-  @inlinable package static func unknownSize(_ fields: ProtoUnknownFields) -> Int {
+  @inlinable @_spi(GeneratedCode) public static func unknownSize(_ fields: ProtoUnknownFields) -> Int {
     var size = 0
     for f in fields.fields {
       size += varintSize(UInt64(f.number) << 3 | UInt64(f.wireType)) + f.bytes.count

@@ -1,5 +1,6 @@
 import FleetProtosFixtures
 import Testing
+@_spi(GeneratedCode) import ProtoRuntime
 
 @testable import FleetConsumer
 
