@@ -23,6 +23,8 @@ let package = Package(
     .library(name: "JourneySharing", targets: ["JourneySharing"]),
     // Not an API: fleet-codec-bench's measurements, for Benchmarks/'s codec-bench.
     .library(name: "FleetCodecBenchmark", targets: ["FleetCodecBenchmark"]),
+    // `swift package generate-grpc-wire`: messages and typed stubs from a user's own .proto files.
+    .plugin(name: "GenerateGRPCWire", targets: ["GenerateGRPCWire"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -197,6 +199,20 @@ let package = Package(
         "GRPCWireGenerator", "ProtoDescriptors",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
+    // The command a user runs on their own .proto files (README "Your own services"): the
+    // system's protoc and protoc-c, then grpc-wire-gen into Sources/<Module>C and
+    // Sources/<Module>/Generated; prints the targets to paste into Package.swift.
+    .plugin(
+      name: "GenerateGRPCWire",
+      capability: .command(
+        intent: .custom(
+          verb: "generate-grpc-wire",
+          description: "Generate GRPCWire messages and typed client and server stubs from .proto files"),
+        permissions: [
+          .writeToPackageDirectory(
+            reason: "writes the generated module into Sources/<Module>C and Sources/<Module>/Generated")
+        ]),
+      dependencies: ["grpc-wire-gen"]),
 
     // Encode/decode cost of a realistic Trip beside protobuf-c's own; see README "Benchmarks".
     .executableTarget(

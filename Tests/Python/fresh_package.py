@@ -1,0 +1,213 @@
+"""The fresh-package test: what a new user of FleetConsumer does with a .proto of their own.
+
+In a temporary folder it makes a package `Shop` depending on this one by path (through a
+symlink named `FleetConsumer`, as a clone of the repository is named), with the protos of
+Tests/FreshPackage/Protos (nested messages, a oneof, maps, repeated and bytes fields, enums,
+Timestamp, Duration and wrappers, a file importing another, an RPC of each kind) and the
+executable of Tests/FreshPackage/Sources/ShopApp. Then, as the user would:
+
+1. runs `swift package --allow-writing-to-package-directory generate-grpc-wire ...` with a
+   manifest that has no targets yet;
+2. pastes the lines it printed from `// generate-grpc-wire: targets` to
+   `// generate-grpc-wire: end`, exactly as printed, into Package.swift
+   (Tests/FreshPackage/Package.swift.in), and checks that running the command again
+   changes no file (neither content nor modification time);
+3. builds ShopApp, and runs both directions against grpcio (shop_peer.py, whose `_pb2`
+   modules grpcio-tools generates at start-up): the generated client calls grpcio's server,
+   grpcio's client calls the generated server, every RPC kind, every message compared with
+   the samples by the side receiving it.
+
+Peers listen on 127.0.0.1 on ports the OS picks and are stopped by their PID; every wait
+has a timeout. Exit status 0 when all passed, 1 otherwise (a missing peer or tool fails).
+
+    fresh_package.py [--scratch-path DIR] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+FIXTURE = ROOT / "Tests" / "FreshPackage"
+PEER = Path(__file__).resolve().parent / "shop_peer.py"
+COMMAND = [
+    "swift", "package", "--allow-writing-to-package-directory", "generate-grpc-wire",
+    "--module", "ShopProtos", "--namespace", "acme.shop.v1=Shop", "-I", "Protos",
+    "Protos/acme/catalog/v1/catalog.proto", "Protos/acme/shop/v1/order.proto",
+]
+PASTE = "    // (paste generate-grpc-wire's targets here)\n"
+BEGIN, END = "// generate-grpc-wire: targets", "// generate-grpc-wire: end"
+RPCS = ("PlaceOrder", "ListOrders", "UploadOrders", "TrackOrders")
+BUILD_TIMEOUT = 1800  # seconds: a clean debug build of GRPCWire and its dependencies
+START_TIMEOUT = 120  # seconds until a server prints LISTENING (grpcio-tools runs first)
+CALLS_TIMEOUT = 120  # seconds for one side's four calls
+# The peers' calls go to 127.0.0.1: a developer's proxy variables (which SwiftPM may need to
+# fetch dependencies) must not send them through a proxy.
+PROXY_VARIABLES = {"http_proxy", "https_proxy", "all_proxy", "grpc_proxy", "no_proxy"}
+PEER_ENVIRONMENT = {k: v for k, v in os.environ.items() if k.lower() not in PROXY_VARIABLES}
+
+
+class Failure(Exception):
+    pass
+
+
+def log(line: str) -> None:
+    print(f"fresh-package: {line}", flush=True)
+
+
+def run(args: list[str], cwd: Path, timeout: float, what: str, env=None) -> str:
+    """Runs `args`, returns its stdout; its stderr passes through. Fails on a non-zero exit."""
+    try:
+        done = subprocess.run(
+            args, cwd=cwd, stdout=subprocess.PIPE, text=True, timeout=timeout, env=env
+        )
+    except subprocess.TimeoutExpired as error:
+        raise Failure(f"{what}: no end after {timeout:.0f} s") from error
+    if done.returncode != 0:
+        raise Failure(f"{what} failed (exit {done.returncode}):\n{done.stdout}")
+    return done.stdout
+
+
+def printed_targets(output: str) -> str:
+    """The lines from BEGIN to END of the command's stdout, as printed."""
+    lines = output.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.rstrip("\n") == BEGIN]
+    ends = [i for i, line in enumerate(lines) if line.rstrip("\n") == END]
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        raise Failure(f"generate-grpc-wire printed no single {BEGIN!r} ... {END!r} block:\n{output}")
+    block = "".join(lines[starts[0] : ends[0] + 1])
+    return block if block.endswith("\n") else block + "\n"
+
+
+def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under `folder`: its bytes and modification time."""
+    return {
+        str(path.relative_to(folder)): (path.read_bytes(), path.stat().st_mtime_ns)
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def wait_listening(process: subprocess.Popen, what: str) -> int:
+    """The port of `process`'s `LISTENING <port>` line, read within START_TIMEOUT."""
+    import selectors
+
+    deadline = time.monotonic() + START_TIMEOUT
+    selector = selectors.DefaultSelector()
+    selector.register(process.stdout, selectors.EVENT_READ)
+    while (left := deadline - time.monotonic()) > 0:
+        if not selector.select(timeout=left):
+            break
+        line = process.stdout.readline()
+        if not line:
+            raise Failure(f"{what} ended before listening (exit {process.wait(timeout=10)})")
+        match = re.fullmatch(r"LISTENING (\d+)\n", line)
+        if match:
+            return int(match.group(1))
+    raise Failure(f"{what} printed no LISTENING line within {START_TIMEOUT} s")
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Ends a server we started, by its PID: its stdin closed, then SIGTERM, then SIGKILL."""
+    if process.stdin:
+        process.stdin.close()
+    for signal_it in (lambda: None, process.terminate, process.kill):
+        signal_it()
+        try:
+            process.wait(timeout=10)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def check_calls(client: list[str], server: list[str], cwd: Path, what: str) -> None:
+    """Starts `server`, runs `client <port>` against it, and wants a PASSED line per RPC."""
+    process = subprocess.Popen(
+        server, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        env=PEER_ENVIRONMENT,
+    )
+    try:
+        port = wait_listening(process, f"{what}: server")
+        output = run(client + [str(port)], cwd, CALLS_TIMEOUT, f"{what}: client", PEER_ENVIRONMENT)
+    finally:
+        stop(process)
+    passed = [line for line in output.splitlines() if line.startswith("PASSED ")]
+    if passed != [f"PASSED {rpc}" for rpc in RPCS]:
+        raise Failure(f"{what}: not every RPC passed:\n{output}")
+    for rpc in RPCS:
+        log(f"PASSED {what}: {rpc}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scratch-path", help="SwiftPM's build folder for the fresh package")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    options = parser.parse_args()
+    python = os.environ.get("FLEET_PYTHON", sys.executable)
+    scratch = ["--scratch-path", options.scratch_path] if options.scratch_path else []
+    folder = Path(tempfile.mkdtemp(prefix="fresh-package."))
+    timings: list[str] = []
+    ok = False
+    try:
+        (folder / "FleetConsumer").symlink_to(ROOT)
+        shop = folder / "shop"
+        shutil.copytree(FIXTURE / "Protos", shop / "Protos")
+        shutil.copytree(FIXTURE / "Sources", shop / "Sources")
+        # The versions this package resolved, so the fresh one builds what its tests built.
+        if (ROOT / "Package.resolved").is_file():
+            shutil.copy(ROOT / "Package.resolved", shop / "Package.resolved")
+        manifest = (FIXTURE / "Package.swift.in").read_text()
+        if manifest.count(PASTE) != 1:
+            raise Failure(f"Package.swift.in has no single line {PASTE.strip()!r}")
+        # Before generating, the user's manifest has the dependency and no targets yet.
+        head, _, _ = manifest.partition("  targets: [\n")
+        (shop / "Package.swift").write_text(head + "  targets: []\n)\n")
+
+        started = time.monotonic()
+        output = run(COMMAND[:3] + scratch + COMMAND[3:], shop, BUILD_TIMEOUT, "generate-grpc-wire")
+        timings.append(f"generate {time.monotonic() - started:.0f} s")
+        block = printed_targets(output)
+        (shop / "Package.swift").write_text(manifest.replace(PASTE, block))
+        log("generate-grpc-wire wrote Sources/ShopProtosC and Sources/ShopProtos/Generated")
+
+        before = snapshot(shop / "Sources")
+        again = run(COMMAND[:3] + scratch + COMMAND[3:], shop, BUILD_TIMEOUT, "generate-grpc-wire again")
+        after = snapshot(shop / "Sources")
+        changed = sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+        if changed or printed_targets(again) != block:
+            raise Failure(f"running generate-grpc-wire again changed {changed or 'the printed targets'}")
+        log("PASSED running generate-grpc-wire again changes nothing")
+
+        started = time.monotonic()
+        run(["swift", "build", *scratch, "--product", "ShopApp"], shop, BUILD_TIMEOUT, "swift build")
+        timings.append(f"build {time.monotonic() - started:.0f} s")
+        bin_path = run(["swift", "build", *scratch, "--show-bin-path"], shop, 120, "swift build --show-bin-path")
+        app = str(Path(bin_path.strip()) / "ShopApp")
+        log("built ShopApp with the pasted targets")
+
+        started = time.monotonic()
+        check_calls([app, "client"], [python, str(PEER), "server"], shop, "generated client -> grpcio server")
+        check_calls([python, str(PEER), "client"], [app, "server"], shop, "grpcio client -> generated server")
+        timings.append(f"calls {time.monotonic() - started:.0f} s")
+        ok = True
+    except Failure as failure:
+        log(f"FAILED {failure}")
+    finally:
+        log(", ".join(timings) if timings else "no step finished")
+        if options.keep or not ok:
+            log(f"kept {folder}")
+        else:
+            shutil.rmtree(folder)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
