@@ -343,6 +343,13 @@ let package = Package(
     .testTarget(
       name: "OwnServiceTests",
       dependencies: ["GRPCWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
+    // Stubs over swift-protobuf's messages (grpc-wire-gen --messages swift-protobuf) for
+    // grpc.testing, both generated into Generated/ by CodeGen/generate; against grpcio both ways.
+    .testTarget(
+      name: "SwiftProtobufStubTests",
+      dependencies: [
+        "GRPCWire", "PeerSupport", .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+      ]),
     .testTarget(
       name: "GRPCHealthTests",
       dependencies: ["GRPCHealth", "GRPCWire", "GRPCServiceProtos", "GRPCTestingProtos"]),

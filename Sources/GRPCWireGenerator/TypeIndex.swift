@@ -18,4 +18,27 @@ public struct TypeIndex: Sendable {
       packages[full] = model.packages[full]
     }
   }
+
+  /// Indexes `set` with the names `protoc-gen-swift` gives its messages
+  /// (`.acme.dispatch.v1.Order.Line` → `Acme_Dispatch_V1_Order.Line`; ``SwiftProtobufNames``).
+  public init(swiftProtobuf set: GoogleProtobuf.FileDescriptorSet) {
+    for file in set.file {
+      let package = file.package ?? ""
+      let prefix = SwiftProtobufNames.typePrefix(
+        package: package, swiftPrefix: file.options?.swiftPrefix)
+      func add(_ message: GoogleProtobuf.DescriptorProto, parent: String, parentSwift: String?) {
+        let name = message.name ?? ""
+        let full = "\(parent).\(name)"
+        let swift =
+          parentSwift.map { "\($0).\(SwiftProtobufNames.messageName(name))" }
+          ?? SwiftProtobufNames.messageName(prefix + name)
+        swiftNames[full] = swift
+        packages[full] = package
+        for nested in message.nestedType { add(nested, parent: full, parentSwift: swift) }
+      }
+      for message in file.messageType {
+        add(message, parent: package.isEmpty ? "" : "." + package, parentSwift: nil)
+      }
+    }
+  }
 }

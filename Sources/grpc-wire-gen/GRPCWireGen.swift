@@ -33,7 +33,7 @@ struct GRPCWireGen: ParsableCommand {
 
   @Option(
     help: ArgumentHelp(
-      "protobuf-c: also write the message layer (<proto>.pb.swift, Namespaces.pb.swift, FileDescriptors.pb.swift) and the C target; omitted: stubs only.",
+      "protobuf-c: also write the message layer (<proto>.pb.swift, Namespaces.pb.swift, FileDescriptors.pb.swift) and the C target. swift-protobuf: stubs only, over the messages protoc-gen-swift writes into the same module, with their descriptors and serializers (SwiftProtobufSupport.grpc.swift). Omitted: stubs only, beside our message layer.",
       valueName: "kind"))
   var messages: String?
 
@@ -68,13 +68,30 @@ struct GRPCWireGen: ParsableCommand {
     guard checkOnly || output != nil else {
       throw ValidationError("--output is needed unless --check-only")
     }
-    if let messages {
-      guard messages == "protobuf-c" else {
-        throw ValidationError("--messages must be protobuf-c, not \(messages)")
-      }
+    switch messages {
+    case nil:
+      break
+    case "protobuf-c":
       guard checkOnly || cDir != nil && cOutput != nil else {
         throw ValidationError("--messages protobuf-c needs --c-dir and --c-output")
       }
+    case "swift-protobuf":
+      // protoc-gen-swift writes those messages: there is no C target and no storage to choose.
+      let cOptions = [
+        cDir.map { _ in "--c-dir" }, cOutput.map { _ in "--c-output" },
+        cowMessages.isEmpty ? nil : "--cow-message",
+      ].compactMap { $0 }
+      guard cOptions.isEmpty else {
+        throw ValidationError(
+          "--messages swift-protobuf writes only stubs (protoc-gen-swift writes the messages): "
+            + "\(cOptions.joined(separator: ", ")) is for --messages protobuf-c")
+      }
+      guard !noStubs else {
+        throw ValidationError(
+          "--messages swift-protobuf writes only stubs: --no-stubs would leave nothing to write")
+      }
+    case let other?:
+      throw ValidationError("--messages must be protobuf-c or swift-protobuf, not \(other)")
     }
     _ = try namespaceTable()
   }
@@ -108,11 +125,17 @@ struct GRPCWireGen: ParsableCommand {
         file: "", element: "", reason: "\(descriptorSet) is not a FileDescriptorSet: \(error)")
     }
     let namespaces = try namespaceTable()
+    let stubMessages: ServiceStubs.Messages =
+      messages == "swift-protobuf" ? .swiftProtobuf : .protobufC
     if checkOnly {
-      try MessageFiles.check(set, protos: protos, namespaces: namespaces)
+      // protoc-gen-swift's messages are its own to check.
+      if stubMessages == .protobufC {
+        try MessageFiles.check(set, protos: protos, namespaces: namespaces)
+      }
       if !noStubs {
         _ = try StubFiles.generate(
-          set, protos: protos, module: module, namespaces: namespaces, access: access)
+          set, protos: protos, module: module, namespaces: namespaces, access: access,
+          messages: stubMessages)
       }
       return
     }
@@ -120,9 +143,10 @@ struct GRPCWireGen: ParsableCommand {
       noStubs
       ? []
       : try StubFiles.generate(
-        set, protos: protos, module: module, namespaces: namespaces, access: access
+        set, protos: protos, module: module, namespaces: namespaces, access: access,
+        messages: stubMessages
       ).map { ($0.name, $0.text) }
-    if messages != nil, let cDir, let cOutput {
+    if messages == "protobuf-c", let cDir, let cOutput {
       let layer = try MessageFiles.generate(
         set, protos: protos, module: module, namespaces: namespaces,
         cowMessages: Set(cowMessages), cFiles: try Self.readFiles(under: cDir))
@@ -135,7 +159,8 @@ struct GRPCWireGen: ParsableCommand {
       files, into: output,
       removingOthers: { name in
         !name.contains("/")
-          && (messages != nil ? name.hasSuffix(".swift") : name.hasSuffix(".grpc.swift"))
+          && (messages == "protobuf-c"
+            ? name.hasSuffix(".swift") : name.hasSuffix(".grpc.swift"))
       })
   }
 
