@@ -4,6 +4,11 @@ import ProtoDescriptors
 /// umbrella header of each C target has a function per message returning it, named this.
 let accessorPrefix = "proto_descriptor__"
 
+/// What `init(cMessage:strings:)` calls its ``ProtoDecodeStrings`` parameter: with an
+/// underscore, which no field's Swift name has (SwiftNames.camel drops them), so no field
+/// hides it.
+let stringsName = "_strings"
+
 /// The bridge of a message to protobuf-c's struct (`CBridgedMessage`): read it field by field
 /// from the C message, compare with one in place, and fill one from an arena.
 extension MessageWriter {
@@ -20,7 +25,7 @@ extension MessageWriter {
     line("  }")
     line()
     line(
-      "  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<\(cType)>) throws(ProtoDecodingError) {"
+      "  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<\(cType)>, strings \(stringsName): inout ProtoDecodeStrings) throws(ProtoDecodingError) {"
     )
     if !b.message.field.isEmpty { line("    let m = c.pointee") }
     for field in b.plain { read(field, "    ") }
@@ -146,10 +151,10 @@ extension MessageWriter {
     switch f.kind {
     case .plain: expr
     case .bool: "\(expr) != 0"
-    case .string: "try ProtoC.string(\(expr))"
+    case .string: "try \(stringsName).string(\(expr))"
     case .bytes: "ProtoC.bytes(\(expr))"
     case .enumeration: "\(f.swift)(rawValue: Int32(truncatingIfNeeded: \(expr).rawValue))"
-    case .message, .wrapper: "try ProtoC.message(\(expr), as: \(f.swift).self)"
+    case .message, .wrapper: "try ProtoC.message(\(expr), as: \(f.swift).self, &\(stringsName))"
     }
   }
 
@@ -169,7 +174,9 @@ extension MessageWriter {
     } else if f.repeated {
       let n = "m.\(f.cQuantifier ?? "")"
       if f.kind == .message {
-        line("\(indent)\(f.id) = try ProtoC.messages(\(c), \(n), as: \(f.swift).self)")
+        line(
+          "\(indent)\(f.id) = try ProtoC.messages(\(c), \(n), as: \(f.swift).self, &\(stringsName))"
+        )
       } else if f.kind == .plain {
         line("\(indent)\(f.id) = ProtoC.scalars(\(c), \(n))")
       } else {
@@ -178,12 +185,14 @@ extension MessageWriter {
         )
       }
     } else if f.kind == .message {
-      line("\(indent)if let p = \(c) { \(f.id) = try \(f.swift)(cMessage: p) }")
+      line(
+        "\(indent)if let p = \(c) { \(f.id) = try \(f.swift)(cMessage: p, strings: &\(stringsName)) }"
+      )
     } else if case .wrapper(let kind) = f.kind {
       let value =
         switch kind {
         case "bool": "p.pointee.value != 0"
-        case "string": "try ProtoC.string(p.pointee.value)"
+        case "string": "try \(stringsName).string(p.pointee.value)"
         case "bytes": "ProtoC.bytes(p.pointee.value)"
         default: "p.pointee.value"
         }
@@ -198,13 +207,13 @@ extension MessageWriter {
     switch field.type {
     case .message?:
       return
-        "try \(expr).map { p throws(ProtoDecodingError) in try \(swift)(cMessage: p) } ?? \(swift)()"
+        "try \(expr).map { p throws(ProtoDecodingError) in try \(swift)(cMessage: p, strings: &\(stringsName)) } ?? \(swift)()"
     case .enum?:
       return "\(swift)(rawValue: Int32(truncatingIfNeeded: \(expr).rawValue))"
     default:
       switch MessageField.scalar(field.type ?? .unrecognized(0))?.kind {
       case .bool?: return "\(expr) != 0"
-      case .string?: return "try ProtoC.string(\(expr))"
+      case .string?: return "try \(stringsName).string(\(expr))"
       case .bytes?: return "ProtoC.bytes(\(expr))"
       default: return expr
       }

@@ -365,5 +365,6 @@ private func changed<M: CBridgedMessage>(
   _ held: @autoclosure () -> [M], orEmptyWhen versionChanged: Bool = false
 ) throws(ProtoDecodingError) -> [M]? {
   guard count > 0 || versionChanged, !ProtoC.sameMessages(held(), p, count) else { return nil }
-  return try ProtoC.messages(p, count, as: M.self)
+  var strings = ProtoDecodeStrings()
+  return try ProtoC.messages(p, count, as: M.self, &strings)
 }

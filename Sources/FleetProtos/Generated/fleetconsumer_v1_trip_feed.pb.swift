@@ -82,15 +82,15 @@ extension FleetFeed.WatchTripRequest: CBridgedMessage {
     proto_descriptor__fleetconsumer__v1__watch_trip_request()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Fleetconsumer__V1__WatchTripRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Fleetconsumer__V1__WatchTripRequest>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    name = try ProtoC.string(m.name)
+    name = try _strings.string(m.name)
     view = FleetEngine.TripView(rawValue: Int32(truncatingIfNeeded: m.view.rawValue))
     routeFormatType = FleetEngine.PolylineFormatType(rawValue: Int32(truncatingIfNeeded: m.route_format_type.rawValue))
-    if let p = m.current_route_segment_version { currentRouteSegmentVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
-    if let p = m.remaining_waypoints_version { remainingWaypointsVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
-    if let p = m.current_route_segment_traffic_version { currentRouteSegmentTrafficVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
-    if let p = m.remaining_waypoints_route_version { remainingWaypointsRouteVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
+    if let p = m.current_route_segment_version { currentRouteSegmentVersion = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
+    if let p = m.remaining_waypoints_version { remainingWaypointsVersion = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
+    if let p = m.current_route_segment_traffic_version { currentRouteSegmentTrafficVersion = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
+    if let p = m.remaining_waypoints_route_version { remainingWaypointsRouteVersion = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -165,11 +165,11 @@ extension FleetFeed.TripUpdate: CBridgedMessage {
     proto_descriptor__fleetconsumer__v1__trip_update()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Fleetconsumer__V1__TripUpdate>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Fleetconsumer__V1__TripUpdate>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if let p = m.trip { trip = try FleetEngine.Trip(cMessage: p) }
+    if let p = m.trip { trip = try FleetEngine.Trip(cMessage: p, strings: &_strings) }
     sequence = m.sequence
-    if let p = m.update_time { updateTime = try GoogleProtobuf.Timestamp(cMessage: p) }
+    if let p = m.update_time { updateTime = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 

@@ -1136,12 +1136,12 @@ extension FleetEngine.TerminalPointId: CBridgedMessage {
     proto_descriptor__maps__fleetengine__v1__terminal_point_id()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TerminalPointId>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TerminalPointId>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    value = try ProtoC.string(m.value)
+    value = try _strings.string(m.value)
     switch m.id_case.rawValue {
-    case 2: id = .placeID(try ProtoC.string(m.place_id))
-    case 3: id = .generatedID(try ProtoC.string(m.generated_id))
+    case 2: id = .placeID(try _strings.string(m.place_id))
+    case 3: id = .generatedID(try _strings.string(m.generated_id))
     default: break
     }
     unknownFields = try ProtoUnknownFields(cMessage: c)
@@ -1204,12 +1204,12 @@ extension FleetEngine.TerminalLocation: CBridgedMessage {
     proto_descriptor__maps__fleetengine__v1__terminal_location()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TerminalLocation>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TerminalLocation>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if let p = m.point { point = try GoogleType.LatLng(cMessage: p) }
-    if let p = m.terminal_point_id { terminalPointID = try FleetEngine.TerminalPointId(cMessage: p) }
-    accessPointID = try ProtoC.string(m.access_point_id)
-    tripID = try ProtoC.string(m.trip_id)
+    if let p = m.point { point = try GoogleType.LatLng(cMessage: p, strings: &_strings) }
+    if let p = m.terminal_point_id { terminalPointID = try FleetEngine.TerminalPointId(cMessage: p, strings: &_strings) }
+    accessPointID = try _strings.string(m.access_point_id)
+    tripID = try _strings.string(m.trip_id)
     terminalLocationType = FleetEngine.WaypointType(rawValue: Int32(truncatingIfNeeded: m.terminal_location_type.rawValue))
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
@@ -1269,17 +1269,17 @@ extension FleetEngine.TripWaypoint: CBridgedMessage {
     proto_descriptor__maps__fleetengine__v1__trip_waypoint()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TripWaypoint>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TripWaypoint>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if let p = m.location { location = try FleetEngine.TerminalLocation(cMessage: p) }
-    tripID = try ProtoC.string(m.trip_id)
+    if let p = m.location { location = try FleetEngine.TerminalLocation(cMessage: p, strings: &_strings) }
+    tripID = try _strings.string(m.trip_id)
     waypointType = FleetEngine.WaypointType(rawValue: Int32(truncatingIfNeeded: m.waypoint_type.rawValue))
-    pathToWaypoint = try ProtoC.messages(m.path_to_waypoint, m.n_path_to_waypoint, as: GoogleType.LatLng.self)
-    encodedPathToWaypoint = try ProtoC.string(m.encoded_path_to_waypoint)
-    if let p = m.traffic_to_waypoint { trafficToWaypoint = try FleetEngine.ConsumableTrafficPolyline(cMessage: p) }
+    pathToWaypoint = try ProtoC.messages(m.path_to_waypoint, m.n_path_to_waypoint, as: GoogleType.LatLng.self, &_strings)
+    encodedPathToWaypoint = try _strings.string(m.encoded_path_to_waypoint)
+    if let p = m.traffic_to_waypoint { trafficToWaypoint = try FleetEngine.ConsumableTrafficPolyline(cMessage: p, strings: &_strings) }
     if let p = m.distance_meters { distanceMeters = p.pointee.value }
-    if let p = m.eta { eta = try GoogleProtobuf.Timestamp(cMessage: p) }
-    if let p = m.duration { duration = try GoogleProtobuf.Duration(cMessage: p) }
+    if let p = m.eta { eta = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
+    if let p = m.duration { duration = try GoogleProtobuf.Duration(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -1387,12 +1387,12 @@ extension FleetEngine.VehicleAttribute: CBridgedMessage {
     proto_descriptor__maps__fleetengine__v1__vehicle_attribute()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__VehicleAttribute>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__VehicleAttribute>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    key = try ProtoC.string(m.key)
-    value = try ProtoC.string(m.value)
+    key = try _strings.string(m.key)
+    value = try _strings.string(m.value)
     switch m.vehicle_attribute_value_case.rawValue {
-    case 3: vehicleAttributeValue = .stringValue(try ProtoC.string(m.string_value))
+    case 3: vehicleAttributeValue = .stringValue(try _strings.string(m.string_value))
     case 4: vehicleAttributeValue = .boolValue(m.bool_value != 0)
     case 5: vehicleAttributeValue = .numberValue(m.number_value)
     default: break
@@ -1471,9 +1471,9 @@ extension FleetEngine.VehicleLocation: CBridgedMessage {
     proto_descriptor__maps__fleetengine__v1__vehicle_location()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__VehicleLocation>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__VehicleLocation>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if let p = m.location { location = try GoogleType.LatLng(cMessage: p) }
+    if let p = m.location { location = try GoogleType.LatLng(cMessage: p, strings: &_strings) }
     if let p = m.horizontal_accuracy { horizontalAccuracy = p.pointee.value }
     if let p = m.latlng_accuracy { latlngAccuracy = p.pointee.value }
     if let p = m.heading { heading = p.pointee.value }
@@ -1485,23 +1485,23 @@ extension FleetEngine.VehicleLocation: CBridgedMessage {
     if let p = m.speed_kmph { speedKmph = p.pointee.value }
     if let p = m.speed { speed = p.pointee.value }
     if let p = m.speed_accuracy { speedAccuracy = p.pointee.value }
-    if let p = m.update_time { updateTime = try GoogleProtobuf.Timestamp(cMessage: p) }
-    if let p = m.server_time { serverTime = try GoogleProtobuf.Timestamp(cMessage: p) }
+    if let p = m.update_time { updateTime = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
+    if let p = m.server_time { serverTime = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     locationSensor = FleetEngine.LocationSensor(rawValue: Int32(truncatingIfNeeded: m.location_sensor.rawValue))
     if let p = m.is_road_snapped { isRoadSnapped = p.pointee.value != 0 }
     if let p = m.is_gps_sensor_enabled { isGpsSensorEnabled = p.pointee.value != 0 }
     if let p = m.time_since_update { timeSinceUpdate = p.pointee.value }
     if let p = m.num_stale_updates { numStaleUpdates = p.pointee.value }
-    if let p = m.raw_location { rawLocation = try GoogleType.LatLng(cMessage: p) }
-    if let p = m.raw_location_time { rawLocationTime = try GoogleProtobuf.Timestamp(cMessage: p) }
+    if let p = m.raw_location { rawLocation = try GoogleType.LatLng(cMessage: p, strings: &_strings) }
+    if let p = m.raw_location_time { rawLocationTime = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     rawLocationSensor = FleetEngine.LocationSensor(rawValue: Int32(truncatingIfNeeded: m.raw_location_sensor.rawValue))
     if let p = m.raw_location_accuracy { rawLocationAccuracy = p.pointee.value }
-    if let p = m.flp_location { flpLocation = try GoogleType.LatLng(cMessage: p) }
-    if let p = m.flp_update_time { flpUpdateTime = try GoogleProtobuf.Timestamp(cMessage: p) }
+    if let p = m.flp_location { flpLocation = try GoogleType.LatLng(cMessage: p, strings: &_strings) }
+    if let p = m.flp_update_time { flpUpdateTime = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     if let p = m.flp_latlng_accuracy_meters { flpLatlngAccuracyMeters = p.pointee.value }
     if let p = m.flp_heading_degrees { flpHeadingDegrees = p.pointee.value }
-    if let p = m.supplemental_location { supplementalLocation = try GoogleType.LatLng(cMessage: p) }
-    if let p = m.supplemental_location_time { supplementalLocationTime = try GoogleProtobuf.Timestamp(cMessage: p) }
+    if let p = m.supplemental_location { supplementalLocation = try GoogleType.LatLng(cMessage: p, strings: &_strings) }
+    if let p = m.supplemental_location_time { supplementalLocationTime = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     supplementalLocationSensor = FleetEngine.LocationSensor(rawValue: Int32(truncatingIfNeeded: m.supplemental_location_sensor.rawValue))
     if let p = m.supplemental_location_accuracy { supplementalLocationAccuracy = p.pointee.value }
     roadSnapped = m.road_snapped != 0
@@ -2041,11 +2041,11 @@ extension FleetEngine.TripAttribute: CBridgedMessage {
     proto_descriptor__maps__fleetengine__v1__trip_attribute()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TripAttribute>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TripAttribute>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    key = try ProtoC.string(m.key)
+    key = try _strings.string(m.key)
     switch m.trip_attribute_value_case.rawValue {
-    case 2: tripAttributeValue = .stringValue(try ProtoC.string(m.string_value))
+    case 2: tripAttributeValue = .stringValue(try _strings.string(m.string_value))
     case 3: tripAttributeValue = .boolValue(m.bool_value != 0)
     case 4: tripAttributeValue = .numberValue(m.number_value)
     default: break

@@ -170,20 +170,20 @@ extension FleetEngine.RequestHeader: CBridgedMessage {
     proto_descriptor__maps__fleetengine__v1__request_header()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__RequestHeader>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__RequestHeader>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    languageCode = try ProtoC.string(m.language_code)
-    regionCode = try ProtoC.string(m.region_code)
-    sdkVersion = try ProtoC.string(m.sdk_version)
-    osVersion = try ProtoC.string(m.os_version)
-    deviceModel = try ProtoC.string(m.device_model)
+    languageCode = try _strings.string(m.language_code)
+    regionCode = try _strings.string(m.region_code)
+    sdkVersion = try _strings.string(m.sdk_version)
+    osVersion = try _strings.string(m.os_version)
+    deviceModel = try _strings.string(m.device_model)
     sdkType = FleetEngine.RequestHeader.SdkType(rawValue: Int32(truncatingIfNeeded: m.sdk_type.rawValue))
-    mapsSdkVersion = try ProtoC.string(m.maps_sdk_version)
-    navSdkVersion = try ProtoC.string(m.nav_sdk_version)
+    mapsSdkVersion = try _strings.string(m.maps_sdk_version)
+    navSdkVersion = try _strings.string(m.nav_sdk_version)
     platform = FleetEngine.RequestHeader.Platform(rawValue: Int32(truncatingIfNeeded: m.platform.rawValue))
-    manufacturer = try ProtoC.string(m.manufacturer)
+    manufacturer = try _strings.string(m.manufacturer)
     androidApiLevel = m.android_api_level
-    traceID = try ProtoC.string(m.trace_id)
+    traceID = try _strings.string(m.trace_id)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 

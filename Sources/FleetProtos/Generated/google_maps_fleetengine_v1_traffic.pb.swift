@@ -121,7 +121,7 @@ extension FleetEngine.SpeedReadingInterval: CBridgedMessage {
     proto_descriptor__maps__fleetengine__v1__speed_reading_interval()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__SpeedReadingInterval>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__SpeedReadingInterval>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     startPolylinePointIndex = m.start_polyline_point_index
     endPolylinePointIndex = m.end_polyline_point_index
@@ -168,10 +168,10 @@ extension FleetEngine.ConsumableTrafficPolyline: CBridgedMessage {
     proto_descriptor__maps__fleetengine__v1__consumable_traffic_polyline()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__ConsumableTrafficPolyline>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__ConsumableTrafficPolyline>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    speedReadingInterval = try ProtoC.messages(m.speed_reading_interval, m.n_speed_reading_interval, as: FleetEngine.SpeedReadingInterval.self)
-    encodedPathToWaypoint = try ProtoC.string(m.encoded_path_to_waypoint)
+    speedReadingInterval = try ProtoC.messages(m.speed_reading_interval, m.n_speed_reading_interval, as: FleetEngine.SpeedReadingInterval.self, &_strings)
+    encodedPathToWaypoint = try _strings.string(m.encoded_path_to_waypoint)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 

@@ -299,12 +299,12 @@ extension FleetEngine.CreateTripRequest: CBridgedMessage {
     proto_descriptor__maps__fleetengine__v1__create_trip_request()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__CreateTripRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__CreateTripRequest>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if let p = m.header { header = try FleetEngine.RequestHeader(cMessage: p) }
-    parent = try ProtoC.string(m.parent)
-    tripID = try ProtoC.string(m.trip_id)
-    if let p = m.trip { trip = try FleetEngine.Trip(cMessage: p) }
+    if let p = m.header { header = try FleetEngine.RequestHeader(cMessage: p, strings: &_strings) }
+    parent = try _strings.string(m.parent)
+    tripID = try _strings.string(m.trip_id)
+    if let p = m.trip { trip = try FleetEngine.Trip(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -359,16 +359,16 @@ extension FleetEngine.GetTripRequest: CBridgedMessage {
     proto_descriptor__maps__fleetengine__v1__get_trip_request()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__GetTripRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__GetTripRequest>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if let p = m.header { header = try FleetEngine.RequestHeader(cMessage: p) }
-    name = try ProtoC.string(m.name)
+    if let p = m.header { header = try FleetEngine.RequestHeader(cMessage: p, strings: &_strings) }
+    name = try _strings.string(m.name)
     view = FleetEngine.TripView(rawValue: Int32(truncatingIfNeeded: m.view.rawValue))
-    if let p = m.current_route_segment_version { currentRouteSegmentVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
-    if let p = m.remaining_waypoints_version { remainingWaypointsVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
+    if let p = m.current_route_segment_version { currentRouteSegmentVersion = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
+    if let p = m.remaining_waypoints_version { remainingWaypointsVersion = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     routeFormatType = FleetEngine.PolylineFormatType(rawValue: Int32(truncatingIfNeeded: m.route_format_type.rawValue))
-    if let p = m.current_route_segment_traffic_version { currentRouteSegmentTrafficVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
-    if let p = m.remaining_waypoints_route_version { remainingWaypointsRouteVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
+    if let p = m.current_route_segment_traffic_version { currentRouteSegmentTrafficVersion = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
+    if let p = m.remaining_waypoints_route_version { remainingWaypointsRouteVersion = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -451,10 +451,10 @@ extension FleetEngine.DeleteTripRequest: CBridgedMessage {
     proto_descriptor__maps__fleetengine__v1__delete_trip_request()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__DeleteTripRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__DeleteTripRequest>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if let p = m.header { header = try FleetEngine.RequestHeader(cMessage: p) }
-    name = try ProtoC.string(m.name)
+    if let p = m.header { header = try FleetEngine.RequestHeader(cMessage: p, strings: &_strings) }
+    name = try _strings.string(m.name)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -497,12 +497,12 @@ extension FleetEngine.ReportBillableTripRequest: CBridgedMessage {
     proto_descriptor__maps__fleetengine__v1__report_billable_trip_request()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__ReportBillableTripRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__ReportBillableTripRequest>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    name = try ProtoC.string(m.name)
-    countryCode = try ProtoC.string(m.country_code)
+    name = try _strings.string(m.name)
+    countryCode = try _strings.string(m.country_code)
     platform = FleetEngine.BillingPlatformIdentifier(rawValue: Int32(truncatingIfNeeded: m.platform.rawValue))
-    relatedIds = try ProtoC.map(m.related_ids, m.n_related_ids) { v throws(ProtoDecodingError) in try ProtoC.string(v) }
+    relatedIds = try ProtoC.map(m.related_ids, m.n_related_ids) { v throws(ProtoDecodingError) in try _strings.string(v) }
     solutionType = FleetEngine.ReportBillableTripRequest.SolutionType(rawValue: Int32(truncatingIfNeeded: m.solution_type.rawValue))
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
@@ -561,12 +561,12 @@ extension FleetEngine.UpdateTripRequest: CBridgedMessage {
     proto_descriptor__maps__fleetengine__v1__update_trip_request()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__UpdateTripRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__UpdateTripRequest>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if let p = m.header { header = try FleetEngine.RequestHeader(cMessage: p) }
-    name = try ProtoC.string(m.name)
-    if let p = m.trip { trip = try FleetEngine.Trip(cMessage: p) }
-    if let p = m.update_mask { updateMask = try GoogleProtobuf.FieldMask(cMessage: p) }
+    if let p = m.header { header = try FleetEngine.RequestHeader(cMessage: p, strings: &_strings) }
+    name = try _strings.string(m.name)
+    if let p = m.trip { trip = try FleetEngine.Trip(cMessage: p, strings: &_strings) }
+    if let p = m.update_mask { updateMask = try GoogleProtobuf.FieldMask(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -625,15 +625,15 @@ extension FleetEngine.SearchTripsRequest: CBridgedMessage {
     proto_descriptor__maps__fleetengine__v1__search_trips_request()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__SearchTripsRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__SearchTripsRequest>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if let p = m.header { header = try FleetEngine.RequestHeader(cMessage: p) }
-    parent = try ProtoC.string(m.parent)
-    vehicleID = try ProtoC.string(m.vehicle_id)
+    if let p = m.header { header = try FleetEngine.RequestHeader(cMessage: p, strings: &_strings) }
+    parent = try _strings.string(m.parent)
+    vehicleID = try _strings.string(m.vehicle_id)
     activeTripsOnly = m.active_trips_only != 0
     pageSize = m.page_size
-    pageToken = try ProtoC.string(m.page_token)
-    if let p = m.minimum_staleness { minimumStaleness = try GoogleProtobuf.Duration(cMessage: p) }
+    pageToken = try _strings.string(m.page_token)
+    if let p = m.minimum_staleness { minimumStaleness = try GoogleProtobuf.Duration(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -700,10 +700,10 @@ extension FleetEngine.SearchTripsResponse: CBridgedMessage {
     proto_descriptor__maps__fleetengine__v1__search_trips_response()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__SearchTripsResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__SearchTripsResponse>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    trips = try ProtoC.messages(m.trips, m.n_trips, as: FleetEngine.Trip.self)
-    nextPageToken = try ProtoC.string(m.next_page_token)
+    trips = try ProtoC.messages(m.trips, m.n_trips, as: FleetEngine.Trip.self, &_strings)
+    nextPageToken = try _strings.string(m.next_page_token)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 

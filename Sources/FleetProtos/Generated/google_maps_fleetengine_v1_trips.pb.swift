@@ -807,42 +807,42 @@ extension FleetEngine.Trip: CBridgedMessage {
     proto_descriptor__maps__fleetengine__v1__trip()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__Trip>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__Trip>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    name = try ProtoC.string(m.name)
-    vehicleID = try ProtoC.string(m.vehicle_id)
+    name = try _strings.string(m.name)
+    vehicleID = try _strings.string(m.vehicle_id)
     tripStatus = FleetEngine.TripStatus(rawValue: Int32(truncatingIfNeeded: m.trip_status.rawValue))
     tripType = FleetEngine.TripType(rawValue: Int32(truncatingIfNeeded: m.trip_type.rawValue))
-    if let p = m.pickup_point { pickupPoint = try FleetEngine.TerminalLocation(cMessage: p) }
-    if let p = m.actual_pickup_point { actualPickupPoint = try FleetEngine.StopLocation(cMessage: p) }
-    if let p = m.actual_pickup_arrival_point { actualPickupArrivalPoint = try FleetEngine.StopLocation(cMessage: p) }
-    if let p = m.pickup_time { pickupTime = try GoogleProtobuf.Timestamp(cMessage: p) }
-    intermediateDestinations = try ProtoC.messages(m.intermediate_destinations, m.n_intermediate_destinations, as: FleetEngine.TerminalLocation.self)
-    if let p = m.intermediate_destinations_version { intermediateDestinationsVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
+    if let p = m.pickup_point { pickupPoint = try FleetEngine.TerminalLocation(cMessage: p, strings: &_strings) }
+    if let p = m.actual_pickup_point { actualPickupPoint = try FleetEngine.StopLocation(cMessage: p, strings: &_strings) }
+    if let p = m.actual_pickup_arrival_point { actualPickupArrivalPoint = try FleetEngine.StopLocation(cMessage: p, strings: &_strings) }
+    if let p = m.pickup_time { pickupTime = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
+    intermediateDestinations = try ProtoC.messages(m.intermediate_destinations, m.n_intermediate_destinations, as: FleetEngine.TerminalLocation.self, &_strings)
+    if let p = m.intermediate_destinations_version { intermediateDestinationsVersion = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     intermediateDestinationIndex = m.intermediate_destination_index
-    actualIntermediateDestinationArrivalPoints = try ProtoC.messages(m.actual_intermediate_destination_arrival_points, m.n_actual_intermediate_destination_arrival_points, as: FleetEngine.StopLocation.self)
-    actualIntermediateDestinations = try ProtoC.messages(m.actual_intermediate_destinations, m.n_actual_intermediate_destinations, as: FleetEngine.StopLocation.self)
-    if let p = m.dropoff_point { dropoffPoint = try FleetEngine.TerminalLocation(cMessage: p) }
-    if let p = m.actual_dropoff_point { actualDropoffPoint = try FleetEngine.StopLocation(cMessage: p) }
-    if let p = m.dropoff_time { dropoffTime = try GoogleProtobuf.Timestamp(cMessage: p) }
-    remainingWaypoints = try ProtoC.messages(m.remaining_waypoints, m.n_remaining_waypoints, as: FleetEngine.TripWaypoint.self)
-    vehicleWaypoints = try ProtoC.messages(m.vehicle_waypoints, m.n_vehicle_waypoints, as: FleetEngine.TripWaypoint.self)
-    route = try ProtoC.messages(m.route, m.n_route, as: GoogleType.LatLng.self)
-    currentRouteSegment = try ProtoC.string(m.current_route_segment)
-    if let p = m.current_route_segment_version { currentRouteSegmentVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
-    if let p = m.current_route_segment_traffic { currentRouteSegmentTraffic = try FleetEngine.ConsumableTrafficPolyline(cMessage: p) }
-    if let p = m.current_route_segment_traffic_version { currentRouteSegmentTrafficVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
-    if let p = m.current_route_segment_end_point { currentRouteSegmentEndPoint = try FleetEngine.TripWaypoint(cMessage: p) }
+    actualIntermediateDestinationArrivalPoints = try ProtoC.messages(m.actual_intermediate_destination_arrival_points, m.n_actual_intermediate_destination_arrival_points, as: FleetEngine.StopLocation.self, &_strings)
+    actualIntermediateDestinations = try ProtoC.messages(m.actual_intermediate_destinations, m.n_actual_intermediate_destinations, as: FleetEngine.StopLocation.self, &_strings)
+    if let p = m.dropoff_point { dropoffPoint = try FleetEngine.TerminalLocation(cMessage: p, strings: &_strings) }
+    if let p = m.actual_dropoff_point { actualDropoffPoint = try FleetEngine.StopLocation(cMessage: p, strings: &_strings) }
+    if let p = m.dropoff_time { dropoffTime = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
+    remainingWaypoints = try ProtoC.messages(m.remaining_waypoints, m.n_remaining_waypoints, as: FleetEngine.TripWaypoint.self, &_strings)
+    vehicleWaypoints = try ProtoC.messages(m.vehicle_waypoints, m.n_vehicle_waypoints, as: FleetEngine.TripWaypoint.self, &_strings)
+    route = try ProtoC.messages(m.route, m.n_route, as: GoogleType.LatLng.self, &_strings)
+    currentRouteSegment = try _strings.string(m.current_route_segment)
+    if let p = m.current_route_segment_version { currentRouteSegmentVersion = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
+    if let p = m.current_route_segment_traffic { currentRouteSegmentTraffic = try FleetEngine.ConsumableTrafficPolyline(cMessage: p, strings: &_strings) }
+    if let p = m.current_route_segment_traffic_version { currentRouteSegmentTrafficVersion = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
+    if let p = m.current_route_segment_end_point { currentRouteSegmentEndPoint = try FleetEngine.TripWaypoint(cMessage: p, strings: &_strings) }
     if let p = m.remaining_distance_meters { remainingDistanceMeters = p.pointee.value }
-    if let p = m.eta_to_first_waypoint { etaToFirstWaypoint = try GoogleProtobuf.Timestamp(cMessage: p) }
-    if let p = m.remaining_time_to_first_waypoint { remainingTimeToFirstWaypoint = try GoogleProtobuf.Duration(cMessage: p) }
-    if let p = m.remaining_waypoints_version { remainingWaypointsVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
-    if let p = m.remaining_waypoints_route_version { remainingWaypointsRouteVersion = try GoogleProtobuf.Timestamp(cMessage: p) }
+    if let p = m.eta_to_first_waypoint { etaToFirstWaypoint = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
+    if let p = m.remaining_time_to_first_waypoint { remainingTimeToFirstWaypoint = try GoogleProtobuf.Duration(cMessage: p, strings: &_strings) }
+    if let p = m.remaining_waypoints_version { remainingWaypointsVersion = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
+    if let p = m.remaining_waypoints_route_version { remainingWaypointsRouteVersion = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     numberOfPassengers = m.number_of_passengers
-    if let p = m.last_location { lastLocation = try FleetEngine.VehicleLocation(cMessage: p) }
+    if let p = m.last_location { lastLocation = try FleetEngine.VehicleLocation(cMessage: p, strings: &_strings) }
     lastLocationSnappable = m.last_location_snappable != 0
     view = FleetEngine.TripView(rawValue: Int32(truncatingIfNeeded: m.view.rawValue))
-    attributes = try ProtoC.messages(m.attributes, m.n_attributes, as: FleetEngine.TripAttribute.self)
+    attributes = try ProtoC.messages(m.attributes, m.n_attributes, as: FleetEngine.TripAttribute.self, &_strings)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -1144,11 +1144,11 @@ extension FleetEngine.StopLocation: CBridgedMessage {
     proto_descriptor__maps__fleetengine__v1__stop_location()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__StopLocation>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__StopLocation>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if let p = m.point { point = try GoogleType.LatLng(cMessage: p) }
-    if let p = m.timestamp { timestamp = try GoogleProtobuf.Timestamp(cMessage: p) }
-    if let p = m.stop_time { stopTime = try GoogleProtobuf.Timestamp(cMessage: p) }
+    if let p = m.point { point = try GoogleType.LatLng(cMessage: p, strings: &_strings) }
+    if let p = m.timestamp { timestamp = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
+    if let p = m.stop_time { stopTime = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 

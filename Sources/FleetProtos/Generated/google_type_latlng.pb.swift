@@ -41,7 +41,7 @@ extension GoogleType.LatLng: CBridgedMessage {
     proto_descriptor__google__type__lat_lng()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Type__LatLng>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Type__LatLng>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     latitude = m.latitude
     longitude = m.longitude

@@ -101,9 +101,9 @@ extension GRPCHealthV1.HealthCheckRequest: CBridgedMessage {
     proto_descriptor__grpc__health__v1__health_check_request()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Health__V1__HealthCheckRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Health__V1__HealthCheckRequest>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    service = try ProtoC.string(m.service)
+    service = try _strings.string(m.service)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -138,7 +138,7 @@ extension GRPCHealthV1.HealthCheckResponse: CBridgedMessage {
     proto_descriptor__grpc__health__v1__health_check_response()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Health__V1__HealthCheckResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Health__V1__HealthCheckResponse>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     status = GRPCHealthV1.HealthCheckResponse.ServingStatus(rawValue: Int32(truncatingIfNeeded: m.status.rawValue))
     unknownFields = try ProtoUnknownFields(cMessage: c)

@@ -252,15 +252,15 @@ extension GRPCReflectionV1.ServerReflectionRequest: CBridgedMessage {
     proto_descriptor__grpc__reflection__v1__server_reflection_request()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ServerReflectionRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ServerReflectionRequest>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    host = try ProtoC.string(m.host)
+    host = try _strings.string(m.host)
     switch m.message_request_case.rawValue {
-    case 3: messageRequest = .fileByFilename(try ProtoC.string(m.file_by_filename))
-    case 4: messageRequest = .fileContainingSymbol(try ProtoC.string(m.file_containing_symbol))
-    case 5: messageRequest = .fileContainingExtension(try ProtoC.message(m.file_containing_extension, as: GRPCReflectionV1.ExtensionRequest.self))
-    case 6: messageRequest = .allExtensionNumbersOfType(try ProtoC.string(m.all_extension_numbers_of_type))
-    case 7: messageRequest = .listServices(try ProtoC.string(m.list_services))
+    case 3: messageRequest = .fileByFilename(try _strings.string(m.file_by_filename))
+    case 4: messageRequest = .fileContainingSymbol(try _strings.string(m.file_containing_symbol))
+    case 5: messageRequest = .fileContainingExtension(try ProtoC.message(m.file_containing_extension, as: GRPCReflectionV1.ExtensionRequest.self, &_strings))
+    case 6: messageRequest = .allExtensionNumbersOfType(try _strings.string(m.all_extension_numbers_of_type))
+    case 7: messageRequest = .listServices(try _strings.string(m.list_services))
     default: break
     }
     unknownFields = try ProtoUnknownFields(cMessage: c)
@@ -353,9 +353,9 @@ extension GRPCReflectionV1.ExtensionRequest: CBridgedMessage {
     proto_descriptor__grpc__reflection__v1__extension_request()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ExtensionRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ExtensionRequest>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    containingType = try ProtoC.string(m.containing_type)
+    containingType = try _strings.string(m.containing_type)
     extensionNumber = m.extension_number
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
@@ -395,15 +395,15 @@ extension GRPCReflectionV1.ServerReflectionResponse: CBridgedMessage {
     proto_descriptor__grpc__reflection__v1__server_reflection_response()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ServerReflectionResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ServerReflectionResponse>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    validHost = try ProtoC.string(m.valid_host)
-    if let p = m.original_request { originalRequest = try GRPCReflectionV1.ServerReflectionRequest(cMessage: p) }
+    validHost = try _strings.string(m.valid_host)
+    if let p = m.original_request { originalRequest = try GRPCReflectionV1.ServerReflectionRequest(cMessage: p, strings: &_strings) }
     switch m.message_response_case.rawValue {
-    case 4: messageResponse = .fileDescriptorResponse(try ProtoC.message(m.file_descriptor_response, as: GRPCReflectionV1.FileDescriptorResponse.self))
-    case 5: messageResponse = .allExtensionNumbersResponse(try ProtoC.message(m.all_extension_numbers_response, as: GRPCReflectionV1.ExtensionNumberResponse.self))
-    case 6: messageResponse = .listServicesResponse(try ProtoC.message(m.list_services_response, as: GRPCReflectionV1.ListServiceResponse.self))
-    case 7: messageResponse = .errorResponse(try ProtoC.message(m.error_response, as: GRPCReflectionV1.ErrorResponse.self))
+    case 4: messageResponse = .fileDescriptorResponse(try ProtoC.message(m.file_descriptor_response, as: GRPCReflectionV1.FileDescriptorResponse.self, &_strings))
+    case 5: messageResponse = .allExtensionNumbersResponse(try ProtoC.message(m.all_extension_numbers_response, as: GRPCReflectionV1.ExtensionNumberResponse.self, &_strings))
+    case 6: messageResponse = .listServicesResponse(try ProtoC.message(m.list_services_response, as: GRPCReflectionV1.ListServiceResponse.self, &_strings))
+    case 7: messageResponse = .errorResponse(try ProtoC.message(m.error_response, as: GRPCReflectionV1.ErrorResponse.self, &_strings))
     default: break
     }
     unknownFields = try ProtoUnknownFields(cMessage: c)
@@ -494,7 +494,7 @@ extension GRPCReflectionV1.FileDescriptorResponse: CBridgedMessage {
     proto_descriptor__grpc__reflection__v1__file_descriptor_response()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__FileDescriptorResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__FileDescriptorResponse>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     fileDescriptorProto = try ProtoC.map(m.file_descriptor_proto, m.n_file_descriptor_proto) { v throws(ProtoDecodingError) in ProtoC.bytes(v) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
@@ -538,9 +538,9 @@ extension GRPCReflectionV1.ExtensionNumberResponse: CBridgedMessage {
     proto_descriptor__grpc__reflection__v1__extension_number_response()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ExtensionNumberResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ExtensionNumberResponse>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    baseTypeName = try ProtoC.string(m.base_type_name)
+    baseTypeName = try _strings.string(m.base_type_name)
     extensionNumber = ProtoC.scalars(m.extension_number, m.n_extension_number)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
@@ -593,9 +593,9 @@ extension GRPCReflectionV1.ListServiceResponse: CBridgedMessage {
     proto_descriptor__grpc__reflection__v1__list_service_response()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ListServiceResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ListServiceResponse>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    service = try ProtoC.messages(m.service, m.n_service, as: GRPCReflectionV1.ServiceResponse.self)
+    service = try ProtoC.messages(m.service, m.n_service, as: GRPCReflectionV1.ServiceResponse.self, &_strings)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -637,9 +637,9 @@ extension GRPCReflectionV1.ServiceResponse: CBridgedMessage {
     proto_descriptor__grpc__reflection__v1__service_response()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ServiceResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ServiceResponse>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    name = try ProtoC.string(m.name)
+    name = try _strings.string(m.name)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -674,10 +674,10 @@ extension GRPCReflectionV1.ErrorResponse: CBridgedMessage {
     proto_descriptor__grpc__reflection__v1__error_response()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ErrorResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Reflection__V1__ErrorResponse>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     errorCode = m.error_code
-    errorMessage = try ProtoC.string(m.error_message)
+    errorMessage = try _strings.string(m.error_message)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 

@@ -38,7 +38,7 @@ extension GRPCTesting.Empty: CBridgedMessage {
     proto_descriptor__grpc__testing__empty()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__Empty>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__Empty>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 

@@ -715,7 +715,7 @@ extension GRPCTesting.BoolValue: CBridgedMessage {
     proto_descriptor__grpc__testing__bool_value()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__BoolValue>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__BoolValue>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value != 0
     unknownFields = try ProtoUnknownFields(cMessage: c)
@@ -752,7 +752,7 @@ extension GRPCTesting.Payload: CBridgedMessage {
     proto_descriptor__grpc__testing__payload()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__Payload>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__Payload>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     type = GRPCTesting.PayloadType(rawValue: Int32(truncatingIfNeeded: m.type.rawValue))
     body = ProtoC.bytes(m.body)
@@ -794,10 +794,10 @@ extension GRPCTesting.EchoStatus: CBridgedMessage {
     proto_descriptor__grpc__testing__echo_status()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__EchoStatus>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__EchoStatus>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     code = m.code
-    message = try ProtoC.string(m.message)
+    message = try _strings.string(m.message)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -836,20 +836,20 @@ extension GRPCTesting.SimpleRequest: CBridgedMessage {
     proto_descriptor__grpc__testing__simple_request()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__SimpleRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__SimpleRequest>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     responseType = GRPCTesting.PayloadType(rawValue: Int32(truncatingIfNeeded: m.response_type.rawValue))
     responseSize = m.response_size
-    if let p = m.payload { payload = try GRPCTesting.Payload(cMessage: p) }
+    if let p = m.payload { payload = try GRPCTesting.Payload(cMessage: p, strings: &_strings) }
     fillUsername = m.fill_username != 0
     fillOauthScope = m.fill_oauth_scope != 0
-    if let p = m.response_compressed { responseCompressed = try GRPCTesting.BoolValue(cMessage: p) }
-    if let p = m.response_status { responseStatus = try GRPCTesting.EchoStatus(cMessage: p) }
-    if let p = m.expect_compressed { expectCompressed = try GRPCTesting.BoolValue(cMessage: p) }
+    if let p = m.response_compressed { responseCompressed = try GRPCTesting.BoolValue(cMessage: p, strings: &_strings) }
+    if let p = m.response_status { responseStatus = try GRPCTesting.EchoStatus(cMessage: p, strings: &_strings) }
+    if let p = m.expect_compressed { expectCompressed = try GRPCTesting.BoolValue(cMessage: p, strings: &_strings) }
     fillServerID = m.fill_server_id != 0
     fillGrpclbRouteType = m.fill_grpclb_route_type != 0
-    if let p = m.orca_per_query_report { orcaPerQueryReport = try GRPCTesting.TestOrcaReport(cMessage: p) }
-    if let p = m.orca_oob_report { orcaOobReport = try GRPCTesting.TestOrcaReport(cMessage: p) }
+    if let p = m.orca_per_query_report { orcaPerQueryReport = try GRPCTesting.TestOrcaReport(cMessage: p, strings: &_strings) }
+    if let p = m.orca_oob_report { orcaOobReport = try GRPCTesting.TestOrcaReport(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -952,14 +952,14 @@ extension GRPCTesting.SimpleResponse: CBridgedMessage {
     proto_descriptor__grpc__testing__simple_response()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__SimpleResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__SimpleResponse>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if let p = m.payload { payload = try GRPCTesting.Payload(cMessage: p) }
-    username = try ProtoC.string(m.username)
-    oauthScope = try ProtoC.string(m.oauth_scope)
-    serverID = try ProtoC.string(m.server_id)
+    if let p = m.payload { payload = try GRPCTesting.Payload(cMessage: p, strings: &_strings) }
+    username = try _strings.string(m.username)
+    oauthScope = try _strings.string(m.oauth_scope)
+    serverID = try _strings.string(m.server_id)
     grpclbRouteType = GRPCTesting.GrpclbRouteType(rawValue: Int32(truncatingIfNeeded: m.grpclb_route_type.rawValue))
-    hostname = try ProtoC.string(m.hostname)
+    hostname = try _strings.string(m.hostname)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -1018,10 +1018,10 @@ extension GRPCTesting.StreamingInputCallRequest: CBridgedMessage {
     proto_descriptor__grpc__testing__streaming_input_call_request()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__StreamingInputCallRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__StreamingInputCallRequest>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if let p = m.payload { payload = try GRPCTesting.Payload(cMessage: p) }
-    if let p = m.expect_compressed { expectCompressed = try GRPCTesting.BoolValue(cMessage: p) }
+    if let p = m.payload { payload = try GRPCTesting.Payload(cMessage: p, strings: &_strings) }
+    if let p = m.expect_compressed { expectCompressed = try GRPCTesting.BoolValue(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -1068,7 +1068,7 @@ extension GRPCTesting.StreamingInputCallResponse: CBridgedMessage {
     proto_descriptor__grpc__testing__streaming_input_call_response()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__StreamingInputCallResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__StreamingInputCallResponse>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     aggregatedPayloadSize = m.aggregated_payload_size
     unknownFields = try ProtoUnknownFields(cMessage: c)
@@ -1105,11 +1105,11 @@ extension GRPCTesting.ResponseParameters: CBridgedMessage {
     proto_descriptor__grpc__testing__response_parameters()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__ResponseParameters>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__ResponseParameters>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     size = m.size
     intervalUs = m.interval_us
-    if let p = m.compressed { compressed = try GRPCTesting.BoolValue(cMessage: p) }
+    if let p = m.compressed { compressed = try GRPCTesting.BoolValue(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -1156,13 +1156,13 @@ extension GRPCTesting.StreamingOutputCallRequest: CBridgedMessage {
     proto_descriptor__grpc__testing__streaming_output_call_request()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__StreamingOutputCallRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__StreamingOutputCallRequest>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     responseType = GRPCTesting.PayloadType(rawValue: Int32(truncatingIfNeeded: m.response_type.rawValue))
-    responseParameters = try ProtoC.messages(m.response_parameters, m.n_response_parameters, as: GRPCTesting.ResponseParameters.self)
-    if let p = m.payload { payload = try GRPCTesting.Payload(cMessage: p) }
-    if let p = m.response_status { responseStatus = try GRPCTesting.EchoStatus(cMessage: p) }
-    if let p = m.orca_oob_report { orcaOobReport = try GRPCTesting.TestOrcaReport(cMessage: p) }
+    responseParameters = try ProtoC.messages(m.response_parameters, m.n_response_parameters, as: GRPCTesting.ResponseParameters.self, &_strings)
+    if let p = m.payload { payload = try GRPCTesting.Payload(cMessage: p, strings: &_strings) }
+    if let p = m.response_status { responseStatus = try GRPCTesting.EchoStatus(cMessage: p, strings: &_strings) }
+    if let p = m.orca_oob_report { orcaOobReport = try GRPCTesting.TestOrcaReport(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -1232,9 +1232,9 @@ extension GRPCTesting.StreamingOutputCallResponse: CBridgedMessage {
     proto_descriptor__grpc__testing__streaming_output_call_response()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__StreamingOutputCallResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__StreamingOutputCallResponse>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if let p = m.payload { payload = try GRPCTesting.Payload(cMessage: p) }
+    if let p = m.payload { payload = try GRPCTesting.Payload(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -1273,7 +1273,7 @@ extension GRPCTesting.ReconnectParams: CBridgedMessage {
     proto_descriptor__grpc__testing__reconnect_params()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__ReconnectParams>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__ReconnectParams>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     maxReconnectBackoffMs = m.max_reconnect_backoff_ms
     unknownFields = try ProtoUnknownFields(cMessage: c)
@@ -1310,7 +1310,7 @@ extension GRPCTesting.ReconnectInfo: CBridgedMessage {
     proto_descriptor__grpc__testing__reconnect_info()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__ReconnectInfo>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__ReconnectInfo>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     passed = m.passed != 0
     backoffMs = ProtoC.scalars(m.backoff_ms, m.n_backoff_ms)
@@ -1365,7 +1365,7 @@ extension GRPCTesting.LoadBalancerStatsRequest: CBridgedMessage {
     proto_descriptor__grpc__testing__load_balancer_stats_request()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerStatsRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerStatsRequest>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     numRpcs = m.num_rpcs
     timeoutSec = m.timeout_sec
@@ -1407,11 +1407,11 @@ extension GRPCTesting.LoadBalancerStatsResponse.RpcsByPeer: CBridgedMessage {
     proto_descriptor__grpc__testing__load_balancer_stats_response__rpcs_by_peer()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerStatsResponse__RpcsByPeer>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerStatsResponse__RpcsByPeer>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     for entry in UnsafeBufferPointer(start: m.rpcs_by_peer, count: m.n_rpcs_by_peer) {
       let e = entry!.pointee
-      rpcsByPeer[try ProtoC.string(e.key)] = e.value
+      rpcsByPeer[try _strings.string(e.key)] = e.value
     }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
@@ -1468,16 +1468,16 @@ extension GRPCTesting.LoadBalancerStatsResponse: CBridgedMessage {
     proto_descriptor__grpc__testing__load_balancer_stats_response()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerStatsResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerStatsResponse>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     for entry in UnsafeBufferPointer(start: m.rpcs_by_peer, count: m.n_rpcs_by_peer) {
       let e = entry!.pointee
-      rpcsByPeer[try ProtoC.string(e.key)] = e.value
+      rpcsByPeer[try _strings.string(e.key)] = e.value
     }
     numFailures = m.num_failures
     for entry in UnsafeBufferPointer(start: m.rpcs_by_method, count: m.n_rpcs_by_method) {
       let e = entry!.pointee
-      rpcsByMethod[try ProtoC.string(e.key)] = try e.value.map { p throws(ProtoDecodingError) in try GRPCTesting.LoadBalancerStatsResponse.RpcsByPeer(cMessage: p) } ?? GRPCTesting.LoadBalancerStatsResponse.RpcsByPeer()
+      rpcsByMethod[try _strings.string(e.key)] = try e.value.map { p throws(ProtoDecodingError) in try GRPCTesting.LoadBalancerStatsResponse.RpcsByPeer(cMessage: p, strings: &_strings) } ?? GRPCTesting.LoadBalancerStatsResponse.RpcsByPeer()
     }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
@@ -1563,7 +1563,7 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsRequest: CBridgedMessage {
     proto_descriptor__grpc__testing__load_balancer_accumulated_stats_request()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsRequest>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -1593,7 +1593,7 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats: CBridged
     proto_descriptor__grpc__testing__load_balancer_accumulated_stats_response__method_stats()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse__MethodStats>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse__MethodStats>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     rpcsStarted = m.rpcs_started
     for entry in UnsafeBufferPointer(start: m.result, count: m.n_result) {
@@ -1659,23 +1659,23 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsResponse: CBridgedMessage {
     proto_descriptor__grpc__testing__load_balancer_accumulated_stats_response()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__LoadBalancerAccumulatedStatsResponse>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     for entry in UnsafeBufferPointer(start: m.num_rpcs_started_by_method, count: m.n_num_rpcs_started_by_method) {
       let e = entry!.pointee
-      numRpcsStartedByMethod[try ProtoC.string(e.key)] = e.value
+      numRpcsStartedByMethod[try _strings.string(e.key)] = e.value
     }
     for entry in UnsafeBufferPointer(start: m.num_rpcs_succeeded_by_method, count: m.n_num_rpcs_succeeded_by_method) {
       let e = entry!.pointee
-      numRpcsSucceededByMethod[try ProtoC.string(e.key)] = e.value
+      numRpcsSucceededByMethod[try _strings.string(e.key)] = e.value
     }
     for entry in UnsafeBufferPointer(start: m.num_rpcs_failed_by_method, count: m.n_num_rpcs_failed_by_method) {
       let e = entry!.pointee
-      numRpcsFailedByMethod[try ProtoC.string(e.key)] = e.value
+      numRpcsFailedByMethod[try _strings.string(e.key)] = e.value
     }
     for entry in UnsafeBufferPointer(start: m.stats_per_method, count: m.n_stats_per_method) {
       let e = entry!.pointee
-      statsPerMethod[try ProtoC.string(e.key)] = try e.value.map { p throws(ProtoDecodingError) in try GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats(cMessage: p) } ?? GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats()
+      statsPerMethod[try _strings.string(e.key)] = try e.value.map { p throws(ProtoDecodingError) in try GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats(cMessage: p, strings: &_strings) } ?? GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats()
     }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
@@ -1807,11 +1807,11 @@ extension GRPCTesting.ClientConfigureRequest.Metadata: CBridgedMessage {
     proto_descriptor__grpc__testing__client_configure_request__metadata()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureRequest__Metadata>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureRequest__Metadata>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     type = GRPCTesting.ClientConfigureRequest.RpcType(rawValue: Int32(truncatingIfNeeded: m.type.rawValue))
-    key = try ProtoC.string(m.key)
-    value = try ProtoC.string(m.value)
+    key = try _strings.string(m.key)
+    value = try _strings.string(m.value)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -1854,10 +1854,10 @@ extension GRPCTesting.ClientConfigureRequest: CBridgedMessage {
     proto_descriptor__grpc__testing__client_configure_request()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureRequest>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     types = try ProtoC.map(m.types, m.n_types) { v throws(ProtoDecodingError) in GRPCTesting.ClientConfigureRequest.RpcType(rawValue: Int32(truncatingIfNeeded: v.rawValue)) }
-    metadata = try ProtoC.messages(m.metadata, m.n_metadata, as: GRPCTesting.ClientConfigureRequest.Metadata.self)
+    metadata = try ProtoC.messages(m.metadata, m.n_metadata, as: GRPCTesting.ClientConfigureRequest.Metadata.self, &_strings)
     timeoutSec = m.timeout_sec
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
@@ -1921,7 +1921,7 @@ extension GRPCTesting.ClientConfigureResponse: CBridgedMessage {
     proto_descriptor__grpc__testing__client_configure_response()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureResponse>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__ClientConfigureResponse>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -1951,17 +1951,17 @@ extension GRPCTesting.TestOrcaReport: CBridgedMessage {
     proto_descriptor__grpc__testing__test_orca_report()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__TestOrcaReport>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Grpc__Testing__TestOrcaReport>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     cpuUtilization = m.cpu_utilization
     memoryUtilization = m.memory_utilization
     for entry in UnsafeBufferPointer(start: m.request_cost, count: m.n_request_cost) {
       let e = entry!.pointee
-      requestCost[try ProtoC.string(e.key)] = e.value
+      requestCost[try _strings.string(e.key)] = e.value
     }
     for entry in UnsafeBufferPointer(start: m.utilization, count: m.n_utilization) {
       let e = entry!.pointee
-      utilization[try ProtoC.string(e.key)] = e.value
+      utilization[try _strings.string(e.key)] = e.value
     }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }

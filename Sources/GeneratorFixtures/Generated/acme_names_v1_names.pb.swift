@@ -107,7 +107,7 @@ extension AcmeNamesV1.Keywords.TypeMessage: CBridgedMessage {
     proto_descriptor__acme__names__v1__keywords__type()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Acme__Names__V1__Keywords__Type>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Acme__Names__V1__Keywords__Type>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_is != 0 { `is` = m.is }
     unknownFields = try ProtoUnknownFields(cMessage: c)
@@ -155,23 +155,23 @@ extension AcmeNamesV1.Keywords: CBridgedMessage {
     proto_descriptor__acme__names__v1__keywords()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Acme__Names__V1__Keywords>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Acme__Names__V1__Keywords>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_class_ != 0 { `class` = m.class_ }
-    if m.protocol != nil { `protocol` = try ProtoC.string(m.protocol) }
+    if m.protocol != nil { `protocol` = try _strings.string(m.protocol) }
     `init` = ProtoC.scalars(m.`init`, m.n_init)
     if m.has_default_ != 0 { `default` = m.default_ != 0 }
     if m.has_type != 0 { type = m.type }
     for entry in UnsafeBufferPointer(start: m.in, count: m.n_in) {
       let e = entry!.pointee
-      `in`[try ProtoC.string(e.key)] = e.value
+      `in`[try _strings.string(e.key)] = e.value
     }
-    if let p = m.kind { kind = try AcmeNamesV1.Keywords.TypeMessage(cMessage: p) }
+    if let p = m.kind { kind = try AcmeNamesV1.Keywords.TypeMessage(cMessage: p, strings: &_strings) }
     if m.has_self_value != 0 { selfValue = AcmeNamesV1.Keywords.SelfEnum(rawValue: Int32(truncatingIfNeeded: m.self_value.rawValue)) }
-    if let p = m.at { at = try GoogleProtobuf.Timestamp(cMessage: p) }
+    if let p = m.at { at = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     switch m.where_case.rawValue {
     case 8: `where` = .`for`(m.for_)
-    case 9: `where` = .`return`(try ProtoC.string(m.return_))
+    case 9: `where` = .`return`(try _strings.string(m.return_))
     default: break
     }
     unknownFields = try ProtoUnknownFields(cMessage: c)

@@ -1424,9 +1424,9 @@ extension GoogleProtobuf.FileDescriptorSet: CBridgedMessage {
     proto_descriptor__google__protobuf__file_descriptor_set()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__FileDescriptorSet>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__FileDescriptorSet>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    file = try ProtoC.messages(m.file, m.n_file, as: GoogleProtobuf.FileDescriptorProto.self)
+    file = try ProtoC.messages(m.file, m.n_file, as: GoogleProtobuf.FileDescriptorProto.self, &_strings)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -1468,20 +1468,20 @@ extension GoogleProtobuf.FileDescriptorProto: CBridgedMessage {
     proto_descriptor__google__protobuf__file_descriptor_proto()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__FileDescriptorProto>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__FileDescriptorProto>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if m.name != nil { name = try ProtoC.string(m.name) }
-    if m.package != nil { package = try ProtoC.string(m.package) }
-    dependency = try ProtoC.map(m.dependency, m.n_dependency) { v throws(ProtoDecodingError) in try ProtoC.string(v) }
+    if m.name != nil { name = try _strings.string(m.name) }
+    if m.package != nil { package = try _strings.string(m.package) }
+    dependency = try ProtoC.map(m.dependency, m.n_dependency) { v throws(ProtoDecodingError) in try _strings.string(v) }
     publicDependency = ProtoC.scalars(m.public_dependency, m.n_public_dependency)
     weakDependency = ProtoC.scalars(m.weak_dependency, m.n_weak_dependency)
-    messageType = try ProtoC.messages(m.message_type, m.n_message_type, as: GoogleProtobuf.DescriptorProto.self)
-    enumType = try ProtoC.messages(m.enum_type, m.n_enum_type, as: GoogleProtobuf.EnumDescriptorProto.self)
-    service = try ProtoC.messages(m.service, m.n_service, as: GoogleProtobuf.ServiceDescriptorProto.self)
-    `extension` = try ProtoC.messages(m.extension, m.n_extension, as: GoogleProtobuf.FieldDescriptorProto.self)
-    if let p = m.options { options = try GoogleProtobuf.FileOptions(cMessage: p) }
-    if let p = m.source_code_info { sourceCodeInfo = try GoogleProtobuf.SourceCodeInfo(cMessage: p) }
-    if m.syntax != nil { syntax = try ProtoC.string(m.syntax) }
+    messageType = try ProtoC.messages(m.message_type, m.n_message_type, as: GoogleProtobuf.DescriptorProto.self, &_strings)
+    enumType = try ProtoC.messages(m.enum_type, m.n_enum_type, as: GoogleProtobuf.EnumDescriptorProto.self, &_strings)
+    service = try ProtoC.messages(m.service, m.n_service, as: GoogleProtobuf.ServiceDescriptorProto.self, &_strings)
+    `extension` = try ProtoC.messages(m.extension, m.n_extension, as: GoogleProtobuf.FieldDescriptorProto.self, &_strings)
+    if let p = m.options { options = try GoogleProtobuf.FileOptions(cMessage: p, strings: &_strings) }
+    if let p = m.source_code_info { sourceCodeInfo = try GoogleProtobuf.SourceCodeInfo(cMessage: p, strings: &_strings) }
+    if m.syntax != nil { syntax = try _strings.string(m.syntax) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -1647,11 +1647,11 @@ extension GoogleProtobuf.DescriptorProto.ExtensionRange: CBridgedMessage {
     proto_descriptor__google__protobuf__descriptor_proto__extension_range()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__DescriptorProto__ExtensionRange>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__DescriptorProto__ExtensionRange>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_start != 0 { start = m.start }
     if m.has_end != 0 { end = m.end }
-    if let p = m.options { options = try GoogleProtobuf.ExtensionRangeOptions(cMessage: p) }
+    if let p = m.options { options = try GoogleProtobuf.ExtensionRangeOptions(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -1720,7 +1720,7 @@ extension GoogleProtobuf.DescriptorProto.ReservedRange: CBridgedMessage {
     proto_descriptor__google__protobuf__descriptor_proto__reserved_range()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__DescriptorProto__ReservedRange>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__DescriptorProto__ReservedRange>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_start != 0 { start = m.start }
     if m.has_end != 0 { end = m.end }
@@ -1784,18 +1784,18 @@ extension GoogleProtobuf.DescriptorProto: CBridgedMessage {
     proto_descriptor__google__protobuf__descriptor_proto()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__DescriptorProto>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__DescriptorProto>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if m.name != nil { name = try ProtoC.string(m.name) }
-    field = try ProtoC.messages(m.field, m.n_field, as: GoogleProtobuf.FieldDescriptorProto.self)
-    `extension` = try ProtoC.messages(m.extension, m.n_extension, as: GoogleProtobuf.FieldDescriptorProto.self)
-    nestedType = try ProtoC.messages(m.nested_type, m.n_nested_type, as: GoogleProtobuf.DescriptorProto.self)
-    enumType = try ProtoC.messages(m.enum_type, m.n_enum_type, as: GoogleProtobuf.EnumDescriptorProto.self)
-    extensionRange = try ProtoC.messages(m.extension_range, m.n_extension_range, as: GoogleProtobuf.DescriptorProto.ExtensionRange.self)
-    oneofDecl = try ProtoC.messages(m.oneof_decl, m.n_oneof_decl, as: GoogleProtobuf.OneofDescriptorProto.self)
-    if let p = m.options { options = try GoogleProtobuf.MessageOptions(cMessage: p) }
-    reservedRange = try ProtoC.messages(m.reserved_range, m.n_reserved_range, as: GoogleProtobuf.DescriptorProto.ReservedRange.self)
-    reservedName = try ProtoC.map(m.reserved_name, m.n_reserved_name) { v throws(ProtoDecodingError) in try ProtoC.string(v) }
+    if m.name != nil { name = try _strings.string(m.name) }
+    field = try ProtoC.messages(m.field, m.n_field, as: GoogleProtobuf.FieldDescriptorProto.self, &_strings)
+    `extension` = try ProtoC.messages(m.extension, m.n_extension, as: GoogleProtobuf.FieldDescriptorProto.self, &_strings)
+    nestedType = try ProtoC.messages(m.nested_type, m.n_nested_type, as: GoogleProtobuf.DescriptorProto.self, &_strings)
+    enumType = try ProtoC.messages(m.enum_type, m.n_enum_type, as: GoogleProtobuf.EnumDescriptorProto.self, &_strings)
+    extensionRange = try ProtoC.messages(m.extension_range, m.n_extension_range, as: GoogleProtobuf.DescriptorProto.ExtensionRange.self, &_strings)
+    oneofDecl = try ProtoC.messages(m.oneof_decl, m.n_oneof_decl, as: GoogleProtobuf.OneofDescriptorProto.self, &_strings)
+    if let p = m.options { options = try GoogleProtobuf.MessageOptions(cMessage: p, strings: &_strings) }
+    reservedRange = try ProtoC.messages(m.reserved_range, m.n_reserved_range, as: GoogleProtobuf.DescriptorProto.ReservedRange.self, &_strings)
+    reservedName = try ProtoC.map(m.reserved_name, m.n_reserved_name) { v throws(ProtoDecodingError) in try _strings.string(v) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -1936,9 +1936,9 @@ extension GoogleProtobuf.ExtensionRangeOptions: CBridgedMessage {
     proto_descriptor__google__protobuf__extension_range_options()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__ExtensionRangeOptions>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__ExtensionRangeOptions>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self)
+    uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self, &_strings)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -1980,18 +1980,18 @@ extension GoogleProtobuf.FieldDescriptorProto: CBridgedMessage {
     proto_descriptor__google__protobuf__field_descriptor_proto()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__FieldDescriptorProto>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__FieldDescriptorProto>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if m.name != nil { name = try ProtoC.string(m.name) }
+    if m.name != nil { name = try _strings.string(m.name) }
     if m.has_number != 0 { number = m.number }
     if m.has_label != 0 { label = GoogleProtobuf.FieldDescriptorProto.Label(rawValue: Int32(truncatingIfNeeded: m.label.rawValue)) }
     if m.has_type != 0 { type = GoogleProtobuf.FieldDescriptorProto.TypeEnum(rawValue: Int32(truncatingIfNeeded: m.type.rawValue)) }
-    if m.type_name != nil { typeName = try ProtoC.string(m.type_name) }
-    if m.extendee != nil { extendee = try ProtoC.string(m.extendee) }
-    if m.default_value != nil { defaultValue = try ProtoC.string(m.default_value) }
+    if m.type_name != nil { typeName = try _strings.string(m.type_name) }
+    if m.extendee != nil { extendee = try _strings.string(m.extendee) }
+    if m.default_value != nil { defaultValue = try _strings.string(m.default_value) }
     if m.has_oneof_index != 0 { oneofIndex = m.oneof_index }
-    if m.json_name != nil { jsonName = try ProtoC.string(m.json_name) }
-    if let p = m.options { options = try GoogleProtobuf.FieldOptions(cMessage: p) }
+    if m.json_name != nil { jsonName = try _strings.string(m.json_name) }
+    if let p = m.options { options = try GoogleProtobuf.FieldOptions(cMessage: p, strings: &_strings) }
     if m.has_proto3_optional != 0 { proto3Optional = m.proto3_optional != 0 }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
@@ -2176,10 +2176,10 @@ extension GoogleProtobuf.OneofDescriptorProto: CBridgedMessage {
     proto_descriptor__google__protobuf__oneof_descriptor_proto()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__OneofDescriptorProto>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__OneofDescriptorProto>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if m.name != nil { name = try ProtoC.string(m.name) }
-    if let p = m.options { options = try GoogleProtobuf.OneofOptions(cMessage: p) }
+    if m.name != nil { name = try _strings.string(m.name) }
+    if let p = m.options { options = try GoogleProtobuf.OneofOptions(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -2232,7 +2232,7 @@ extension GoogleProtobuf.EnumDescriptorProto.EnumReservedRange: CBridgedMessage 
     proto_descriptor__google__protobuf__enum_descriptor_proto__enum_reserved_range()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__EnumDescriptorProto__EnumReservedRange>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__EnumDescriptorProto__EnumReservedRange>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_start != 0 { start = m.start }
     if m.has_end != 0 { end = m.end }
@@ -2296,13 +2296,13 @@ extension GoogleProtobuf.EnumDescriptorProto: CBridgedMessage {
     proto_descriptor__google__protobuf__enum_descriptor_proto()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__EnumDescriptorProto>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__EnumDescriptorProto>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if m.name != nil { name = try ProtoC.string(m.name) }
-    value = try ProtoC.messages(m.value, m.n_value, as: GoogleProtobuf.EnumValueDescriptorProto.self)
-    if let p = m.options { options = try GoogleProtobuf.EnumOptions(cMessage: p) }
-    reservedRange = try ProtoC.messages(m.reserved_range, m.n_reserved_range, as: GoogleProtobuf.EnumDescriptorProto.EnumReservedRange.self)
-    reservedName = try ProtoC.map(m.reserved_name, m.n_reserved_name) { v throws(ProtoDecodingError) in try ProtoC.string(v) }
+    if m.name != nil { name = try _strings.string(m.name) }
+    value = try ProtoC.messages(m.value, m.n_value, as: GoogleProtobuf.EnumValueDescriptorProto.self, &_strings)
+    if let p = m.options { options = try GoogleProtobuf.EnumOptions(cMessage: p, strings: &_strings) }
+    reservedRange = try ProtoC.messages(m.reserved_range, m.n_reserved_range, as: GoogleProtobuf.EnumDescriptorProto.EnumReservedRange.self, &_strings)
+    reservedName = try ProtoC.map(m.reserved_name, m.n_reserved_name) { v throws(ProtoDecodingError) in try _strings.string(v) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -2388,11 +2388,11 @@ extension GoogleProtobuf.EnumValueDescriptorProto: CBridgedMessage {
     proto_descriptor__google__protobuf__enum_value_descriptor_proto()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__EnumValueDescriptorProto>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__EnumValueDescriptorProto>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if m.name != nil { name = try ProtoC.string(m.name) }
+    if m.name != nil { name = try _strings.string(m.name) }
     if m.has_number != 0 { number = m.number }
-    if let p = m.options { options = try GoogleProtobuf.EnumValueOptions(cMessage: p) }
+    if let p = m.options { options = try GoogleProtobuf.EnumValueOptions(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -2460,11 +2460,11 @@ extension GoogleProtobuf.ServiceDescriptorProto: CBridgedMessage {
     proto_descriptor__google__protobuf__service_descriptor_proto()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__ServiceDescriptorProto>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__ServiceDescriptorProto>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if m.name != nil { name = try ProtoC.string(m.name) }
-    method = try ProtoC.messages(m.method, m.n_method, as: GoogleProtobuf.MethodDescriptorProto.self)
-    if let p = m.options { options = try GoogleProtobuf.ServiceOptions(cMessage: p) }
+    if m.name != nil { name = try _strings.string(m.name) }
+    method = try ProtoC.messages(m.method, m.n_method, as: GoogleProtobuf.MethodDescriptorProto.self, &_strings)
+    if let p = m.options { options = try GoogleProtobuf.ServiceOptions(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -2528,12 +2528,12 @@ extension GoogleProtobuf.MethodDescriptorProto: CBridgedMessage {
     proto_descriptor__google__protobuf__method_descriptor_proto()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__MethodDescriptorProto>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__MethodDescriptorProto>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if m.name != nil { name = try ProtoC.string(m.name) }
-    if m.input_type != nil { inputType = try ProtoC.string(m.input_type) }
-    if m.output_type != nil { outputType = try ProtoC.string(m.output_type) }
-    if let p = m.options { options = try GoogleProtobuf.MethodOptions(cMessage: p) }
+    if m.name != nil { name = try _strings.string(m.name) }
+    if m.input_type != nil { inputType = try _strings.string(m.input_type) }
+    if m.output_type != nil { outputType = try _strings.string(m.output_type) }
+    if let p = m.options { options = try GoogleProtobuf.MethodOptions(cMessage: p, strings: &_strings) }
     if m.has_client_streaming != 0 { clientStreaming = m.client_streaming != 0 }
     if m.has_server_streaming != 0 { serverStreaming = m.server_streaming != 0 }
     unknownFields = try ProtoUnknownFields(cMessage: c)
@@ -2646,29 +2646,29 @@ extension GoogleProtobuf.FileOptions: CBridgedMessage {
     proto_descriptor__google__protobuf__file_options()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__FileOptions>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__FileOptions>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if m.java_package != nil { javaPackage = try ProtoC.string(m.java_package) }
-    if m.java_outer_classname != nil { javaOuterClassname = try ProtoC.string(m.java_outer_classname) }
+    if m.java_package != nil { javaPackage = try _strings.string(m.java_package) }
+    if m.java_outer_classname != nil { javaOuterClassname = try _strings.string(m.java_outer_classname) }
     if m.has_java_multiple_files != 0 { javaMultipleFiles = m.java_multiple_files != 0 }
     if m.has_java_generate_equals_and_hash != 0 { javaGenerateEqualsAndHash = m.java_generate_equals_and_hash != 0 }
     if m.has_java_string_check_utf8 != 0 { javaStringCheckUtf8 = m.java_string_check_utf8 != 0 }
     if m.has_optimize_for != 0 { optimizeFor = GoogleProtobuf.FileOptions.OptimizeMode(rawValue: Int32(truncatingIfNeeded: m.optimize_for.rawValue)) }
-    if m.go_package != nil { goPackage = try ProtoC.string(m.go_package) }
+    if m.go_package != nil { goPackage = try _strings.string(m.go_package) }
     if m.has_cc_generic_services != 0 { ccGenericServices = m.cc_generic_services != 0 }
     if m.has_java_generic_services != 0 { javaGenericServices = m.java_generic_services != 0 }
     if m.has_py_generic_services != 0 { pyGenericServices = m.py_generic_services != 0 }
     if m.has_php_generic_services != 0 { phpGenericServices = m.php_generic_services != 0 }
     if m.has_deprecated != 0 { deprecated = m.deprecated != 0 }
     if m.has_cc_enable_arenas != 0 { ccEnableArenas = m.cc_enable_arenas != 0 }
-    if m.objc_class_prefix != nil { objcClassPrefix = try ProtoC.string(m.objc_class_prefix) }
-    if m.csharp_namespace != nil { csharpNamespace = try ProtoC.string(m.csharp_namespace) }
-    if m.swift_prefix != nil { swiftPrefix = try ProtoC.string(m.swift_prefix) }
-    if m.php_class_prefix != nil { phpClassPrefix = try ProtoC.string(m.php_class_prefix) }
-    if m.php_namespace != nil { phpNamespace = try ProtoC.string(m.php_namespace) }
-    if m.php_metadata_namespace != nil { phpMetadataNamespace = try ProtoC.string(m.php_metadata_namespace) }
-    if m.ruby_package != nil { rubyPackage = try ProtoC.string(m.ruby_package) }
-    uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self)
+    if m.objc_class_prefix != nil { objcClassPrefix = try _strings.string(m.objc_class_prefix) }
+    if m.csharp_namespace != nil { csharpNamespace = try _strings.string(m.csharp_namespace) }
+    if m.swift_prefix != nil { swiftPrefix = try _strings.string(m.swift_prefix) }
+    if m.php_class_prefix != nil { phpClassPrefix = try _strings.string(m.php_class_prefix) }
+    if m.php_namespace != nil { phpNamespace = try _strings.string(m.php_namespace) }
+    if m.php_metadata_namespace != nil { phpMetadataNamespace = try _strings.string(m.php_metadata_namespace) }
+    if m.ruby_package != nil { rubyPackage = try _strings.string(m.ruby_package) }
+    uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self, &_strings)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -3000,13 +3000,13 @@ extension GoogleProtobuf.MessageOptions: CBridgedMessage {
     proto_descriptor__google__protobuf__message_options()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__MessageOptions>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__MessageOptions>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_message_set_wire_format != 0 { messageSetWireFormat = m.message_set_wire_format != 0 }
     if m.has_no_standard_descriptor_accessor != 0 { noStandardDescriptorAccessor = m.no_standard_descriptor_accessor != 0 }
     if m.has_deprecated != 0 { deprecated = m.deprecated != 0 }
     if m.has_map_entry != 0 { mapEntry = m.map_entry != 0 }
-    uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self)
+    uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self, &_strings)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -3108,7 +3108,7 @@ extension GoogleProtobuf.FieldOptions: CBridgedMessage {
     proto_descriptor__google__protobuf__field_options()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__FieldOptions>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__FieldOptions>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_ctype != 0 { ctype = GoogleProtobuf.FieldOptions.CType(rawValue: Int32(truncatingIfNeeded: m.ctype.rawValue)) }
     if m.has_packed != 0 { packed = m.packed != 0 }
@@ -3117,7 +3117,7 @@ extension GoogleProtobuf.FieldOptions: CBridgedMessage {
     if m.has_unverified_lazy != 0 { unverifiedLazy = m.unverified_lazy != 0 }
     if m.has_deprecated != 0 { deprecated = m.deprecated != 0 }
     if m.has_weak != 0 { weak = m.weak != 0 }
-    uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self)
+    uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self, &_strings)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -3264,9 +3264,9 @@ extension GoogleProtobuf.OneofOptions: CBridgedMessage {
     proto_descriptor__google__protobuf__oneof_options()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__OneofOptions>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__OneofOptions>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self)
+    uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self, &_strings)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -3308,11 +3308,11 @@ extension GoogleProtobuf.EnumOptions: CBridgedMessage {
     proto_descriptor__google__protobuf__enum_options()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__EnumOptions>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__EnumOptions>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_allow_alias != 0 { allowAlias = m.allow_alias != 0 }
     if m.has_deprecated != 0 { deprecated = m.deprecated != 0 }
-    uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self)
+    uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self, &_strings)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -3384,10 +3384,10 @@ extension GoogleProtobuf.EnumValueOptions: CBridgedMessage {
     proto_descriptor__google__protobuf__enum_value_options()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__EnumValueOptions>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__EnumValueOptions>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_deprecated != 0 { deprecated = m.deprecated != 0 }
-    uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self)
+    uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self, &_strings)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -3444,10 +3444,10 @@ extension GoogleProtobuf.ServiceOptions: CBridgedMessage {
     proto_descriptor__google__protobuf__service_options()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__ServiceOptions>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__ServiceOptions>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_deprecated != 0 { deprecated = m.deprecated != 0 }
-    uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self)
+    uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self, &_strings)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -3504,11 +3504,11 @@ extension GoogleProtobuf.MethodOptions: CBridgedMessage {
     proto_descriptor__google__protobuf__method_options()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__MethodOptions>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__MethodOptions>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     if m.has_deprecated != 0 { deprecated = m.deprecated != 0 }
     if m.has_idempotency_level != 0 { idempotencyLevel = GoogleProtobuf.MethodOptions.IdempotencyLevel(rawValue: Int32(truncatingIfNeeded: m.idempotency_level.rawValue)) }
-    uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self)
+    uninterpretedOption = try ProtoC.messages(m.uninterpreted_option, m.n_uninterpreted_option, as: GoogleProtobuf.UninterpretedOption.self, &_strings)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -3580,9 +3580,9 @@ extension GoogleProtobuf.UninterpretedOption.NamePart: CBridgedMessage {
     proto_descriptor__google__protobuf__uninterpreted_option__name_part()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__UninterpretedOption__NamePart>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__UninterpretedOption__NamePart>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    namePart = try ProtoC.string(m.name_part)
+    namePart = try _strings.string(m.name_part)
     isExtension = m.is_extension != 0
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
@@ -3622,15 +3622,15 @@ extension GoogleProtobuf.UninterpretedOption: CBridgedMessage {
     proto_descriptor__google__protobuf__uninterpreted_option()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__UninterpretedOption>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__UninterpretedOption>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    name = try ProtoC.messages(m.name, m.n_name, as: GoogleProtobuf.UninterpretedOption.NamePart.self)
-    if m.identifier_value != nil { identifierValue = try ProtoC.string(m.identifier_value) }
+    name = try ProtoC.messages(m.name, m.n_name, as: GoogleProtobuf.UninterpretedOption.NamePart.self, &_strings)
+    if m.identifier_value != nil { identifierValue = try _strings.string(m.identifier_value) }
     if m.has_positive_int_value != 0 { positiveIntValue = m.positive_int_value }
     if m.has_negative_int_value != 0 { negativeIntValue = m.negative_int_value }
     if m.has_double_value != 0 { doubleValue = m.double_value }
     if m.has_string_value != 0 { stringValue = ProtoC.bytes(m.string_value) }
-    if m.aggregate_value != nil { aggregateValue = try ProtoC.string(m.aggregate_value) }
+    if m.aggregate_value != nil { aggregateValue = try _strings.string(m.aggregate_value) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -3760,13 +3760,13 @@ extension GoogleProtobuf.SourceCodeInfo.Location: CBridgedMessage {
     proto_descriptor__google__protobuf__source_code_info__location()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__SourceCodeInfo__Location>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__SourceCodeInfo__Location>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     path = ProtoC.scalars(m.path, m.n_path)
     span = ProtoC.scalars(m.span, m.n_span)
-    if m.leading_comments != nil { leadingComments = try ProtoC.string(m.leading_comments) }
-    if m.trailing_comments != nil { trailingComments = try ProtoC.string(m.trailing_comments) }
-    leadingDetachedComments = try ProtoC.map(m.leading_detached_comments, m.n_leading_detached_comments) { v throws(ProtoDecodingError) in try ProtoC.string(v) }
+    if m.leading_comments != nil { leadingComments = try _strings.string(m.leading_comments) }
+    if m.trailing_comments != nil { trailingComments = try _strings.string(m.trailing_comments) }
+    leadingDetachedComments = try ProtoC.map(m.leading_detached_comments, m.n_leading_detached_comments) { v throws(ProtoDecodingError) in try _strings.string(v) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -3870,9 +3870,9 @@ extension GoogleProtobuf.SourceCodeInfo: CBridgedMessage {
     proto_descriptor__google__protobuf__source_code_info()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__SourceCodeInfo>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__SourceCodeInfo>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    location = try ProtoC.messages(m.location, m.n_location, as: GoogleProtobuf.SourceCodeInfo.Location.self)
+    location = try ProtoC.messages(m.location, m.n_location, as: GoogleProtobuf.SourceCodeInfo.Location.self, &_strings)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -3914,10 +3914,10 @@ extension GoogleProtobuf.GeneratedCodeInfo.Annotation: CBridgedMessage {
     proto_descriptor__google__protobuf__generated_code_info__annotation()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__GeneratedCodeInfo__Annotation>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__GeneratedCodeInfo__Annotation>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     path = ProtoC.scalars(m.path, m.n_path)
-    if m.source_file != nil { sourceFile = try ProtoC.string(m.source_file) }
+    if m.source_file != nil { sourceFile = try _strings.string(m.source_file) }
     if m.has_begin != 0 { begin = m.begin }
     if m.has_end != 0 { end = m.end }
     unknownFields = try ProtoUnknownFields(cMessage: c)
@@ -4011,9 +4011,9 @@ extension GoogleProtobuf.GeneratedCodeInfo: CBridgedMessage {
     proto_descriptor__google__protobuf__generated_code_info()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__GeneratedCodeInfo>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__GeneratedCodeInfo>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    annotation = try ProtoC.messages(m.annotation, m.n_annotation, as: GoogleProtobuf.GeneratedCodeInfo.Annotation.self)
+    annotation = try ProtoC.messages(m.annotation, m.n_annotation, as: GoogleProtobuf.GeneratedCodeInfo.Annotation.self, &_strings)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 

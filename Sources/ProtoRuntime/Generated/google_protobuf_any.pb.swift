@@ -142,9 +142,9 @@ extension GoogleProtobuf.AnyMessage: CBridgedMessage {
     proto_descriptor__google__protobuf__any()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__Any>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__Any>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    typeURL = try ProtoC.string(m.type_url)
+    typeURL = try _strings.string(m.type_url)
     value = ProtoC.bytes(m.value)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }

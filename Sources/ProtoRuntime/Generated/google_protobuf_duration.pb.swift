@@ -99,7 +99,7 @@ extension GoogleProtobuf.Duration: CBridgedMessage {
     proto_descriptor__google__protobuf__duration()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__Duration>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__Duration>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     seconds = m.seconds
     nanos = m.nanos

@@ -37,7 +37,7 @@ extension GoogleProtobuf.Empty: CBridgedMessage {
     proto_descriptor__google__protobuf__empty()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__Empty>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__Empty>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 

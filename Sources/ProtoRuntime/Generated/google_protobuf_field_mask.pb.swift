@@ -231,9 +231,9 @@ extension GoogleProtobuf.FieldMask: CBridgedMessage {
     proto_descriptor__google__protobuf__field_mask()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__FieldMask>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__FieldMask>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    paths = try ProtoC.map(m.paths, m.n_paths) { v throws(ProtoDecodingError) in try ProtoC.string(v) }
+    paths = try ProtoC.map(m.paths, m.n_paths) { v throws(ProtoDecodingError) in try _strings.string(v) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 

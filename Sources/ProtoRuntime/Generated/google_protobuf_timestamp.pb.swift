@@ -130,7 +130,7 @@ extension GoogleProtobuf.Timestamp: CBridgedMessage {
     proto_descriptor__google__protobuf__timestamp()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__Timestamp>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__Timestamp>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     seconds = m.seconds
     nanos = m.nanos

@@ -227,7 +227,7 @@ extension GoogleProtobuf.DoubleValue: CBridgedMessage {
     proto_descriptor__google__protobuf__double_value()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__DoubleValue>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__DoubleValue>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value
     unknownFields = try ProtoUnknownFields(cMessage: c)
@@ -264,7 +264,7 @@ extension GoogleProtobuf.FloatValue: CBridgedMessage {
     proto_descriptor__google__protobuf__float_value()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__FloatValue>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__FloatValue>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value
     unknownFields = try ProtoUnknownFields(cMessage: c)
@@ -301,7 +301,7 @@ extension GoogleProtobuf.Int64Value: CBridgedMessage {
     proto_descriptor__google__protobuf__int64_value()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__Int64Value>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__Int64Value>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value
     unknownFields = try ProtoUnknownFields(cMessage: c)
@@ -338,7 +338,7 @@ extension GoogleProtobuf.UInt64Value: CBridgedMessage {
     proto_descriptor__google__protobuf__uint64_value()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__UInt64Value>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__UInt64Value>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value
     unknownFields = try ProtoUnknownFields(cMessage: c)
@@ -375,7 +375,7 @@ extension GoogleProtobuf.Int32Value: CBridgedMessage {
     proto_descriptor__google__protobuf__int32_value()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__Int32Value>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__Int32Value>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value
     unknownFields = try ProtoUnknownFields(cMessage: c)
@@ -412,7 +412,7 @@ extension GoogleProtobuf.UInt32Value: CBridgedMessage {
     proto_descriptor__google__protobuf__uint32_value()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__UInt32Value>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__UInt32Value>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value
     unknownFields = try ProtoUnknownFields(cMessage: c)
@@ -449,7 +449,7 @@ extension GoogleProtobuf.BoolValue: CBridgedMessage {
     proto_descriptor__google__protobuf__bool_value()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__BoolValue>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__BoolValue>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     value = m.value != 0
     unknownFields = try ProtoUnknownFields(cMessage: c)
@@ -486,9 +486,9 @@ extension GoogleProtobuf.StringValue: CBridgedMessage {
     proto_descriptor__google__protobuf__string_value()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__StringValue>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__StringValue>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    value = try ProtoC.string(m.value)
+    value = try _strings.string(m.value)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -523,7 +523,7 @@ extension GoogleProtobuf.BytesValue: CBridgedMessage {
     proto_descriptor__google__protobuf__bytes_value()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__BytesValue>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Protobuf__BytesValue>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     value = ProtoC.bytes(m.value)
     unknownFields = try ProtoUnknownFields(cMessage: c)

@@ -371,13 +371,13 @@ extension GoogleRPC.ErrorInfo: CBridgedMessage {
     proto_descriptor__google__rpc__error_info()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__ErrorInfo>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__ErrorInfo>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    reason = try ProtoC.string(m.reason)
-    domain = try ProtoC.string(m.domain)
+    reason = try _strings.string(m.reason)
+    domain = try _strings.string(m.domain)
     for entry in UnsafeBufferPointer(start: m.metadata, count: m.n_metadata) {
       let e = entry!.pointee
-      metadata[try ProtoC.string(e.key)] = try ProtoC.string(e.value)
+      metadata[try _strings.string(e.key)] = try _strings.string(e.value)
     }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
@@ -442,9 +442,9 @@ extension GoogleRPC.RetryInfo: CBridgedMessage {
     proto_descriptor__google__rpc__retry_info()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__RetryInfo>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__RetryInfo>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if let p = m.retry_delay { retryDelay = try GoogleProtobuf.Duration(cMessage: p) }
+    if let p = m.retry_delay { retryDelay = try GoogleProtobuf.Duration(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -483,10 +483,10 @@ extension GoogleRPC.DebugInfo: CBridgedMessage {
     proto_descriptor__google__rpc__debug_info()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__DebugInfo>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__DebugInfo>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    stackEntries = try ProtoC.map(m.stack_entries, m.n_stack_entries) { v throws(ProtoDecodingError) in try ProtoC.string(v) }
-    detail = try ProtoC.string(m.detail)
+    stackEntries = try ProtoC.map(m.stack_entries, m.n_stack_entries) { v throws(ProtoDecodingError) in try _strings.string(v) }
+    detail = try _strings.string(m.detail)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -532,16 +532,16 @@ extension GoogleRPC.QuotaFailure.Violation: CBridgedMessage {
     proto_descriptor__google__rpc__quota_failure__violation()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__QuotaFailure__Violation>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__QuotaFailure__Violation>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    subject = try ProtoC.string(m.subject)
-    description = try ProtoC.string(m.description)
-    apiService = try ProtoC.string(m.api_service)
-    quotaMetric = try ProtoC.string(m.quota_metric)
-    quotaID = try ProtoC.string(m.quota_id)
+    subject = try _strings.string(m.subject)
+    description = try _strings.string(m.description)
+    apiService = try _strings.string(m.api_service)
+    quotaMetric = try _strings.string(m.quota_metric)
+    quotaID = try _strings.string(m.quota_id)
     for entry in UnsafeBufferPointer(start: m.quota_dimensions, count: m.n_quota_dimensions) {
       let e = entry!.pointee
-      quotaDimensions[try ProtoC.string(e.key)] = try ProtoC.string(e.value)
+      quotaDimensions[try _strings.string(e.key)] = try _strings.string(e.value)
     }
     quotaValue = m.quota_value
     if m._future_quota_value_case.rawValue == 8 { futureQuotaValue = m.future_quota_value }
@@ -639,9 +639,9 @@ extension GoogleRPC.QuotaFailure: CBridgedMessage {
     proto_descriptor__google__rpc__quota_failure()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__QuotaFailure>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__QuotaFailure>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    violations = try ProtoC.messages(m.violations, m.n_violations, as: GoogleRPC.QuotaFailure.Violation.self)
+    violations = try ProtoC.messages(m.violations, m.n_violations, as: GoogleRPC.QuotaFailure.Violation.self, &_strings)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -683,11 +683,11 @@ extension GoogleRPC.PreconditionFailure.Violation: CBridgedMessage {
     proto_descriptor__google__rpc__precondition_failure__violation()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__PreconditionFailure__Violation>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__PreconditionFailure__Violation>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    type = try ProtoC.string(m.type)
-    subject = try ProtoC.string(m.subject)
-    description = try ProtoC.string(m.description)
+    type = try _strings.string(m.type)
+    subject = try _strings.string(m.subject)
+    description = try _strings.string(m.description)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -730,9 +730,9 @@ extension GoogleRPC.PreconditionFailure: CBridgedMessage {
     proto_descriptor__google__rpc__precondition_failure()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__PreconditionFailure>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__PreconditionFailure>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    violations = try ProtoC.messages(m.violations, m.n_violations, as: GoogleRPC.PreconditionFailure.Violation.self)
+    violations = try ProtoC.messages(m.violations, m.n_violations, as: GoogleRPC.PreconditionFailure.Violation.self, &_strings)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -774,12 +774,12 @@ extension GoogleRPC.BadRequest.FieldViolation: CBridgedMessage {
     proto_descriptor__google__rpc__bad_request__field_violation()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__BadRequest__FieldViolation>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__BadRequest__FieldViolation>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    field = try ProtoC.string(m.field)
-    description = try ProtoC.string(m.description)
-    reason = try ProtoC.string(m.reason)
-    if let p = m.localized_message { localizedMessage = try GoogleRPC.LocalizedMessage(cMessage: p) }
+    field = try _strings.string(m.field)
+    description = try _strings.string(m.description)
+    reason = try _strings.string(m.reason)
+    if let p = m.localized_message { localizedMessage = try GoogleRPC.LocalizedMessage(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -830,9 +830,9 @@ extension GoogleRPC.BadRequest: CBridgedMessage {
     proto_descriptor__google__rpc__bad_request()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__BadRequest>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__BadRequest>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    fieldViolations = try ProtoC.messages(m.field_violations, m.n_field_violations, as: GoogleRPC.BadRequest.FieldViolation.self)
+    fieldViolations = try ProtoC.messages(m.field_violations, m.n_field_violations, as: GoogleRPC.BadRequest.FieldViolation.self, &_strings)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -874,10 +874,10 @@ extension GoogleRPC.RequestInfo: CBridgedMessage {
     proto_descriptor__google__rpc__request_info()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__RequestInfo>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__RequestInfo>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    requestID = try ProtoC.string(m.request_id)
-    servingData = try ProtoC.string(m.serving_data)
+    requestID = try _strings.string(m.request_id)
+    servingData = try _strings.string(m.serving_data)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -916,12 +916,12 @@ extension GoogleRPC.ResourceInfo: CBridgedMessage {
     proto_descriptor__google__rpc__resource_info()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__ResourceInfo>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__ResourceInfo>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    resourceType = try ProtoC.string(m.resource_type)
-    resourceName = try ProtoC.string(m.resource_name)
-    owner = try ProtoC.string(m.owner)
-    description = try ProtoC.string(m.description)
+    resourceType = try _strings.string(m.resource_type)
+    resourceName = try _strings.string(m.resource_name)
+    owner = try _strings.string(m.owner)
+    description = try _strings.string(m.description)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -968,10 +968,10 @@ extension GoogleRPC.Help.Link: CBridgedMessage {
     proto_descriptor__google__rpc__help__link()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__Help__Link>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__Help__Link>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    description = try ProtoC.string(m.description)
-    url = try ProtoC.string(m.url)
+    description = try _strings.string(m.description)
+    url = try _strings.string(m.url)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -1010,9 +1010,9 @@ extension GoogleRPC.Help: CBridgedMessage {
     proto_descriptor__google__rpc__help()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__Help>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__Help>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    links = try ProtoC.messages(m.links, m.n_links, as: GoogleRPC.Help.Link.self)
+    links = try ProtoC.messages(m.links, m.n_links, as: GoogleRPC.Help.Link.self, &_strings)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -1054,10 +1054,10 @@ extension GoogleRPC.LocalizedMessage: CBridgedMessage {
     proto_descriptor__google__rpc__localized_message()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__LocalizedMessage>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__LocalizedMessage>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    locale = try ProtoC.string(m.locale)
-    message = try ProtoC.string(m.message)
+    locale = try _strings.string(m.locale)
+    message = try _strings.string(m.message)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 

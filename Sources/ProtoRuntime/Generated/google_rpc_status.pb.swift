@@ -39,11 +39,11 @@ extension GoogleRPC.Status: CBridgedMessage {
     proto_descriptor__google__rpc__status()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__Status>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Google__Rpc__Status>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     code = m.code
-    message = try ProtoC.string(m.message)
-    details = try ProtoC.messages(m.details, m.n_details, as: GoogleProtobuf.AnyMessage.self)
+    message = try _strings.string(m.message)
+    details = try ProtoC.messages(m.details, m.n_details, as: GoogleProtobuf.AnyMessage.self, &_strings)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 

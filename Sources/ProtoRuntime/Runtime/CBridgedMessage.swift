@@ -19,8 +19,11 @@ public protocol CBridgedMessage: ProtoMessage {
   associatedtype CMessage
   /// protoc-c's descriptor of `CMessage`.
   @_spi(GeneratedCode) static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> { get }
-  /// Copies an unpacked C message into a Swift value.
-  @_spi(GeneratedCode) init(cMessage: UnsafePointer<CMessage>) throws(ProtoDecodingError)
+  /// Copies an unpacked C message into a Swift value; `strings` holds the long strings this
+  /// decode has already built, which the same bytes reuse (see ``ProtoDecodeStrings``).
+  @_spi(GeneratedCode) init(
+    cMessage: UnsafePointer<CMessage>, strings: inout ProtoDecodeStrings
+  ) throws(ProtoDecodingError)
   /// Whether `cMessage` decodes to exactly this value, read in place without decoding it
   /// (see ``ProtoC``'s matching). Never true for a message that decodes to something else;
   /// false for an equal map field that is not empty (a decode then tells).
@@ -39,6 +42,15 @@ extension CBridgedMessage {
     _ bytes: UnsafeRawBufferPointer
   ) throws(ProtoDecodingError) -> Self {
     try withUnpacked(bytes) { (c) throws(ProtoDecodingError) -> Self in try Self(cMessage: c) }
+  }
+
+  /// Copies an unpacked C message into a Swift value, a decode of its own: long strings are
+  /// shared within `cMessage`'s tree only.
+  @inlinable @_spi(GeneratedCode) public init(cMessage: UnsafePointer<CMessage>)
+    throws(ProtoDecodingError)
+  {
+    var strings = ProtoDecodeStrings()
+    try self.init(cMessage: cMessage, strings: &strings)
   }
 
   /// Unpacks `bytes` with protobuf-c and hands the C message to `body`, for a caller that

@@ -43,18 +43,19 @@ public import CProtobufC
   /// A message member of a oneof: protobuf-c sets the pointer along with the case; a NULL one
   /// reads as the empty message, as an absent message field would.
   @inlinable @_spi(GeneratedCode) public static func message<M: CBridgedMessage>(
-    _ p: UnsafeMutablePointer<M.CMessage>?, as: M.Type
+    _ p: UnsafeMutablePointer<M.CMessage>?, as: M.Type, _ strings: inout ProtoDecodeStrings
   ) throws(ProtoDecodingError) -> M {
     guard let p else { return M() }
-    return try M(cMessage: p)
+    return try M(cMessage: p, strings: &strings)
   }
 
   @inlinable @_spi(GeneratedCode) public static func messages<M: CBridgedMessage>(
-    _ p: UnsafeMutablePointer<UnsafeMutablePointer<M.CMessage>?>?, _ n: Int, as: M.Type
+    _ p: UnsafeMutablePointer<UnsafeMutablePointer<M.CMessage>?>?, _ n: Int, as: M.Type,
+    _ strings: inout ProtoDecodeStrings
   ) throws(ProtoDecodingError) -> [M] {
     try map(p, n) { (element) throws(ProtoDecodingError) -> M in
       guard let element else { return M() }
-      return try M(cMessage: element)
+      return try M(cMessage: element, strings: &strings)
     }
   }
 }
