@@ -144,7 +144,7 @@ extension Routeguide.Point: CBridgedMessage {
     proto_descriptor__routeguide__point()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Routeguide__Point>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Routeguide__Point>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     latitude = m.latitude
     longitude = m.longitude
@@ -186,10 +186,10 @@ extension Routeguide.Rectangle: CBridgedMessage {
     proto_descriptor__routeguide__rectangle()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Routeguide__Rectangle>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Routeguide__Rectangle>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if let p = m.lo { lo = try Routeguide.Point(cMessage: p) }
-    if let p = m.hi { hi = try Routeguide.Point(cMessage: p) }
+    if let p = m.lo { lo = try Routeguide.Point(cMessage: p, strings: &_strings) }
+    if let p = m.hi { hi = try Routeguide.Point(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -236,10 +236,10 @@ extension Routeguide.Feature: CBridgedMessage {
     proto_descriptor__routeguide__feature()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Routeguide__Feature>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Routeguide__Feature>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    name = try ProtoC.string(m.name)
-    if let p = m.location { location = try Routeguide.Point(cMessage: p) }
+    name = try _strings.string(m.name)
+    if let p = m.location { location = try Routeguide.Point(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -282,10 +282,10 @@ extension Routeguide.RouteNote: CBridgedMessage {
     proto_descriptor__routeguide__route_note()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Routeguide__RouteNote>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Routeguide__RouteNote>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if let p = m.location { location = try Routeguide.Point(cMessage: p) }
-    message = try ProtoC.string(m.message)
+    if let p = m.location { location = try Routeguide.Point(cMessage: p, strings: &_strings) }
+    message = try _strings.string(m.message)
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -328,7 +328,7 @@ extension Routeguide.RouteSummary: CBridgedMessage {
     proto_descriptor__routeguide__route_summary()
   }
 
-  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Routeguide__RouteSummary>) throws(ProtoDecodingError) {
+  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Routeguide__RouteSummary>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
     pointCount = m.point_count
     featureCount = m.feature_count
