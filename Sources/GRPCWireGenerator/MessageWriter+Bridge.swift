@@ -28,7 +28,9 @@ extension MessageWriter {
       "  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<\(cType)>, strings \(stringsName): inout ProtoDecodeStrings) throws(ProtoDecodingError) {"
     )
     if !b.message.field.isEmpty { line("    let m = c.pointee") }
-    for field in b.plain { read(field, "    ") }
+    for (index, field) in b.plain.enumerated() {
+      read(field, "    ", sharing: earlierOfType(field, b.plain[..<index]))
+    }
     for oneof in b.oneofs {
       let name = b.message.oneofDecl[oneof.index].name ?? ""
       line("    switch m.\(name.lowercased())_case.rawValue {")
@@ -158,7 +160,24 @@ extension MessageWriter {
     }
   }
 
-  private mutating func read(_ f: MessageField, _ indent: String) {
+  /// The fields before `f` in its message that hold its message type, when that type keeps
+  /// its fields in copy-on-write storage: what `f` decodes to is first compared with their
+  /// values, read in place (`matches(cMessage:)`), and shares their storage when equal.
+  /// A Trip repeats its waypoints (`vehicle_waypoints`, `current_route_segment_end_point`);
+  /// a value shared costs a retain, where decoding it again costs an allocation per storage,
+  /// array and long string in it.
+  private func earlierOfType(_ f: MessageField, _ earlier: ArraySlice<MessageField>)
+    -> [MessageField]
+  {
+    guard f.kind == .message, !f.map, f.presentIf == nil, let type = f.proto.typeName,
+      cowMessages.contains(type)
+    else { return [] }
+    return earlier.filter {
+      $0.kind == .message && !$0.map && $0.presentIf == nil && $0.proto.typeName == type
+    }
+  }
+
+  private mutating func read(_ f: MessageField, _ indent: String, sharing: [MessageField] = []) {
     let c = "m.\(f.cMember)"
     if let presentIf = f.presentIf {
       line("\(indent)if \(presentIf) { \(f.id) = \(readValue(f, c)) }")
@@ -174,8 +193,10 @@ extension MessageWriter {
     } else if f.repeated {
       let n = "m.\(f.cQuantifier ?? "")"
       if f.kind == .message {
+        // Element by element with the first earlier list of the type, if there is one.
+        let shared = sharing.first(where: \.repeated).map { ", sharing: \($0.id)" } ?? ""
         line(
-          "\(indent)\(f.id) = try ProtoC.messages(\(c), \(n), as: \(f.swift).self, &\(stringsName))"
+          "\(indent)\(f.id) = try ProtoC.messages(\(c), \(n), as: \(f.swift).self, &\(stringsName)\(shared))"
         )
       } else if f.kind == .plain {
         line("\(indent)\(f.id) = ProtoC.scalars(\(c), \(n))")
@@ -184,6 +205,21 @@ extension MessageWriter {
           "\(indent)\(f.id) = try ProtoC.map(\(c), \(n)) { v throws(ProtoDecodingError) in \(readValue(f, "v")) }"
         )
       }
+    } else if f.kind == .message && !sharing.isEmpty {
+      // Each earlier value of the type (a list's first element), then a decode.
+      line("\(indent)if let p = \(c) {")
+      var keyword = "if"
+      for earlier in sharing {
+        let value = earlier.repeated ? "\(earlier.id).first" : earlier.id
+        // `_shared`: no field's Swift name has an underscore (see stringsName).
+        line("\(indent)  \(keyword) let _shared = \(value), _shared.matches(cMessage: p) {")
+        line("\(indent)    \(f.id) = _shared")
+        keyword = "} else if"
+      }
+      line("\(indent)  } else {")
+      line("\(indent)    \(f.id) = try \(f.swift)(cMessage: p, strings: &\(stringsName))")
+      line("\(indent)  }")
+      line("\(indent)}")
     } else if f.kind == .message {
       line(
         "\(indent)if let p = \(c) { \(f.id) = try \(f.swift)(cMessage: p, strings: &\(stringsName)) }"

@@ -815,24 +815,58 @@ extension FleetEngine.Trip: CBridgedMessage {
     tripType = FleetEngine.TripType(rawValue: Int32(truncatingIfNeeded: m.trip_type.rawValue))
     if let p = m.pickup_point { pickupPoint = try FleetEngine.TerminalLocation(cMessage: p, strings: &_strings) }
     if let p = m.actual_pickup_point { actualPickupPoint = try FleetEngine.StopLocation(cMessage: p, strings: &_strings) }
-    if let p = m.actual_pickup_arrival_point { actualPickupArrivalPoint = try FleetEngine.StopLocation(cMessage: p, strings: &_strings) }
+    if let p = m.actual_pickup_arrival_point {
+      if let _shared = actualPickupPoint, _shared.matches(cMessage: p) {
+        actualPickupArrivalPoint = _shared
+      } else {
+        actualPickupArrivalPoint = try FleetEngine.StopLocation(cMessage: p, strings: &_strings)
+      }
+    }
     if let p = m.pickup_time { pickupTime = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     intermediateDestinations = try ProtoC.messages(m.intermediate_destinations, m.n_intermediate_destinations, as: FleetEngine.TerminalLocation.self, &_strings)
     if let p = m.intermediate_destinations_version { intermediateDestinationsVersion = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     intermediateDestinationIndex = m.intermediate_destination_index
     actualIntermediateDestinationArrivalPoints = try ProtoC.messages(m.actual_intermediate_destination_arrival_points, m.n_actual_intermediate_destination_arrival_points, as: FleetEngine.StopLocation.self, &_strings)
-    actualIntermediateDestinations = try ProtoC.messages(m.actual_intermediate_destinations, m.n_actual_intermediate_destinations, as: FleetEngine.StopLocation.self, &_strings)
-    if let p = m.dropoff_point { dropoffPoint = try FleetEngine.TerminalLocation(cMessage: p, strings: &_strings) }
-    if let p = m.actual_dropoff_point { actualDropoffPoint = try FleetEngine.StopLocation(cMessage: p, strings: &_strings) }
+    actualIntermediateDestinations = try ProtoC.messages(m.actual_intermediate_destinations, m.n_actual_intermediate_destinations, as: FleetEngine.StopLocation.self, &_strings, sharing: actualIntermediateDestinationArrivalPoints)
+    if let p = m.dropoff_point {
+      if let _shared = pickupPoint, _shared.matches(cMessage: p) {
+        dropoffPoint = _shared
+      } else if let _shared = intermediateDestinations.first, _shared.matches(cMessage: p) {
+        dropoffPoint = _shared
+      } else {
+        dropoffPoint = try FleetEngine.TerminalLocation(cMessage: p, strings: &_strings)
+      }
+    }
+    if let p = m.actual_dropoff_point {
+      if let _shared = actualPickupPoint, _shared.matches(cMessage: p) {
+        actualDropoffPoint = _shared
+      } else if let _shared = actualPickupArrivalPoint, _shared.matches(cMessage: p) {
+        actualDropoffPoint = _shared
+      } else if let _shared = actualIntermediateDestinationArrivalPoints.first, _shared.matches(cMessage: p) {
+        actualDropoffPoint = _shared
+      } else if let _shared = actualIntermediateDestinations.first, _shared.matches(cMessage: p) {
+        actualDropoffPoint = _shared
+      } else {
+        actualDropoffPoint = try FleetEngine.StopLocation(cMessage: p, strings: &_strings)
+      }
+    }
     if let p = m.dropoff_time { dropoffTime = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     remainingWaypoints = try ProtoC.messages(m.remaining_waypoints, m.n_remaining_waypoints, as: FleetEngine.TripWaypoint.self, &_strings)
-    vehicleWaypoints = try ProtoC.messages(m.vehicle_waypoints, m.n_vehicle_waypoints, as: FleetEngine.TripWaypoint.self, &_strings)
+    vehicleWaypoints = try ProtoC.messages(m.vehicle_waypoints, m.n_vehicle_waypoints, as: FleetEngine.TripWaypoint.self, &_strings, sharing: remainingWaypoints)
     route = try ProtoC.messages(m.route, m.n_route, as: GoogleType.LatLng.self, &_strings)
     currentRouteSegment = try _strings.string(m.current_route_segment)
     if let p = m.current_route_segment_version { currentRouteSegmentVersion = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     if let p = m.current_route_segment_traffic { currentRouteSegmentTraffic = try FleetEngine.ConsumableTrafficPolyline(cMessage: p, strings: &_strings) }
     if let p = m.current_route_segment_traffic_version { currentRouteSegmentTrafficVersion = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
-    if let p = m.current_route_segment_end_point { currentRouteSegmentEndPoint = try FleetEngine.TripWaypoint(cMessage: p, strings: &_strings) }
+    if let p = m.current_route_segment_end_point {
+      if let _shared = remainingWaypoints.first, _shared.matches(cMessage: p) {
+        currentRouteSegmentEndPoint = _shared
+      } else if let _shared = vehicleWaypoints.first, _shared.matches(cMessage: p) {
+        currentRouteSegmentEndPoint = _shared
+      } else {
+        currentRouteSegmentEndPoint = try FleetEngine.TripWaypoint(cMessage: p, strings: &_strings)
+      }
+    }
     if let p = m.remaining_distance_meters { remainingDistanceMeters = p.pointee.value }
     if let p = m.eta_to_first_waypoint { etaToFirstWaypoint = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     if let p = m.remaining_time_to_first_waypoint { remainingTimeToFirstWaypoint = try GoogleProtobuf.Duration(cMessage: p, strings: &_strings) }

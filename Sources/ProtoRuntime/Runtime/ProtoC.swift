@@ -58,4 +58,35 @@ public import CProtobufC
       return try M(cMessage: element, strings: &strings)
     }
   }
+
+  /// ``messages(_:_:as:_:)`` for a list decoded after `earlier`, a list of its type in the
+  /// same message: an element that `matches(cMessage:)` the one at its index in `earlier` is
+  /// that one (its storage shared, not decoded again), and a list whose every element does,
+  /// as long as `earlier`, is `earlier` itself (its array buffer shared too).
+  @inlinable @_spi(GeneratedCode) public static func messages<M: CBridgedMessage>(
+    _ p: UnsafeMutablePointer<UnsafeMutablePointer<M.CMessage>?>?, _ n: Int, as: M.Type,
+    _ strings: inout ProtoDecodeStrings, sharing earlier: [M]
+  ) throws(ProtoDecodingError) -> [M] {
+    guard n > 0, let p else { return [] }
+    func same(_ i: Int) -> Bool {
+      guard i < earlier.count, let element = p[i] else { return false }
+      return earlier[i].matches(cMessage: element)
+    }
+    var prefix = 0
+    while prefix < n && same(prefix) { prefix += 1 }
+    if prefix == n && n == earlier.count { return earlier }
+    var out: [M] = []
+    out.reserveCapacity(n)
+    out.append(contentsOf: earlier[..<prefix])
+    for i in prefix..<n {
+      if same(i) {
+        out.append(earlier[i])
+      } else if let element = p[i] {
+        out.append(try M(cMessage: element, strings: &strings))
+      } else {
+        out.append(M())
+      }
+    }
+    return out
+  }
 }
