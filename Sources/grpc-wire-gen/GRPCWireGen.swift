@@ -28,7 +28,10 @@ struct GRPCWireGen: ParsableCommand {
   )
   var namespaces: [String] = []
 
-  @Option(help: "The access level of the stubs: public, package or internal.")
+  @Option(
+    help:
+      "The access level of the stubs and, with --messages, of the module's namespaces (so of its messages): public, package or internal."
+  )
   var access: String = "public"
 
   @Option(
@@ -149,7 +152,7 @@ struct GRPCWireGen: ParsableCommand {
     if messages == "protobuf-c", let cDir, let cOutput {
       let layer = try MessageFiles.generate(
         set, protos: protos, module: module, namespaces: namespaces,
-        cowMessages: Set(cowMessages), cFiles: try Self.readFiles(under: cDir))
+        cowMessages: Set(cowMessages), cFiles: try Self.readFiles(under: cDir), access: access)
       files = layer.swift.map { ($0.name, $0.text) } + files
       try Self.write(layer.c, into: cOutput, removingOthers: { _ in true })
     }

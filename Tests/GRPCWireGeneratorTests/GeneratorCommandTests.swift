@@ -42,13 +42,19 @@ struct GeneratorCommandTests {
     }
   }
 
-  @Test("writes GeneratorFixtures as committed; a re-run rewrites nothing and removes stale files")
-  func committedOutputAndRerun() async throws {
+  /// A fresh folder for one test's run, removed by `body`'s end.
+  static func withWorkFolder(_ body: (URL) async throws -> Void) async throws {
     let work = FileManager.default.temporaryDirectory
       .appendingPathComponent("grpc-wire-gen-\(UUID().uuidString)")
     try FileManager.default.createDirectory(
       at: work.appendingPathComponent("c"), withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: work) }
+    try await body(work)
+  }
+
+  /// Runs protoc and protoc-c on the fixture proto into `work`, and returns grpc-wire-gen's
+  /// arguments for GeneratorFixtures as CodeGen/generate gives them, writing under `work`.
+  static func fixtureArguments(in work: URL) async throws -> [String] {
     let includes = [
       "-I", Self.root.appendingPathComponent("Tests/Protos").path, "-I", "/usr/include",
     ]
@@ -61,14 +67,52 @@ struct GeneratorCommandTests {
     try await Self.run(
       "/usr/bin/protoc-c",
       includes + ["--c_out=\(work.appendingPathComponent("c").path)", Self.proto])
-    let swiftOut = work.appendingPathComponent("GeneratorFixtures/Generated")
-    let cOut = work.appendingPathComponent("GeneratorFixturesC")
-    let arguments = [
+    return [
       "--descriptor-set", work.appendingPathComponent("set.pb").path,
       "--module", "GeneratorFixtures", "--messages", "protobuf-c",
-      "--c-dir", work.appendingPathComponent("c").path, "--c-output", cOut.path,
-      "--output", swiftOut.path, "--no-stubs", Self.proto,
+      "--c-dir", work.appendingPathComponent("c").path,
+      "--c-output", work.appendingPathComponent("GeneratorFixturesC").path,
+      "--output", work.appendingPathComponent("GeneratorFixtures/Generated").path, "--no-stubs",
+      Self.proto,
     ]
+  }
+
+  @Test("--access internal: the namespace and the descriptor list are internal, all else as committed")
+  func accessOfTheMessageLayer() async throws {
+    try await Self.withWorkFolder { work in
+      let arguments = try await Self.fixtureArguments(in: work) + ["--access", "internal"]
+      let run = try await ToolProcess.run("grpc-wire-gen", arguments)
+      #expect(run.status == 0, "\(run)")
+      let written = try Self.files(under: work.appendingPathComponent("GeneratorFixtures/Generated"))
+      let committed = try Self.files(
+        under: Self.root.appendingPathComponent("Sources/GeneratorFixtures/Generated"))
+      #expect(written.keys.sorted() == committed.keys.sorted())
+      // Only these lines differ: everything else in the namespace is as visible as it is.
+      let changed = [
+        "Namespaces.pb.swift": ("public enum AcmeNamesV1 {}", "internal enum AcmeNamesV1 {}"),
+        "FileDescriptors.pb.swift": (
+          "  public static let generatorFixtures: [ProtoFileDescriptor] = [",
+          "  internal static let generatorFixtures: [ProtoFileDescriptor] = ["
+        ),
+      ]
+      for (name, bytes) in committed {
+        let text = String(decoding: bytes, as: UTF8.self)
+        let expected = changed[name].map { text.replacingOccurrences(of: $0.0, with: $0.1) } ?? text
+        if let (old, _) = changed[name] { #expect(text.contains(old), "\(name)") }
+        #expect(written[name].map { String(decoding: $0, as: UTF8.self) } == expected, "\(name)")
+      }
+    }
+  }
+
+  @Test("writes GeneratorFixtures as committed; a re-run rewrites nothing and removes stale files")
+  func committedOutputAndRerun() async throws {
+    try await Self.withWorkFolder { work in try await Self.committedOutputAndRerun(in: work) }
+  }
+
+  static func committedOutputAndRerun(in work: URL) async throws {
+    let arguments = try await Self.fixtureArguments(in: work)
+    let swiftOut = work.appendingPathComponent("GeneratorFixtures/Generated")
+    let cOut = work.appendingPathComponent("GeneratorFixturesC")
     let first = try await ToolProcess.run("grpc-wire-gen", arguments)
     #expect(first.status == 0, "\(first)")
 
