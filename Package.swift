@@ -349,7 +349,8 @@ let package = Package(
       name: "SwiftProtobufStubTests",
       dependencies: [
         "GRPCWire", "PeerSupport", .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-      ]),
+      ],
+      exclude: ["Protos"]),
     .testTarget(
       name: "GRPCHealthTests",
       dependencies: ["GRPCHealth", "GRPCWire", "GRPCServiceProtos", "GRPCTestingProtos"]),

@@ -5,6 +5,9 @@ import GRPCWire
 import SwiftProtobuf
 
 /// The services of a proto package, with their `Client` and `ServiceProtocol`.
+internal enum AcmeEdgeCasesV1 {}
+
+/// The services of a proto package, with their `Client` and `ServiceProtocol`.
 internal enum GrpcTesting {}
 
 /// One method of a gRPC service whose messages protoc-gen-swift generated: its HTTP/2 path,
