@@ -1,13 +1,15 @@
 internal import FleetSync
 internal import Logging
 
-/// What arrives for the call (on the loop, inside mem_recv): headers, trailers and DATA,
-/// handed to the caller, with flow-control credit returned as the caller reads.
+/// What arrives for the call (on the loop, handed over by the session once mem_recv has
+/// returned): headers, trailers and DATA, handed to the caller, with flow-control credit
+/// returned as the caller reads.
 extension ClientStream {
   /// A header block arrived: `fields`, which its connection collected (HTTP/2 sends a
   /// block's frames back to back, so one buffer per connection serves every stream).
   func receivedHeaders(_ fields: [HeaderField], endStream: Bool) {
     loop.assertInLoop()
+    loop.checkOutsideCallbacks()
     let action = machine.receiveResponseHeaders(fields, endStream: endStream)
     switch action {
     case .responseHead(let head):
@@ -88,6 +90,7 @@ extension ClientStream {
 
   /// Hands `first` and then `more`, complete messages in order, to the observer or the caller.
   func deliver(_ first: Received, _ more: [Received]) {
+    loop.checkOutsideCallbacks()
     // Nothing after the end is queued: an observer hears every message before it.
     guard !endQueued else { return }
     if unaryReceiver != nil {

@@ -186,9 +186,12 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
       reset: true)
   }
 
-  /// nghttp2's data provider: copies request bytes into `buffer`. Returns the count and
-  /// whether the request stream is finished, or nil for "nothing yet" (deferred).
-  func readOutbound(into buffer: UnsafeMutableRawBufferPointer) -> (count: Int, eof: Bool)? {
+  /// nghttp2's data provider (inside mem_send): copies request bytes into `buffer`. Returns
+  /// the count and whether the request stream is finished, or nil for "nothing yet"
+  /// (deferred); and the writer the copy made room for, to be resumed once mem_send returns.
+  func readOutbound(
+    into buffer: UnsafeMutableRawBufferPointer
+  ) -> (result: (count: Int, eof: Bool)?, writer: CheckedContinuation<Void, any Error>?) {
     loop.assertInLoop()
     let (result, writer) = shared.withLock {
       s -> ((count: Int, eof: Bool)?, CheckedContinuation<Void, any Error>?) in
@@ -196,9 +199,8 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
       let (count, writer) = s.mailbox.readOutbound(into: buffer)
       return ((count, s.outboundFinished && s.mailbox.unsentCount == 0), writer)
     }
-    writer?.resume()
     if result == nil { dataDeferred = true }
-    return result
+    return (result, writer)
   }
 
   /// New request bytes or a half-close arrived from the caller.
@@ -289,6 +291,7 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
 
   func finish(_ outcome: CallOutcome, reset: Bool) {
     loop.assertInLoop()
+    loop.checkOutsideCallbacks()
     if let deadlineTimer {
       loop.cancelTimer(deadlineTimer)
       self.deadlineTimer = nil

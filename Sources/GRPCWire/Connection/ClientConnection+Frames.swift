@@ -1,12 +1,13 @@
 internal import CNGHTTP2
 internal import Logging
 
-/// What nghttp2 reports (inside mem_recv): response headers and data for the streams, stream
-/// closes, the server's SETTINGS, PING acknowledgements and GOAWAY.
+/// What nghttp2 reported (handed over by the session once mem_recv or mem_send returned):
+/// response headers and data for the streams, stream closes, the server's SETTINGS, PING
+/// acknowledgements and GOAWAY.
 extension ClientConnection {
-  /// The open stream `id`. nghttp2 calls back a dozen times per call (each header field,
-  /// each DATA chunk), nearly always for the stream of the call before: that one is kept at
-  /// hand rather than hashed for again.
+  /// The open stream `id`. The session hands over several events per call (headers, each
+  /// DATA chunk, trailers, the close), nearly always for the stream of the call before: that
+  /// one is kept at hand rather than hashed for again.
   func stream(_ id: Int32) -> ClientStream? {
     if let last = lastLookedUp, last.streamID == id { return last }
     let found = streams[id]
@@ -14,30 +15,16 @@ extension ClientConnection {
     return found
   }
 
-  func headersBegin(_ frame: UnsafePointer<nghttp2_frame>) {}
-
-  func keepsHeaderFields(of frame: UnsafePointer<nghttp2_frame>) -> Bool {
-    stream(frame.pointee.hd.stream_id) != nil
+  func headersReceived(_ headers: ReceivedHeaders, fields: [HeaderField]) {
+    stream(headers.streamID)?.receivedHeaders(fields, endStream: headers.endStream)
   }
 
-  func frameReceived(_ frame: UnsafePointer<nghttp2_frame>) {
-    let hd = frame.pointee.hd
-    switch hd.type {
-    case UInt8(NGHTTP2_HEADERS.rawValue):
-      let endStream = hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
-      if let session { stream(hd.stream_id)?.receivedHeaders(session.headerBlock, endStream: endStream) }
-    case UInt8(NGHTTP2_GOAWAY.rawValue):
-      let goAway = frame.pointee.goaway
-      let debugData =
-        goAway.opaque_data.map {
-          String(decoding: UnsafeBufferPointer(start: $0, count: goAway.opaque_data_len), as: UTF8.self)
-        } ?? ""
-      goAwayReceived(
-        lastStreamID: goAway.last_stream_id, errorCode: goAway.error_code, debugData: debugData)
+  func frameReceived(_ frame: ReceivedFrame) {
+    switch frame.type {
     case UInt8(NGHTTP2_SETTINGS.rawValue):
-      if hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0 { settingsReceived() }
+      if !frame.isAck { settingsReceived() }
     case UInt8(NGHTTP2_PING.rawValue):
-      if hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0 { pingAcknowledged() }
+      if frame.isAck { pingAcknowledged() }
     default:
       break
     }

@@ -177,6 +177,7 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
 
   func reset(streamID: Int32) {
     loop.assertInLoop()
+    loop.checkOutsideCallbacks()
     guard let nghttp2 = session?.nghttp2 else { return }
     // A call reset once its deadline has passed is one that timed out here: ClientStream's
     // deadline timer fails the call and resets its stream through this method.
@@ -377,9 +378,12 @@ private func onRequestBodyRead(
   _ userData: UnsafeMutableRawPointer?
 ) -> Int {
   let stream = Unmanaged<ClientStream>.fromOpaque(source!.pointee.ptr).takeUnretainedValue()
-  guard let (count, eof) = stream.readOutbound(into: UnsafeMutableRawBufferPointer(start: buffer, count: length)) else {
-    return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+  let (result, writer) = stream.readOutbound(into: UnsafeMutableRawBufferPointer(start: buffer, count: length))
+  if let writer {
+    // Resumed once mem_send has returned (HTTP2Session.handOver), not inside it.
+    Unmanaged<HTTP2Session>.fromOpaque(userData!).takeUnretainedValue().writersToResume.append(writer)
   }
+  guard let (count, eof) = result else { return Int(NGHTTP2_ERR_DEFERRED.rawValue) }
   if eof { flags!.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue) }
   return count
 }

@@ -125,6 +125,18 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     close(wakeFD)
   }
 
+  /// Whether the loop thread is inside `nghttp2_session_mem_recv` or `mem_send` of one of its
+  /// sessions (loop only). nghttp2's callbacks only record (``HTTP2Session``):
+  /// ``checkOutsideCallbacks(_:_:)`` stops the process if role code runs there.
+  @exclusivity(unchecked) var insideNGHTTP2 = false
+
+  /// Stops the process, in every build, when called from inside an nghttp2 callback: the
+  /// paths that resume continuations, cancel handler tasks, call observers and reset streams
+  /// call it. Loop only.
+  func checkOutsideCallbacks(_ file: StaticString = #fileID, _ line: UInt = #line) {
+    precondition(!insideNGHTTP2, "called inside an nghttp2 callback, which may only record", file: file, line: line)
+  }
+
   package func assertInLoop(_ file: StaticString = #fileID, _ line: UInt = #line) {
     assert(inEventLoop, "loop-only code called off the loop thread", file: file, line: line)
   }

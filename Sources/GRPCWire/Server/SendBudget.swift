@@ -58,12 +58,17 @@ final class SendBudget: Sendable {
   /// `count` queued bytes were sent (or dropped): the first waiting writer is let in if they
   /// made room.
   func released(_ count: Int) {
-    guard count > 0 else { return }
-    let next = state.withLock { s -> CheckedContinuation<Void, any Error>? in
+    releasing(count)?.resume()
+  }
+
+  /// ``released(_:)``, leaving the writer it lets in to the caller to resume (nghttp2's data
+  /// provider: once mem_send has returned).
+  func releasing(_ count: Int) -> CheckedContinuation<Void, any Error>? {
+    guard count > 0 else { return nil }
+    return state.withLock { s -> CheckedContinuation<Void, any Error>? in
       s.queued -= count
       return Self.nextWriter(&s, limit)
     }
-    next?.resume()
   }
 
   private static func nextWriter(_ s: inout State, _ limit: Int) -> CheckedContinuation<Void, any Error>? {

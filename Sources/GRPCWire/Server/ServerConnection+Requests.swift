@@ -1,10 +1,12 @@
 internal import CNGHTTP2
 internal import Logging
 
-/// Requests as nghttp2 reports them (inside mem_recv): streams begin, headers are checked and
-/// a handler started, bodies read, streams closed.
+/// Requests as nghttp2 reported them (handed over by the session once mem_recv or mem_send
+/// returned): streams begin, headers are checked and a handler started, bodies read, streams
+/// closed.
 extension ServerConnection {
-  func beginStream(_ id: Int32) {
+  @discardableResult
+  func beginStream(_ id: Int32) -> ServerStream {
     if let idleTimer {
       loop.cancelTimer(idleTimer)
       self.idleTimer = nil
@@ -12,47 +14,39 @@ extension ServerConnection {
     let stream = ServerStream(loop: loop, id: id, outboundLimit: options.streamSendBuffer)
     stream.connection = self
     streams[id] = stream
+    return stream
   }
 
   func stream(_ id: Int32) -> ServerStream? { streams[id] }
 
-  func headersBegin(_ frame: UnsafePointer<nghttp2_frame>) {
-    if frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST { beginStream(frame.pointee.hd.stream_id) }
-  }
-
-  /// Request headers only: nothing in request trailers matters to gRPC.
-  func keepsHeaderFields(of frame: UnsafePointer<nghttp2_frame>) -> Bool {
-    frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST && streams[frame.pointee.hd.stream_id] != nil
-  }
-
-  func frameReceived(_ frame: UnsafePointer<nghttp2_frame>) {
+  func headersReceived(_ headers: ReceivedHeaders, fields: [HeaderField]) {
     lastFrameAt = .now
-    let hd = frame.pointee.hd
-    let ack = hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0
-    switch hd.type {
-    case UInt8(NGHTTP2_SETTINGS.rawValue):
-      if !ack { clientSettingsReceived() }
-      return
-    case UInt8(NGHTTP2_PING.rawValue):
-      if ack { pingOutstanding = false } else { pingReceived() }
-      return
-    default:
-      break
+    switch headers.kind {
+    case .request:
+      let stream = beginStream(headers.streamID)
+      requestHeadersReceived(stream, fields: fields, endStream: headers.endStream)
+    case .response, .trailers:
+      // Request trailers: nothing in them matters to gRPC; the request stream is over.
+      if headers.endStream, let stream = streams[headers.streamID] { endRequests(stream) }
     }
-    guard let stream = streams[hd.stream_id] else { return }
-    let endStream = hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
-    switch hd.type {
-    case UInt8(NGHTTP2_HEADERS.rawValue):
-      if frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST {
-        requestHeadersReceived(stream, endStream: endStream)
-      } else if endStream {
-        // Request trailers: nothing in them matters to gRPC; the request stream is over.
-        endRequests(stream)
-      }
+  }
+
+  func goAwayReceived(lastStreamID: Int32, errorCode: UInt32, debugData: String) {
+    lastFrameAt = .now
+  }
+
+  func frameReceived(_ frame: ReceivedFrame) {
+    lastFrameAt = .now
+    switch frame.type {
+    case UInt8(NGHTTP2_SETTINGS.rawValue):
+      if !frame.isAck { clientSettingsReceived() }
+    case UInt8(NGHTTP2_PING.rawValue):
+      if frame.isAck { pingOutstanding = false } else { pingReceived() }
     case UInt8(NGHTTP2_DATA.rawValue):
-      if endStream {
+      guard let stream = streams[frame.streamID] else { return }
+      if frame.endsStream {
         endRequests(stream)
-      } else if hd.length < MessageFramer.prefixLength {
+      } else if frame.length < MessageFramer.prefixLength {
         tinyDataFrameReceived(stream)
       }
     default:
@@ -81,8 +75,9 @@ extension ServerConnection {
     logger.notice(
       "too many tiny DATA frames: GOAWAY ENHANCE_YOUR_CALM",
       metadata: ["grpc.stream_id": "\(stream.id)", "grpc.frames": "\(stream.tinyFrames)"])
-    // Inside mem_recv: nghttp2 sends the GOAWAY and stops reading; the flush then closes.
-    // Out of memory even for that: close without it, once mem_recv has returned.
+    // nghttp2 sends the GOAWAY and then wants neither to read nor to write; the flush then
+    // closes. Out of memory even for that: close without it, once the events of this read
+    // have all been handed over.
     if nghttp2_session_terminate_session(nghttp2, HTTP2ErrorCode.enhanceYourCalm) != 0 {
       loop.execute { [self] in closeSocket() }
     }
@@ -95,9 +90,8 @@ extension ServerConnection {
     self.handshakeTimer = nil
   }
 
-  func requestHeadersReceived(_ stream: ServerStream, endStream: Bool) {
+  func requestHeadersReceived(_ stream: ServerStream, fields: [HeaderField], endStream: Bool) {
     guard let server else { return }
-    let fields = session.headerBlock
     var method: ServerMethod? = nil
     let checked = stream.machine.receiveRequestHeaders(fields) { path in
       method = server.handler(for: path)

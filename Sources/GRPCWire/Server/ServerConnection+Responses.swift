@@ -137,9 +137,15 @@ private func onResponseBodyRead(
   _ source: UnsafeMutablePointer<nghttp2_data_source>?, _ userData: UnsafeMutableRawPointer?
 ) -> Int {
   let stream = Unmanaged<ServerStream>.fromOpaque(source!.pointee.ptr).takeUnretainedValue()
-  guard let (count, status) = stream.readOutbound(into: UnsafeMutableRawBufferPointer(start: buffer, count: length)) else {
-    return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+  let (result, writer, admitted) = stream.readOutbound(
+    into: UnsafeMutableRawBufferPointer(start: buffer, count: length))
+  if writer != nil || admitted != nil {
+    // Resumed once mem_send has returned (HTTP2Session.handOver), not inside it.
+    let session = Unmanaged<HTTP2Session>.fromOpaque(userData!).takeUnretainedValue()
+    if let writer { session.writersToResume.append(writer) }
+    if let admitted { session.writersToResume.append(admitted) }
   }
+  guard let (count, status) = result else { return Int(NGHTTP2_ERR_DEFERRED.rawValue) }
   guard let connection = stream.connection else { return count }
   if count > 0 { connection.responseDataSent() }
   if let (status, trailers) = status {

@@ -91,6 +91,7 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
     _ bytes: UnsafeRawBufferPointer, encoding: StreamStateMachine.MessageEncoding
   ) -> RPCError? {
     loop.assertInLoop()
+    loop.checkOutsideCallbacks()
     // A complete message's bytes are acknowledged when the handler reads it.
     var queued: [QueuedRequest] = []
     let partialBytes: Int
@@ -130,6 +131,7 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   /// The client finished its request stream (END_STREAM).
   func requestsEnded() -> RPCError? {
     loop.assertInLoop()
+    loop.checkOutsideCallbacks()
     if deframer.bufferedByteCount > 0 {
       return RPCError(
         code: .internalError, message: "the request stream ended inside a message")
@@ -147,6 +149,7 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   /// The handler's task is cancelled and its reads and writes throw `error`.
   func abort(_ error: RPCError) {
     loop.assertInLoop()
+    loop.checkOutsideCallbacks()
     if let deadlineTimer {
       loop.cancelTimer(deadlineTimer)
       self.deadlineTimer = nil
@@ -186,9 +189,16 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
     connection?.responseBytesQueued(for: self)
   }
 
-  /// nghttp2's data provider for the response body. Returns the bytes copied and whether the
-  /// body is over (then the trailers are due), or nil for "nothing yet".
-  func readOutbound(into buffer: UnsafeMutableRawBufferPointer) -> (count: Int, status: (Status, Metadata)?)? {
+  /// nghttp2's data provider for the response body (inside mem_send). Returns the bytes
+  /// copied and whether the body is over (then the trailers are due), or nil for "nothing
+  /// yet"; and the writers the copy made room for (this stream's, and the next one waiting
+  /// for the connection's ``SendBudget``), to be resumed once mem_send returns.
+  func readOutbound(
+    into buffer: UnsafeMutableRawBufferPointer
+  ) -> (
+    result: (count: Int, status: (Status, Metadata)?)?, writer: CheckedContinuation<Void, any Error>?,
+    admitted: CheckedContinuation<Void, any Error>?
+  ) {
     loop.assertInLoop()
     let (result, writer) = shared.withLock {
       s -> ((count: Int, status: (Status, Metadata)?)?, CheckedContinuation<Void, any Error>?) in
@@ -200,10 +210,9 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
       let (count, writer) = s.mailbox.readOutbound(into: buffer)
       return ((count, nil), writer)
     }
-    writer?.resume()
-    if let result { sendBudget?.released(result.count) }
+    let admitted = result.flatMap { sendBudget?.releasing($0.count) }
     if result == nil { dataDeferred = true }
-    return result
+    return (result, writer, admitted)
   }
 
   /// Whether the handler has finished and nothing of the body is left to send.

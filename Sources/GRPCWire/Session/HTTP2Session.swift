@@ -2,31 +2,35 @@ internal import CNGHTTP2
 internal import Glibc
 
 /// What a connection's role (``ClientConnection`` or ``ServerConnection``) makes of the
-/// events of its ``HTTP2Session``. The frame events come from inside
-/// `nghttp2_session_mem_recv`: bytes handed over are valid only during the call.
+/// events of its ``HTTP2Session``. nghttp2's callbacks only record; the session hands the
+/// events over once `nghttp2_session_mem_recv` or `mem_send` has returned, in the order they
+/// happened, so the role may resume continuations, cancel handlers, submit frames and reset
+/// streams (``EventLoop/checkOutsideCallbacks()``). The glitch limiter's two hooks are the
+/// exception: they only count, inside the callbacks.
 protocol HTTP2SessionRole: EventHandler {
-  /// A HEADERS frame begins; its fields follow.
-  func headersBegin(_ frame: UnsafePointer<nghttp2_frame>)
-  /// Whether the fields of this header block go into the session's `headerBlock`; asked
-  /// once per block, after ``headersBegin(_:)``.
-  func keepsHeaderFields(of frame: UnsafePointer<nghttp2_frame>) -> Bool
-  /// A whole frame arrived (for HEADERS, after its fields).
-  func frameReceived(_ frame: UnsafePointer<nghttp2_frame>)
-  /// Body bytes of a stream arrived.
+  /// A whole header block arrived: `fields` (empty unless the session keeps blocks of this
+  /// kind: ``HTTP2Session/keepsFields(of:)``), valid until the call returns.
+  func headersReceived(_ headers: ReceivedHeaders, fields: [HeaderField])
+  /// A whole frame other than HEADERS and GOAWAY arrived.
+  func frameReceived(_ frame: ReceivedFrame)
+  /// The peer sent GOAWAY.
+  func goAwayReceived(lastStreamID: Int32, errorCode: UInt32, debugData: String)
+  /// Body bytes of a stream arrived (valid until the call returns).
   func dataReceived(streamID: Int32, _ bytes: UnsafeRawBufferPointer)
   /// nghttp2 is done with a stream (ended both ways, or reset).
   func streamClosed(_ streamID: Int32, errorCode: UInt32)
   /// A frame's header arrived (server role only: the glitch limiter's view of every frame,
-  /// unknown types included).
+  /// unknown types included). Inside nghttp2's callback: it only counts.
   func frameBegins(_ header: nghttp2_frame_hd)
-  /// nghttp2 sent RST_STREAM with `errorCode` (server role only).
+  /// nghttp2 sent RST_STREAM with `errorCode` (server role only). Inside nghttp2's callback:
+  /// it only counts.
   func resetSent(errorCode: UInt32)
   /// The most bytes read at once, below the loop's budget (server role: few for a client
   /// whose glitches are being limited, so that little of what it sends is processed past
   /// the limit, and the loop's other connections get their turn between its reads).
   var readSlice: Int { get }
-  /// What one read brought went through nghttp2 (outside its callbacks); false stops
-  /// reading, because the connection is closed.
+  /// What one read brought went through nghttp2 and its events through the role; false
+  /// stops reading, because the connection is closed.
   func readProcessed() -> Bool
   /// The end-of-tick flush the session scheduled: write, and act on how it went.
   func flush()
@@ -66,12 +70,16 @@ final class HTTP2Session: TickEndHandler {
   var transport: (any ByteTransport)?
   /// The nghttp2 session: nil before ``start(_:settings:)`` and after ``end()``.
   private(set) var nghttp2: OpaquePointer?
-  /// The header block being received, for whichever stream it belongs to: HTTP/2 sends a
-  /// block's frames back to back, so one buffer, kept between blocks, serves every stream.
-  var headerBlock: [HeaderField] = []
-  /// Whether the role keeps the fields of the block being received (see
-  /// ``HTTP2SessionRole/keepsHeaderFields(of:)``).
-  var keepsHeaderBlock = false
+  /// Set by ``start(_:settings:)``.
+  private(set) var sessionRole = Role.client
+  /// What nghttp2's callbacks recorded and the role has not yet been told.
+  var recorded = SessionEvents()
+  /// The batch being handed to the role, while new events go to `recorded`.
+  private var handing = SessionEvents()
+  private var handingOver = false
+  /// Writers whose room nghttp2's data providers made (inside mem_send): resumed once it
+  /// has returned.
+  var writersToResume: [CheckedContinuation<Void, any Error>] = []
   /// The header texts received lately that are not common ones (see RecentHeaderTexts).
   var recentHeaderTexts = RecentHeaderTexts()
   /// Unowned: the role owns the session, and every call into the role comes from one of its
@@ -98,6 +106,7 @@ final class HTTP2Session: TickEndHandler {
   /// Makes the nghttp2 session and queues our SETTINGS (the client's preface goes first);
   /// false if nghttp2 cannot (out of memory).
   func start(_ role: Role, settings: HTTP2Settings) -> Bool {
+    sessionRole = role
     let session = makeSession(role, userData: Unmanaged.passUnretained(self).toOpaque())
     nghttp2 = session
     return settings.submit(to: session)
@@ -125,8 +134,11 @@ final class HTTP2Session: TickEndHandler {
     for _ in 0..<budget.reads {
       switch transport.read(into: buffer) {
       case .bytes(let count):
+        loop.insideNGHTTP2 = true
         let consumed = nghttp2_session_mem_recv(
           nghttp2, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count)
+        loop.insideNGHTTP2 = false
+        handOver()
         if consumed < 0 { return .brokeProtocol(nghttp2Error(Int32(consumed))) }
         guard role.readProcessed() else { return nil }
         // A short read drained the socket, unless TLS inside TLS (an https:// proxy) still
@@ -172,13 +184,67 @@ final class HTTP2Session: TickEndHandler {
   /// write; then watches for what comes next (reads, and writes while the socket is full).
   func flush() -> SessionOutput.Outcome {
     guard let nghttp2, let transport else { return .drained }
-    let outcome = output.flush(nghttp2, through: transport)
+    var outcome: SessionOutput.Outcome
+    repeat {
+      loop.insideNGHTTP2 = true
+      outcome = output.flush(nghttp2, through: transport)
+      loop.insideNGHTTP2 = false
+      // Streams closed and writers given room while sending; what the role does about them
+      // may queue more to send.
+    } while handOver() && self.nghttp2 != nil && self.transport != nil && outcome.isDrained
     switch outcome {
     case .drained: setInterest(.read)
     case .wouldBlock(let wantWrite): setInterest(wantWrite ? [.read, .write] : .read)
     case .closed, .writeFailed, .sessionFailed: break
     }
     return outcome
+  }
+
+  /// Whether blocks of `kind` keep their fields: a server reads requests' headers only
+  /// (nothing in request trailers matters to gRPC); a client reads every block.
+  func keepsFields(of kind: ReceivedHeaders.Kind) -> Bool {
+    sessionRole == .client || kind == .request
+  }
+
+  /// Hands what nghttp2's callbacks recorded to the role, in order, and resumes the writers
+  /// its data providers made room for; outside nghttp2's callbacks. Events recorded while
+  /// the role acts (a flush of its own) follow in the same call. Returns whether there was
+  /// anything.
+  @discardableResult
+  func handOver() -> Bool {
+    loop.checkOutsideCallbacks()
+    guard !handingOver, !(recorded.isEmpty && writersToResume.isEmpty) else { return false }
+    handingOver = true
+    defer { handingOver = false }
+    while !(recorded.isEmpty && writersToResume.isEmpty) {
+      if !writersToResume.isEmpty {
+        for writer in writersToResume.exchange([]) { writer.resume() }
+      }
+      guard !recorded.isEmpty else { continue }
+      swap(&recorded, &handing)
+      if let role { deliver(handing, to: role) }
+      handing.removeAll()
+    }
+    return true
+  }
+
+  private func deliver(_ batch: SessionEvents, to role: any HTTP2SessionRole) {
+    batch.bytes.withUnsafeBytes { bytes in
+      for event in batch.events {
+        switch event {
+        case .headers(let headers, let block):
+          role.headersReceived(headers, fields: block >= 0 ? batch.blocks[block] : [])
+        case .frame(let frame):
+          role.frameReceived(frame)
+        case .goAway(let lastStreamID, let errorCode, let debugData):
+          role.goAwayReceived(lastStreamID: lastStreamID, errorCode: errorCode, debugData: debugData)
+        case .data(let streamID, let start, let count):
+          role.dataReceived(streamID: streamID, UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)]))
+        case .streamClosed(let streamID, let errorCode):
+          role.streamClosed(streamID, errorCode: errorCode)
+        }
+      }
+    }
   }
 
   // MARK: Closing

@@ -1,8 +1,9 @@
 internal import CNGHTTP2
 
-// nghttp2's callbacks, the same for both roles: each recovers the session and hands the
-// event to its role. They run inside nghttp2_session_mem_recv on the connection's loop;
-// bytes handed to them are valid only during the call, so what is kept is copied.
+// nghttp2's callbacks, the same for both roles: each recovers the session and records the
+// event in its `recorded` batch, which the session hands to its role once mem_recv or
+// mem_send has returned (HTTP2Session.handOver). They run on the connection's loop; bytes
+// handed to them are valid only during the call, so what is kept is copied.
 
 /// The HTTP/2 settings a connection announces.
 struct HTTP2Settings: Sendable {
@@ -90,15 +91,21 @@ private func onBeginHeaders(
 ) -> Int32 {
   let owner = session(userData)
   guard frame!.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else {
-    owner.keepsHeaderBlock = false
+    owner.recorded.headersBegin(keep: false)
     return 0
   }
-  owner.headerBlock.clearKeepingUsualCapacity()
-  owner.role?.headersBegin(frame!)
-  // Asked once per block, not per field: a block's frames come back to back (HTTP/2 lets
+  // Decided once per block, not per field: a block's frames come back to back (HTTP/2 lets
   // nothing in between), so the answer holds for each of its fields.
-  owner.keepsHeaderBlock = owner.role?.keepsHeaderFields(of: frame!) == true
+  owner.recorded.headersBegin(keep: owner.keepsFields(of: headersKind(frame!)))
   return 0
+}
+
+private func headersKind(_ frame: UnsafePointer<nghttp2_frame>) -> ReceivedHeaders.Kind {
+  switch frame.pointee.headers.cat {
+  case NGHTTP2_HCAT_REQUEST: .request
+  case NGHTTP2_HCAT_RESPONSE: .response
+  default: .trailers
+  }
 }
 
 private func onHeader(
@@ -107,8 +114,7 @@ private func onHeader(
   _ valueLength: Int, _ flags: UInt8, _ userData: UnsafeMutableRawPointer?
 ) -> Int32 {
   let owner = session(userData)
-  guard owner.keepsHeaderBlock else { return 0 }
-  owner.headerBlock.appendReceived(
+  owner.recorded.field(
     name: name, nameLength: nameLength, value: value, valueLength: valueLength,
     recent: &owner.recentHeaderTexts)
   return 0
@@ -118,7 +124,26 @@ private func onFrameReceived(
   _ nghttp2: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?,
   _ userData: UnsafeMutableRawPointer?
 ) -> Int32 {
-  session(userData).role?.frameReceived(frame!)
+  let owner = session(userData)
+  let hd = frame!.pointee.hd
+  switch hd.type {
+  case UInt8(NGHTTP2_HEADERS.rawValue):
+    owner.recorded.headersEnded(
+      ReceivedHeaders(
+        streamID: hd.stream_id, kind: headersKind(frame!),
+        endStream: hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0))
+  case UInt8(NGHTTP2_GOAWAY.rawValue):
+    let goAway = frame!.pointee.goaway
+    let debugData =
+      goAway.opaque_data.map {
+        String(decoding: UnsafeBufferPointer(start: $0, count: goAway.opaque_data_len), as: UTF8.self)
+      } ?? ""
+    owner.recorded.append(
+      .goAway(lastStreamID: goAway.last_stream_id, errorCode: goAway.error_code, debugData: debugData))
+  default:
+    owner.recorded.append(
+      .frame(ReceivedFrame(type: hd.type, flags: hd.flags, streamID: hd.stream_id, length: hd.length)))
+  }
   return 0
 }
 
@@ -126,8 +151,7 @@ private func onDataChunk(
   _ nghttp2: OpaquePointer?, _ flags: UInt8, _ streamID: Int32, _ data: UnsafePointer<UInt8>?,
   _ length: Int, _ userData: UnsafeMutableRawPointer?
 ) -> Int32 {
-  session(userData).role?.dataReceived(
-    streamID: streamID, UnsafeRawBufferPointer(start: data, count: length))
+  session(userData).recorded.data(streamID: streamID, UnsafeRawBufferPointer(start: data, count: length))
   return 0
 }
 
@@ -135,7 +159,7 @@ private func onStreamClose(
   _ nghttp2: OpaquePointer?, _ streamID: Int32, _ errorCode: UInt32,
   _ userData: UnsafeMutableRawPointer?
 ) -> Int32 {
-  session(userData).role?.streamClosed(streamID, errorCode: errorCode)
+  session(userData).recorded.append(.streamClosed(streamID, errorCode: errorCode))
   return 0
 }
 

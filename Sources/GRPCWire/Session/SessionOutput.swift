@@ -17,6 +17,13 @@ struct SessionOutput {
     case writeFailed(String)
     /// nghttp2 failed to produce frames (an nghttp2 error code).
     case sessionFailed(Int32)
+
+    var isDrained: Bool {
+      switch self {
+      case .drained: true
+      case .wouldBlock, .closed, .writeFailed, .sessionFailed: false
+      }
+    }
   }
 
   private var bytes: [UInt8] = []

@@ -1,0 +1,104 @@
+internal import CNGHTTP2
+
+/// A frame's header as it arrived, for every frame but HEADERS and GOAWAY (which come as
+/// events of their own).
+struct ReceivedFrame {
+  var type: UInt8
+  var flags: UInt8
+  var streamID: Int32
+  /// The payload's length.
+  var length: Int
+
+  var endsStream: Bool { flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 }
+  var isAck: Bool { flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0 }
+}
+
+/// A whole header block as it arrived.
+struct ReceivedHeaders {
+  /// What nghttp2 says the block is (RFC 9113 §8.1: a message's first block, or the trailers).
+  enum Kind {
+    /// A request's headers (server role).
+    case request
+    /// A response's headers, or a trailers-only response (client role).
+    case response
+    /// Trailers, or any later block.
+    case trailers
+  }
+
+  var streamID: Int32
+  var kind: Kind
+  var endStream: Bool
+}
+
+/// What nghttp2's callbacks recorded during one `mem_recv` or `mem_send`, in order: the
+/// session hands it to its role once nghttp2 has returned (``HTTP2Session``), so no role code
+/// — resuming a continuation, cancelling a handler, resetting or retrying a stream — runs
+/// inside a callback.
+///
+/// Its buffers are kept between batches: in the steady state recording allocates nothing
+/// (a header block's fields go into an array of a previous block, cleared).
+struct SessionEvents {
+  enum Event {
+    case headers(ReceivedHeaders, block: Int)
+    case frame(ReceivedFrame)
+    case goAway(lastStreamID: Int32, errorCode: UInt32, debugData: String)
+    /// Body bytes of a stream: `count` bytes at `start` of ``bytes``.
+    case data(streamID: Int32, start: Int, count: Int)
+    case streamClosed(Int32, errorCode: UInt32)
+  }
+
+  private(set) var events: [Event] = []
+  /// The body bytes of the `.data` events, back to back.
+  private(set) var bytes: [UInt8] = []
+  /// The fields of the `.headers` events' blocks; only the first `blockCount` are in use.
+  private(set) var blocks: [[HeaderField]] = []
+  private var blockCount = 0
+  /// The block whose fields are arriving, or nil when they are not kept.
+  private var openBlock: Int?
+
+  var isEmpty: Bool { events.isEmpty }
+
+  /// A header block begins; its fields are kept (``field(…)``) when `keep`.
+  mutating func headersBegin(keep: Bool) {
+    guard keep else {
+      openBlock = nil
+      return
+    }
+    if blockCount == blocks.count { blocks.append([]) }
+    openBlock = blockCount
+    blockCount += 1
+  }
+
+  mutating func field(
+    name: UnsafePointer<UInt8>?, nameLength: Int, value: UnsafePointer<UInt8>?, valueLength: Int,
+    recent: inout RecentHeaderTexts
+  ) {
+    guard let openBlock else { return }
+    blocks[openBlock].appendReceived(
+      name: name, nameLength: nameLength, value: value, valueLength: valueLength, recent: &recent)
+  }
+
+  /// The block begun last is whole: `headers` says what it is.
+  mutating func headersEnded(_ headers: ReceivedHeaders) {
+    events.append(.headers(headers, block: openBlock ?? -1))
+    openBlock = nil
+  }
+
+  mutating func append(_ event: Event) { events.append(event) }
+
+  /// Copies `chunk` (valid only during the callback).
+  mutating func data(streamID: Int32, _ chunk: UnsafeRawBufferPointer) {
+    events.append(.data(streamID: streamID, start: bytes.count, count: chunk.count))
+    bytes.append(contentsOf: chunk)
+  }
+
+  /// Forgets the events, keeping the buffers' capacity (within bounds: a burst's buffers go).
+  mutating func removeAll() {
+    events.removeAll(keepingCapacity: events.capacity <= 1024)
+    bytes.removeAll(keepingCapacity: bytes.capacity <= SessionOutput.keptCapacity)
+    for i in 0..<blockCount { blocks[i].clearKeepingUsualCapacity() }
+    if blocks.count > 64 { blocks.removeSubrange(64...) }
+    blockCount = 0
+    openBlock = nil
+  }
+}
