@@ -100,13 +100,13 @@ extension ClientStream {
       return
     }
     if let observer {
-      // Called inside nghttp2's data callback: the observer may start or reset calls, so it
-      // runs once the session is done. It has read each message when it returns.
-      loop.execute { [self] in
-        for message in CollectionOfOne(first) + more {
-          observer.received(message, from: self)
-          returnCredit(message.owed)
-        }
+      // Outside nghttp2's callbacks (the session hands DATA over once mem_recv has returned):
+      // the observer may start or reset calls. It has read each message when it returns.
+      observer.received(first, from: self)
+      returnCredit(first.owed)
+      for message in more {
+        observer.received(message, from: self)
+        returnCredit(message.owed)
       }
       return
     }
