@@ -261,9 +261,10 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
     dataDeferred = false
     unaryResponse = nil
     deframer = MessageDeframer(maxMessageSize: maxReceiveSize)
-    // Not from inside nghttp2's callback: the retry submits to a session.
+    // At once: the close is handed over outside nghttp2's callbacks, so the retry may submit
+    // to a session (this one's too).
     guard let delay = Self.transparentRetryDelay(after: transparentRetries) else {
-      loop.execute { pool.start(self) }
+      pool.start(self)
       return true
     }
     // Refused again: the server is still at its limit. grpcio's overload protection, on by
