@@ -31,6 +31,7 @@ import os
 import signal
 import sys
 
+import peer_common as pc
 from check_lines import CheckFailed, check, report
 
 try:
@@ -235,4 +236,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Not sys.exit: see pc.exit_without_finalizing.
+    pc.exit_without_finalizing(main())

@@ -505,4 +505,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Not sys.exit: see pc.exit_without_finalizing.
+    pc.exit_without_finalizing(main())
