@@ -168,5 +168,6 @@ extension ClientConnection {
     guard let pool else { return }
     pool.connectionReady(self)
     for stream in pending.dropFirst(fit) { pool.start(stream) }
+    pool.runReadyWaiters()
   }
 }

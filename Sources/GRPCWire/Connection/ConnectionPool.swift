@@ -255,13 +255,15 @@ final class ConnectionPool: @unchecked Sendable {
     setState(.ready)
     for stream in waitingForReady.removeAll() { start(stream) }
     scheduleWaitingStart()
-    if !readyWaiters.isEmpty {
-      let waiters = readyWaiters
-      readyWaiters.removeAll()
-      // This runs inside the connection's handling of the server's SETTINGS: the waiters may
-      // start calls, so they run once it is over.
-      loop.execute { for waiter in waiters { waiter() } }
-    }
+  }
+
+  /// Runs the ``whenReady(_:)`` waiters, at once: `connection` calls it once it has placed
+  /// the calls that waited for its server's SETTINGS (outside nghttp2's callbacks, like all
+  /// frame handling), so the calls a waiter starts queue behind those.
+  func runReadyWaiters() {
+    loop.checkOutsideCallbacks()
+    guard !readyWaiters.isEmpty else { return }
+    for waiter in readyWaiters.exchange([]) { waiter() }
   }
 
   func connectionDraining(_ connection: ClientConnection, tooManyPings: Bool) {
