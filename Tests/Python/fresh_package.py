@@ -19,10 +19,15 @@ executable of Tests/FreshPackage/Sources/ShopApp. Then, as the user would:
    grpcio's client calls the generated server, every RPC kind, every message compared with
    the samples by the side receiving it.
 
+All of it twice: with `--messages swift-protobuf`, where the package also depends on swift-protobuf and writes the
+messages with its protoc-gen-swift (`protoc --swift_out`) beside the stubs, and with
+`--messages protobuf-c` (our own messages and C target). ShopApp's code is
+the same for both; only its Samples.swift (Tests/FreshPackage/Samples/<messages>/) differs.
+
 Peers listen on 127.0.0.1 on ports the OS picks and are stopped by their PID; every wait
 has a timeout. Exit status 0 when all passed, 1 otherwise (a missing peer or tool fails).
 
-    fresh_package.py [--scratch-path DIR] [--keep]
+    fresh_package.py [--messages protobuf-c|swift-protobuf]... [--scratch-path DIR] [--keep]
 
 The fresh package builds in this package's `.build` unless `--scratch-path` says otherwise:
 llbuild then skips every command of FleetConsumer's modules and their dependencies, whose
@@ -56,6 +61,10 @@ COMMAND = [
 PASTE = "    // (paste generate-grpc-wire's targets here)\n"
 BEGIN, END = "// generate-grpc-wire: targets", "// generate-grpc-wire: end"
 RPCS = ("PlaceOrder", "ListOrders", "UploadOrders", "TrackOrders")
+# swift-protobuf first: the protobuf-c package does not depend on swift-protobuf, and SwiftPM
+# removes the checkout of a dependency the package it builds has not, so after it the
+# swift-protobuf package would be checked out and compiled again (4 min here).
+MESSAGES = ("swift-protobuf", "protobuf-c")
 BUILD_TIMEOUT = 1800  # seconds: a clean debug build of GRPCWire and its dependencies
 START_TIMEOUT = 120  # seconds until a server prints LISTENING (grpcio-tools runs first)
 CALLS_TIMEOUT = 120  # seconds for one side's four calls
@@ -156,6 +165,83 @@ def check_calls(client: list[str], server: list[str], cwd: Path, what: str) -> N
         log(f"PASSED {what}: {rpc}")
 
 
+def manifest_of(messages: str) -> str:
+    """Package.swift.in for `messages`: with swift-protobuf, the package and ShopApp also
+    depend on swift-protobuf, as a user of protoc-gen-swift's messages writes."""
+    manifest = (FIXTURE / "Package.swift.in").read_text()
+    manifest = manifest.replace('"FLEETCONSUMER_PATH"', json.dumps(str(ROOT)))
+    if manifest.count(PASTE) != 1:
+        raise Failure(f"Package.swift.in has no single line {PASTE.strip()!r}")
+    if messages == "swift-protobuf":
+        for old, new in (
+            ('path: ' + json.dumps(str(ROOT)) + '),\n',
+             'path: ' + json.dumps(str(ROOT)) + '),\n'
+             '    .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),\n'),
+            ('dependencies: ["ShopProtos", .product(name: "GRPCWire", package: "FleetConsumer")]',
+             'dependencies: [\n        "ShopProtos", .product(name: "GRPCWire", package: "FleetConsumer"),\n'
+             '        .product(name: "SwiftProtobuf", package: "swift-protobuf"),\n      ]'),
+        ):
+            if manifest.count(old) != 1:
+                raise Failure(f"Package.swift.in has no single {old!r}")
+            manifest = manifest.replace(old, new)
+    return manifest
+
+
+def variant(messages: str, shop: Path, scratch: list[str], python: str, timings: list[str]) -> None:
+    """The whole user's path for `--messages messages`, in the new package folder `shop`."""
+    # `swift build --show-bin-path` would plan the whole build again (25 s here).
+    bin_path = Path(scratch[1]) / "debug"
+    shutil.copytree(FIXTURE / "Protos", shop / "Protos")
+    shutil.copytree(FIXTURE / "Sources", shop / "Sources")
+    shutil.copy(FIXTURE / "Samples" / messages / "Samples.swift", shop / "Sources/ShopApp")
+    # The versions this package resolved, so the fresh one builds what its tests built.
+    if (ROOT / "Package.resolved").is_file():
+        shutil.copy(ROOT / "Package.resolved", shop / "Package.resolved")
+    manifest = manifest_of(messages)
+    # Before generating, the user's manifest has the dependencies and no targets yet.
+    head, _, _ = manifest.partition("  targets: [\n")
+    (shop / "Package.swift").write_text(head + "  targets: []\n)\n")
+    command = COMMAND[:2] + scratch + COMMAND[2:] + ["--messages", messages]
+
+    started = time.monotonic()
+    output = run(command, shop, BUILD_TIMEOUT, f"{messages}: generate-grpc-wire")
+    if messages == "swift-protobuf":
+        # The messages, as such a user writes them: protoc-gen-swift (built from their
+        # swift-protobuf dependency) beside the stubs.
+        run(["swift", "build", *scratch, "--product", "protoc-gen-swift"], shop, BUILD_TIMEOUT,
+            "swift build --product protoc-gen-swift")
+        run(["protoc", "-I", "Protos",
+             f"--plugin=protoc-gen-swift={bin_path / 'protoc-gen-swift'}",
+             "--swift_out=Visibility=Public,FileNaming=PathToUnderscores:Sources/ShopProtos/Generated",
+             *COMMAND[-2:]], shop, 120, "protoc --swift_out")
+    timings.append(f"{messages}: generate {time.monotonic() - started:.0f} s")
+    block = printed_targets(output)
+    (shop / "Package.swift").write_text(manifest.replace(PASTE, block))
+    log(f"{messages}: generate-grpc-wire wrote Sources/ShopProtos"
+        + ("C and Sources/ShopProtos/Generated" if messages == "protobuf-c" else "/Generated"))
+
+    before = snapshot(shop / "Sources")
+    again = run(command, shop, BUILD_TIMEOUT, f"{messages}: generate-grpc-wire again")
+    after = snapshot(shop / "Sources")
+    changed = sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+    if changed or printed_targets(again) != block:
+        raise Failure(f"{messages}: running generate-grpc-wire again changed {changed or 'the printed targets'}")
+    log(f"PASSED {messages}: running generate-grpc-wire again changes nothing")
+
+    started = time.monotonic()
+    run(["swift", "build", *scratch, "--product", "ShopApp"], shop, BUILD_TIMEOUT, "swift build")
+    timings.append(f"{messages}: build {time.monotonic() - started:.0f} s")
+    app = str(bin_path / "ShopApp")
+    log(f"{messages}: built ShopApp with the pasted targets")
+
+    started = time.monotonic()
+    check_calls([app, "client"], [python, str(PEER), "server"], shop,
+                f"{messages}: generated client -> grpcio server")
+    check_calls([python, str(PEER), "client"], [app, "server"], shop,
+                f"{messages}: grpcio client -> generated server")
+    timings.append(f"{messages}: calls {time.monotonic() - started:.0f} s")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -163,54 +249,20 @@ def main() -> int:
         default=str(ROOT / ".build"),
         help="SwiftPM's build folder for the fresh package (default: this package's .build)",
     )
+    parser.add_argument(
+        "--messages", choices=MESSAGES, action="append",
+        help="only this kind of messages (repeatable; default: both)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     options = parser.parse_args()
     python = os.environ.get("FLEET_PYTHON", sys.executable)
-    scratch = ["--scratch-path", options.scratch_path]
+    scratch = ["--scratch-path", str(Path(options.scratch_path).resolve())]
     folder = Path(tempfile.mkdtemp(prefix="fresh-package."))
     timings: list[str] = []
     ok = False
     try:
-        shop = folder / "shop"
-        shutil.copytree(FIXTURE / "Protos", shop / "Protos")
-        shutil.copytree(FIXTURE / "Sources", shop / "Sources")
-        # The versions this package resolved, so the fresh one builds what its tests built.
-        if (ROOT / "Package.resolved").is_file():
-            shutil.copy(ROOT / "Package.resolved", shop / "Package.resolved")
-        manifest = (FIXTURE / "Package.swift.in").read_text()
-        manifest = manifest.replace('"FLEETCONSUMER_PATH"', json.dumps(str(ROOT)))
-        if manifest.count(PASTE) != 1:
-            raise Failure(f"Package.swift.in has no single line {PASTE.strip()!r}")
-        # Before generating, the user's manifest has the dependency and no targets yet.
-        head, _, _ = manifest.partition("  targets: [\n")
-        (shop / "Package.swift").write_text(head + "  targets: []\n)\n")
-
-        started = time.monotonic()
-        output = run(COMMAND[:2] + scratch + COMMAND[2:], shop, BUILD_TIMEOUT, "generate-grpc-wire")
-        timings.append(f"generate {time.monotonic() - started:.0f} s")
-        block = printed_targets(output)
-        (shop / "Package.swift").write_text(manifest.replace(PASTE, block))
-        log("generate-grpc-wire wrote Sources/ShopProtosC and Sources/ShopProtos/Generated")
-
-        before = snapshot(shop / "Sources")
-        again = run(COMMAND[:2] + scratch + COMMAND[2:], shop, BUILD_TIMEOUT, "generate-grpc-wire again")
-        after = snapshot(shop / "Sources")
-        changed = sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
-        if changed or printed_targets(again) != block:
-            raise Failure(f"running generate-grpc-wire again changed {changed or 'the printed targets'}")
-        log("PASSED running generate-grpc-wire again changes nothing")
-
-        started = time.monotonic()
-        run(["swift", "build", *scratch, "--product", "ShopApp"], shop, BUILD_TIMEOUT, "swift build")
-        timings.append(f"build {time.monotonic() - started:.0f} s")
-        bin_path = run(["swift", "build", *scratch, "--show-bin-path"], shop, 120, "swift build --show-bin-path")
-        app = str(Path(bin_path.strip()) / "ShopApp")
-        log("built ShopApp with the pasted targets")
-
-        started = time.monotonic()
-        check_calls([app, "client"], [python, str(PEER), "server"], shop, "generated client -> grpcio server")
-        check_calls([python, str(PEER), "client"], [app, "server"], shop, "grpcio client -> generated server")
-        timings.append(f"calls {time.monotonic() - started:.0f} s")
+        for messages in options.messages or MESSAGES:
+            variant(messages, folder / messages / "Shop", scratch, python, timings)
         ok = True
     except Failure as failure:
         log(f"FAILED {failure}")

@@ -1,8 +1,9 @@
 import ShopProtos
 
-/// The messages both sides of every call expect, built the same way as `shop_peer.py`'s
-/// `sample_order` and friends: each side compares what it receives with its own copy, so a
-/// field lost or changed on the wire in either direction fails the call.
+/// The messages both sides of every call expect, over our own messages (`--messages
+/// protobuf-c`), built as `shop_peer.py`'s `Samples` (and Samples/swift-protobuf's) build
+/// them: each side compares what it receives with its own copy, so a field lost or changed
+/// on the wire in either direction fails the call.
 enum Samples {
   static let query = Shop.OrderQuery.with { $0.customer = "ada"; $0.limit = 3 }
 
@@ -74,15 +75,6 @@ enum Samples {
     summary.ids = orders.map(\.id)
     return summary
   }
-
-  /// The numbers of the orders each call sends: PlaceOrder's request and response,
-  /// ListOrders' responses, UploadOrders' requests, TrackOrders' requests and answers.
-  static let placeRequest = 1
-  static let placeResponse = 2
-  static let listed = 10..<13
-  static let uploaded = 20..<23
-  static let tracked = 30..<33
-  static let trackAnswerOffset = 10
 }
 
 extension ProtoMessage {
@@ -91,18 +83,5 @@ extension ProtoMessage {
     var message = Self()
     body(&message)
     return message
-  }
-}
-
-/// A message that is not what the side receiving it expected.
-struct Mismatch: Error, CustomStringConvertible {
-  var description: String
-
-  /// Throws unless `received` is `expected`, naming `what` and both values.
-  static func check<M: Equatable>(
-    _ what: String, _ received: M, _ expected: M
-  ) throws(Mismatch) {
-    guard received != expected else { return }
-    throw Mismatch(description: "\(what): received \(received), expected \(expected)")
   }
 }
