@@ -50,7 +50,9 @@ extension GRPCChannel {
           // A driver waiting out a backoff has nothing left to do.
           group.cancelAll()
           call.started = try await group.next() ?? call.started
-          Self.recordEnd(of: attempts, policy, policies.throttle)
+          if let committed = attempts.committed {
+            Self.recordEnd(of: committed, policy, policies.throttle)
+          }
           return (attempts, result)
         } catch {
           attempts.cancel(RPCError(code: .cancelled, message: "the caller's code threw: \(error)"))
@@ -62,24 +64,6 @@ extension GRPCChannel {
           throw error
         }
       }
-    }
-  }
-
-  /// Tells the throttle how a committed call ended: an OK gives a token back, a retryable code
-  /// after the response headers takes one (as for server-streaming calls).
-  private static func recordEnd(
-    of attempts: StreamingAttempts, _ policy: CallPolicies.Policy, _ throttle: RetryThrottle?
-  ) {
-    guard let throttle, let stream = attempts.committed else { return }
-    switch stream.outcome {
-    case .success?: throttle.recordSuccess()
-    case .failure(let error)?:
-      if case .retry(let retry) = policy, stream.progress.head != nil,
-        retry.retryableStatusCodes.contains(error.code)
-      {
-        throttle.recordFailure()
-      }
-    case nil: break
     }
   }
 

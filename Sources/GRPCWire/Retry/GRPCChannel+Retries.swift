@@ -61,19 +61,31 @@ extension GRPCChannel {
           return try await body(stream)
         }
         if let result {
-          switch stream.outcome {
-          case .success?: policies.throttle?.recordSuccess()
-          case .failure(let error)?:
-            if stream.progress.head != nil, policy.retryableStatusCodes.contains(error.code) {
-              policies.throttle?.recordFailure()
-            }
-          case nil: break
-          }
+          Self.recordEnd(of: stream, .retry(policy), policies.throttle)
           return (stream, result)
         }
         guard let retry else { preconditionFailure("an attempt neither returned nor retried") }
         try await self.retry(call, after: retry.error, retry.delay)
       }
+    }
+  }
+
+  /// Tells the throttle how a call committed to `stream` ended: an OK gives a token back; under
+  /// a retry policy, one of its retryable codes after the response headers (too late to retry)
+  /// takes one.
+  static func recordEnd(
+    of stream: ClientStream, _ policy: CallPolicies.Policy, _ throttle: RetryThrottle?
+  ) {
+    guard let throttle else { return }
+    switch stream.outcome {
+    case .success?: throttle.recordSuccess()
+    case .failure(let error)?:
+      if case .retry(let retry) = policy, stream.progress.head != nil,
+        retry.retryableStatusCodes.contains(error.code)
+      {
+        throttle.recordFailure()
+      }
+    case nil: break
     }
   }
 
