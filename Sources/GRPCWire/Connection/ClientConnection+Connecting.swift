@@ -89,7 +89,7 @@ extension ClientConnection {
         do {
           session.transport = try TLSTransport(
             fd: session.fd, context: proxyTLS, verifyName: proxy.host,
-            target: "the proxy \(proxy)", requiresH2: false)
+            target: "the proxy \(proxy)")
         } catch {
           return close(with: error)
         }

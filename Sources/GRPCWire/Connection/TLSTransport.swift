@@ -17,38 +17,31 @@ final class TLSTransport: ByteTransport {
   /// `host:port`, for messages.
   private let target: String
   private let isServer: Bool
-  /// The handshake must agree on ALPN `h2` (not with a proxy, which speaks HTTP/1.1).
-  private let requiresH2: Bool
+  /// Says whether the handshake must agree on ALPN `h2` (``TLSContext/negotiatesH2``).
+  private let context: TLSContext
 
   /// An SSL object of `context` over `underlying`, for either role; `preposition` words the
   /// failure ("with" a client, "to" a server).
   private init(
     _ underlying: Underlying, context: TLSContext, target: String, isServer: Bool,
-    preposition: String, requiresH2: Bool = true
+    preposition: String
   ) throws(RPCError) {
-    guard let ssl = SSL_new(context.context) else {
-      throw RPCError(
+    func cannotStart() -> RPCError {
+      RPCError(
         code: .unavailable,
         message: "cannot start TLS \(preposition) \(target): \(TLSContext.lastError())")
     }
+    guard let ssl = SSL_new(context.context) else { throw cannotStart() }
     self.underlying = underlying
     self.ssl = ssl
     self.target = target
     self.isServer = isServer
-    self.requiresH2 = requiresH2
+    self.context = context
     switch underlying {
     case .socket(let fd):
-      guard SSL_set_fd(ssl, fd) == 1 else {
-        throw RPCError(
-          code: .unavailable,
-          message: "cannot start TLS \(preposition) \(target): \(TLSContext.lastError())")
-      }
+      guard SSL_set_fd(ssl, fd) == 1 else { throw cannotStart() }
     case .transport(let bio):
-      guard let made = bio.makeBIO() else {
-        throw RPCError(
-          code: .unavailable,
-          message: "cannot start TLS \(preposition) \(target): \(TLSContext.lastError())")
-      }
+      guard let made = bio.makeBIO() else { throw cannotStart() }
       // The SSL object owns the BIO from here (one reference serves both directions).
       SSL_set_bio(ssl, made, made)
     }
@@ -60,13 +53,11 @@ final class TLSTransport: ByteTransport {
   }
 
   /// Prepares TLS on connected socket `fd`; the handshake starts with the first `handshake()`.
-  /// `requiresH2: false` for a proxy (no ALPN asked of it).
+  /// With a proxy's context (no ALPN offered), the handshake asks for no `h2`.
   convenience init(
-    fd: Int32, context: TLSContext, verifyName: String, target: String, requiresH2: Bool = true
+    fd: Int32, context: TLSContext, verifyName: String, target: String
   ) throws(RPCError) {
-    try self.init(
-      .socket(fd), context: context, target: target, isServer: false, preposition: "to",
-      requiresH2: requiresH2)
+    try self.init(.socket(fd), context: context, target: target, isServer: false, preposition: "to")
     try verify(verifyName)
   }
 
@@ -105,7 +96,7 @@ final class TLSTransport: ByteTransport {
     ERR_clear_error()
     let result = isServer ? SSL_accept(ssl) : SSL_connect(ssl)
     if result == 1 {
-      guard requiresH2 else { return .done }
+      guard context.negotiatesH2 else { return .done }
       var selected: UnsafePointer<UInt8>? = nil
       var length: UInt32 = 0
       SSL_get0_alpn_selected(ssl, &selected, &length)
@@ -193,6 +184,9 @@ final class TLSTransport: ByteTransport {
 final class TLSContext: @unchecked Sendable {
   // @unchecked Sendable: an SSL_CTX is safe to share once configured; it is never changed.
   let context: OpaquePointer
+  /// Whether handshakes under this context negotiate ALPN `h2` (a client offers it, a server
+  /// selects it), so a handshake that ends without it fails; false for a proxy's context.
+  let negotiatesH2: Bool
 
   /// `offersH2: false` for the TLS to an `https://` proxy, which speaks HTTP/1.1 (CONNECT).
   init(_ configuration: TLSConfiguration, offersH2: Bool = true) throws(RPCError) {
@@ -201,6 +195,7 @@ final class TLSContext: @unchecked Sendable {
       throw RPCError(code: .unavailable, message: "cannot create a TLS context: \(Self.lastError())")
     }
     self.context = context
+    negotiatesH2 = offersH2
     guard fleet_ssl_ctx_set_min_tls12(context) == 1 else {
       throw RPCError(code: .unavailable, message: "cannot require TLS 1.2: \(Self.lastError())")
     }
@@ -248,6 +243,7 @@ final class TLSContext: @unchecked Sendable {
       throw RPCError(code: .unavailable, message: "cannot create a TLS context: \(Self.lastError())")
     }
     self.context = context
+    negotiatesH2 = true
     guard fleet_ssl_ctx_set_min_tls12(context) == 1 else {
       throw RPCError(code: .unavailable, message: "cannot require TLS 1.2: \(Self.lastError())")
     }
