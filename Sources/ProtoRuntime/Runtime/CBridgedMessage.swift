@@ -9,12 +9,13 @@ public import CProtobufC
 /// `@_spi(GeneratedCode) public import ProtoRuntime`); code that does not import the SPI sees
 /// only the protocol's name. Users never see a C type.
 ///
-/// Decoding unpacks with protobuf-c into its own allocations, copies the fields into the Swift
-/// value and frees the unpacked tree before returning. Encoding sizes the Swift value and
-/// writes it straight into the caller's buffer (``ProtoWriter``), the bytes protobuf-c's pack
-/// would give; `encodeThroughC` still builds the C struct tree in a ``ProtoArena`` and packs
-/// it with protobuf-c, for the tests that hold the two to the same bytes. No C pointer
-/// outlives either call.
+/// Decoding unpacks with protobuf-c into a ``ProtoArena`` (protobuf-c's allocator draws on its
+/// blocks), copies the fields into the Swift value, building each long string once
+/// (``ProtoDecodeStrings``), and drops the arena, the unpacked tree with it, before returning.
+/// Encoding sizes the Swift value and writes it straight into the caller's buffer
+/// (``ProtoWriter``), the bytes protobuf-c's pack would give; `encodeThroughC` still builds the
+/// C struct tree in a ``ProtoArena`` and packs it with protobuf-c, for the tests that hold the
+/// two to the same bytes. No C pointer outlives either call.
 public protocol CBridgedMessage: ProtoMessage {
   associatedtype CMessage
   /// protoc-c's descriptor of `CMessage`.
