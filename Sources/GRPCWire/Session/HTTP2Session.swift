@@ -213,14 +213,14 @@ final class HTTP2Session: TickEndHandler {
   @discardableResult
   func handOver() -> Bool {
     loop.checkOutsideCallbacks()
-    guard !handingOver, !(recorded.isEmpty && writersToResume.isEmpty) else { return false }
+    guard !handingOver, recorded.isReady || !writersToResume.isEmpty else { return false }
     handingOver = true
     defer { handingOver = false }
-    while !(recorded.isEmpty && writersToResume.isEmpty) {
+    while recorded.isReady || !writersToResume.isEmpty {
       if !writersToResume.isEmpty {
         for writer in writersToResume.exchange([]) { writer.resume() }
       }
-      guard !recorded.isEmpty else { continue }
+      guard recorded.isReady else { continue }
       swap(&recorded, &handing)
       if let role { deliver(handing, to: role) }
       handing.removeAll()

@@ -58,6 +58,11 @@ struct SessionEvents {
 
   var isEmpty: Bool { events.isEmpty }
 
+  /// Whether there are events to hand over and no header block is half-arrived: a block
+  /// split across two reads stays with its batch until it is whole (handed over with the
+  /// batch, the rest of its fields would find no open block and be lost).
+  var isReady: Bool { !events.isEmpty && openBlock == nil }
+
   /// A header block begins; its fields are kept (``field(…)``) when `keep`.
   mutating func headersBegin(keep: Bool) {
     guard keep else {
