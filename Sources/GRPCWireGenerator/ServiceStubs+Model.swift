@@ -1,0 +1,162 @@
+import ProtoDescriptors
+
+// The model of one service, and the text helpers the stub writers share.
+
+extension ServiceStubs {
+  struct Method {
+    var swiftName: String
+    var path: String
+    var input: String
+    var output: String
+    var inputPackage: String
+    var outputPackage: String
+    var clientStreaming: Bool
+    var serverStreaming: Bool
+    var doc: [String]
+
+    /// The descriptor's `Kind` case.
+    var kind: String {
+      switch (clientStreaming, serverStreaming) {
+      case (false, false): "unary"
+      case (false, true): "serverStreaming"
+      case (true, false): "clientStreaming"
+      case (true, true): "bidirectionalStreaming"
+      }
+    }
+  }
+
+  struct Service {
+    var full: String
+    /// The service's own name (`Dispatch`).
+    var name: String
+    var swift: String
+    var methods: [Method] = []
+
+    /// Members of `Client` an RPC's Swift name must not take.
+    static let clientMembers: Set<String> = ["channel"]
+
+    init(
+      _ service: GoogleProtobuf.ServiceDescriptorProto, index: Int,
+      file: GoogleProtobuf.FileDescriptorProto, namespace: String, types: TypeIndex,
+      messages: Messages
+    ) throws(GeneratorError) {
+      let fileName = file.name ?? ""
+      let package = file.package ?? ""
+      let name = service.name ?? ""
+      self.name = name
+      full = package.isEmpty ? name : "\(package).\(name)"
+      swift = "\(namespace).\(name)"
+      if namespace.isEmpty {
+        throw GeneratorError(
+          file: fileName, element: "service \(name)",
+          reason: "the file declares no package, so its services have no namespace to live in; "
+            + "give it a `package`")
+      }
+      // protoc-gen-swift's messages live outside the namespace (`Acme_V1_Order`).
+      if messages == .protobufC, types.swiftNames["." + full] != nil {
+        throw GeneratorError(
+          file: fileName, element: "service \(name)",
+          reason: "a message of package \(package) has the same name, and both would be "
+            + "\(swift) in Swift")
+      }
+      let comments = Comments(file)
+      var seen: [String: String] = [:]
+      for (methodIndex, method) in service.method.enumerated() {
+        let rpc = method.name ?? ""
+        let element = "rpc \(name).\(rpc)"
+        let swiftName = SwiftNames.methodName(rpc)
+        if let other = seen[swiftName] {
+          throw GeneratorError(
+            file: fileName, element: element,
+            reason: "its Swift name `\(swiftName)` is also rpc \(name).\(other)'s")
+        }
+        if Self.clientMembers.contains(swiftName) {
+          throw GeneratorError(
+            file: fileName, element: element,
+            reason: "its Swift name `\(swiftName)` is the generated Client's own property")
+        }
+        seen[swiftName] = rpc
+        func type(_ protoName: String?, _ role: String) throws(GeneratorError) -> (String, String) {
+          guard let protoName, let swiftType = types.swiftNames[protoName],
+            let typePackage = types.packages[protoName]
+          else {
+            throw GeneratorError(
+              file: fileName, element: element,
+              reason:
+                "its \(role) type \(protoName ?? "(none)") is not a message of the descriptor set")
+          }
+          return (swiftType, typePackage)
+        }
+        let (input, inputPackage) = try type(method.inputType, "request")
+        let (output, outputPackage) = try type(method.outputType, "response")
+        methods.append(
+          Method(
+            swiftName: SwiftNames.identifier(swiftName), path: "/\(full)/\(rpc)", input: input,
+            output: output, inputPackage: inputPackage, outputPackage: outputPackage,
+            clientStreaming: method.clientStreaming ?? false,
+            serverStreaming: method.serverStreaming ?? false,
+            doc: comments.doc([6, Int32(index), 2, Int32(methodIndex)])))
+      }
+    }
+  }
+
+  /// A file's leading comments by location path, as `///` lines.
+  struct Comments {
+    var byPath: [[Int32]: String] = [:]
+
+    init(_ file: GoogleProtobuf.FileDescriptorProto) {
+      for location in file.sourceCodeInfo?.location ?? [] {
+        if let comment = location.leadingComments { byPath[location.path] = comment }
+      }
+    }
+
+    /// The comment's lines as documentation (proto comments are indented by one space after
+    /// `//`, which `///` keeps), with trailing blank lines dropped.
+    func doc(_ path: [Int32]) -> [String] {
+      guard let comment = byPath[path] else { return [] }
+      return Self.docLines(comment)
+    }
+
+    /// `comment` as `///` lines: leading and trailing newlines and each line's trailing white
+    /// space dropped, then trailing blank lines; none for a blank comment.
+    static func docLines(_ comment: String) -> [String] {
+      var lines = comment.trimmingNewlines().split(
+        separator: "\n", omittingEmptySubsequences: false
+      )
+      .map { String($0).trimmingTrailingWhitespace() }
+      while let last = lines.last, last.allSatisfy(\.isWhitespace) { lines.removeLast() }
+      guard lines.contains(where: { !$0.allSatisfy(\.isWhitespace) }) else { return [] }
+      return lines.map { $0.hasPrefix(" ") || $0.isEmpty ? "///\($0)" : "/// \($0)" }
+    }
+  }
+}
+
+/// Lines of generated text, joined with newlines and ending in one.
+struct TextLines {
+  private var lines: [String] = []
+
+  mutating func line(_ text: String = "") { lines.append(text) }
+
+  mutating func line(contentsOf texts: [String]) { lines.append(contentsOf: texts) }
+
+  mutating func lines(_ texts: [String], indent: String) {
+    for text in texts { lines.append(indent + text) }
+  }
+
+  var text: String { lines.joined(separator: "\n") + "\n" }
+}
+
+extension String {
+  func trimmingNewlines() -> Substring {
+    var text = Substring(self)
+    while text.first == "\n" { text.removeFirst() }
+    while text.last == "\n" { text.removeLast() }
+    return text
+  }
+
+  func trimmingTrailingWhitespace() -> String {
+    var text = Substring(self)
+    while let last = text.last, last.isWhitespace { text.removeLast() }
+    return String(text)
+  }
+}
