@@ -220,8 +220,9 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     let events = UnsafeMutablePointer<fleet_epoll_ready>.allocate(capacity: capacity)
     defer { events.deallocate() }
     while running {
-      // Work queued on the loop itself is not announced by the eventfd: do not sleep on it.
-      let timeout = local.isEmpty ? timers.millisecondsUntilNext(now: .now) : 0
+      // Work queued on the loop itself, and flushes a step left for later, are not announced
+      // by the eventfd: do not sleep on them.
+      let timeout = local.isEmpty && tickEnd.isEmpty ? timers.millisecondsUntilNext(now: .now) : 0
       let count = fleet_epoll_wait(epollFD, events, Int32(capacity), timeout)
       if count < 0 {
         precondition(errno == EINTR, "epoll_wait failed: errno \(errno)")
@@ -266,16 +267,26 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
 
   /// Runs the work queued so far and the end-of-step hooks (flushes), and what the flushes
   /// resumed: callers waiting on the loop run now, and what they send goes out in the next
-  /// flush of this same step.
+  /// flush of this same step — for ``flushRounds`` rounds at most. A writer that refills its
+  /// queue each time a flush makes room, to a peer whose window and socket keep taking it,
+  /// would otherwise keep the step going until the window shut, and no socket of the loop
+  /// would be read meanwhile (a client's RST_STREAM, its next call, its WINDOW_UPDATEs). The
+  /// flushes still owed run in the next step, after one poll that does not sleep.
   private func finishStep() {
     runPendingWork()
-    while !tickEnd.isEmpty {
+    for _ in 0..<Self.flushRounds {
+      guard !tickEnd.isEmpty else { return }
       let due = tickEnd
       tickEnd.removeAll(keepingCapacity: true)
       for handler in due { handler.tickEnded() }
       runPendingWork()
     }
   }
+
+  /// Rounds of end-of-step flushes (and the work they resume) per step: with writers that
+  /// queue 64 KiB each before they give way (``ServerStream/loopWriteLimit``), up to half a
+  /// megabyte per stream goes out before the loop polls its sockets again.
+  static let flushRounds = 8
 
   private static let readableEvents = UInt32(
     FLEET_EPOLL_IN | FLEET_EPOLL_RDHUP | FLEET_EPOLL_HUP

@@ -96,6 +96,58 @@ struct ServerStreamPacingTests {
     }
     await server.shutdown(gracePeriod: .milliseconds(200))
   }
+
+  /// The client's windows (stream and connection) in the reading test below: far more than the
+  /// socket buffers between the two ends hold (loopback: a few MiB).
+  static let wideWindow = 32 << 20
+
+  @Test(
+    "an endless writer to a client that reads as fast as it can does not stop the server reading its connection",
+    arguments: 0..<3)
+  func serverReadsBesideAnEndlessWriter(round: Int) async throws {
+    let server = makeServer(handlerOnLoop: PosixFlag())
+    let port = try await server.start()
+    let socket = try RawSocket(port: port)
+    // Windows of 32 MiB, so that only the server decides when it reads: a writer that refills
+    // its queue whenever a flush makes room, to a socket that keeps taking it, once kept the
+    // loop flushing until the window shut — the client's PING, RST_STREAM or next call unread
+    // meanwhile (fleet-load's StreamingFromServer runs: no response for 0.5 s after warm-up).
+    let settings: [UInt8] = [0x00, 0x04] + Self.bigEndian(UInt32(Self.wideWindow))
+    let opening =
+      Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + RawHTTP2.frame(type: 0x4, stream: 0, settings)
+      + RawHTTP2.frame(type: 0x8, stream: 0, Self.bigEndian(UInt32(Self.wideWindow - 65_535)))
+      + RawHTTP2.frame(
+        type: 0x1, flags: 0x4, stream: 1,
+        RawHTTP2.headerBlock([
+          (":method", "POST"), (":scheme", "http"),
+          (":path", "/grpc.testing.TestService/StreamingOutputCall"), (":authority", "localhost"),
+          ("content-type", "application/grpc"), ("te", "trailers"),
+        ]))
+      // One empty request message, and the end of the requests.
+      + RawHTTP2.frame(type: 0x0, flags: 0x1, stream: 1, [0, 0, 0, 0, 0])
+    socket.send(opening)
+    var reader = RawFrameReader(socket: socket)
+    // The writer is under way: its first DATA came.
+    let started = reader.read(until: .seconds(10)) { $0.type == 0x0 && $0.stream == 1 }
+    #expect(started != nil, "no response DATA within 10 s")
+    // The PING is answered once the server reads it; meanwhile the stream's DATA keeps coming.
+    socket.send(RawHTTP2.ping(0x5A))
+    let before = reader.streamBytes
+    let ack = reader.read(until: .seconds(30)) { $0.type == 0x6 && $0.flags & 0x1 != 0 }
+    let between = reader.streamBytes - before
+    #expect(ack != nil, "no PING ACK within 30 s; \(between) bytes of DATA came after the PING")
+    // Read at once, the PING is answered after what the socket buffers held when it was sent
+    // (a few MiB) and the flushes of one step; read only when the window shut, after nearly
+    // the whole 32 MiB window.
+    #expect(
+      between < Self.wideWindow / 2,
+      "\(between) bytes of DATA came between the PING and its ACK (the window is \(Self.wideWindow))")
+    await server.shutdown(gracePeriod: .milliseconds(200))
+  }
+
+  static func bigEndian(_ value: UInt32) -> [UInt8] {
+    [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+  }
 }
 
 /// A flag set from the server's handler and read by the test.
