@@ -8,7 +8,7 @@ import GRPCTestingProtos
 /// must not hold the loop's thread: the stream's writer gives way to the loop once a modest
 /// amount is queued, so the socket is flushed while the handler keeps writing and the loop's
 /// other calls are still served.
-@Suite("Server stream pacing on the loop", .timeLimit(.minutes(1)))
+@Suite("Server stream pacing on the loop", .serialized, .timeLimit(.minutes(1)))
 struct ServerStreamPacingTests {
   typealias Service = GRPCTesting.TestService
 
