@@ -4,8 +4,8 @@ import PackagePlugin
 /// `swift package --allow-writing-to-package-directory generate-grpc-wire`: generates a module
 /// of GRPCWire messages and typed stubs from a user's own .proto files.
 ///
-/// Runs the system's `protoc` and `protoc-c` (Debian's `protobuf-compiler` and
-/// `protobuf-c-compiler`), then this package's `grpc-wire-gen`; writes `Sources/<Module>C/`
+/// Runs this package's `grpc-wire-gen`, which runs the system's `protoc` and `protoc-c` (Debian's
+/// `protobuf-compiler` and `protobuf-c-compiler`) and generates; writes `Sources/<Module>C/`
 /// (protoc-c's code, umbrella header, module map) and `Sources/<Module>/Generated/`, and prints
 /// the `.target(...)` entries to paste into Package.swift between the lines
 /// `// generate-grpc-wire: targets` and `// generate-grpc-wire: end`. Unchanged files are not
@@ -22,7 +22,6 @@ struct GenerateGRPCWire: CommandPlugin {
       throw PluginFailure("\(error.message)\n\n\(Options.usage)")
     }
     let packageDirectory = context.package.directoryURL
-    let protoc = try Self.systemTool("protoc", debianPackage: "protobuf-compiler")
     let generator = try context.tool(named: "grpc-wire-gen").url
 
     // The user's -I folders first, then what ProtoRuntime's modules were generated from:
@@ -41,47 +40,24 @@ struct GenerateGRPCWire: CommandPlugin {
       try Self.protocName(of: Self.absolute(file, in: packageDirectory), under: userIncludes)
     }
 
-    let work = context.pluginWorkDirectoryURL.appendingPathComponent("generate-grpc-wire")
-    try? FileManager.default.removeItem(at: work)
-    let cDirectory = work.appendingPathComponent("c")
-    try FileManager.default.createDirectory(at: cDirectory, withIntermediateDirectories: true)
-    let descriptorSet = work.appendingPathComponent("set.pb").path
-    let includeFlags = includes.flatMap { ["-I", $0] }
-
-    try Self.run(
-      protoc,
-      includeFlags + [
-        "--include_imports", "--include_source_info", "--descriptor_set_out=\(descriptorSet)",
-      ] + protoNames, in: packageDirectory)
-    let generatorFlags =
-      ["--descriptor-set", descriptorSet, "--module", options.module, "--access", options.access]
-      + options.namespaces.map { "--namespace=\($0)" }
     let sources = packageDirectory.appendingPathComponent("Sources")
     let generated = sources.appendingPathComponent(options.module)
       .appendingPathComponent("Generated")
-    if options.messages == "swift-protobuf" {
-      // Only the stubs and their serializers: protoc-gen-swift writes the messages (into the
-      // same target), and grpc-wire-gen removes no file of this folder but stale stubs.
-      try Self.run(
-        generator,
-        generatorFlags + ["--messages", "swift-protobuf", "--output", generated.path] + protoNames,
-        in: packageDirectory)
-      print(Self.swiftProtobufTargets(module: options.module))
-      return
-    }
-    let protocC = try Self.systemTool("protoc-c", debianPackage: "protobuf-c-compiler")
-    // What grpc-wire-gen cannot map fails here, naming the file and the element, before
-    // protoc-c (which crashes on a proto2 group) sees it.
-    try Self.run(generator, generatorFlags + ["--check-only", "--messages", "protobuf-c"] + protoNames, in: packageDirectory)
-    try Self.run(protocC, includeFlags + ["--c_out=\(cDirectory.path)"] + protoNames, in: packageDirectory)
+    // With swift-protobuf, only the stubs and their serializers: protoc-gen-swift writes the
+    // messages (into the same target), and grpc-wire-gen removes no file of this folder but
+    // stale stubs.
+    let cOutput =
+      options.messages == "swift-protobuf"
+      ? [] : ["--c-output", sources.appendingPathComponent("\(options.module)C").path]
     try Self.run(
       generator,
-      generatorFlags + [
-        "--messages", "protobuf-c", "--c-dir", cDirectory.path,
-        "--c-output", sources.appendingPathComponent("\(options.module)C").path,
-        "--output", generated.path,
-      ] + protoNames, in: packageDirectory)
-    print(Self.targets(module: options.module))
+      includes.flatMap { ["-I", $0] } + ["--module", options.module, "--access", options.access]
+        + options.namespaces.map { "--namespace=\($0)" }
+        + ["--messages", options.messages, "--output", generated.path] + cOutput + protoNames,
+      in: packageDirectory)
+    print(
+      options.messages == "swift-protobuf"
+        ? Self.swiftProtobufTargets(module: options.module) : Self.targets(module: options.module))
   }
 
   /// The `.target(...)` entries of the generated module and its C target, ready to paste.
@@ -137,18 +113,6 @@ struct GenerateGRPCWire: CommandPlugin {
     return nil
   }
 
-  /// `name` from PATH, or an error naming the Debian package that installs it.
-  static func systemTool(_ name: String, debianPackage: String) throws -> URL {
-    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-    for folder in path.split(separator: ":") where !folder.isEmpty {
-      let candidate = URL(fileURLWithPath: String(folder)).appendingPathComponent(name)
-      if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-    }
-    throw PluginFailure(
-      "generate-grpc-wire: \(name) not found on PATH; install it with "
-        + "`sudo apt-get install \(debianPackage)` (Debian/Ubuntu)")
-  }
-
   /// `path` made absolute against `directory` and standardized.
   static func absolute(_ path: String, in directory: URL) -> String {
     let url =
@@ -178,8 +142,8 @@ struct GenerateGRPCWire: CommandPlugin {
     process.executableURL = tool
     process.arguments = arguments
     process.currentDirectoryURL = directory
-    // grpc-wire-gen and protoc write what is wrong with a .proto on stderr; stdout is the
-    // printed targets alone.
+    // grpc-wire-gen (and protoc, which it runs) write what is wrong with a .proto on stderr;
+    // stdout is the printed targets alone.
     process.standardOutput = FileHandle.standardError
     try process.run()
     process.waitUntilExit()
@@ -207,7 +171,7 @@ struct Options {
 
   init(parsing arguments: [String]) throws {
     var rest = arguments[...]
-    var module: String?
+    var givenModule: String?
     while let first = rest.popFirst() {
       var argument = first
       // `--flag=value` is `--flag value`; `-IDIR` is `-I DIR`.
@@ -224,7 +188,7 @@ struct Options {
       }
       guard let value = rest.popFirst() else { throw UsageError("\(argument) needs a value") }
       switch argument {
-      case "--module": module = value
+      case "--module": givenModule = value
       case "--namespace":
         guard value.split(separator: "=", maxSplits: 1).count == 2 else {
           throw UsageError("--namespace wants PACKAGE=Name, not \(value)")
@@ -244,9 +208,11 @@ struct Options {
       default: throw UsageError("unknown option \(argument)")
       }
     }
-    guard let module, !module.isEmpty else { throw UsageError("--module is required") }
+    guard let givenModule, !givenModule.isEmpty else {
+      throw UsageError("--module is required")
+    }
     guard !protos.isEmpty else { throw UsageError("no PROTO_FILE given") }
-    self.module = module
+    module = givenModule
   }
 }
 

@@ -5,7 +5,9 @@ import ProtoDescriptors
 
 /// Writes the typed service stubs (`Client`, `ServiceProtocol`, `GRPCServer.register(_:)`) of
 /// .proto files from the FileDescriptorSet protoc wrote for them, read with our own codec.
-/// CodeGen/generate runs it for each module of the package; see CodeGen/README.md.
+/// Given `-I` folders instead of `--descriptor-set`, it runs protoc (and protoc-c) itself: the
+/// one sequence of steps that CodeGen/generate (for each module of the package) and the
+/// `generate-grpc-wire` plugin run; see CodeGen/README.md.
 @main
 struct GRPCWireGen: ParsableCommand {
   static let configuration = CommandConfiguration(
@@ -13,7 +15,14 @@ struct GRPCWireGen: ParsableCommand {
     abstract: "Write GRPCWire client and server stubs for the services of .proto files.")
 
   @Option(help: "protoc's --descriptor_set_out with --include_imports and --include_source_info.")
-  var descriptorSet: String
+  var descriptorSet: String?
+
+  @Option(
+    name: .customShort("I"),
+    help: ArgumentHelp(
+      "Instead of --descriptor-set: a folder protoc searches for imports (as protoc's -I). grpc-wire-gen then runs protoc, checks the protos, runs protoc-c (with --messages protobuf-c, into a temporary folder: no --c-dir) and generates.",
+      valueName: "dir"))
+  var includes: [String] = []
 
   @Option(help: "The Swift module the stubs are compiled into (beside their messages).")
   var module: String
@@ -68,12 +77,22 @@ struct GRPCWireGen: ParsableCommand {
     guard ["public", "package", "internal"].contains(access) else {
       throw ValidationError("--access must be public, package or internal, not \(access)")
     }
+    guard (descriptorSet == nil) != includes.isEmpty else {
+      throw ValidationError("give either --descriptor-set or -I (grpc-wire-gen runs protoc)")
+    }
     guard checkOnly || output != nil else {
       throw ValidationError("--output is needed unless --check-only")
     }
     switch messages {
     case nil:
       break
+    case "protobuf-c" where !includes.isEmpty:
+      guard cDir == nil else {
+        throw ValidationError("with -I, grpc-wire-gen runs protoc-c itself: no --c-dir")
+      }
+      guard checkOnly || cOutput != nil else {
+        throw ValidationError("--messages protobuf-c needs --c-output")
+      }
     case "protobuf-c":
       guard checkOnly || cDir != nil && cOutput != nil else {
         throw ValidationError("--messages protobuf-c needs --c-dir and --c-output")
@@ -112,36 +131,51 @@ struct GRPCWireGen: ParsableCommand {
   }
 
   func run() throws {
+    guard let descriptorSet else { return try runProtoc() }
+    let set = try Self.readDescriptorSet(descriptorSet)
+    if checkOnly { return try check(set) }
+    try generate(set, cFiles: try cDir.map(Self.readFiles(under:)))
+  }
+
+  /// The FileDescriptorSet protoc wrote at `path`.
+  static func readDescriptorSet(_ path: String) throws -> GoogleProtobuf.FileDescriptorSet {
     let bytes: [UInt8]
     do {
-      bytes = Array(try Data(contentsOf: URL(fileURLWithPath: descriptorSet)))
+      bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
     } catch {
       throw GeneratorError(
-        file: "", element: "", reason: "cannot read \(descriptorSet): \(error.localizedDescription)"
-      )
+        file: "", element: "", reason: "cannot read \(path): \(error.localizedDescription)")
     }
-    let set: GoogleProtobuf.FileDescriptorSet
     do {
-      set = try GoogleProtobuf.FileDescriptorSet(serializedBytes: bytes)
+      return try GoogleProtobuf.FileDescriptorSet(serializedBytes: bytes)
     } catch {
       throw GeneratorError(
-        file: "", element: "", reason: "\(descriptorSet) is not a FileDescriptorSet: \(error)")
+        file: "", element: "", reason: "\(path) is not a FileDescriptorSet: \(error)")
     }
+  }
+
+  var stubMessages: ServiceStubs.Messages {
+    messages == "swift-protobuf" ? .swiftProtobuf : .protobufC
+  }
+
+  /// Fails for what cannot be generated, writing nothing.
+  func check(_ set: GoogleProtobuf.FileDescriptorSet) throws {
     let namespaces = try namespaceTable()
-    let stubMessages: ServiceStubs.Messages =
-      messages == "swift-protobuf" ? .swiftProtobuf : .protobufC
-    if checkOnly {
-      // protoc-gen-swift's messages are its own to check.
-      if stubMessages == .protobufC {
-        try MessageFiles.check(set, protos: protos, namespaces: namespaces)
-      }
-      if !noStubs {
-        _ = try StubFiles.generate(
-          set, protos: protos, module: module, namespaces: namespaces, access: access,
-          messages: stubMessages)
-      }
-      return
+    // protoc-gen-swift's messages are its own to check.
+    if stubMessages == .protobufC {
+      try MessageFiles.check(set, protos: protos, namespaces: namespaces)
     }
+    if !noStubs {
+      _ = try StubFiles.generate(
+        set, protos: protos, module: module, namespaces: namespaces, access: access,
+        messages: stubMessages)
+    }
+  }
+
+  /// Writes the stubs and, given protoc-c's files (`cFiles`, by path under its output folder),
+  /// the message layer and the C target.
+  func generate(_ set: GoogleProtobuf.FileDescriptorSet, cFiles: [String: String]?) throws {
+    let namespaces = try namespaceTable()
     var files: [(path: String, text: String)] =
       noStubs
       ? []
@@ -149,10 +183,10 @@ struct GRPCWireGen: ParsableCommand {
         set, protos: protos, module: module, namespaces: namespaces, access: access,
         messages: stubMessages
       ).map { ($0.name, $0.text) }
-    if messages == "protobuf-c", let cDir, let cOutput {
+    if messages == "protobuf-c", let cFiles, let cOutput {
       let layer = try MessageFiles.generate(
         set, protos: protos, module: module, namespaces: namespaces,
-        cowMessages: Set(cowMessages), cFiles: try Self.readFiles(under: cDir), access: access)
+        cowMessages: Set(cowMessages), cFiles: cFiles, access: access)
       files = layer.swift.map { ($0.name, $0.text) } + files
       try Self.write(layer.c, into: cOutput, removingOthers: { _ in true })
     }

@@ -42,6 +42,18 @@ struct GeneratorCommandTests {
     }
   }
 
+  /// Expects GeneratorFixtures' Swift and C folders, written to `swiftOut` and `cOut`, to be
+  /// the committed ones byte for byte.
+  static func expectCommitted(swiftOut: URL, cOut: URL) throws {
+    let sources = Self.root.appendingPathComponent("Sources")
+    #expect(
+      try Self.files(under: swiftOut)
+        == Self.files(under: sources.appendingPathComponent("GeneratorFixtures/Generated")))
+    #expect(
+      try Self.files(under: cOut)
+        == Self.files(under: sources.appendingPathComponent("GeneratorFixturesC")))
+  }
+
   /// A fresh folder for one test's run, removed by `body`'s end.
   static func withWorkFolder(_ body: (URL) async throws -> Void) async throws {
     let work = FileManager.default.temporaryDirectory
@@ -75,6 +87,23 @@ struct GeneratorCommandTests {
       "--output", work.appendingPathComponent("GeneratorFixtures/Generated").path, "--no-stubs",
       Self.proto,
     ]
+  }
+
+  @Test("with -I it runs protoc, checks, runs protoc-c and writes GeneratorFixtures as committed")
+  func driverMode() async throws {
+    try await Self.withWorkFolder { work in
+      let swiftOut = work.appendingPathComponent("GeneratorFixtures/Generated")
+      let cOut = work.appendingPathComponent("GeneratorFixturesC")
+      let run = try await ToolProcess.run(
+        "grpc-wire-gen",
+        [
+          "-I", Self.root.appendingPathComponent("Tests/Protos").path, "-I", "/usr/include",
+          "--module", "GeneratorFixtures", "--messages", "protobuf-c", "--c-output", cOut.path,
+          "--output", swiftOut.path, "--no-stubs", Self.proto,
+        ])
+      #expect(run.status == 0, "\(run)")
+      try Self.expectCommitted(swiftOut: swiftOut, cOut: cOut)
+    }
   }
 
   @Test("--access internal: the namespace and the descriptor list are internal, all else as committed")
@@ -115,14 +144,7 @@ struct GeneratorCommandTests {
     let cOut = work.appendingPathComponent("GeneratorFixturesC")
     let first = try await ToolProcess.run("grpc-wire-gen", arguments)
     #expect(first.status == 0, "\(first)")
-
-    let sources = Self.root.appendingPathComponent("Sources")
-    #expect(
-      try Self.files(under: swiftOut)
-        == Self.files(under: sources.appendingPathComponent("GeneratorFixtures/Generated")))
-    #expect(
-      try Self.files(under: cOut)
-        == Self.files(under: sources.appendingPathComponent("GeneratorFixturesC")))
+    try Self.expectCommitted(swiftOut: swiftOut, cOut: cOut)
 
     let stale = [
       swiftOut.appendingPathComponent("acme_old.pb.swift"),
