@@ -45,6 +45,17 @@ extension ClientConnection {
     pool?.callEnded(on: self)
   }
 
+  func headersRejected(streamID: Int32, reason: String) {
+    // nghttp2 has queued RST_STREAM PROTOCOL_ERROR: the call fails now, saying what was wrong,
+    // rather than at the stream's close, which would read as a reset by the server.
+    stream(streamID)?.fail(
+      RPCError(
+        code: .internalError,
+        message: "the server sent a header block HTTP/2 forbids (\(reason)); "
+          + "the stream was reset with PROTOCOL_ERROR"),
+      reset: false)
+  }
+
   func goAwayReceived(lastStreamID: Int32, errorCode: UInt32, debugData: String) {
     guard machine.goAwayReceived() else { return }
     logger.info(

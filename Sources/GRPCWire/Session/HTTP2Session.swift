@@ -19,6 +19,9 @@ protocol HTTP2SessionRole: EventHandler {
   func dataReceived(streamID: Int32, _ bytes: UnsafeRawBufferPointer)
   /// nghttp2 is done with a stream (ended both ways, or reset).
   func streamClosed(_ streamID: Int32, errorCode: UInt32)
+  /// nghttp2 rejected a header block of a stream (`reason`: its words) and has queued
+  /// RST_STREAM PROTOCOL_ERROR; the stream's close follows once the reset is sent.
+  func headersRejected(streamID: Int32, reason: String)
   /// A frame's header arrived (server role only: the glitch limiter's view of every frame,
   /// unknown types included). Inside nghttp2's callback: it only counts.
   func frameBegins(_ header: nghttp2_frame_hd)
@@ -39,6 +42,7 @@ protocol HTTP2SessionRole: EventHandler {
 extension HTTP2SessionRole {
   func frameBegins(_ header: nghttp2_frame_hd) {}
   func resetSent(errorCode: UInt32) {}
+  func headersRejected(streamID: Int32, reason: String) {}
   var readSlice: Int { .max }
 }
 
@@ -213,15 +217,17 @@ final class HTTP2Session: TickEndHandler {
   @discardableResult
   func handOver() -> Bool {
     loop.checkOutsideCallbacks()
-    guard !handingOver, recorded.isReady || !writersToResume.isEmpty else { return false }
+    guard !handingOver, !recorded.isEmpty || !writersToResume.isEmpty else { return false }
     handingOver = true
     defer { handingOver = false }
-    while recorded.isReady || !writersToResume.isEmpty {
+    while !recorded.isEmpty || !writersToResume.isEmpty {
       if !writersToResume.isEmpty {
         for writer in writersToResume.exchange([]) { writer.resume() }
       }
-      guard recorded.isReady else { continue }
+      guard !recorded.isEmpty else { continue }
       swap(&recorded, &handing)
+      // A header block split across two reads: its fields so far wait for the rest.
+      handing.carryOpenBlock(to: &recorded)
       if let role { deliver(handing, to: role) }
       handing.removeAll()
     }
@@ -242,6 +248,8 @@ final class HTTP2Session: TickEndHandler {
           role.dataReceived(streamID: streamID, UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)]))
         case .streamClosed(let streamID, let errorCode):
           role.streamClosed(streamID, errorCode: errorCode)
+        case .headersRejected(let streamID, let libError):
+          role.headersRejected(streamID: streamID, reason: nghttp2Error(libError))
         }
       }
     }

@@ -55,6 +55,7 @@ func makeSession(_ role: HTTP2Session.Role, userData: UnsafeMutableRawPointer) -
   nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onFrameReceived)
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, onDataChunk)
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
+  nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks, onInvalidFrame)
 
   var option: OpaquePointer? = nil
   precondition(nghttp2_option_new(&option) == 0, "out of memory")
@@ -91,12 +92,13 @@ private func onBeginHeaders(
 ) -> Int32 {
   let owner = session(userData)
   guard frame!.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else {
-    owner.recorded.headersBegin(keep: false)
+    owner.recorded.headersBegin(streamID: frame!.pointee.hd.stream_id, keep: false)
     return 0
   }
   // Decided once per block, not per field: a block's frames come back to back (HTTP/2 lets
   // nothing in between), so the answer holds for each of its fields.
-  owner.recorded.headersBegin(keep: owner.keepsFields(of: headersKind(frame!)))
+  owner.recorded.headersBegin(
+    streamID: frame!.pointee.hd.stream_id, keep: owner.keepsFields(of: headersKind(frame!)))
   return 0
 }
 
@@ -159,7 +161,26 @@ private func onStreamClose(
   _ nghttp2: OpaquePointer?, _ streamID: Int32, _ errorCode: UInt32,
   _ userData: UnsafeMutableRawPointer?
 ) -> Int32 {
-  session(userData).recorded.append(.streamClosed(streamID, errorCode: errorCode))
+  let owner = session(userData)
+  // A block still arriving on the stream never ends now: nghttp2 drops the rest unseen.
+  owner.recorded.dropOpenBlock(of: streamID)
+  owner.recorded.append(.streamClosed(streamID, errorCode: errorCode))
+  return 0
+}
+
+/// nghttp2 refused a frame. For HEADERS this is a stream error (RFC 9113 §8.1.1: a field
+/// name with upper case, a forbidden or missing pseudo-header, a bad pseudo-header value):
+/// nghttp2 has queued RST_STREAM PROTOCOL_ERROR, skips the rest of the block and never
+/// reports its end (no frame-received callback), so its open block is dropped here.
+private func onInvalidFrame(
+  _ nghttp2: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?, _ libError: Int32,
+  _ userData: UnsafeMutableRawPointer?
+) -> Int32 {
+  let hd = frame!.pointee.hd
+  guard hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
+  let owner = session(userData)
+  owner.recorded.dropOpenBlock(of: hd.stream_id)
+  owner.recorded.append(.headersRejected(streamID: hd.stream_id, libError: libError))
   return 0
 }
 

@@ -45,6 +45,9 @@ struct SessionEvents {
     /// Body bytes of a stream: `count` bytes at `start` of ``bytes``.
     case data(streamID: Int32, start: Int, count: Int)
     case streamClosed(Int32, errorCode: UInt32)
+    /// nghttp2 rejected the header block of a stream (a field RFC 9113 §8.2 forbids, a
+    /// missing pseudo-header) and has queued RST_STREAM for it: the block never ends.
+    case headersRejected(streamID: Int32, libError: Int32)
   }
 
   private(set) var events: [Event] = []
@@ -55,23 +58,39 @@ struct SessionEvents {
   private var blockCount = 0
   /// The block whose fields are arriving, or nil when they are not kept.
   private var openBlock: Int?
+  /// The stream of `openBlock`.
+  private var openBlockStream: Int32 = 0
 
   var isEmpty: Bool { events.isEmpty }
 
-  /// Whether there are events to hand over and no header block is half-arrived: a block
-  /// split across two reads stays with its batch until it is whole (handed over with the
-  /// batch, the rest of its fields would find no open block and be lost).
-  var isReady: Bool { !events.isEmpty && openBlock == nil }
-
-  /// A header block begins; its fields are kept (``field(…)``) when `keep`.
-  mutating func headersBegin(keep: Bool) {
+  /// A header block begins on `streamID`; its fields are kept (``field(…)``) when `keep`.
+  mutating func headersBegin(streamID: Int32, keep: Bool) {
     guard keep else {
       openBlock = nil
       return
     }
     if blockCount == blocks.count { blocks.append([]) }
     openBlock = blockCount
+    openBlockStream = streamID
     blockCount += 1
+  }
+
+  /// Moves the header block still arriving, with its fields so far, to `next`: the events
+  /// before it go to the role now, the rest of its fields (in a later read) find it there.
+  /// Only the open block waits for its end, never the batch: a block nghttp2 rejects never
+  /// ends (``dropOpenBlock(of:)``), and a batch held for it would hold every later event
+  /// of the connection.
+  mutating func carryOpenBlock(to next: inout SessionEvents) {
+    guard let openBlock else { return }
+    next.headersBegin(streamID: openBlockStream, keep: true)
+    swap(&blocks[openBlock], &next.blocks[next.openBlock!])
+    self.openBlock = nil
+  }
+
+  /// Forgets the block arriving on `streamID`, which will not end: nghttp2 rejected it, or
+  /// closed its stream (after which it drops the block's remaining fields unseen).
+  mutating func dropOpenBlock(of streamID: Int32) {
+    if openBlock != nil, openBlockStream == streamID { openBlock = nil }
   }
 
   mutating func field(

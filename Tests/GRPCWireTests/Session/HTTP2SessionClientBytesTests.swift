@@ -73,16 +73,20 @@ struct HTTP2SessionClientBytesTests {
         + [0x00, 0x00, 0x00, 0x00, 0x07, 0x1A, 0x05, 0x12, 0x03, 0x78, 0x79, 0x7A])
   }
 
-  /// A server's whole answer on stream 1: HEADERS, DATA with SimpleResponse{payload:
+  /// A server's whole answer on `stream`: HEADERS, DATA with SimpleResponse{payload:
   /// Payload{body: "abc"}}, trailers.
-  static let answer: [UInt8] =
+  static func answer(on stream: UInt32) -> [UInt8] {
     RawHTTP2.frame(
-      type: 0x1, flags: 0x4, stream: 1,
+      type: 0x1, flags: 0x4, stream: stream,
       RawHTTP2.headerBlock([(":status", "200"), ("content-type", "application/grpc")]))
-    + RawHTTP2.frame(
-      type: 0x0, stream: 1,
-      [0x00, 0x00, 0x00, 0x00, 0x07, 0x0A, 0x05, 0x12, 0x03, 0x61, 0x62, 0x63])
-    + RawHTTP2.frame(type: 0x1, flags: 0x5, stream: 1, RawHTTP2.headerBlock([("grpc-status", "0")]))
+      + RawHTTP2.frame(
+        type: 0x0, stream: stream,
+        [0x00, 0x00, 0x00, 0x00, 0x07, 0x0A, 0x05, 0x12, 0x03, 0x61, 0x62, 0x63])
+      + RawHTTP2.frame(
+        type: 0x1, flags: 0x5, stream: stream, RawHTTP2.headerBlock([("grpc-status", "0")]))
+  }
+
+  static let answer = answer(on: 1)
 
   /// One unary call answered with ``answer``, written whole or one byte per write; then the
   /// channel closes. Checks the request, the response, and the GOAWAY that ends the
@@ -146,6 +150,53 @@ struct HTTP2SessionClientBytesTests {
     try #require(frames.contains { $0.type == 0x6 }, "no PING ACK: \(frames)")
     socket.send([trailers.last!])
     let response = try await call.value
+    #expect(response.message.payload?.body == Array("abc".utf8))
+  }
+
+  /// nghttp2 rejects a response header block with an upper-case field name (RFC 9113 8.2.1):
+  /// it resets the stream and never reports the block's end. When the session held its
+  /// events until the block ended, the stream's close waited with them: the call hung until
+  /// its deadline (and every later event of the connection with it).
+  @Test("response headers with an upper-case name fail the call with INTERNAL, not at its deadline; the next call on the connection completes")
+  func upperCaseResponseHeader() async throws {
+    let listener = try RawListener()
+    let channel = GRPCChannel(host: "127.0.0.1", port: listener.port)
+    defer { channel.close() }
+    // The deadline bounds the wait: a call still open when it passes fails DEADLINE_EXCEEDED.
+    let options = CallOptions(timeout: .seconds(20))
+    let first = Task(executorPreference: channel.eventLoop) {
+      try await channel.unary(GRPCTesting.TestService.unaryCall, Self.request, options: options)
+    }
+    let socket = try #require(await listener.accept(timeout: .seconds(10)), "the channel did not connect")
+    try await Self.readRequest(socket, port: listener.port)
+    socket.send(
+      RawHTTP2.frame(
+        type: 0x1, flags: 0x4, stream: 1,
+        RawHTTP2.headerBlock([(":status", "200"), ("content-type", "application/grpc"), ("Trip-Id", "7")])))
+    let (_, frames, _) = await socket.frames(timeout: .seconds(10)) { frames in
+      frames.contains { $0.type == 0x3 }
+    }
+    // RST_STREAM on stream 1, PROTOCOL_ERROR.
+    let reset = try #require(frames.first { $0.type == 0x3 }, "frames: \(frames)")
+    #expect(
+      reset.bytes == [0x00, 0x00, 0x04, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01])
+    let failure = await first.result
+    guard case .failure(let error as RPCError) = failure else {
+      Issue.record("the call did not fail with an RPCError: \(failure)")
+      return
+    }
+    #expect(error.code == .internalError, "\(error)")
+    #expect(error.message.contains("header block HTTP/2 forbids"), "\(error)")
+
+    let second = Task(executorPreference: channel.eventLoop) {
+      try await channel.unary(GRPCTesting.TestService.unaryCall, Self.request, options: options)
+    }
+    let (_, request, _) = await socket.frames(timeout: .seconds(10)) { frames in
+      frames.contains { $0.stream == 3 && $0.flags & 0x1 != 0 }
+    }
+    try #require(request.contains { $0.stream == 3 && $0.type == 0x1 }, "frames: \(request)")
+    socket.send(Self.answer(on: 3))
+    let response = try await second.value
     #expect(response.message.payload?.body == Array("abc".utf8))
   }
 

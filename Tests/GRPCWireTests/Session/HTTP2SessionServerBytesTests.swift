@@ -43,14 +43,24 @@ struct HTTP2SessionServerBytesTests {
 
   /// A UnaryCall request on stream 1: HEADERS, then one DATA with END_STREAM carrying an
   /// empty SimpleRequest.
-  static let unaryRequest =
-    RawHTTP2.frame(
-      type: 0x1, flags: 0x4, stream: 1,
-      RawHTTP2.headerBlock([
-        (":method", "POST"), (":scheme", "http"), (":path", "/grpc.testing.TestService/UnaryCall"),
-        (":authority", "localhost"), ("content-type", "application/grpc"), ("te", "trailers"),
-      ]))
-    + RawHTTP2.frame(type: 0x0, flags: 0x1, stream: 1, [0x00, 0x00, 0x00, 0x00, 0x00])
+  static let unaryRequest = requestHeaders(on: 1) + requestBody(on: 1)
+
+  /// A UnaryCall request's HEADERS on `stream` (`extra` fields after the usual ones), its
+  /// body still open.
+  static func requestHeaders(
+    on stream: UInt32, dropping dropped: String = "", extra: [(String, String)] = []
+  ) -> [UInt8] {
+    let fields = [
+      (":method", "POST"), (":scheme", "http"), (":path", "/grpc.testing.TestService/UnaryCall"),
+      (":authority", "localhost"), ("content-type", "application/grpc"), ("te", "trailers"),
+    ].filter { $0.0 != dropped }
+    return RawHTTP2.frame(type: 0x1, flags: 0x4, stream: stream, RawHTTP2.headerBlock(fields + extra))
+  }
+
+  /// One DATA with END_STREAM on `stream` carrying an empty SimpleRequest.
+  static func requestBody(on stream: UInt32) -> [UInt8] {
+    RawHTTP2.frame(type: 0x0, flags: 0x1, stream: stream, [0x00, 0x00, 0x00, 0x00, 0x00])
+  }
 
   @Test("the preface is answered with SETTINGS and a connection WINDOW_UPDATE, then ours is ACKed")
   func handshake() async throws {
@@ -66,22 +76,23 @@ struct HTTP2SessionServerBytesTests {
     }
   }
 
-  /// Checks the server's answer to ``unaryRequest``: response HEADERS, one DATA with the
+  /// Checks the server's answer to ``unaryRequest`` on `stream`: response HEADERS, one DATA with the
   /// 5-byte prefix and the message, trailers with END_STREAM.
-  static func checkUnaryAnswer(_ frames: [RawFrame]) throws {
-    let hpack = HPACKReader()
-    let onStream1 = frames.filter { $0.stream == 1 }
-    try #require(onStream1.count == 3, "stream 1's frames: \(onStream1)")
-    let (headers, data, trailers) = (onStream1[0], onStream1[1], onStream1[2])
-    #expect(Array(headers.bytes[3..<9]) == [0x01, 0x04, 0x00, 0x00, 0x00, 0x01])  // HEADERS, END_HEADERS
+  static func checkUnaryAnswer(
+    _ frames: [RawFrame], on stream: UInt32 = 1, hpack: HPACKReader = HPACKReader()
+  ) throws {
+    let onStream = frames.filter { $0.stream == stream }
+    try #require(onStream.count == 3, "stream \(stream)'s frames: \(onStream)")
+    let (headers, data, trailers) = (onStream[0], onStream[1], onStream[2])
+    #expect(Array(headers.bytes[3..<9]) == [0x01, 0x04, 0x00, 0x00, 0x00, UInt8(stream)])  // HEADERS, END_HEADERS
     let headerFields = try #require(hpack.fields(of: headers))
     #expect(headerFields.first?.name == ":status" && headerFields.first?.value == "200")
     #expect(headerFields.contains { $0.name == "content-type" && $0.value == "application/grpc" })
     // SimpleResponse{payload: Payload{body: "abc"}}: field 1 (length 5) holding field 2 (length 3).
     #expect(
-      data.bytes == [0x00, 0x00, 0x0C, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01]
+      data.bytes == [0x00, 0x00, 0x0C, 0x00, 0x00, 0x00, 0x00, 0x00, UInt8(stream)]
         + [0x00, 0x00, 0x00, 0x00, 0x07, 0x0A, 0x05, 0x12, 0x03, 0x61, 0x62, 0x63])
-    #expect(Array(trailers.bytes[3..<9]) == [0x01, 0x05, 0x00, 0x00, 0x00, 0x01])  // END_STREAM | END_HEADERS
+    #expect(Array(trailers.bytes[3..<9]) == [0x01, 0x05, 0x00, 0x00, 0x00, UInt8(stream)])  // END_STREAM | END_HEADERS
     let trailerFields = try #require(hpack.fields(of: trailers))
     #expect(trailerFields.contains { $0.name == "grpc-status" && $0.value == "0" })
     #expect(!trailerFields.contains { $0.name.hasPrefix(":") })
@@ -140,6 +151,49 @@ struct HTTP2SessionServerBytesTests {
       let reset = try #require(frames.first { $0.type == 0x3 }, "frames: \(frames)")
       #expect(
         reset.bytes == [0x00, 0x00, 0x04, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01])
+    }
+  }
+
+  /// Requests nghttp2 rejects (RFC 9113 8.2.1, 8.3.1): a field name with upper case (found
+  /// mid-block), and no :path (found at the block's end).
+  enum BadRequest: String, CaseIterable, Sendable {
+    case upperCaseName = "an upper-case field name"
+    case missingPath = "no :path"
+
+    /// Its HEADERS on `stream`.
+    func headers(on stream: UInt32) -> [UInt8] {
+      switch self {
+      case .upperCaseName: requestHeaders(on: stream, extra: [("Trip-Id", "7")])
+      case .missingPath: requestHeaders(on: stream, dropping: ":path")
+      }
+    }
+  }
+
+  /// nghttp2 resets a rejected request's stream and never reports its header block's end.
+  /// When the session held its events until that block ended, the body of the request before
+  /// it, in the same read, waited too: that call was answered only when another request's
+  /// headers arrived, or never.
+  @Test("a rejected request is reset; the request around it in the same read and the next one are answered", arguments: BadRequest.allCases)
+  func badRequestBetweenGoodOnes(_ bad: BadRequest) async throws {
+    try await Self.withServer { port in
+      let socket = try RawSocket(port: port)
+      socket.send(
+        RawHTTP2.preface + Self.requestHeaders(on: 1) + bad.headers(on: 3) + Self.requestBody(on: 1))
+      let (_, frames, _) = await socket.frames(timeout: .seconds(10)) { frames in
+        frames.contains { $0.stream == 1 && $0.type == 0x1 && $0.flags & 0x1 != 0 }
+      }
+      // RST_STREAM on stream 3, PROTOCOL_ERROR.
+      let reset = try #require(frames.first { $0.type == 0x3 }, "frames: \(frames)")
+      #expect(
+        reset.bytes == [0x00, 0x00, 0x04, 0x03, 0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x01])
+      // One decoder for the connection: the server's blocks may refer to its earlier ones.
+      let hpack = HPACKReader()
+      try Self.checkUnaryAnswer(frames, on: 1, hpack: hpack)
+      socket.send(Self.requestHeaders(on: 5) + Self.requestBody(on: 5))
+      let (_, next, _) = await socket.frames(timeout: .seconds(10)) { frames in
+        frames.contains { $0.stream == 5 && $0.type == 0x1 && $0.flags & 0x1 != 0 }
+      }
+      try Self.checkUnaryAnswer(next, on: 5, hpack: hpack)
     }
   }
 
