@@ -7,75 +7,26 @@ public import CProtobufC
   import Musl
 #endif
 
-/// A bump allocator for the C struct tree of one encode or decode: strings, arrays and
-/// nested messages are carved out of a few large blocks and all freed together when the arena
-/// goes away.
+/// A bump allocator for the C struct tree of one encode through protobuf-c: strings, arrays
+/// and nested messages are carved out of a few large blocks (``ProtoArenaBlocks``) and all
+/// freed together when the arena goes away. (A decode unpacks into blocks on its own stack.)
 ///
-/// Not thread-safe and never shared: one arena belongs to one `encode` or `decode` call.
+/// Not thread-safe and never shared: one arena belongs to one call.
 ///
 /// `@_spi(GeneratedCode) public`, with what generated code calls per field `@inlinable` (the
 /// bump itself included): the messages of other modules, ours and users', fill their C structs
 /// from it, and a call across modules per string or nested message would cost what the arena
 /// saves.
 @_spi(GeneratedCode) public final class ProtoArena {
-  @exclusivity(unchecked) @usableFromInline var block: UnsafeMutableRawPointer?
-  @exclusivity(unchecked) @usableFromInline var used = 0
-  @exclusivity(unchecked) @usableFromInline var capacity = 0
-  private var full: [UnsafeMutableRawPointer] = []
-  /// Which block came from this thread's cache (see ``ThreadBlockCache``) and goes back to it.
-  private var cachedBlock: UnsafeMutableRawPointer?
+  @exclusivity(unchecked) @usableFromInline var blocks: ProtoArenaBlocks
 
   /// - Parameter initialCapacity: the size of the first block; later blocks double.
   package init(initialCapacity: Int = 4096) {
-    capacity = initialCapacity / 2
-  }
-
-  /// A protobuf-c allocator drawing on this arena; valid while the arena lives.
-  package var protobufCAllocator: ProtobufCAllocator {
-    ProtobufCAllocator(
-      alloc: arenaAllocate, free: arenaFree,
-      allocator_data: Unmanaged.passUnretained(self).toOpaque())
-  }
-
-  deinit {
-    for b in full where b != cachedBlock { free(b) }
-    if let block, block != cachedBlock { free(block) }
-    if let cachedBlock { ThreadBlockCache.giveBack(cachedBlock) }
+    blocks = ProtoArenaBlocks(initialCapacity: initialCapacity)
   }
 
   @inlinable @_spi(GeneratedCode) public func allocate(byteCount: Int, alignment: Int) -> UnsafeMutableRawPointer {
-    let start = (used + alignment - 1) & ~(alignment - 1)
-    if let block, start + byteCount <= capacity {
-      used = start + byteCount
-      return block + start
-    }
-    return allocateInNewBlock(byteCount: byteCount, alignment: alignment)
-  }
-
-  /// ``allocate(byteCount:alignment:)`` when the current block is full or there is none yet.
-  @usableFromInline func allocateInNewBlock(byteCount: Int, alignment: Int)
-    -> UnsafeMutableRawPointer
-  {
-    var start = (used + alignment - 1) & ~(alignment - 1)
-    if block == nil || start + byteCount > capacity {
-      if let block { full.append(block) }
-      // A realistic Trip needs a few KiB; doubling keeps large messages to a few blocks.
-      capacity = max(byteCount + alignment, capacity * 2, 256)
-      if cachedBlock == nil, capacity <= ThreadBlockCache.blockSize {
-        // The first block of most arenas: this thread's reusable one, not a fresh malloc
-        // (of a block large enough that freeing it made malloc consolidate every time).
-        let reused = ThreadBlockCache.take()
-        cachedBlock = reused
-        block = reused
-        capacity = ThreadBlockCache.blockSize
-      } else {
-        guard let fresh = malloc(capacity) else { fatalError("out of memory encoding a message") }
-        block = fresh
-      }
-      start = 0
-    }
-    used = start + byteCount
-    return block! + start
+    blocks.allocate(byteCount: byteCount, alignment: alignment)
   }
 
   @inlinable @_spi(GeneratedCode) public func allocate<T>(_ type: T.Type, count: Int = 1) -> UnsafeMutablePointer<T> {
@@ -144,6 +95,75 @@ public import CProtobufC
   }
 }
 
+/// The blocks of one arena and the bump through them: what ``ProtoArena`` allocates from, and,
+/// on the stack of one decode, what protobuf-c's unpack allocates from
+/// (``CBridgedMessage/withUnpacked(_:_:)``), so that a decode allocates no arena object.
+///
+/// Not copyable: the blocks are freed (the first given back to this thread's
+/// ``ThreadBlockCache``) when the value goes.
+@_spi(GeneratedCode) public struct ProtoArenaBlocks: ~Copyable {
+  @usableFromInline var block: UnsafeMutableRawPointer?
+  @usableFromInline var used = 0
+  @usableFromInline var capacity = 0
+  private var full: [UnsafeMutableRawPointer] = []
+  /// Which block came from this thread's cache (see ``ThreadBlockCache``) and goes back to it.
+  private var cachedBlock: UnsafeMutableRawPointer?
+
+  /// - Parameter initialCapacity: the size of the first block; later blocks double.
+  package init(initialCapacity: Int) {
+    capacity = initialCapacity / 2
+  }
+
+  deinit {
+    for b in full where b != cachedBlock { free(b) }
+    if let block, block != cachedBlock { free(block) }
+    if let cachedBlock { ThreadBlockCache.giveBack(cachedBlock) }
+  }
+
+  @inlinable mutating func allocate(byteCount: Int, alignment: Int) -> UnsafeMutableRawPointer {
+    let start = (used + alignment - 1) & ~(alignment - 1)
+    if let block, start + byteCount <= capacity {
+      used = start + byteCount
+      return block + start
+    }
+    return allocateInNewBlock(byteCount: byteCount, alignment: alignment)
+  }
+
+  /// ``allocate(byteCount:alignment:)`` when the current block is full or there is none yet.
+  @usableFromInline mutating func allocateInNewBlock(byteCount: Int, alignment: Int)
+    -> UnsafeMutableRawPointer
+  {
+    var start = (used + alignment - 1) & ~(alignment - 1)
+    if block == nil || start + byteCount > capacity {
+      if let block { full.append(block) }
+      // A realistic Trip needs a few KiB; doubling keeps large messages to a few blocks.
+      capacity = max(byteCount + alignment, capacity * 2, 256)
+      if cachedBlock == nil, capacity <= ThreadBlockCache.blockSize {
+        // The first block of most arenas: this thread's reusable one, not a fresh malloc
+        // (of a block large enough that freeing it made malloc consolidate every time).
+        let reused = ThreadBlockCache.take()
+        cachedBlock = reused
+        block = reused
+        capacity = ThreadBlockCache.blockSize
+      } else {
+        guard let fresh = malloc(capacity) else { fatalError("out of memory encoding a message") }
+        block = fresh
+      }
+      start = 0
+    }
+    used = start + byteCount
+    return block! + start
+  }
+
+  /// A protobuf-c allocator drawing on the blocks at `blocks`, which must stay where they are
+  /// while protobuf-c uses it.
+  package static func protobufCAllocator(_ blocks: UnsafeMutablePointer<ProtoArenaBlocks>)
+    -> ProtobufCAllocator
+  {
+    ProtobufCAllocator(alloc: blocksAllocate, free: arenaFree, allocator_data: blocks)
+  }
+}
+
 /// One arena block per thread, reused by one arena after another: encoding or decoding a
 /// message then costs no malloc and free of its first block. An arena that finds the slot
 /// empty (another arena of this thread holds the block) mallocs one of the same size; the
@@ -175,15 +195,12 @@ enum ThreadBlockCache {
   }
 }
 
-private func arenaAllocate(_ data: UnsafeMutableRawPointer?, _ size: Int)
+private func blocksAllocate(_ data: UnsafeMutableRawPointer?, _ size: Int)
   -> UnsafeMutableRawPointer?
 {
-  // The arena outlives every call protobuf-c makes (decodeThroughC keeps it alive), so it is
-  // borrowed without a retain and release per node: that pair cost more than the bump itself.
-  Unmanaged<ProtoArena>.fromOpaque(data!)._withUnsafeGuaranteedRef {
-    // malloc's alignment: protobuf-c stores any C type in what it allocates.
-    $0.allocate(byteCount: max(size, 1), alignment: 16)
-  }
+  // malloc's alignment: protobuf-c stores any C type in what it allocates.
+  data!.assumingMemoryBound(to: ProtoArenaBlocks.self).pointee.allocate(
+    byteCount: max(size, 1), alignment: 16)
 }
 
 private func arenaFree(_ data: UnsafeMutableRawPointer?, _ pointer: UnsafeMutableRawPointer?) {
