@@ -53,7 +53,13 @@ struct GenerateGRPCWire: CommandPlugin {
       generator,
       includes.flatMap { ["-I", $0] } + ["--module", options.module, "--access", options.access]
         + options.namespaces.map { "--namespace=\($0)" }
-        + ["--messages", options.messages, "--output", generated.path] + cOutput + protoNames,
+        + ["--messages", options.messages, "--output", generated.path] + cOutput
+        // The generated files' headers name this command, as the user ran it.
+        + [
+          "--generated-by", "swift package generate-grpc-wire", "--regenerate-with",
+          (["swift package --allow-writing-to-package-directory generate-grpc-wire"]
+            + arguments.map { $0.contains(" ") ? "'\($0)'" : $0 }).joined(separator: " "),
+        ] + protoNames,
       in: packageDirectory)
     print(
       options.messages == "swift-protobuf"

@@ -17,7 +17,7 @@ public enum StubFiles {
   public static func generate(
     _ set: GoogleProtobuf.FileDescriptorSet, protos: [String], module: String,
     namespaces: [String: String], access: String,
-    messages: ServiceStubs.Messages = .protobufC
+    messages: ServiceStubs.Messages = .protobufC, header: GeneratedHeader = .codeGen
   ) throws(GeneratorError) -> [(name: String, text: String)] {
     let types =
       switch messages {
@@ -25,7 +25,8 @@ public enum StubFiles {
       case .swiftProtobuf: TypeIndex(swiftProtobuf: set)
       }
     let stubs = ServiceStubs(
-      types: types, namespaces: namespaces, module: module, access: access, messages: messages)
+      types: types, namespaces: namespaces, module: module, access: access, messages: messages,
+      header: header)
     var files: [(name: String, text: String)] = []
     // Namespace -> the file and service that first needs it.
     var used: [String: (file: String, service: String)] = [:]
@@ -53,7 +54,7 @@ public enum StubFiles {
     files.append(
       (
         SwiftProtobufSupport.fileName,
-        SwiftProtobufSupport.file(namespaces: used.keys.sorted(), access: access)
+        SwiftProtobufSupport.file(namespaces: used.keys.sorted(), access: access, header: header)
       ))
     return files
   }

@@ -85,7 +85,7 @@ struct GeneratorCommandTests {
       "--c-dir", work.appendingPathComponent("c").path,
       "--c-output", work.appendingPathComponent("GeneratorFixturesC").path,
       "--output", work.appendingPathComponent("GeneratorFixtures/Generated").path, "--no-stubs",
-      Self.proto,
+      "--generated-by", "CodeGen/generate", "--checked-by", "CodeGen/check", Self.proto,
     ]
   }
 
@@ -99,7 +99,8 @@ struct GeneratorCommandTests {
         [
           "-I", Self.root.appendingPathComponent("Tests/Protos").path, "-I", "/usr/include",
           "--module", "GeneratorFixtures", "--messages", "protobuf-c", "--c-output", cOut.path,
-          "--output", swiftOut.path, "--no-stubs", Self.proto,
+          "--output", swiftOut.path, "--no-stubs", "--generated-by", "CodeGen/generate",
+          "--checked-by", "CodeGen/check", Self.proto,
         ])
       #expect(run.status == 0, "\(run)")
       try Self.expectCommitted(swiftOut: swiftOut, cOut: cOut)
