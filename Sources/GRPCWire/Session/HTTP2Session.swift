@@ -11,7 +11,8 @@ protocol HTTP2SessionRole: EventHandler {
   /// A whole header block arrived: `fields` (empty unless the session keeps blocks of this
   /// kind: ``HTTP2Session/keepsFields(of:)``), valid until the call returns.
   func headersReceived(_ headers: ReceivedHeaders, fields: [HeaderField])
-  /// A whole frame other than HEADERS and GOAWAY arrived.
+  /// A whole frame other than HEADERS and GOAWAY arrived (a client is told of SETTINGS and
+  /// PING only: ``HTTP2Session/recordsFrame(ofType:)``).
   func frameReceived(_ frame: ReceivedFrame)
   /// The peer sent GOAWAY.
   func goAwayReceived(lastStreamID: Int32, errorCode: UInt32, debugData: String)
@@ -84,6 +85,9 @@ final class HTTP2Session: TickEndHandler {
   /// Writers whose room nghttp2's data providers made (inside mem_send): resumed once it
   /// has returned.
   var writersToResume: [CheckedContinuation<Void, any Error>] = []
+  /// The writers being resumed, while new ones go to `writersToResume` (swapped, so that
+  /// neither array gives up its capacity).
+  private var resuming: [CheckedContinuation<Void, any Error>] = []
   /// The header texts received lately that are not common ones (see RecentHeaderTexts).
   var recentHeaderTexts = RecentHeaderTexts()
   /// Unowned: the role owns the session, and every call into the role comes from one of its
@@ -210,6 +214,15 @@ final class HTTP2Session: TickEndHandler {
     sessionRole == .client || kind == .request
   }
 
+  /// Whether frames of `type` (other than HEADERS and GOAWAY) are recorded for the role: a
+  /// server acts on every frame (keepalive's last-frame time, END_STREAM and tiny frames of
+  /// DATA); a client on SETTINGS and PING only, so a streamed response's DATA frames make one
+  /// event each (their bytes), not two.
+  func recordsFrame(ofType type: UInt8) -> Bool {
+    sessionRole == .server || type == UInt8(NGHTTP2_SETTINGS.rawValue)
+      || type == UInt8(NGHTTP2_PING.rawValue)
+  }
+
   /// Hands what nghttp2's callbacks recorded to the role, in order, and resumes the writers
   /// its data providers made room for; outside nghttp2's callbacks. Events recorded while
   /// the role acts (a flush of its own) follow in the same call. Returns whether there was
@@ -222,7 +235,9 @@ final class HTTP2Session: TickEndHandler {
     defer { handingOver = false }
     while !recorded.isEmpty || !writersToResume.isEmpty {
       if !writersToResume.isEmpty {
-        for writer in writersToResume.exchange([]) { writer.resume() }
+        swap(&writersToResume, &resuming)
+        for writer in resuming { writer.resume() }
+        resuming.removeAll(keepingCapacity: true)
       }
       guard !recorded.isEmpty else { continue }
       swap(&recorded, &handing)
@@ -242,8 +257,10 @@ final class HTTP2Session: TickEndHandler {
           role.headersReceived(headers, fields: block >= 0 ? batch.blocks[block] : [])
         case .frame(let frame):
           role.frameReceived(frame)
-        case .goAway(let lastStreamID, let errorCode, let debugData):
-          role.goAwayReceived(lastStreamID: lastStreamID, errorCode: errorCode, debugData: debugData)
+        case .goAway(let lastStreamID, let errorCode, let start, let count):
+          role.goAwayReceived(
+            lastStreamID: lastStreamID, errorCode: errorCode,
+            debugData: String(decoding: bytes[start..<(start + count)], as: UTF8.self))
         case .data(let streamID, let start, let count):
           role.dataReceived(streamID: streamID, UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)]))
         case .streamClosed(let streamID, let errorCode):

@@ -136,13 +136,11 @@ private func onFrameReceived(
         endStream: hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0))
   case UInt8(NGHTTP2_GOAWAY.rawValue):
     let goAway = frame!.pointee.goaway
-    let debugData =
-      goAway.opaque_data.map {
-        String(decoding: UnsafeBufferPointer(start: $0, count: goAway.opaque_data_len), as: UTF8.self)
-      } ?? ""
-    owner.recorded.append(
-      .goAway(lastStreamID: goAway.last_stream_id, errorCode: goAway.error_code, debugData: debugData))
+    owner.recorded.goAway(
+      lastStreamID: goAway.last_stream_id, errorCode: goAway.error_code,
+      debugData: UnsafeRawBufferPointer(start: goAway.opaque_data, count: goAway.opaque_data_len))
   default:
+    guard owner.recordsFrame(ofType: hd.type) else { return 0 }
     owner.recorded.append(
       .frame(ReceivedFrame(type: hd.type, flags: hd.flags, streamID: hd.stream_id, length: hd.length)))
   }

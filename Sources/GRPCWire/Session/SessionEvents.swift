@@ -41,7 +41,9 @@ struct SessionEvents {
   enum Event {
     case headers(ReceivedHeaders, block: Int)
     case frame(ReceivedFrame)
-    case goAway(lastStreamID: Int32, errorCode: UInt32, debugData: String)
+    /// GOAWAY; its debug data is `debugCount` bytes at `debugStart` of ``bytes`` (no String
+    /// here: an event is a plain value, copied and dropped without reference counting).
+    case goAway(lastStreamID: Int32, errorCode: UInt32, debugStart: Int, debugCount: Int)
     /// Body bytes of a stream: `count` bytes at `start` of ``bytes``.
     case data(streamID: Int32, start: Int, count: Int)
     case streamClosed(Int32, errorCode: UInt32)
@@ -51,7 +53,7 @@ struct SessionEvents {
   }
 
   private(set) var events: [Event] = []
-  /// The body bytes of the `.data` events, back to back.
+  /// The body bytes of the `.data` events (and GOAWAY's debug data), back to back.
   private(set) var bytes: [UInt8] = []
   /// The fields of the `.headers` events' blocks; only the first `blockCount` are in use.
   private(set) var blocks: [[HeaderField]] = []
@@ -109,6 +111,15 @@ struct SessionEvents {
   }
 
   mutating func append(_ event: Event) { events.append(event) }
+
+  /// Copies `debugData` (valid only during the callback).
+  mutating func goAway(lastStreamID: Int32, errorCode: UInt32, debugData: UnsafeRawBufferPointer) {
+    events.append(
+      .goAway(
+        lastStreamID: lastStreamID, errorCode: errorCode, debugStart: bytes.count,
+        debugCount: debugData.count))
+    bytes.append(contentsOf: debugData)
+  }
 
   /// Copies `chunk` (valid only during the callback).
   mutating func data(streamID: Int32, _ chunk: UnsafeRawBufferPointer) {
