@@ -42,13 +42,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from package_checks import (
+    BUILD_TIMEOUT, CALLS_TIMEOUT, PEER_ENVIRONMENT, Failure, run, start_server, stop,
+)
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FIXTURE = ROOT / "Tests" / "FreshPackage"
@@ -65,34 +67,10 @@ RPCS = ("PlaceOrder", "ListOrders", "UploadOrders", "TrackOrders")
 # removes the checkout of a dependency the package it builds has not, so after it the
 # swift-protobuf package would be checked out and compiled again (4 min here).
 MESSAGES = ("swift-protobuf", "protobuf-c")
-BUILD_TIMEOUT = 1800  # seconds: a clean debug build of GRPCWire and its dependencies
-START_TIMEOUT = 120  # seconds until a server prints LISTENING (grpcio-tools runs first)
-CALLS_TIMEOUT = 120  # seconds for one side's four calls
-# The peers' calls go to 127.0.0.1: a developer's proxy variables (which SwiftPM may need to
-# fetch dependencies) must not send them through a proxy.
-PROXY_VARIABLES = {"http_proxy", "https_proxy", "all_proxy", "grpc_proxy", "no_proxy"}
-PEER_ENVIRONMENT = {k: v for k, v in os.environ.items() if k.lower() not in PROXY_VARIABLES}
-
-
-class Failure(Exception):
-    pass
 
 
 def log(line: str) -> None:
     print(f"fresh-package: {line}", flush=True)
-
-
-def run(args: list[str], cwd: Path, timeout: float, what: str, env=None) -> str:
-    """Runs `args`, returns its stdout; its stderr passes through. Fails on a non-zero exit."""
-    try:
-        done = subprocess.run(
-            args, cwd=cwd, stdout=subprocess.PIPE, text=True, timeout=timeout, env=env
-        )
-    except subprocess.TimeoutExpired as error:
-        raise Failure(f"{what}: no end after {timeout:.0f} s") from error
-    if done.returncode != 0:
-        raise Failure(f"{what} failed (exit {done.returncode}):\n{done.stdout}")
-    return done.stdout
 
 
 def printed_targets(output: str) -> str:
@@ -139,46 +117,10 @@ def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
     }
 
 
-def wait_listening(process: subprocess.Popen, what: str) -> int:
-    """The port of `process`'s `LISTENING <port>` line, read within START_TIMEOUT."""
-    import selectors
-
-    deadline = time.monotonic() + START_TIMEOUT
-    selector = selectors.DefaultSelector()
-    selector.register(process.stdout, selectors.EVENT_READ)
-    while (left := deadline - time.monotonic()) > 0:
-        if not selector.select(timeout=left):
-            break
-        line = process.stdout.readline()
-        if not line:
-            raise Failure(f"{what} ended before listening (exit {process.wait(timeout=10)})")
-        match = re.fullmatch(r"LISTENING (\d+)\n", line)
-        if match:
-            return int(match.group(1))
-    raise Failure(f"{what} printed no LISTENING line within {START_TIMEOUT} s")
-
-
-def stop(process: subprocess.Popen) -> None:
-    """Ends a server we started, by its PID: its stdin closed, then SIGTERM, then SIGKILL."""
-    if process.stdin:
-        process.stdin.close()
-    for signal_it in (lambda: None, process.terminate, process.kill):
-        signal_it()
-        try:
-            process.wait(timeout=10)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
 def check_calls(client: list[str], server: list[str], cwd: Path, what: str) -> None:
     """Starts `server`, runs `client <port>` against it, and wants a PASSED line per RPC."""
-    process = subprocess.Popen(
-        server, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        env=PEER_ENVIRONMENT,
-    )
+    process, port = start_server(server, cwd, f"{what}: server")
     try:
-        port = wait_listening(process, f"{what}: server")
         output = run(client + [str(port)], cwd, CALLS_TIMEOUT, f"{what}: client", PEER_ENVIRONMENT)
     finally:
         stop(process)

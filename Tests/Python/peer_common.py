@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 import zlib
+from pathlib import Path
 
 # RFC 9113 section 7.
 H2_ERROR_CODES = {
@@ -114,6 +115,39 @@ async def serve_until_stopped(server, port: int, grace: float = 0.2) -> None:
     announce_listening(port)
     await stop.wait()
     await server.stop(grace=grace)
+
+
+def grpcio_stubs(includes: list[Path], sources: list[str], into: Path) -> None:
+    """Generates `sources`' `_pb2` and `_pb2_grpc` modules into `into` with grpcio-tools'
+    protoc, in this process (its well-known types searched last), and puts `into` on
+    sys.path for them to be imported. Exits 2 when grpcio-tools is missing or protoc fails:
+    the peer cannot start."""
+    try:
+        import grpc_tools
+        from grpc_tools import protoc
+    except ImportError as error:
+        print(f"grpcio-tools is not installed ({error}); use the venv", file=sys.stderr)
+        sys.exit(2)
+    wkt = Path(grpc_tools.__file__).parent / "_proto"
+    status = protoc.main(
+        ["protoc", *(f"-I{folder}" for folder in [*includes, wkt]), f"--python_out={into}",
+         f"--grpc_python_out={into}", *sources])
+    if status != 0:
+        print(f"grpcio-tools' protoc failed ({status}) on {sources}", file=sys.stderr)
+        sys.exit(2)
+    sys.path.insert(0, str(into))
+
+
+def serve_grpc_threads(server, port: int, grace: float = 1) -> None:
+    """Announces `port` of a started grpcio (thread pool) `server`, waits for SIGTERM, SIGINT
+    or the parent's end, then stops it within `grace` seconds."""
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    watch_parent(stop.set)
+    announce_listening(port)
+    stop.wait()
+    server.stop(grace=grace).wait()
 
 
 class _Stop(Exception):

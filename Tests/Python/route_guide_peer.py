@@ -23,8 +23,6 @@ import argparse
 import json
 import math
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -34,6 +32,8 @@ from pathlib import Path
 
 import grpc
 
+import peer_common
+
 PROTO_ROOT = Path(__file__).resolve().parents[2] / "Examples" / "RouteGuide" / "Protos"
 PROTO = "routeguide/route_guide.proto"
 
@@ -41,11 +41,7 @@ PROTO = "routeguide/route_guide.proto"
 def generated():
     """route_guide_pb2 and route_guide_pb2_grpc, generated now by grpcio-tools."""
     out = Path(tempfile.mkdtemp(prefix="route-guide-py-"))
-    subprocess.run(
-        [sys.executable, "-m", "grpc_tools.protoc", f"-I{PROTO_ROOT}", f"--python_out={out}",
-         f"--grpc_python_out={out}", PROTO],
-        check=True)
-    sys.path.insert(0, str(out))
+    peer_common.grpcio_stubs([PROTO_ROOT], [PROTO], out)
     # Imported once, the modules need their folder no more.
     from routeguide import route_guide_pb2, route_guide_pb2_grpc  # noqa: E402
     sys.path.remove(str(out))
@@ -125,13 +121,8 @@ def serve(args) -> int:
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
     pb_grpc.add_RouteGuideServicer_to_server(Servicer(load_features(args.features)), server)
     port = server.add_insecure_port(f"127.0.0.1:{args.port}")
-    stop = threading.Event()
-    for s in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(s, lambda *_: stop.set())
     server.start()
-    print(f"LISTENING {port}", flush=True)
-    stop.wait()
-    server.stop(1).wait()
+    peer_common.serve_grpc_threads(server, port)
     return 0
 
 
@@ -216,6 +207,7 @@ def main() -> int:
     e = sub.add_parser("expected-client-output")
     e.add_argument("--features", required=True)
     args = parser.parse_args()
+    peer_common.unblock_signals()
     return {"server": serve, "client": client,
             "expected-client-output": expected_client_output}[args.role](args)
 

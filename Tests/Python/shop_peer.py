@@ -18,7 +18,6 @@ differs. Exit status 2: the peer cannot start (grpcio-tools missing, protoc fail
 from __future__ import annotations
 
 import importlib
-import signal
 import sys
 import tempfile
 import threading
@@ -34,21 +33,7 @@ TIMEOUT = 30  # seconds, for each call of the client
 
 def generate(into: Path):
     """Generates the messages and stubs with grpcio-tools and imports them."""
-    try:
-        import grpc_tools
-        from grpc_tools import protoc
-    except ImportError as error:
-        print(f"grpcio-tools is not installed ({error}); use the venv", file=sys.stderr)
-        sys.exit(2)
-    wkt = Path(grpc_tools.__file__).parent / "_proto"
-    status = protoc.main(
-        ["protoc", f"-I{PROTOS}", f"-I{wkt}", f"--python_out={into}", f"--grpc_python_out={into}"]
-        + list(SOURCES)
-    )
-    if status != 0:
-        print(f"grpcio-tools' protoc failed ({status}) on {SOURCES}", file=sys.stderr)
-        sys.exit(2)
-    sys.path.insert(0, str(into))
+    peer_common.grpcio_stubs([PROTOS], list(SOURCES), into)
     catalog = importlib.import_module("acme.catalog.v1.catalog_pb2")
     order = importlib.import_module("acme.shop.v1.order_pb2")
     stubs = importlib.import_module("acme.shop.v1.order_pb2_grpc")
@@ -180,13 +165,7 @@ def serve(order_pb2, stubs, samples: Samples) -> None:
     stubs.add_OrderServiceServicer_to_server(Service(), server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    peer_common.watch_parent(stop.set)
-    peer_common.announce_listening(port)
-    stop.wait()
-    server.stop(grace=1).wait()
+    peer_common.serve_grpc_threads(server, port)
 
 
 def call(port: int, stubs, samples: Samples) -> None:
