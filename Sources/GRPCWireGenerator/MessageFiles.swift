@@ -167,13 +167,6 @@ public enum MessageFiles {
     w.line("  /// The methods of `\(package).\(serviceName)`, for calls through GRPCWire.")
     w.line("  public enum \(serviceName) {")
     for (methodIndex, method) in service.method.enumerated() {
-      let kind =
-        switch (method.clientStreaming ?? false, method.serverStreaming ?? false) {
-        case (false, false): "unary"
-        case (false, true): "serverStreaming"
-        case (true, false): "clientStreaming"
-        case (true, true): "bidirectionalStreaming"
-        }
       w.lines(w.model.doc(name, [6, Int32(index), 2, Int32(methodIndex)], indent: "    "))
       let element = "rpc \(serviceName).\(method.name ?? "")"
       let request = try w.model.swiftType(method.inputType, file: name, element: element)
@@ -182,7 +175,7 @@ public enum MessageFiles {
       w.line(
         "    public static let \(swiftName) = ProtoMethod<\(request), \(response)>(")
       w.line(
-        "      path: \"/\(package).\(serviceName)/\(method.name ?? "")\", kind: .\(kind))")
+        "      path: \"/\(package).\(serviceName)/\(method.name ?? "")\", kind: .\(CallKind(method).rawValue))")
     }
     w.line("  }")
     w.line("}")

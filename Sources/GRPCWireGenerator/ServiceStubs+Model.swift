@@ -2,6 +2,22 @@ import ProtoDescriptors
 
 // The model of one service, and the text helpers the stub writers share.
 
+/// Which of the four kinds of call an RPC is; the raw value is the case of the method
+/// descriptor's `Kind` (`ProtoMethod`, `SwiftProtobufMethod`).
+enum CallKind: String {
+  case unary, serverStreaming, clientStreaming, bidirectionalStreaming
+
+  init(_ method: GoogleProtobuf.MethodDescriptorProto) {
+    self =
+      switch (method.clientStreaming ?? false, method.serverStreaming ?? false) {
+      case (false, false): .unary
+      case (false, true): .serverStreaming
+      case (true, false): .clientStreaming
+      case (true, true): .bidirectionalStreaming
+      }
+  }
+}
+
 extension ServiceStubs {
   struct Method {
     var swiftName: String
@@ -10,25 +26,17 @@ extension ServiceStubs {
     var output: String
     var inputPackage: String
     var outputPackage: String
-    var clientStreaming: Bool
-    var serverStreaming: Bool
+    var kind: CallKind
     var doc: [String]
-
-    /// The descriptor's `Kind` case.
-    var kind: String {
-      switch (clientStreaming, serverStreaming) {
-      case (false, false): "unary"
-      case (false, true): "serverStreaming"
-      case (true, false): "clientStreaming"
-      case (true, true): "bidirectionalStreaming"
-      }
-    }
   }
 
   struct Service {
     var full: String
     /// The service's own name (`Dispatch`).
     var name: String
+    /// The Swift namespace of its package (`AcmeDispatchV1`).
+    var namespace: String
+    /// `namespace.name`.
     var swift: String
     var methods: [Method] = []
 
@@ -44,6 +52,7 @@ extension ServiceStubs {
       let package = file.package ?? ""
       let name = service.name ?? ""
       self.name = name
+      self.namespace = namespace
       full = package.isEmpty ? name : "\(package).\(name)"
       swift = "\(namespace).\(name)"
       if namespace.isEmpty {
@@ -93,9 +102,7 @@ extension ServiceStubs {
           Method(
             swiftName: SwiftNames.identifier(swiftName), path: "/\(full)/\(rpc)", input: input,
             output: output, inputPackage: inputPackage, outputPackage: outputPackage,
-            clientStreaming: method.clientStreaming ?? false,
-            serverStreaming: method.serverStreaming ?? false,
-            doc: comments.doc([6, Int32(index), 2, Int32(methodIndex)])))
+            kind: CallKind(method), doc: comments.doc([6, Int32(index), 2, Int32(methodIndex)])))
       }
     }
   }

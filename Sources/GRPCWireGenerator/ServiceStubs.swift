@@ -99,8 +99,7 @@ public struct ServiceStubs: Sendable {
 
   /// The `SwiftProtobufMethod` of each RPC, as the message layer declares `ProtoMethod`s.
   private func descriptors(_ service: Service, _ out: inout TextLines) {
-    let namespace = String(service.swift.dropLast(service.name.count + 1))
-    out.line("extension \(namespace) {")
+    out.line("extension \(service.namespace) {")
     out.line("  /// The methods of `\(service.full)`, for calls through GRPCWire.")
     out.line("  \(access) enum \(service.name) {")
     for method in service.methods {
@@ -108,7 +107,7 @@ public struct ServiceStubs: Sendable {
       out.line(
         "    \(access) static let \(method.swiftName) = SwiftProtobufMethod<\(method.input), \(method.output)>("
       )
-      out.line("      path: \"\(method.path)\", kind: .\(method.kind))")
+      out.line("      path: \"\(method.path)\", kind: .\(method.kind.rawValue))")
     }
     out.line("  }")
     out.line("}")
@@ -132,15 +131,15 @@ public struct ServiceStubs: Sendable {
       out.line()
       out.lines(method.doc, indent: "    ")
       let descriptor = "\(service.swift).\(method.swiftName)"
-      switch (method.clientStreaming, method.serverStreaming) {
-      case (false, false):
+      switch method.kind {
+      case .unary:
         out.line("    nonisolated(nonsending) \(access) func \(method.swiftName)(")
         out.line(
           "      _ request: \(method.input), options: GRPCWire.CallOptions = GRPCWire.CallOptions()"
         )
         out.line("    ) async throws -> GRPCWire.ClientResponse<\(method.output)> {")
         out.line("      try await channel.unary(\(descriptor), request, options: options)")
-      case (false, true):
+      case .serverStreaming:
         out.line("    \(access) func \(method.swiftName)<Result>(")
         out.line(
           "      _ request: \(method.input), options: GRPCWire.CallOptions = GRPCWire.CallOptions(),"
@@ -149,13 +148,13 @@ public struct ServiceStubs: Sendable {
         out.line("    ) async throws -> Result {")
         out.line(
           "      try await channel.serverStreaming(\(descriptor), request, options: options, body)")
-      case (true, false):
+      case .clientStreaming:
         out.line("    \(access) func \(method.swiftName)(")
         out.line("      options: GRPCWire.CallOptions = GRPCWire.CallOptions(),")
         out.line("      _ body: (GRPCWire.RequestWriter<\(method.input)>) async throws -> Void")
         out.line("    ) async throws -> GRPCWire.ClientResponse<\(method.output)> {")
         out.line("      try await channel.clientStreaming(\(descriptor), options: options, body)")
-      case (true, true):
+      case .bidirectionalStreaming:
         out.line("    \(access) func \(method.swiftName)<Result>(")
         out.line("      options: GRPCWire.CallOptions = GRPCWire.CallOptions(),")
         out.line(
@@ -212,17 +211,17 @@ public struct ServiceStubs: Sendable {
     for method in service.methods {
       let descriptor = "\(service.swift).\(method.swiftName)"
       let name = method.swiftName
-      switch (method.clientStreaming, method.serverStreaming) {
-      case (false, false):
+      switch method.kind {
+      case .unary:
         out.line("    register(unary: \(descriptor)) { request, context in")
         out.line("      try await service.\(name)(request, context: context)")
-      case (false, true):
+      case .serverStreaming:
         out.line("    register(serverStreaming: \(descriptor)) { request, responses, context in")
         out.line("      try await service.\(name)(request, responses: responses, context: context)")
-      case (true, false):
+      case .clientStreaming:
         out.line("    register(clientStreaming: \(descriptor)) { requests, context in")
         out.line("      try await service.\(name)(requests, context: context)")
-      case (true, true):
+      case .bidirectionalStreaming:
         out.line("    register(bidirectional: \(descriptor)) { requests, responses, context in")
         out.line(
           "      try await service.\(name)(requests, responses: responses, context: context)")
@@ -235,14 +234,14 @@ public struct ServiceStubs: Sendable {
 
   private func requirement(_ method: Method) -> String {
     let (input, output, name) = (method.input, method.output, method.swiftName)
-    return switch (method.clientStreaming, method.serverStreaming) {
-    case (false, false):
+    return switch method.kind {
+    case .unary:
       "func \(name)(_ request: \(input), context: GRPCWire.ServerContext) async throws -> \(output)"
-    case (false, true):
+    case .serverStreaming:
       "func \(name)(_ request: \(input), responses: GRPCWire.ResponseWriter<\(output)>, context: GRPCWire.ServerContext) async throws"
-    case (true, false):
+    case .clientStreaming:
       "func \(name)(_ requests: GRPCWire.RequestStream<\(input)>, context: GRPCWire.ServerContext) async throws -> \(output)"
-    case (true, true):
+    case .bidirectionalStreaming:
       "func \(name)(_ requests: GRPCWire.RequestStream<\(input)>, responses: GRPCWire.ResponseWriter<\(output)>, context: GRPCWire.ServerContext) async throws"
     }
   }
