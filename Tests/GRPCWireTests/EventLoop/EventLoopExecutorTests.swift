@@ -10,7 +10,8 @@ struct EventLoopExecutorTests {
   typealias Service = GRPCTesting.TestService
 
   /// A server whose UnaryCall answers whether its handler ran on the server's loop thread
-  /// (response payload: 1 byte, 1 for yes).
+  /// (response payload: 1 byte, 1 for yes), and whose StreamingOutputCall is the tests' own
+  /// (`registerStreamingOutput`).
   func makeServer() -> GRPCServer {
     let server = GRPCServer()
     let loop = server.core.loop
@@ -21,15 +22,7 @@ struct EventLoopExecutorTests {
       response.payload = payload
       return response
     }
-    server.register(serverStreaming: Service.streamingOutputCall) { request, writer, _ in
-      for parameters in request.responseParameters {
-        var response = GRPCTesting.StreamingOutputCallResponse()
-        var payload = GRPCTesting.Payload()
-        payload.body = [UInt8](repeating: 0, count: Int(parameters.size))
-        response.payload = payload
-        try await writer.write(response)
-      }
-    }
+    server.registerStreamingOutput()
     return server
   }
 

@@ -18,13 +18,7 @@ struct ServerLimitsTests {
   /// so only the server's own send limit stands in the way.
   static func makeServer(_ options: ServerOptions) -> GRPCServer {
     let server = GRPCServer(options: options)
-    server.register(unary: Service.unaryCall) { request, _ in
-      var response = GRPCTesting.SimpleResponse()
-      var payload = GRPCTesting.Payload()
-      payload.body = [UInt8](repeating: 1, count: Int(max(request.responseSize, 0)))
-      response.payload = payload
-      return response
-    }
+    server.registerUnaryPayload(fill: 1)
     server.register(unary: Service.emptyCall) { _, _ in GRPCTesting.Empty() }
     return server
   }

@@ -3,6 +3,20 @@ import GRPCTestingProtos
 @testable import GRPCWire
 
 extension GRPCServer {
+  /// Registers grpc.testing's UnaryCall as the tests' servers answer it: a payload of
+  /// `response_size` bytes of `fill` — INVALID_ARGUMENT for a negative size — with no check of
+  /// the size against any limit, so only the server's own limits stand in the way.
+  func registerUnaryPayload(fill: UInt8 = 0) {
+    register(unary: GRPCTesting.TestService.unaryCall) { request, _ in
+      if request.responseSize < 0 { throw RPCError(code: .invalidArgument, message: "negative") }
+      var response = GRPCTesting.SimpleResponse()
+      var payload = GRPCTesting.Payload()
+      payload.body = [UInt8](repeating: fill, count: Int(request.responseSize))
+      response.payload = payload
+      return response
+    }
+  }
+
   /// Registers grpc.testing's StreamingOutputCall as the tests' servers answer it: one response
   /// per response parameter, each `interval_us` after the one before, carrying a payload of
   /// `size` zero bytes — or, without `payloads`, an empty response.
