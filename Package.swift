@@ -340,6 +340,11 @@ let package = Package(
       ]),
     .testTarget(
       name: "JourneySharingTests", dependencies: ["JourneySharing", "FleetConsumer", "PeerSupport"]),
+    // The loop-driven calls as a user makes them: no package access (so `package` symbols
+    // do not compile here) and no @testable import, only the GRPCWire product's public API.
+    .testTarget(
+      name: "GRPCWireUserTests", dependencies: ["GRPCWire", "GRPCTestingProtos", "FleetSync"],
+      packageAccess: false),
     .testTarget(
       name: "OwnServiceTests",
       dependencies: ["GRPCWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),

@@ -206,7 +206,8 @@ extension TripModel {
         // No deadline: the stream lasts as long as the trip; stopping cancels it.
         let path = FleetFeed.TripFeed.watchTrip.path
         let prepared = try lane.prepared(path, token: token) { () throws(RPCError) in
-          try lane.channel.prepare(path: path, options: CallOptions(metadata: metadata(token)))
+          try lane.channel.prepare(
+            path: path, options: CallOptions(metadata: metadata(token)), kind: .serverStreaming)
         }
         call = try lane.channel.startServerStreaming(
           FleetFeed.TripFeed.watchTrip, watchRequest(sending: versions), prepared: prepared,

@@ -113,9 +113,9 @@ public struct ChannelOptions: Sendable {
   /// The most connections to the target; more are opened only when the open ones have no
   /// stream left under the server's MAX_CONCURRENT_STREAMS.
   public var maxConnections = 8
-  /// Places for connections beyond this channel's first, shared with other channels; nil:
-  /// only ``maxConnections`` limits them.
-  package var sharedConnections: SharedConnections?
+  /// Places for connections beyond this channel's first, shared with other channels (give
+  /// each the same ``SharedConnections``); nil: only ``maxConnections`` limits them.
+  public var sharedConnections: SharedConnections?
   /// Interceptors of every call on the channel, outermost first (see ``ClientInterceptor``).
   public var interceptors: [any ClientInterceptor] = []
   /// Where the channel tells of its connections (swift-log): attempts, readiness, losses and

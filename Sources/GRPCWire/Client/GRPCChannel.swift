@@ -1,3 +1,4 @@
+public import ProtoRuntime
 internal import FleetSync
 internal import Synchronization
 
@@ -39,9 +40,9 @@ public final class GRPCChannel: Sendable {
   /// ``ChannelOptions/sharedConnections`` now) times the server's MAX_CONCURRENT_STREAMS, as
   /// its last connection to become ready announced it; nil until one has. Calls beyond it wait for a stream to end,
   /// so a caller that keeps streams open for long holds it under this. Read on the
-  /// channel's loop.
-  package var streamCapacity: Int? {
-    loop.assertInLoop()
+  /// channel's loop only (stops the process elsewhere).
+  public var streamCapacity: Int? {
+    loop.preconditionInEventLoop("GRPCChannel.streamCapacity")
     guard let limit = pool.knownStreamLimit else { return nil }
     let (capacity, overflow) = pool.reachableConnections.multipliedReportingOverflow(by: limit)
     return overflow ? .max : capacity
@@ -149,7 +150,9 @@ public final class GRPCChannel: Sendable {
     path: String, options: CallOptions, firstRequest: [UInt8], requestsFinished: Bool,
     oneResponse: Bool
   ) throws(RPCError) -> ClientStream {
-    try makeStream(prepare(path: path, options: options), firstRequest, requestsFinished, oneResponse: oneResponse)
+    try makeStream(
+      prepare(path: path, options: options, loopDriven: false), firstRequest, requestsFinished,
+      oneResponse: oneResponse)
   }
 
   /// A stream for a call `prepared` describes.
@@ -171,20 +174,63 @@ public final class GRPCChannel: Sendable {
       waitForReady: prepared.waitForReady, oneResponse: oneResponse)
   }
 
-  /// Checks `options` for a call to `path` and lays out its request fields: what every call
-  /// does first, and what a call made again and again (``startUnary(_:framedRequest:as:completion:)``)
-  /// does once.
-  package func prepare(path: String, options: CallOptions) throws(RPCError) -> PreparedCall {
+  /// Checks `options` for a call of `method` and lays out its request fields: what every
+  /// call does first, and what a call made again and again
+  /// (``startUnary(_:framedRequest:as:completion:)``) does once. Any thread.
+  ///
+  /// Throws what would make the call impossible: invalid metadata, credentials over
+  /// plaintext to a host that is not loopback (unless ``ChannelOptions/allowInsecureCredentials``).
+  public func prepare<Request, Response>(
+    _ method: ProtoMethod<Request, Response>, options: CallOptions = CallOptions(),
+    kind: CallKind = .unary
+  ) throws(RPCError) -> PreparedCall {
+    try prepare(path: method.path, options: options, kind: kind)
+  }
+
+  /// ``prepare(_:options:)`` for the method at `path` (`/package.Service/Method`): for a
+  /// call whose messages are not ``ProtoMessage``s. Any thread.
+  ///
+  /// The channel's and the options' interceptors are part of the prepared call: when they are
+  /// all ``LoopClientInterceptor``s, their ``LoopClientInterceptor/prepare(_:)`` runs here,
+  /// once, and what it throws is thrown here. `kind` is what they are told of the call
+  /// (``CallKind/serverStreaming`` for ``startServerStreaming(_:_:prepared:compress:receiver:)``).
+  public func prepare(path: String, options: CallOptions, kind: CallKind = .unary)
+    throws(RPCError) -> PreparedCall
+  {
+    try prepare(path: path, options: options, loopDriven: true, kind: kind)
+  }
+
+  /// ``prepare(path:options:kind:)``; with `loopDriven` false (a call made in a task, whose
+  /// interceptors have already run) without the interceptors.
+  func prepare(path: String, options: CallOptions, loopDriven: Bool, kind: CallKind = .unary)
+    throws(RPCError) -> PreparedCall
+  {
     // The service config's settings for the method, when the channel has one: a channel
     // without pays one nil check per call.
     if let method = self.options.serviceConfig?.methodConfig(for: MethodDescriptor(path: path)) {
-      return try prepared(path: path, options: method.applied(to: options))
+      return try prepared(
+        path: path, options: method.applied(to: options), loopDriven: loopDriven, kind: kind)
     }
-    return try prepared(path: path, options: options)
+    return try prepared(path: path, options: options, loopDriven: loopDriven, kind: kind)
   }
 
-  /// ``prepare(path:options:)`` for options the service config has already been applied to.
-  func prepared(path: String, options: CallOptions) throws(RPCError) -> PreparedCall {
+  /// ``prepare(path:options:loopDriven:)`` for options the service config has already been
+  /// applied to.
+  func prepared(
+    path: String, options: CallOptions, loopDriven: Bool = false, kind: CallKind = .unary
+  ) throws(RPCError) -> PreparedCall {
+    var options = options
+    var interception: Interception? = nil
+    if loopDriven {
+      let interceptors = interceptors(of: options)
+      if !interceptors.isEmpty {
+        var call = ClientCall(
+          method: MethodDescriptor(path: path), kind: kind, target: pool.target,
+          options: options)
+        interception = try Interception(&call, interceptors: interceptors)
+        options = call.options
+      }
+    }
     let carriesCredentials = !options.metadata["authorization"].isEmpty
     if carriesCredentials, case .plaintext = self.options.transportSecurity,
       !self.options.allowInsecureCredentials,
@@ -213,14 +259,12 @@ public final class GRPCChannel: Sendable {
     for (name, value) in options.metadata.headerFields() {
       headers.append(HeaderField(name: name, value: value))
     }
-    let interceptors = interceptors(of: options)
     return PreparedCall(
       headerPrefix: headerPrefix(for: path), headers: headers, timeout: options.timeout,
       maxReceiveSize: options.maxReceiveMessageSize ?? self.options.maxReceiveMessageSize,
       maxSendSize: options.maxSendMessageSize ?? .max,
       waitForReady: options.waitForReady, carriesCredentials: carriesCredentials,
-      interception: interceptors.isEmpty
-        ? nil : Interception(path: path, options: options, interceptors: interceptors))
+      interception: interception)
   }
 
   /// The fixed request fields of calls to `path`, made on the first call and kept: a channel
@@ -302,13 +346,14 @@ public final class GRPCChannel: Sendable {
   }
 }
 
-/// A call's request fields and options, checked and laid out once (``GRPCChannel/prepare(path:options:)``)
-/// for calls that repeat them: a poller calls with the same fields until its credentials
-/// change.
+/// A call's request fields and options, checked and laid out once
+/// (``GRPCChannel/prepare(path:options:kind:)``) for calls that repeat them: a poller calls
+/// with the same fields until its credentials change.
 ///
 /// Holds what the stream needs and no more (not the options' metadata, which `headers`
-/// already carries): a poller keeps one per resource it polls.
-package struct PreparedCall: Sendable {
+/// already carries): a poller keeps one per resource it polls. A timeout in the options is
+/// each call's own, counted from its start. Immutable; share it between calls and threads.
+public struct PreparedCall: Sendable {
   let headerPrefix: RequestHeaderPrefix
   let headers: [HeaderField]
   let timeout: Duration?
@@ -322,26 +367,12 @@ package struct PreparedCall: Sendable {
 
   /// This call with its own fields laid out after the method's, once: for a call made again
   /// and again (a poll), whose fields are then not laid out on each call.
-  package func laidOut() -> PreparedCall {
+  public func laidOut() -> PreparedCall {
     guard !headers.isEmpty else { return self }
     return PreparedCall(
       headerPrefix: RequestHeaderPrefix(headerPrefix, then: headers), headers: [],
       timeout: timeout, maxReceiveSize: maxReceiveSize, maxSendSize: maxSendSize,
       waitForReady: waitForReady,
       carriesCredentials: carriesCredentials, interception: interception)
-  }
-}
-
-/// A prepared call's path, options and interceptors, for a loop-driven call whose
-/// interceptors (async code) run in a task.
-final class Interception: Sendable {
-  let path: String
-  let options: CallOptions
-  let interceptors: [any ClientInterceptor]
-
-  init(path: String, options: CallOptions, interceptors: [any ClientInterceptor]) {
-    self.path = path
-    self.options = options
-    self.interceptors = interceptors
   }
 }

@@ -1,14 +1,15 @@
 internal import FleetSync
 
-/// Connections that the channels of one owner share out: a `TripService` has a channel per
-/// event loop, and together they keep to the service's most connections.
+/// Connections that the channels of one owner share out (``ChannelOptions/sharedConnections``):
+/// a `TripService` has a channel per event loop, and together they keep to the service's
+/// most connections; so may any user running one channel per loop to the same target.
 ///
 /// Every channel may always open its first connection; each one beyond that takes a place
 /// from here and gives it back when it goes away (GOAWAY) or closes. So the channels open at
 /// most `places` connections more than their number, and a busy one may use them all while
 /// the others need one each. A channel whose calls wait for a place is woken when another
 /// channel gives one back. Any thread.
-package final class SharedConnections: Sendable {
+public final class SharedConnections: Sendable {
   private struct State {
     var free: Int
     /// Per waiting channel, how to wake it (a hop to its loop).
@@ -18,12 +19,12 @@ package final class SharedConnections: Sendable {
   private let state: PosixMutex<State>
 
   /// `places` connections, beyond each channel's first, for all the channels to share.
-  package init(places: Int) {
+  public init(places: Int) {
     state = PosixMutex(State(free: max(0, places)))
   }
 
   /// Places not taken now.
-  package var free: Int { state.withLock { $0.free } }
+  public var free: Int { state.withLock { $0.free } }
 
   /// Takes a place; false when none is free.
   func take() -> Bool {

@@ -6,7 +6,8 @@ internal import FleetSync
 ///
 /// Work from other threads arrives through ``execute(_:)``: a queue plus an eventfd wake-up.
 /// Everything registered with the loop (file descriptors, timers, end-of-tick hooks) is only
-/// touched on the loop thread; debug builds check that at every loop-only entry point. The
+/// touched on the loop thread; the public loop-only functions check that in every build
+/// (``preconditionInEventLoop(_:file:line:)``), the internal ones in debug builds. The
 /// loop runs until ``shutdown()``.
 ///
 /// The loop is also a Swift `TaskExecutor`. A task that prefers it
@@ -25,8 +26,9 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
   private let pending = PosixMutex(Pending())
   private var thread = pthread_t()
   private var handlers: [Int32: any EventHandler] = [:]
-  private var timers = TimerHeap()
-  private var tickEnd: [any TickEndHandler] = []
+  /// The loop's timers and end-of-tick hooks (EventLoop+Timers.swift); loop only.
+  var timers = TimerHeap()
+  var tickEnd: [any TickEndHandler] = []
   private var running = true
   /// Work and jobs queued from the loop thread itself: no lock, no wake-up (the loop drains it
   /// before it waits again).
@@ -141,6 +143,22 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     assert(inEventLoop, "loop-only code called off the loop thread", file: file, line: line)
   }
 
+  /// Stops the process, in every build, unless called on this loop's thread: the check of
+  /// every public loop-only API (timers, end-of-tick hooks, loop-driven calls, ``LoopBound``).
+  /// Calling one of them from another thread is the caller's bug, which would otherwise race
+  /// with the loop; code elsewhere hands its work over with ``execute(_:)`` or runs in a task
+  /// that prefers the loop.
+  public func preconditionInEventLoop(
+    _ what: @autoclosure () -> String = "loop-only code",
+    file: StaticString = #fileID, line: UInt = #line
+  ) {
+    precondition(
+      inEventLoop,
+      "\(what()) called off its event loop's thread; call it on the loop (in `execute`, a "
+        + "timer, a loop-driven call's callback or a task preferring the loop)",
+      file: file, line: line)
+  }
+
   // MARK: File descriptors (loop only)
 
   struct Interest: OptionSet {
@@ -183,34 +201,6 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     assertInLoop()
     handlers[fd] = nil
     _ = fleet_epoll_ctl(epollFD, 2, fd, 0)
-  }
-
-  // MARK: Timers and end of tick (loop only)
-
-  /// Runs `body` on the loop at `deadline` (monotonic); cancel with ``cancelTimer(_:)``.
-  package func scheduleTimer(at deadline: MonotonicInstant, _ body: @escaping () -> Void) -> TimerID {
-    assertInLoop()
-    return timers.insert(deadline, body)
-  }
-
-  /// Calls `target.timerFired()` on the loop at `deadline`, holding `target` until then;
-  /// cancel with ``cancelTimer(_:)``. Unlike a closure, costs no allocation.
-  package func scheduleTimer(at deadline: MonotonicInstant, target: any TimerTarget) -> TimerID {
-    assertInLoop()
-    return timers.insert(deadline, .target(target))
-  }
-
-  package func cancelTimer(_ id: TimerID) {
-    assertInLoop()
-    timers.cancel(id)
-  }
-
-  /// Calls `handler.tickEnded()` once, when the loop has finished its current step (one
-  /// ready socket and the tasks it started, or the tick's due timers and queued work):
-  /// connections flush their output there, so the frames of a step go out in one write.
-  package func runAtEndOfTick(_ handler: any TickEndHandler) {
-    assertInLoop()
-    tickEnd.append(handler)
   }
 
   // MARK: The loop
@@ -362,11 +352,6 @@ protocol EventHandler: AnyObject {
   func writable()
   /// The loop is shutting down: release the descriptor.
   func loopClosing()
-}
-
-/// Something that wants a call once the loop's current tick is done.
-package protocol TickEndHandler: AnyObject {
-  func tickEnded()
 }
 
 private final class LoopStart {

@@ -1,23 +1,26 @@
 internal import Glibc
 
-/// A point on the monotonic clock (CLOCK_MONOTONIC), in nanoseconds.
-package struct MonotonicInstant: Comparable, Hashable, Sendable {
-  package var nanoseconds: UInt64
+/// A point on the monotonic clock (CLOCK_MONOTONIC), in nanoseconds: what the loop's timers
+/// (``EventLoop/scheduleTimer(at:_:)``) are armed for.
+public struct MonotonicInstant: Comparable, Hashable, Sendable {
+  /// Nanoseconds since an unspecified point (the machine's boot, on Linux).
+  public var nanoseconds: UInt64
 
-  package init(nanoseconds: UInt64) {
+  public init(nanoseconds: UInt64) {
     self.nanoseconds = nanoseconds
   }
 
-  package static var now: MonotonicInstant {
+  /// The clock now.
+  public static var now: MonotonicInstant {
     var t = timespec()
     clock_gettime(CLOCK_MONOTONIC, &t)
     return MonotonicInstant(nanoseconds: UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec))
   }
 
-  package static func < (a: Self, b: Self) -> Bool { a.nanoseconds < b.nanoseconds }
+  public static func < (a: Self, b: Self) -> Bool { a.nanoseconds < b.nanoseconds }
 
   /// `self` plus `duration`, saturating instead of overflowing for huge timeouts.
-  package func advanced(by duration: Duration) -> MonotonicInstant {
+  public func advanced(by duration: Duration) -> MonotonicInstant {
     let (seconds, attoseconds) = duration.components
     guard seconds >= 0 else { return self }
     let (ns, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
@@ -28,14 +31,14 @@ package struct MonotonicInstant: Comparable, Hashable, Sendable {
   }
 
   /// The time from `self` to `later`, zero if `later` is not later.
-  package func duration(to later: MonotonicInstant) -> Duration {
+  public func duration(to later: MonotonicInstant) -> Duration {
     later > self ? .nanoseconds(Int64(clamping: later.nanoseconds - nanoseconds)) : .zero
   }
 }
 
 /// An object a timer fires on, instead of a closure: scheduling it allocates nothing (a
 /// closure capturing its owner is one allocation per timer, and every call arms one).
-package protocol TimerTarget: AnyObject {
+public protocol TimerTarget: AnyObject {
   /// The timer scheduled with this target is due; runs on the loop.
   func timerFired()
 }
@@ -53,8 +56,9 @@ enum TimerBody {
   }
 }
 
-/// Identifies a scheduled timer, for cancelling it: its slot and the slot's generation.
-package struct TimerID: Hashable, Sendable {
+/// Identifies a scheduled timer, for cancelling it (``EventLoop/cancelTimer(_:)``): its slot
+/// and the slot's generation, so a stale ID never cancels the slot's next timer.
+public struct TimerID: Hashable, Sendable {
   fileprivate var slot: Int32
   fileprivate var generation: UInt32
 }

@@ -28,4 +28,14 @@ struct LoopBoundTests {
     #expect(seen == 5)
     #expect(bound)
   }
+
+  @Test("read off its loop, it stops the process, in every build")
+  func offLoopRead() async {
+    await #expect(processExitsWith: .failure) {
+      let loop = EventLoop(name: "LoopBoundTests-off")
+      let bound = LoopBound(1, on: loop)
+      // This test's own thread, not the loop's.
+      _ = bound.value
+    }
+  }
 }
