@@ -1,5 +1,6 @@
 internal import FleetSigning
 internal import GRPCWire
+internal import FleetSync
 
 /// Share-link tokens: a trip name and an expiry, sealed with a link secret so that a token
 /// shows nothing of the trip and a changed or forged one opens to nothing.

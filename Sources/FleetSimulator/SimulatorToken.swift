@@ -1,5 +1,5 @@
 public import Foundation
-internal import GRPCWire
+internal import FleetSync
 
 /// Bearer tokens the simulator's ``TokenPolicy/perTrip`` policy accepts, for tests and demos.
 ///

@@ -1,5 +1,5 @@
 internal import Foundation
-internal import GRPCWire
+internal import FleetSync
 
 /// The pieces of JSON Web Tokens (RFC 7519) that FleetConsumer writes and reads: base64url
 /// without padding (RFC 7515 section 2), JSON strings written byte for byte, and the `exp`

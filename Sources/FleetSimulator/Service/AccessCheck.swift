@@ -1,5 +1,6 @@
 internal import Foundation
 internal import GRPCWire
+internal import FleetSync
 
 /// Checks the bearer token of a call against the simulator's ``TokenPolicy``.
 ///

@@ -1,3 +1,4 @@
+internal import FleetSync
 extension Metadata {
   /// Header names that belong to HTTP/2 or to gRPC itself, so metadata never sends or receives
   /// them: every name starting with `:` (pseudo-headers) or `grpc-`, and the names below.

@@ -1,3 +1,4 @@
+internal import FleetSync
 /// An HTTP CONNECT proxy, from a URL such as `http://user:password@proxy.internal:3128`.
 ///
 /// `http://` (or no scheme) reaches the proxy over plain TCP, `https://` over TLS (the proxy's

@@ -1,3 +1,4 @@
+internal import FleetSync
 extension Status {
   /// The trailer fields that carry this status, for a server to send: `grpc-status`, then
   /// `grpc-message` (percent-encoded; left out when the message is empty), then

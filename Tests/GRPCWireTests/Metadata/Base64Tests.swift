@@ -3,6 +3,7 @@ import PeerSupport
 import Testing
 
 @testable import GRPCWire
+import FleetSync
 
 /// Our base64 for -bin metadata: RFC 4648's vectors, padded and unpadded input, rejection of
 /// anything else, and agreement with Foundation's independent implementation.

@@ -4,11 +4,12 @@
 /// gRPC's PROTOCOL-HTTP2.md: "Implementations MUST accept padded and un-padded values and
 /// should emit un-padded values." Foundation's `Data(base64Encoded:)` rejects unpadded input,
 /// and these run on every call that carries binary metadata, so this is our own: one
-/// allocation per call, no Foundation. The package's JSON Web Tokens use it too, with the
-/// URL-safe alphabet (base64url, RFC 4648 §5).
-package enum Base64 {
+/// allocation per call, no Foundation. The package's JSON Web Tokens and share links use it
+/// too, with the URL-safe alphabet (base64url, RFC 4648 §5): it lives here, below GRPCWire,
+/// so that they do not reach into GRPCWire's package symbols for it.
+public enum Base64 {
   /// The 64 characters: the standard one (`+`, `/`) or base64url's (`-`, `_`).
-  package enum Alphabet: Sendable {
+  public enum Alphabet: Sendable {
     case standard
     case url
 
@@ -28,7 +29,7 @@ package enum Base64 {
   }
 
   /// `bytes` encoded with `alphabet` (default the standard one) and without `=` padding.
-  package static func encodeUnpadded(
+  public static func encodeUnpadded(
     _ bytes: some Collection<UInt8>, alphabet: Alphabet = .standard
   ) -> String {
     let alphabet = alphabet.characters
@@ -64,7 +65,7 @@ package enum Base64 {
   /// single dangling character. Unused low bits of the last character are ignored, as most
   /// decoders do.
   /// With `alphabet` `.url`, the same rules hold for base64url's characters.
-  package static func decode(
+  public static func decode(
     _ text: some StringProtocol, alphabet: Alphabet = .standard
   ) -> [UInt8]? {
     let table = alphabet.decodeTable
