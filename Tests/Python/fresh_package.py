@@ -49,7 +49,8 @@ import time
 from pathlib import Path
 
 from package_checks import (
-    BUILD_TIMEOUT, CALLS_TIMEOUT, PEER_ENVIRONMENT, Failure, run, start_server, stop,
+    BUILD_TIMEOUT, CALLS_TIMEOUT, PEER_ENVIRONMENT, Failure, printed_targets, run, snapshot,
+    start_server, stop,
 )
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -61,7 +62,6 @@ COMMAND = [
     "Protos/acme/catalog/v1/catalog.proto", "Protos/acme/shop/v1/order.proto",
 ]
 PASTE = "    // (paste generate-grpc-wire's targets here)\n"
-BEGIN, END = "// generate-grpc-wire: targets", "// generate-grpc-wire: end"
 RPCS = ("PlaceOrder", "ListOrders", "UploadOrders", "TrackOrders")
 # swift-protobuf first: the protobuf-c package does not depend on swift-protobuf, and SwiftPM
 # removes the checkout of a dependency the package it builds has not, so after it the
@@ -71,17 +71,6 @@ MESSAGES = ("swift-protobuf", "protobuf-c")
 
 def log(line: str) -> None:
     print(f"fresh-package: {line}", flush=True)
-
-
-def printed_targets(output: str) -> str:
-    """The lines from BEGIN to END of the command's stdout, as printed."""
-    lines = output.splitlines(keepends=True)
-    starts = [i for i, line in enumerate(lines) if line.rstrip("\n") == BEGIN]
-    ends = [i for i, line in enumerate(lines) if line.rstrip("\n") == END]
-    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
-        raise Failure(f"generate-grpc-wire printed no single {BEGIN!r} ... {END!r} block:\n{output}")
-    block = "".join(lines[starts[0] : ends[0] + 1])
-    return block if block.endswith("\n") else block + "\n"
 
 
 def check_headers(shop: Path, messages: str) -> None:
@@ -106,15 +95,6 @@ def check_headers(shop: Path, messages: str) -> None:
         if [line[: len(want)] for line, want in zip(head, expected)] != expected or len(head) < len(expected):
             raise Failure(f"{messages}: {path.relative_to(shop)} begins {head}, not {expected}")
     log(f"PASSED {messages}: the {len(files)} generated files' headers name {command!r}")
-
-
-def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
-    """Every file under `folder`: its bytes and modification time."""
-    return {
-        str(path.relative_to(folder)): (path.read_bytes(), path.stat().st_mtime_ns)
-        for path in sorted(folder.rglob("*"))
-        if path.is_file()
-    }
 
 
 def check_calls(client: list[str], server: list[str], cwd: Path, what: str) -> None:

@@ -21,6 +21,8 @@ STOP_TIMEOUT = 10  # seconds a server has to exit after SIGTERM
 # fetch dependencies) must not send them through a proxy.
 PROXY_VARIABLES = {"http_proxy", "https_proxy", "all_proxy", "grpc_proxy", "no_proxy"}
 PEER_ENVIRONMENT = {k: v for k, v in os.environ.items() if k.lower() not in PROXY_VARIABLES}
+# The lines around the targets generate-grpc-wire prints for Package.swift.
+BEGIN, END = "// generate-grpc-wire: targets", "// generate-grpc-wire: end"
 
 
 class Failure(Exception):
@@ -38,6 +40,26 @@ def run(args: list[str], cwd: Path, timeout: float, what: str, env=None) -> str:
     if done.returncode != 0:
         raise Failure(f"{what} failed (exit {done.returncode}):\n{done.stdout}")
     return done.stdout
+
+
+def printed_targets(output: str) -> str:
+    """The lines from BEGIN to END of the command's stdout, as printed."""
+    lines = output.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.rstrip("\n") == BEGIN]
+    ends = [i for i, line in enumerate(lines) if line.rstrip("\n") == END]
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        raise Failure(f"generate-grpc-wire printed no single {BEGIN!r} ... {END!r} block:\n{output}")
+    block = "".join(lines[starts[0] : ends[0] + 1])
+    return block if block.endswith("\n") else block + "\n"
+
+
+def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under `folder`: its bytes and modification time."""
+    return {
+        str(path.relative_to(folder)): (path.read_bytes(), path.stat().st_mtime_ns)
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
 
 
 def start_server(args: list[str], cwd: Path, what: str) -> tuple[subprocess.Popen, int]:
