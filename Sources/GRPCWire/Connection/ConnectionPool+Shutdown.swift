@@ -47,7 +47,9 @@ extension ConnectionPool {
   /// A call on `connection` ended: a call waiting for a stream may take its place; during a
   /// graceful shutdown an idle connection closes.
   func callEnded(on connection: ClientConnection) {
-    scheduleWaitingStart()
+    // At once, not through the loop's queue: a stream's close is handed over once nghttp2
+    // has returned, so the calls waiting for a stream may be submitted now.
+    startWaitingCalls()
     guard case .draining = shutdownState, connection.openCallCount == 0 else { return }
     // This runs inside nghttp2's stream-close callback: close once it has returned.
     loop.execute { [self] in

@@ -46,6 +46,8 @@ final class ConnectionPool: @unchecked Sendable {
   var waitingForStream = CallQueue<ClientStream>()
   /// A start of the calls waiting for a stream is queued on the loop.
   private var waitingStartScheduled = false
+  /// The calls waiting for a stream are being started (``startWaitingCalls()``).
+  private var startingWaitingCalls = false
   private var balancer: LoadBalancer
   /// The connections holding a place of ``ChannelOptions/sharedConnections``.
   var placeHolders = Set<ObjectIdentifier>()
@@ -214,16 +216,29 @@ final class ConnectionPool: @unchecked Sendable {
     }
   }
 
-  /// Starts the calls waiting for a stream once the current work of the loop is done (it
-  /// may be inside nghttp2's callbacks).
+  /// Starts the calls waiting for a stream once the current work of the loop is done: for
+  /// a connection closing or going away (its teardown finishes first), timers and wake-ups.
   func scheduleWaitingStart() {
     guard !waitingForStream.isEmpty, !waitingStartScheduled else { return }
     waitingStartScheduled = true
     loop.execute { [self] in
       waitingStartScheduled = false
-      guard case .running = shutdownState else { return }
-      startWaitingForStream()
+      startWaitingCalls()
     }
+  }
+
+  /// Starts the calls waiting for a stream now: outside nghttp2's callbacks (a session hands
+  /// its events over once mem_recv or mem_send has returned), so they may be submitted to a
+  /// session, the one handing over included. A call that ends as it starts comes back here:
+  /// the start under way goes on with the rest.
+  func startWaitingCalls() {
+    loop.checkOutsideCallbacks()
+    guard !waitingForStream.isEmpty, !startingWaitingCalls, case .running = shutdownState else {
+      return
+    }
+    startingWaitingCalls = true
+    defer { startingWaitingCalls = false }
+    startWaitingForStream()
   }
 
   /// A ready connection with a free stream, or one still connecting (it queues the call).
