@@ -527,6 +527,27 @@ struct LoopDrivenInterceptorTests {
     }
   }
 
+  @Test("preparing a method tells the loop interceptors the method's kind")
+  func preparedKind() throws {
+    final class Kinds: LoopClientInterceptor {
+      let seen = PosixMutex<[CallKind]>([])
+      func prepare(_ call: inout ClientCall) throws(RPCError) {
+        let kind = call.kind
+        seen.withLock { $0.append(kind) }
+      }
+      func callEnded(_ call: ClientCall, _ summary: ClientCallSummary, after duration: Duration) {}
+    }
+    let kinds = Kinds()
+    var options = ChannelOptions()
+    options.interceptors = [kinds]
+    // Preparing connects nowhere: nothing needs to listen on port 1.
+    let channel = GRPCChannel(host: "127.0.0.1", port: 1, options: options)
+    _ = try channel.prepare(Service.unaryCall)
+    _ = try channel.prepare(Service.streamingOutputCall)
+    #expect(kinds.seen.withLock { $0 } == [.unary, .serverStreaming])
+    channel.close()
+  }
+
   @Test("a loop interceptor that refuses the call makes preparing it throw its error")
   func refusal() async throws {
     struct Refusing: LoopClientInterceptor {

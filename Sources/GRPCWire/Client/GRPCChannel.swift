@@ -180,11 +180,12 @@ public final class GRPCChannel: Sendable {
   ///
   /// Throws what would make the call impossible: invalid metadata, credentials over
   /// plaintext to a host that is not loopback (unless ``ChannelOptions/allowInsecureCredentials``).
+  ///
+  /// The interceptors are told the call is of `method`'s kind.
   public func prepare<Request, Response>(
-    _ method: ProtoMethod<Request, Response>, options: CallOptions = CallOptions(),
-    kind: CallKind = .unary
+    _ method: ProtoMethod<Request, Response>, options: CallOptions = CallOptions()
   ) throws(RPCError) -> PreparedCall {
-    try prepare(path: method.path, options: options, kind: kind)
+    try prepare(path: method.path, options: options, kind: CallKind(method.kind))
   }
 
   /// ``prepare(_:options:)`` for the method at `path` (`/package.Service/Method`): for a
@@ -214,7 +215,7 @@ public final class GRPCChannel: Sendable {
     return try prepared(path: path, options: options, loopDriven: loopDriven, kind: kind)
   }
 
-  /// ``prepare(path:options:loopDriven:)`` for options the service config has already been
+  /// ``prepare(path:options:loopDriven:kind:)`` for options the service config has already been
   /// applied to.
   func prepared(
     path: String, options: CallOptions, loopDriven: Bool = false, kind: CallKind = .unary
@@ -374,5 +375,18 @@ public struct PreparedCall: Sendable {
       timeout: timeout, maxReceiveSize: maxReceiveSize, maxSendSize: maxSendSize,
       waitForReady: waitForReady,
       carriesCredentials: carriesCredentials, interception: interception)
+  }
+}
+
+extension CallKind {
+  /// The kind of call `kind` (a ``ProtoMethod``'s) is.
+  init(_ kind: ProtoMethod<some ProtoMessage, some ProtoMessage>.Kind) {
+    self =
+      switch kind {
+      case .unary: .unary
+      case .serverStreaming: .serverStreaming
+      case .clientStreaming: .clientStreaming
+      case .bidirectionalStreaming: .bidirectionalStreaming
+      }
   }
 }
