@@ -44,7 +44,7 @@ final class FollowScheduler: TickEndHandler, @unchecked Sendable {
 
   deinit {
     // The queue holds its models retained by hand: let them go.
-    state.valueInDeinit.queue.removeAll()
+    state.unsafeValueInDeinit.queue.removeAll()
   }
 
   /// Makes loop `generation` of `model` due now, as the loop sees it when it takes this in.

@@ -29,9 +29,12 @@ public struct LoopBound<Value>: @unchecked Sendable {
     }
   }
 
-  /// The value without the thread check, for its owner's `deinit`: by then no other
-  /// reference to the owner exists, on the loop or anywhere else.
-  public var valueInDeinit: Value {
+  /// The value without the thread check, for its owner's `deinit` only: by then no other
+  /// reference to the owner exists, on the loop or anywhere else. Unsafe anywhere else:
+  /// nothing checks the thread, so a read or write off the loop races with it. Public
+  /// because an owner outside GRPCWire (a user's type holding a `LoopBound`) has a `deinit`
+  /// too, which may run on any thread.
+  public var unsafeValueInDeinit: Value {
     get { storage }
     _modify { yield &storage }
   }
