@@ -548,6 +548,36 @@ struct LoopDrivenInterceptorTests {
     channel.close()
   }
 
+  @Test("a request is framed with the compression a loop interceptor leaves in the options")
+  func interceptorCompression() async throws {
+    struct Uncompressing: LoopClientInterceptor {
+      func prepare(_ call: inout ClientCall) throws(RPCError) { call.options.compression = nil }
+      func callEnded(_ call: ClientCall, _ summary: ClientCallSummary, after duration: Duration) {}
+    }
+    try await Self.withChannel({ _, _ in [Uncompressing()] }) { channel, _ in
+      let outcomes = Calls.Outcomes()
+      // Asked for gzip, which the interceptor takes away: a request framed compressed without
+      // a grpc-encoding field would be refused by the server.
+      _ = try await Calls.onLoop(channel.eventLoop) { () throws(RPCError) in
+        try channel.startUnary(
+          Service.unaryCall, GRPCTesting.SimpleRequest(responseSize: 4),
+          options: CallOptions(compression: .gzip)
+        ) { result in
+          outcomes.seen.withLock { seen in
+            switch result {
+            case .success(let response): seen.sizes.append(response.payload?.body.count ?? 0)
+            case .failure(let error): seen.errors.append(error)
+            }
+            seen.done = true
+          }
+        }
+      }
+      try await Calls.wait(outcomes) { $0.done }
+      #expect(outcomes.seen.withLock { $0.errors }.isEmpty)
+      #expect(outcomes.seen.withLock { $0.sizes } == [4])
+    }
+  }
+
   @Test("a loop interceptor that refuses the call makes preparing it throw its error")
   func refusal() async throws {
     struct Refusing: LoopClientInterceptor {

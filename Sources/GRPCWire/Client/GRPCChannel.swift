@@ -265,7 +265,7 @@ public final class GRPCChannel: Sendable {
       maxReceiveSize: options.maxReceiveMessageSize ?? self.options.maxReceiveMessageSize,
       maxSendSize: options.maxSendMessageSize ?? .max,
       waitForReady: options.waitForReady, carriesCredentials: carriesCredentials,
-      interception: interception)
+      compresses: options.compression != nil, interception: interception)
   }
 
   /// The fixed request fields of calls to `path`, made on the first call and kept: a channel
@@ -363,6 +363,10 @@ public struct PreparedCall: Sendable {
   let maxSendSize: Int
   let waitForReady: Bool
   let carriesCredentials: Bool
+  /// Whether the call's request is compressed: its options' compression after the service
+  /// config and the loop interceptors' ``LoopClientInterceptor/prepare(_:)`` (the
+  /// `grpc-encoding` field says the same).
+  let compresses: Bool
   /// What a loop-driven call needs to run its interceptors; nil when there are none.
   let interception: Interception?
 
@@ -373,8 +377,8 @@ public struct PreparedCall: Sendable {
     return PreparedCall(
       headerPrefix: RequestHeaderPrefix(headerPrefix, then: headers), headers: [],
       timeout: timeout, maxReceiveSize: maxReceiveSize, maxSendSize: maxSendSize,
-      waitForReady: waitForReady,
-      carriesCredentials: carriesCredentials, interception: interception)
+      waitForReady: waitForReady, carriesCredentials: carriesCredentials,
+      compresses: compresses, interception: interception)
   }
 }
 

@@ -12,10 +12,11 @@ extension GRPCChannel {
     onMessage: @escaping @Sendable (Response) -> Void,
     onEnd: @escaping @Sendable (RPCError?) -> Void
   ) throws(RPCError) -> LoopCall {
-    try startServerStreaming(
-      method, request,
-      prepared: prepare(path: method.path, options: options, kind: .serverStreaming),
-      compress: options.compression != nil, onMessage: onMessage, onEnd: onEnd)
+    // Framed as the prepared call says: a loop interceptor may have changed the compression.
+    let prepared = try prepare(path: method.path, options: options, kind: .serverStreaming)
+    return try startServerStreaming(
+      method, request, prepared: prepared, compress: prepared.compresses, onMessage: onMessage,
+      onEnd: onEnd)
   }
 
   /// ``startServerStreaming(_:_:options:onMessage:onEnd:)`` with the call already prepared

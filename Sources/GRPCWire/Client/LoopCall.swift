@@ -78,9 +78,10 @@ extension GRPCChannel {
     _ method: ProtoMethod<Request, Response>, _ request: Request, options: CallOptions,
     completion: @escaping @Sendable (Result<Response, RPCError>) -> Void
   ) throws(RPCError) -> LoopCall {
-    try startUnary(
-      prepare(path: method.path, options: options),
-      framedRequest: Self.frame(request, compress: options.compression != nil),
+    // Framed as the prepared call says: a loop interceptor may have changed the compression.
+    let prepared = try prepare(path: method.path, options: options)
+    return try startUnary(
+      prepared, framedRequest: Self.frame(request, compress: prepared.compresses),
       as: Response.self, completion: completion)
   }
 

@@ -78,6 +78,7 @@ extension GRPCChannel {
       timeout: prepared.timeout, maxReceiveSize: prepared.maxReceiveSize,
       maxSendSize: prepared.maxSendSize,
       waitForReady: prepared.waitForReady, carriesCredentials: prepared.carriesCredentials,
+      compresses: prepared.compresses,
       interception: prepared.interception)
   }
 
