@@ -489,6 +489,42 @@ struct LoopDrivenInterceptorTests {
     }
   }
 
+  @Test("with an async interceptor, what makes a call impossible is still thrown at its start")
+  func asyncInterceptorRefusedAtStart() async throws {
+    let loop = EventLoop(name: "user-async-refused")
+    var options = ChannelOptions()
+    options.interceptors = [Passing()]
+    // Nothing listens on port 1: a call that got as far as connecting would fail UNAVAILABLE
+    // in its callback, not at its start.
+    let channel = GRPCChannel(host: "127.0.0.1", port: 1, options: options, eventLoop: loop)
+    @Sendable func startError(_ options: CallOptions, streaming: Bool) async throws -> RPCError? {
+      try await Calls.onLoop(loop) { () -> RPCError? in
+        do throws(RPCError) {
+          if streaming {
+            _ = try channel.startServerStreaming(
+              Service.streamingOutputCall, GRPCTesting.StreamingOutputCallRequest(),
+              options: options, onMessage: { _ in }, onEnd: { _ in })
+          } else {
+            _ = try channel.startUnary(
+              Service.unaryCall, GRPCTesting.SimpleRequest(), options: options) { _ in }
+          }
+          return nil
+        } catch {
+          return error
+        }
+      }
+    }
+    for streaming in [false, true] {
+      let expired = try await startError(CallOptions(timeout: .zero), streaming: streaming)
+      #expect(expired?.code == .deadlineExceeded)
+    }
+    channel.close()
+    for streaming in [false, true] {
+      #expect(try await startError(CallOptions(), streaming: streaming)?.code == .unavailable)
+    }
+    loop.shutdown()
+  }
+
   @Test("a loop interceptor of a server-streaming call sees its kind and its responses")
   func serverStreaming() async throws {
     try await Self.withChannel({ log, loop in [Stamping(log: log, loop: loop)] }) {

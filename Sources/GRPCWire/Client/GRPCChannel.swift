@@ -24,6 +24,8 @@ public final class GRPCChannel: Sendable {
   let policies: CallPolicies?
   private let ownsLoop: Bool
   private let closed = Atomic<Bool>(false)
+  /// Whether ``close()`` has run. Any thread.
+  var isClosed: Bool { closed.load(ordering: .relaxed) }
   private let loopStopped = Atomic<Bool>(false)
   private let baseHeaders: [HeaderField]
   private let headerPrefixes = PosixMutex<[RequestHeaderPrefix]>([])
@@ -159,7 +161,7 @@ public final class GRPCChannel: Sendable {
   func makeStream(
     _ prepared: PreparedCall, _ firstRequest: [UInt8], _ requestsFinished: Bool, oneResponse: Bool
   ) throws(RPCError) -> ClientStream {
-    guard !closed.load(ordering: .relaxed) else {
+    guard !isClosed else {
       throw RPCError(code: .unavailable, message: "the channel to \(pool.target) is closed")
     }
     if firstRequest.count - MessageFramer.prefixLength > prepared.maxSendSize {

@@ -58,7 +58,9 @@ extension GRPCChannel {
     compress: Bool = false, receiver: Receiver
   ) throws(RPCError) -> LoopCall where Receiver: ServerStreamReceiver {
     loop.preconditionInEventLoop("GRPCChannel.startServerStreaming")
+    let framed = Self.frame(request, compress: compress)
     if let interception = prepared.interception, interception.onLoop == nil {
+      try checkStart(prepared, framed)
       return LoopCall(task: Task(executorPreference: loop) { [self] in
         do {
           try await serverStreaming(
@@ -73,8 +75,7 @@ extension GRPCChannel {
         }
       })
     }
-    let stream = try makeLoopStream(
-      prepared, Self.frame(request, compress: compress), oneResponse: false)
+    let stream = try makeLoopStream(prepared, framed, oneResponse: false)
     stream.observer = StreamingObserver(receiver: receiver, interception: prepared.interception)
     return start(stream)
   }

@@ -106,6 +106,7 @@ extension GRPCChannel {
   ) throws(RPCError) -> LoopCall where Deserializer.Message: Sendable {
     loop.preconditionInEventLoop("GRPCChannel.startUnary")
     if let interception = prepared.interception, interception.onLoop == nil {
+      try checkStart(prepared, framedRequest)
       return LoopCall(task: Task(executorPreference: loop) { [self] in
         let result: Result<Deserializer.Message, RPCError>
         do {
@@ -170,11 +171,25 @@ extension GRPCChannel {
     throws(RPCError) -> ClientStream
   {
     loop.preconditionInEventLoop("GRPCChannel.startUnary/startServerStreaming")
+    try checkStart(prepared, framedRequest)
+    return try makeStream(prepared, framedRequest, true, oneResponse: oneResponse)
+  }
+
+  /// Throws what makes a loop-driven call impossible before it starts, on the loop or in a
+  /// task (async interceptors): a closed channel, a deadline already passed, a request over
+  /// the send limit.
+  func checkStart(_ prepared: PreparedCall, _ framedRequest: [UInt8]) throws(RPCError) {
+    guard !isClosed else {
+      throw RPCError(code: .unavailable, message: "the channel to \(pool.target) is closed")
+    }
     if let timeout = prepared.timeout, timeout <= .zero {
       throw RPCError(
         code: .deadlineExceeded, message: "the call's deadline had passed before it started")
     }
-    return try makeStream(prepared, framedRequest, true, oneResponse: oneResponse)
+    if framedRequest.count - MessageFramer.prefixLength > prepared.maxSendSize {
+      throw RPCError.requestTooLarge(
+        framedRequest.count - MessageFramer.prefixLength, prepared.maxSendSize)
+    }
   }
 
   func start(_ stream: ClientStream) -> LoopCall {
