@@ -29,7 +29,7 @@ extension MessageWriter {
     )
     if !b.message.field.isEmpty { line("    let m = c.pointee") }
     for (index, field) in b.plain.enumerated() {
-      read(field, "    ", sharing: earlierOfType(field, b.plain[..<index]))
+      read(field, "    ", sharing: sharingSources(field, b.plain[..<index]))
     }
     for oneof in b.oneofs {
       let name = b.message.oneofDecl[oneof.index].name ?? ""
@@ -160,24 +160,69 @@ extension MessageWriter {
     }
   }
 
-  /// The fields before `f` in its message that hold its message type, when that type keeps
-  /// its fields in copy-on-write storage: what `f` decodes to is first compared with their
-  /// values, read in place (`matches(cMessage:)`), and shares their storage when equal.
-  /// A Trip repeats its waypoints (`vehicle_waypoints`, `current_route_segment_end_point`);
-  /// a value shared costs a retain, where decoding it again costs an allocation per storage,
-  /// array and long string in it.
-  private func earlierOfType(_ f: MessageField, _ earlier: ArraySlice<MessageField>)
-    -> [MessageField]
+  /// A value decoded earlier in the same message that a message field may turn out to equal:
+  /// `value` is a Swift expression of the field's type (a list when `list`), or of its
+  /// optional.
+  struct SharingSource {
+    var value: String
+    var list: Bool
+  }
+
+  /// What `f` decodes to is first compared with these values, read in place
+  /// (`matches(cMessage:)`), and shares their storage when equal: a value shared costs a
+  /// retain, where decoding it again costs an allocation per storage, array and long string
+  /// in it.
+  ///
+  /// - The fields before `f` in its message that hold its message type, when that type keeps
+  ///   its fields in copy-on-write storage (a list's first element for a singular `f`): a
+  ///   Trip repeats its waypoints (`vehicle_waypoints`, `current_route_segment_end_point`).
+  /// - The field of `f`'s type (and list-ness) in the first element of an earlier list of a
+  ///   copy-on-write message, when that type holds a list or a string: a Trip's `route` and
+  ///   `current_route_segment_traffic` are its first remaining waypoint's `path_to_waypoint`
+  ///   and `traffic_to_waypoint` (both lead to that waypoint). Types of scalars alone
+  ///   (`Timestamp`) are not compared: decoding them allocates nothing.
+  private func sharingSources(_ f: MessageField, _ earlier: ArraySlice<MessageField>)
+    -> [SharingSource]
   {
-    guard f.kind == .message, !f.map, f.presentIf == nil, let type = f.proto.typeName,
-      cowMessages.contains(type)
-    else { return [] }
-    return earlier.filter {
-      $0.kind == .message && !$0.map && $0.presentIf == nil && $0.proto.typeName == type
+    guard f.kind == .message, !f.map, f.presentIf == nil, let type = f.proto.typeName else {
+      return []
+    }
+    var sources: [SharingSource] = []
+    if cowMessages.contains(type) {
+      for e in earlier
+      where e.kind == .message && !e.map && e.presentIf == nil && e.proto.typeName == type {
+        if f.repeated {
+          if e.repeated { sources.append(SharingSource(value: e.id, list: true)) }
+        } else {
+          sources.append(SharingSource(value: e.repeated ? "\(e.id).first" : e.id, list: false))
+        }
+      }
+    }
+    guard f.repeated || holdsHeapValues(type) else { return sources }
+    for e in earlier where e.kind == .message && e.repeated && !e.map {
+      guard let elementType = e.proto.typeName, cowMessages.contains(elementType),
+        let element = model.messages[elementType]?.message
+      else { continue }
+      for g in element.field
+      where g.typeName == type && (g.label == .repeated) == f.repeated && g.oneofIndex == nil {
+        let name = SwiftNames.identifier(SwiftNames.camel(g.name ?? "", upperFirst: false))
+        let value = f.repeated ? "(\(e.id).first?.\(name) ?? [])" : "\(e.id).first?.\(name)"
+        sources.append(SharingSource(value: value, list: f.repeated))
+      }
+    }
+    return sources
+  }
+
+  /// Whether a message of `type` holds a list, a string or bytes of its own: what decoding
+  /// it allocates for.
+  private func holdsHeapValues(_ type: String) -> Bool {
+    guard let message = model.messages[type]?.message else { return false }
+    return message.field.contains {
+      $0.label == .repeated || $0.type == .string || $0.type == .bytes
     }
   }
 
-  private mutating func read(_ f: MessageField, _ indent: String, sharing: [MessageField] = []) {
+  private mutating func read(_ f: MessageField, _ indent: String, sharing: [SharingSource] = []) {
     let c = "m.\(f.cMember)"
     if let presentIf = f.presentIf {
       line("\(indent)if \(presentIf) { \(f.id) = \(readValue(f, c)) }")
@@ -194,7 +239,7 @@ extension MessageWriter {
       let n = "m.\(f.cQuantifier ?? "")"
       if f.kind == .message {
         // Element by element with the first earlier list of the type, if there is one.
-        let shared = sharing.first(where: \.repeated).map { ", sharing: \($0.id)" } ?? ""
+        let shared = sharing.first(where: \.list).map { ", sharing: \($0.value)" } ?? ""
         line(
           "\(indent)\(f.id) = try ProtoC.messages(\(c), \(n), as: \(f.swift).self, &\(stringsName)\(shared))"
         )
@@ -210,9 +255,8 @@ extension MessageWriter {
       line("\(indent)if let p = \(c) {")
       var keyword = "if"
       for earlier in sharing {
-        let value = earlier.repeated ? "\(earlier.id).first" : earlier.id
         // `_shared`: no field's Swift name has an underscore (see stringsName).
-        line("\(indent)  \(keyword) let _shared = \(value), _shared.matches(cMessage: p) {")
+        line("\(indent)  \(keyword) let _shared = \(earlier.value), _shared.matches(cMessage: p) {")
         line("\(indent)    \(f.id) = _shared")
         keyword = "} else if"
       }

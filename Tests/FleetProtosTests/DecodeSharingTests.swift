@@ -4,7 +4,9 @@ import Testing
 
 /// A field of a copy-on-write message type is compared, in place, with the fields of its
 /// type decoded before it in the same message; when it decodes to exactly the same value it
-/// shares theirs (a Trip's vehicle waypoints are usually its remaining waypoints).
+/// shares theirs (a Trip's vehicle waypoints are usually its remaining waypoints). So is a
+/// list, or a message holding one, with the field of its type in the first element of an
+/// earlier list of a copy-on-write message (a Trip's route is its first waypoint's path).
 @Suite("Decoding shares sub-messages a message repeats")
 struct DecodeSharingTests {
   func buffer<T>(_ array: [T]) -> UnsafeRawPointer? {
@@ -48,5 +50,36 @@ struct DecodeSharingTests {
     #expect(Array(trip.pickupPoint?.accessPointID.utf8 ?? "".utf8) == [0x63, 0x61, 0x66, 0xC3, 0xA9])
     #expect(
       Array(trip.dropoffPoint?.accessPointID.utf8 ?? "".utf8) == [0x63, 0x61, 0x66, 0x65, 0xCC, 0x81])
+  }
+
+  @Test("a route and traffic equal to the first remaining waypoint's path and traffic share them")
+  func routeSharesFirstWaypointPath() throws {
+    var sample = SampleTrips.fullyPopulated
+    // As Fleet Engine (and fleet-sim) send them: the route leads to the first waypoint.
+    sample.route = sample.remainingWaypoints[0].pathToWaypoint
+    sample.currentRouteSegmentTraffic = sample.remainingWaypoints[0].trafficToWaypoint
+    let trip = try roundTrip(sample)
+    #expect(trip == sample)
+    #expect(trip.route.count == 12)
+    #expect(buffer(trip.route) == buffer(trip.remainingWaypoints[0].pathToWaypoint))
+    let traffic = try #require(trip.currentRouteSegmentTraffic)
+    #expect(traffic.speedReadingInterval.count == 4)
+    #expect(
+      buffer(traffic.speedReadingInterval)
+        == buffer(trip.remainingWaypoints[0].trafficToWaypoint?.speedReadingInterval ?? []))
+  }
+
+  @Test("a route that differs from the first waypoint's path in its last point is what was sent")
+  func routeDifferingFromPathIsDecoded() throws {
+    var sample = SampleTrips.fullyPopulated
+    sample.route = sample.remainingWaypoints[0].pathToWaypoint
+    sample.route[11].longitude += 0.0001
+    sample.currentRouteSegmentTraffic = sample.remainingWaypoints[0].trafficToWaypoint
+    sample.currentRouteSegmentTraffic?.speedReadingInterval[3].speed = .trafficJam
+    let trip = try roundTrip(sample)
+    #expect(trip == sample)
+    #expect(buffer(trip.route) != buffer(trip.remainingWaypoints[0].pathToWaypoint))
+    #expect(trip.route[11] == sample.route[11])
+    #expect(trip.currentRouteSegmentTraffic?.speedReadingInterval[3].speed == .trafficJam)
   }
 }

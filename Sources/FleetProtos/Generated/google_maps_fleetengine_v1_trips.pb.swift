@@ -853,10 +853,18 @@ extension FleetEngine.Trip: CBridgedMessage {
     if let p = m.dropoff_time { dropoffTime = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     remainingWaypoints = try ProtoC.messages(m.remaining_waypoints, m.n_remaining_waypoints, as: FleetEngine.TripWaypoint.self, &_strings)
     vehicleWaypoints = try ProtoC.messages(m.vehicle_waypoints, m.n_vehicle_waypoints, as: FleetEngine.TripWaypoint.self, &_strings, sharing: remainingWaypoints)
-    route = try ProtoC.messages(m.route, m.n_route, as: GoogleType.LatLng.self, &_strings)
+    route = try ProtoC.messages(m.route, m.n_route, as: GoogleType.LatLng.self, &_strings, sharing: (remainingWaypoints.first?.pathToWaypoint ?? []))
     currentRouteSegment = try _strings.string(m.current_route_segment)
     if let p = m.current_route_segment_version { currentRouteSegmentVersion = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
-    if let p = m.current_route_segment_traffic { currentRouteSegmentTraffic = try FleetEngine.ConsumableTrafficPolyline(cMessage: p, strings: &_strings) }
+    if let p = m.current_route_segment_traffic {
+      if let _shared = remainingWaypoints.first?.trafficToWaypoint, _shared.matches(cMessage: p) {
+        currentRouteSegmentTraffic = _shared
+      } else if let _shared = vehicleWaypoints.first?.trafficToWaypoint, _shared.matches(cMessage: p) {
+        currentRouteSegmentTraffic = _shared
+      } else {
+        currentRouteSegmentTraffic = try FleetEngine.ConsumableTrafficPolyline(cMessage: p, strings: &_strings)
+      }
+    }
     if let p = m.current_route_segment_traffic_version { currentRouteSegmentTrafficVersion = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     if let p = m.current_route_segment_end_point {
       if let _shared = remainingWaypoints.first, _shared.matches(cMessage: p) {
