@@ -616,6 +616,34 @@ struct LoopDrivenInterceptorTests {
     }
   }
 
+  @Test("a response that does not decode ends the call INTERNAL for the interceptor too")
+  func undecodable() async throws {
+    struct Undecodable: Error {}
+    struct Refusing: MessageDeserializer {
+      func deserialize(_ message: ReceivedMessage) throws -> Int { throw Undecodable() }
+    }
+    try await Self.withChannel({ log, loop in [Stamping(log: log, loop: loop)] }) {
+      channel, log in
+      let prepared = try channel.prepare(Service.unaryCall, options: CallOptions())
+      let framed = GRPCChannel.frame(GRPCTesting.SimpleRequest(responseSize: 3))
+      let outcomes = Calls.Outcomes()
+      _ = try await Calls.onLoop(channel.eventLoop) { () throws(RPCError) in
+        try channel.startUnary(prepared, framedRequest: framed, deserializer: Refusing()) {
+          result in
+          outcomes.seen.withLock { seen in
+            if case .failure(let error) = result { seen.errors.append(error) }
+            seen.done = true
+          }
+        }
+      }
+      try await Calls.wait(outcomes) { $0.done }
+      #expect(outcomes.seen.withLock { $0.errors.map(\.code) } == [.internalError])
+      let entries = log.entries.withLock { $0 }
+      #expect(entries.map(\.status) == [.internalError])
+      #expect(entries.map(\.responses) == [1])
+    }
+  }
+
   @Test("a loop interceptor that refuses the call makes preparing it throw its error")
   func refusal() async throws {
     struct Refusing: LoopClientInterceptor {

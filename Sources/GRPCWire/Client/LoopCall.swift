@@ -254,7 +254,8 @@ extension ClientStream {
 }
 
 /// A unary receiver made of a deserializer and a closure.
-private final class ClosureUnaryReceiver<Deserializer: MessageDeserializer>: UnaryCallReceiver
+private final class ClosureUnaryReceiver<Deserializer: MessageDeserializer>:
+  DecodingUnaryReceiver
 where Deserializer.Message: Sendable {
   let deserializer: Deserializer
   let completion: @Sendable (Result<Deserializer.Message, RPCError>) -> Void
@@ -269,5 +270,11 @@ where Deserializer.Message: Sendable {
 
   func ended(_ result: Result<ReceivedMessage, RPCError>) {
     completion(result.flatMap { $0.decoded(by: deserializer) })
+  }
+
+  func ended(_ result: Result<ReceivedMessage, RPCError>, reporting report: (RPCError?) -> Void) {
+    let decoded = result.flatMap { $0.decoded(by: deserializer) }
+    report(decoded.failure)
+    completion(decoded)
   }
 }

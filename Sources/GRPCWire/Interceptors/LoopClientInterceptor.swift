@@ -113,6 +113,9 @@ final class InterceptedUnaryReceiver: UnaryCallReceiver, @unchecked Sendable {
   // @unchecked Sendable: `stream` is set on the loop before the call starts and read there
   // when it ends; the rest is immutable.
   let receiver: any UnaryCallReceiver
+  /// `receiver` when it decodes the response for its caller: the interceptors then hear of
+  /// the end after the decoding, with its error.
+  let decoding: (any DecodingUnaryReceiver)?
   let interception: Interception
   let started = MonotonicInstant.now
   /// The call's stream, for the summary; dropped at the end (the stream holds this object
@@ -121,20 +124,45 @@ final class InterceptedUnaryReceiver: UnaryCallReceiver, @unchecked Sendable {
 
   init(_ receiver: any UnaryCallReceiver, _ interception: Interception) {
     self.receiver = receiver
+    decoding = receiver as? any DecodingUnaryReceiver
     self.interception = interception
   }
 
   func ended(_ result: Result<ReceivedMessage, RPCError>) {
-    if let stream {
-      self.stream = nil
-      let error: RPCError?
-      switch result {
-      case .success: error = nil
-      case .failure(let failure): error = failure
-      }
-      interception.ended(
-        stream.loopCallSummary(error, responses: error == nil ? 1 : 0), startedAt: started)
+    let responses: Int
+    switch result {
+    case .success: responses = 1
+    case .failure: responses = 0
     }
-    receiver.ended(result)
+    guard let decoding else {
+      report(result.failure, responses: responses)
+      receiver.ended(result)
+      return
+    }
+    decoding.ended(result) { error in report(error, responses: responses) }
+  }
+
+  /// Tells the interceptors the call ended with `error` (nil: OK), once.
+  private func report(_ error: RPCError?, responses: Int) {
+    guard let stream else { return }
+    self.stream = nil
+    interception.ended(stream.loopCallSummary(error, responses: responses), startedAt: started)
+  }
+}
+
+/// A unary receiver that decodes the response for its caller: behind loop interceptors, it
+/// decodes first, so that they hear of a response that does not decode as the INTERNAL error
+/// the caller gets.
+protocol DecodingUnaryReceiver: UnaryCallReceiver {
+  /// Decodes `result`, calls `report` with the error the call ends with (nil: OK), then
+  /// hands the decoded result on.
+  func ended(_ result: Result<ReceivedMessage, RPCError>, reporting report: (RPCError?) -> Void)
+}
+
+extension Result {
+  /// The error, or nil for a success.
+  var failure: Failure? {
+    if case .failure(let error) = self { return error }
+    return nil
   }
 }
