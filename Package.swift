@@ -387,7 +387,7 @@ if Context.environment["FLEET_FUZZ"] == "1" {
     .executableTarget(
       name: "fleet-fuzz",
       dependencies: [
-        "GRPCWire", "FleetProtos", "FleetProtosFixtures", "GRPCTestingProtos",
+        "GRPCWire", "FleetProtos", "FleetProtosFixtures", "FleetSync", "GRPCTestingProtos",
         "GRPCTestingServices",
       ],
       path: "Fuzz/fleet-fuzz"))

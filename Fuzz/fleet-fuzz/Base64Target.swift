@@ -1,4 +1,4 @@
-@testable import GRPCWire
+import FleetSync
 
 extension FuzzTarget {
   /// Base64 of `-bin` metadata: the input both as bytes to encode and as text to decode.

@@ -1,4 +1,5 @@
 import FleetProtos
+import FleetSync
 
 @testable import GRPCWire
 
