@@ -58,10 +58,9 @@ struct SessionEvents {
   /// The fields of the `.headers` events' blocks; only the first `blockCount` are in use.
   private(set) var blocks: [[HeaderField]] = []
   private var blockCount = 0
-  /// The block whose fields are arriving, or nil when they are not kept.
-  private var openBlock: Int?
-  /// The stream of `openBlock`.
-  private var openBlockStream: Int32 = 0
+  /// The block whose fields are arriving (its index in ``blocks`` and its stream), or nil
+  /// when they are not kept.
+  private var openBlock: (index: Int, streamID: Int32)?
 
   var isEmpty: Bool { events.isEmpty }
 
@@ -72,8 +71,7 @@ struct SessionEvents {
       return
     }
     if blockCount == blocks.count { blocks.append([]) }
-    openBlock = blockCount
-    openBlockStream = streamID
+    openBlock = (blockCount, streamID)
     blockCount += 1
   }
 
@@ -84,15 +82,15 @@ struct SessionEvents {
   /// of the connection.
   mutating func carryOpenBlock(to next: inout SessionEvents) {
     guard let openBlock else { return }
-    next.headersBegin(streamID: openBlockStream, keep: true)
-    swap(&blocks[openBlock], &next.blocks[next.openBlock!])
+    next.headersBegin(streamID: openBlock.streamID, keep: true)
+    swap(&blocks[openBlock.index], &next.blocks[next.openBlock!.index])
     self.openBlock = nil
   }
 
   /// Forgets the block arriving on `streamID`, which will not end: nghttp2 rejected it, or
   /// closed its stream (after which it drops the block's remaining fields unseen).
   mutating func dropOpenBlock(of streamID: Int32) {
-    if openBlock != nil, openBlockStream == streamID { openBlock = nil }
+    if openBlock?.streamID == streamID { openBlock = nil }
   }
 
   mutating func field(
@@ -100,13 +98,13 @@ struct SessionEvents {
     recent: inout RecentHeaderTexts
   ) {
     guard let openBlock else { return }
-    blocks[openBlock].appendReceived(
+    blocks[openBlock.index].appendReceived(
       name: name, nameLength: nameLength, value: value, valueLength: valueLength, recent: &recent)
   }
 
   /// The block begun last is whole: `headers` says what it is.
   mutating func headersEnded(_ headers: ReceivedHeaders) {
-    events.append(.headers(headers, block: openBlock ?? -1))
+    events.append(.headers(headers, block: openBlock?.index ?? -1))
     openBlock = nil
   }
 
