@@ -38,9 +38,13 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
   /// Whether the thread has been detached (stopped from its own thread; nobody joins it).
   private var detached = false
   /// The buffer every connection of this loop reads its socket into (loop only). A read is
-  /// handed to nghttp2 at once, which copies what it keeps, so one buffer serves all
-  /// connections: an idle connection holds no read buffer of its own.
+  /// handed to nghttp2 at once, which copies what it keeps, and its DATA to the connection
+  /// before the next read (`readBufferLent`), so one buffer serves all connections: an idle
+  /// connection holds no read buffer of its own.
   let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+  /// Whether `readBuffer` holds bytes a connection is still handing over (HTTP2Session hands
+  /// DATA to its role straight from it): a read meanwhile goes elsewhere. Loop only.
+  @exclusivity(unchecked) var readBufferLent = false
 
   /// One thing to run on the loop: a closure, an object's ``LoopTask/runOnLoop()``, or a job
   /// of a task that prefers this loop.

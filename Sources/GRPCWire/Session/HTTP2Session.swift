@@ -88,6 +88,10 @@ final class HTTP2Session: TickEndHandler {
   /// The writers being resumed, while new ones go to `writersToResume` (swapped, so that
   /// neither array gives up its capacity).
   private var resuming: [CheckedContinuation<Void, any Error>] = []
+  /// The input of the `nghttp2_session_mem_recv` running, whose DATA the callbacks record
+  /// where it lies instead of copying it (``SessionEvents/data(streamID:_:lent:)``); nil
+  /// outside it.
+  private(set) var lentInput: UnsafeRawBufferPointer?
   /// The header texts received lately that are not common ones (see RecentHeaderTexts).
   var recentHeaderTexts = RecentHeaderTexts()
   /// Unowned: the role owns the session, and every call into the role comes from one of its
@@ -137,16 +141,34 @@ final class HTTP2Session: TickEndHandler {
   /// nil while the connection goes on (a flush is then scheduled), else why it ended.
   func read(_ budget: ReadBudget) -> ReadEnd? {
     guard let transport, let nghttp2, let role else { return nil }
-    let buffer = UnsafeMutableRawBufferPointer(
-      rebasing: loop.readBuffer[..<min(budget.bytes, role.readSlice)])
+    let size = min(budget.bytes, role.readSlice)
+    // DATA goes to the role straight from the buffer it was read into (SessionEvents), so
+    // nothing may read into that buffer until the batch has been handed over: while one is
+    // (a read from inside the role's events, which none makes today, or of another connection
+    // of the loop), a read gets a buffer of its own.
+    let shared = !loop.readBufferLent
+    let buffer =
+      shared
+      ? UnsafeMutableRawBufferPointer(rebasing: loop.readBuffer[..<size])
+      : UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+    if shared { loop.readBufferLent = true }
+    defer {
+      if shared { loop.readBufferLent = false } else { buffer.deallocate() }
+    }
     for _ in 0..<budget.reads {
       switch transport.read(into: buffer) {
       case .bytes(let count):
+        lentInput = UnsafeRawBufferPointer(rebasing: buffer[..<count])
         loop.insideNGHTTP2 = true
         let consumed = nghttp2_session_mem_recv(
           nghttp2, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count)
         loop.insideNGHTTP2 = false
+        lentInput = nil
         handOver()
+        // Handed over, unless this read is nested in a hand-over of this session's own
+        // events, which takes them after it: they get copies before the buffer is read into
+        // again (or freed).
+        recorded.keepLentBytes()
         if consumed < 0 { return .brokeProtocol(nghttp2Error(Int32(consumed))) }
         guard role.readProcessed() else { return nil }
         // A short read drained the socket, unless TLS inside TLS (an https:// proxy) still
@@ -263,6 +285,8 @@ final class HTTP2Session: TickEndHandler {
             debugData: String(decoding: bytes[start..<(start + count)], as: UTF8.self))
         case .data(let streamID, let start, let count):
           role.dataReceived(streamID: streamID, UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)]))
+        case .lentData(let streamID, let chunk):
+          role.dataReceived(streamID: streamID, chunk)
         case .streamClosed(let streamID, let errorCode):
           role.streamClosed(streamID, errorCode: errorCode)
         case .headersRejected(let streamID, let libError):

@@ -151,7 +151,9 @@ private func onDataChunk(
   _ nghttp2: OpaquePointer?, _ flags: UInt8, _ streamID: Int32, _ data: UnsafePointer<UInt8>?,
   _ length: Int, _ userData: UnsafeMutableRawPointer?
 ) -> Int32 {
-  session(userData).recorded.data(streamID: streamID, UnsafeRawBufferPointer(start: data, count: length))
+  let owner = session(userData)
+  owner.recorded.data(
+    streamID: streamID, UnsafeRawBufferPointer(start: data, count: length), lent: owner.lentInput)
   return 0
 }
 

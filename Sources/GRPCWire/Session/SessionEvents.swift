@@ -46,6 +46,8 @@ struct SessionEvents {
     case goAway(lastStreamID: Int32, errorCode: UInt32, debugStart: Int, debugCount: Int)
     /// Body bytes of a stream: `count` bytes at `start` of ``bytes``.
     case data(streamID: Int32, start: Int, count: Int)
+    /// Body bytes of a stream still where they were read (``lend(_:)``): not copied.
+    case lentData(streamID: Int32, UnsafeRawBufferPointer)
     case streamClosed(Int32, errorCode: UInt32)
     /// nghttp2 rejected the header block of a stream (a field RFC 9113 §8.2 forbids, a
     /// missing pseudo-header) and has queued RST_STREAM for it: the block never ends.
@@ -61,6 +63,8 @@ struct SessionEvents {
   /// The block whose fields are arriving (its index in ``blocks`` and its stream), or nil
   /// when they are not kept.
   private var openBlock: (index: Int, streamID: Int32)?
+  /// How many `.lentData` events there are.
+  private var lentEvents = 0
 
   var isEmpty: Bool { events.isEmpty }
 
@@ -119,15 +123,45 @@ struct SessionEvents {
     bytes.append(contentsOf: debugData)
   }
 
-  /// Copies `chunk` (valid only during the callback).
-  mutating func data(streamID: Int32, _ chunk: UnsafeRawBufferPointer) {
+  /// Records body bytes of a stream: referred to where they lie when inside `lent` (the
+  /// input of the `nghttp2_session_mem_recv` running, which stays as it is until the events
+  /// are handed over or ``keepLentBytes()`` copies them), else copied (valid only during
+  /// the callback).
+  ///
+  /// nghttp2 hands DATA over as pointers into that input ("the memory pointed by the data is
+  /// retained until nghttp2_session_mem_recv() … is called",
+  /// nghttp2_on_data_chunk_recv_callback): a frame that arrived in one read reaches the
+  /// deframer straight from the read buffer, with no copy of its own.
+  mutating func data(
+    streamID: Int32, _ chunk: UnsafeRawBufferPointer, lent: UnsafeRawBufferPointer?
+  ) {
+    if let lent, let start = chunk.baseAddress, let base = lent.baseAddress, start >= base,
+      start + chunk.count <= base + lent.count
+    {
+      events.append(.lentData(streamID: streamID, chunk))
+      lentEvents += 1
+      return
+    }
     events.append(.data(streamID: streamID, start: bytes.count, count: chunk.count))
     bytes.append(contentsOf: chunk)
+  }
+
+  /// Copies the bytes the `.lentData` events refer to, which are about to change: they
+  /// become `.data` events.
+  mutating func keepLentBytes() {
+    guard lentEvents > 0 else { return }
+    lentEvents = 0
+    for i in events.indices {
+      guard case .lentData(let streamID, let chunk) = events[i] else { continue }
+      events[i] = .data(streamID: streamID, start: bytes.count, count: chunk.count)
+      bytes.append(contentsOf: chunk)
+    }
   }
 
   /// Forgets the events, keeping the buffers' capacity (within bounds: a burst's buffers go).
   mutating func removeAll() {
     events.removeAll(keepingCapacity: events.capacity <= 1024)
+    lentEvents = 0
     bytes.removeAll(keepingCapacity: bytes.capacity <= SessionOutput.keptCapacity)
     for i in 0..<blockCount { blocks[i].clearKeepingUsualCapacity() }
     if blocks.count > 64 { blocks.removeSubrange(64...) }
