@@ -83,16 +83,17 @@ extension TripModel {
       }
       switch answer {
       case .poll(let due):
-        state.clearCall(of: generation)
+        onLoop.value.clearCall(of: generation)
         guard case .deliver(_, let nextPollIn) = action else {
           return Merged(drain: drain, next: nil, ended: nil)
         }
         let next = scheduleNext(generation, at: Self.nextDue(after: due, every: nextPollIn), &state)
         return Merged(drain: drain, next: next, ended: nil)
       case .feed:
-        guard case .finish = action, let current = state.call, current.generation == generation
+        guard case .finish = action, let current = onLoop.value.call,
+          current.generation == generation
         else { return Merged(drain: drain, next: nil, ended: nil) }
-        state.call = nil
+        onLoop.value.call = nil
         return Merged(drain: drain, next: nil, ended: current.call)
       }
     }
@@ -111,9 +112,9 @@ extension TripModel {
   func failed(_ failure: PollFailure, generation: UInt64) {
     let random = Double.random(in: 0..<1)
     let now = MonotonicInstant.now
+    onLoop.value.clearCall(of: generation)
     let (action, drain, next, waitsForNetwork) = protected.withLock {
       state -> (TripFollower.OnFailure, Bool, MonotonicInstant?, Bool) in
-      state.clearCall(of: generation)
       let action = state.follower.failed(
         failure.error, generation: generation, tokenFetchFailed: failure.token == nil,
         random: random, now: now.nanoseconds)
@@ -149,9 +150,7 @@ extension TripModel {
     if dropToken, let token = failure.token {
       core.tokens.invalidate(token, for: tripName.tripID)
       // The next poll must not reuse it from the template either.
-      protected.withLock { state in
-        if state.pollTemplate?.token == token { state.pollTemplate = nil }
-      }
+      if onLoop.value.pollTemplate?.token == token { onLoop.value.pollTemplate = nil }
     }
     lane.scheduler.schedule(self, generation: generation, at: next)
   }
@@ -165,8 +164,8 @@ extension TripModel {
       return
     }
     if error != nil { core.markFeedUnimplemented() }
+    onLoop.value.clearCall(of: generation)
     let next = protected.withLock { state -> MonotonicInstant? in
-      state.clearCall(of: generation)
       let delay =
         error == nil
         ? state.follower.watchEnded(generation: generation)

@@ -1,4 +1,14 @@
 extension TripModel {
+  /// The values of ``TripModel/drainState``.
+  enum DrainState {
+    /// No drain job is scheduled or running.
+    static let idle: UInt8 = 0
+    /// A drain job runs, and has taken every event queued.
+    static let draining: UInt8 = 1
+    /// A drain job is scheduled, or runs and has events still to take.
+    static let queued: UInt8 = 2
+  }
+
   /// Inside the lock: queues `events` for the subscribers; returns whether the caller must
   /// schedule a drain job (none is scheduled or running).
   func enqueue(_ events: [TripModelEvent], _ state: inout Protected) -> Bool {
@@ -10,9 +20,9 @@ extension TripModel {
     } else {
       state.pending.append(contentsOf: events)
     }
-    guard !state.draining else { return false }
-    state.draining = true
-    return true
+    // Marked after the events are queued, so a drain that sees `queued` finds them.
+    return drainState.exchange(DrainState.queued, ordering: .acquiringAndReleasing)
+      == DrainState.idle
   }
 
   /// Outside the lock: runs ``drain()`` on the callback executor.
@@ -21,8 +31,11 @@ extension TripModel {
   }
 
   /// Delivers queued events in order until none is left; runs on the callback executor.
-  /// Only one drain runs at a time per model (the `draining` flag), which is what makes
-  /// callbacks ordered and never concurrent whatever the executor.
+  /// Only one drain runs at a time per model (``drainState``: a drain job is scheduled only
+  /// by the enqueue that finds it idle, and only a drain sets it idle again), which is what
+  /// makes callbacks ordered and never concurrent whatever the executor. Once it has
+  /// delivered, the drain ends with one compare-and-exchange when nothing was queued
+  /// meanwhile: one hold of the lock per drain, not two.
   ///
   /// Registration is checked again right before each callback, so a subscriber that
   /// unregisters (even from inside a callback) gets nothing after that: `membership` is
@@ -34,18 +47,15 @@ extension TripModel {
     var registrations: [Registration] = []
     var seen: UInt64 = 0
     while true {
+      // Events queued from here on mark the state `queued` again: the drain goes round once
+      // more, rather than end with them undelivered.
+      drainState.store(DrainState.draining, ordering: .releasing)
       // Every queued event at once, and the subscribers as they are now.
-      let more = protected.withLock { state -> Bool in
-        guard !state.pending.isEmpty else {
-          state.draining = false
-          return false
-        }
+      protected.withLock { state in
         swap(&events, &state.pending)
         registrations = state.subscribers
         seen = membership.load(ordering: .relaxed)
-        return true
       }
-      guard more else { return }
       for event in events {
         let isRefresh: Bool
         if case .refreshed = event { isRefresh = true } else { isRefresh = false }
@@ -72,6 +82,13 @@ extension TripModel {
         if case .stateChanged(.inactive) = event { completionDelivered() }
       }
       events.removeAll()
+      // Nothing queued since the events were taken: done. An enqueue after this finds the
+      // state idle and schedules the next drain.
+      if drainState.compareExchange(
+        expected: DrainState.draining, desired: DrainState.idle, ordering: .acquiringAndReleasing
+      ).exchanged {
+        return
+      }
     }
   }
 

@@ -38,15 +38,29 @@ extension TripModel {
     return due
   }
 
-  /// Inside the lock: stops following; returns the call in flight, to cancel outside it.
-  func stopLoop(_ state: inout Protected) -> LoopCall? {
-    guard case .stopLoop = state.follower.stop() else { return nil }
+  /// Inside the lock: stops following; returns the generation stopped, whose call in flight
+  /// ``cancelCall(of:)`` cancels outside the lock.
+  func stopLoop(_ state: inout Protected) -> UInt64? {
+    guard case .stopLoop(let generation) = state.follower.stop() else { return nil }
     core.metrics.stoppedFollowing()
     state.failCompletionWaiters(
       RPCError(
         code: .cancelled, message: "following \(tripName) stopped before the trip ended"))
-    defer { state.call = nil }
-    return state.call?.call
+    return generation
+  }
+
+  /// Outside the lock: cancels loop `generation`'s call in flight, on the loop (at once when
+  /// called there). A call the loop makes for that generation after it stopped (it decided
+  /// before the stop) is recorded before this runs, as the loop does one thing at a time, so
+  /// it is cancelled too.
+  func cancelCall(of generation: UInt64) {
+    guard lane.loop.inEventLoop else {
+      lane.loop.execute { [self] in cancelCall(of: generation) }
+      return
+    }
+    guard let call = onLoop.value.call, call.generation == generation else { return }
+    onLoop.value.call = nil
+    call.call.cancel()
   }
 
   /// Outside the lock: makes the first call of `start`'s generation due at once — when the
@@ -71,23 +85,25 @@ extension TripModel {
       return
     }
     let feedAvailable = room == .room
-    let (action, stopped, template) = protected.withLock { state in
+    let (action, stopped) = protected.withLock { state in
       guard state.pruneSubscribers() else {
         // Every subscriber was deallocated: stop as if the last one had unregistered.
-        return (TripFollower.OnPollDue.exit, stopLoop(&state), PollTemplate?.none)
+        return (TripFollower.OnPollDue.exit, stopLoop(&state))
       }
       return (
         state.follower.pollDue(
           generation: generation, due: due.nanoseconds, feedAvailable: feedAvailable),
-        nil, state.pollTemplate
+        UInt64?.none
       )
     }
-    stopped?.cancel()
+    if let stopped { cancelCall(of: stopped) }
     switch action {
     case .exit: return
     case .poll(let versions):
       core.logger.debug("polling", metadata: ["fleet.trip": "\(tripName)"])
-      call(.poll(versions), generation: generation, dueAt: due, checked: Checked(template: template))
+      call(
+        .poll(versions), generation: generation, dueAt: due,
+        checked: Checked(template: onLoop.value.pollTemplate))
     case .watch(let versions):
       core.logger.debug("watching the trip feed", metadata: ["fleet.trip": "\(tripName)"])
       // Counted from now, not once the stream is made (after a token fetch, perhaps): the
@@ -97,9 +113,9 @@ extension TripModel {
     }
   }
 
-  /// What ``pollDue(generation:dueAt:)`` read in its hold of the lock, for the call it
-  /// starts at once: the generation was current, and this was the poll template. (Stopped
-  /// since, the call is cancelled as it is recorded.)
+  /// What ``pollDue(generation:dueAt:)`` found, for the call it starts at once: the
+  /// generation was current (in its hold of the lock), and this was the poll template.
+  /// (Stopped since, the call is cancelled once it is recorded: ``cancelCall(of:)``.)
   struct Checked {
     let template: PollTemplate?
   }
@@ -165,9 +181,10 @@ extension TripModel {
   ) {
     let (current, template) =
       checked.map { (true, $0.template) }
-      ?? protected.withLock { state in
-        (state.follower.generation == generation, state.pollTemplate)
-      }
+      ?? (
+        protected.withLock { state in state.follower.generation == generation },
+        onLoop.value.pollTemplate
+      )
     // Stopped while the token was fetched: send nothing.
     guard current else { return notStarted(kind) }
     let call: LoopCall
@@ -218,14 +235,10 @@ extension TripModel {
       failed(PollFailure(error: error, token: token), generation: generation)
       return
     }
-    let superseded = protected.withLock { state in
-      guard state.follower.generation == generation else { return true }
-      state.call = (generation, call)
-      if let made { state.pollTemplate = made }
-      return false
-    }
-    // Stopped while the call was being made: it would only be ignored.
-    if superseded { call.cancel() }
+    // Recorded on the loop, with no lock: a stop since the generation was checked cancels
+    // it on the loop, after this (``cancelCall(of:)``).
+    onLoop.value.call = (generation, call)
+    if let made { onLoop.value.pollTemplate = made }
   }
 
   /// A call that was decided but never made: a feed stream gives its place back.
@@ -347,13 +360,6 @@ extension TripModel {
     request.currentRouteSegmentTrafficVersion = versions.currentRouteSegmentTraffic?.timestamp
     request.remainingWaypointsRouteVersion = versions.remainingWaypointsRoute?.timestamp
     return request
-  }
-}
-
-extension TripModel.Protected {
-  /// Forgets the call in flight once it has ended, if it belongs to `generation`.
-  mutating func clearCall(of generation: UInt64) {
-    if call?.generation == generation { call = nil }
   }
 }
 

@@ -21,7 +21,9 @@ internal import FoundationEssentials
 /// also makes the call and merges the response. Thread-safe. Callbacks of one model run one
 /// at a time, in order, on the service's ``CallbackExecutor``; the models updated in one loop
 /// tick are called back from one job.
-public final class TripModel: Sendable {
+public final class TripModel: @unchecked Sendable {
+  // @unchecked Sendable: every stored property is immutable and Sendable except `onLoop`, a
+  // LoopBound (its thread is checked on every access, in every build).
   /// The trip's name, `providers/{provider_id}/trips/{trip_id}`.
   public let tripName: TripName
   let core: ServiceCore
@@ -34,6 +36,26 @@ public final class TripModel: Sendable {
   /// from its snapshot of the subscribers checks this instead of taking the lock per
   /// callback.
   let membership = Atomic<UInt64>(0)
+  /// Whether a drain job is scheduled or running, and whether events were queued since it
+  /// last took them (``DrainState``): a drain that found nothing new after delivering ends
+  /// on this atomic, not in another hold of the lock.
+  let drainState = Atomic<UInt8>(DrainState.idle)
+  /// What only the lane's loop touches, as a poll is made and answered: no lock per poll.
+  var onLoop: LoopBound<OnLoop>
+
+  /// The state of the loop's side of following.
+  struct OnLoop {
+    /// The call in flight (a poll, or a feed stream) and its loop generation, cancelled
+    /// when following stops.
+    var call: (generation: UInt64, call: LoopCall)?
+    /// What the last poll sent, reused while the versions and the token stay.
+    var pollTemplate: PollTemplate?
+
+    /// Forgets the call in flight once it has ended, if it belongs to `generation`.
+    mutating func clearCall(of generation: UInt64) {
+      if call?.generation == generation { call = nil }
+    }
+  }
 
   /// What the lock guards: the follow machine, the subscribers, the callback queue.
   struct Protected {
@@ -42,13 +64,6 @@ public final class TripModel: Sendable {
     var nextStreamID: UInt64 = 0
     /// Events not yet delivered.
     var pending: [TripModelEvent] = []
-    /// Whether a drain job is scheduled or running.
-    var draining = false
-    /// The call in flight (a poll, or a feed stream) and its loop generation, cancelled
-    /// when following stops.
-    var call: (generation: UInt64, call: LoopCall)?
-    /// What the last poll sent, reused while the versions and the token stay.
-    var pollTemplate: PollTemplate?
     /// How many registrations want ``TripModelEvent/refreshed(_:)``: none usually, and then
     /// no such event is made.
     var refreshSubscribers = 0
@@ -135,6 +150,7 @@ public final class TripModel: Sendable {
     tripName = name
     self.core = core
     (lane, phaseBucket) = core.laneForNewModel()
+    onLoop = LoopBound(OnLoop(), on: lane.loop)
     protected = PosixMutex(
       Protected(
         follower: TripFollower(
@@ -188,17 +204,17 @@ public final class TripModel: Sendable {
   /// ``TripService/shutdown()``. A later ``register(_:)`` starts again.
   func stopFollowing() {
     let stopped = protected.withLock { state in stopLoop(&state) }
-    stopped?.cancel()
+    if let stopped { cancelCall(of: stopped) }
   }
 
   func unregister(_ id: Registration.ID) {
-    let stopped = protected.withLock { state -> LoopCall? in
+    let stopped = protected.withLock { state -> UInt64? in
       state.remove(id)
       membership.add(1, ordering: .releasing)
       guard !state.pruneSubscribers() else { return nil }
       return stopLoop(&state)
     }
-    stopped?.cancel()
+    if let stopped { cancelCall(of: stopped) }
   }
 
   /// Registers a stream's continuation; finishes it at once if the model already finished.

@@ -47,9 +47,19 @@ extension TripModel {
   func loopEnded() async {
     let deadline = ContinuousClock.now + .seconds(10)
     while ContinuousClock.now < deadline {
-      if protected.withLock({ !$0.follower.isFollowing && $0.call == nil }) { return }
+      if !protected.withLock({ $0.follower.isFollowing }), await noCallInFlight { return }
       try? await Task.sleep(for: .milliseconds(5))
     }
     Issue.record("\(tripName) was still following 10 s later")
+  }
+
+  /// Whether the model has no call in flight, as its loop (which alone records the calls)
+  /// sees it.
+  var noCallInFlight: Bool {
+    get async {
+      await withCheckedContinuation { continuation in
+        lane.loop.execute { continuation.resume(returning: self.onLoop.value.call == nil) }
+      }
+    }
   }
 }
