@@ -303,10 +303,21 @@ extension TripModel {
     }
 
     func ended(_ result: Result<ReceivedMessage, RPCError>) {
+      ended(result) { _ in }
+    }
+
+    /// Merges the answer, then tells the call's loop interceptors how it ended (INTERNAL
+    /// for an answer that does not decode), then settles the poll.
+    func ended(
+      _ result: Result<ReceivedMessage, RPCError>, reporting report: (RPCError?) -> Void
+    ) {
       let merging = Merging(model: model, generation: generation, answer: .poll(dueAt: due))
       switch result.flatMap({ $0.decoded(by: merging) }) {
-      case .success(let merged): model.applied(merged, generation: generation)
+      case .success(let merged):
+        report(nil)
+        model.applied(merged, generation: generation)
       case .failure(let error):
+        report(error)
         model.failed(PollFailure(error: error, token: token), generation: generation)
       }
     }

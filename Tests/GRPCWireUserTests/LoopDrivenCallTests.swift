@@ -644,6 +644,47 @@ struct LoopDrivenInterceptorTests {
     }
   }
 
+  /// A receiver of the user's own that decodes in its end, as a poller does, and tells the
+  /// call the error its decoding gave: here every response fails to decode.
+  final class OwnReceiver: UnaryCallReceiver {
+    let outcomes = Calls.Outcomes()
+
+    func ended(_ result: Result<ReceivedMessage, RPCError>) {
+      ended(result) { _ in }
+    }
+
+    func ended(
+      _ result: Result<ReceivedMessage, RPCError>, reporting report: (RPCError?) -> Void
+    ) {
+      let decoded = result.flatMap { _ -> Result<Int, RPCError> in
+        .failure(RPCError(code: .internalError, message: "the response does not decode"))
+      }
+      if case .failure(let error) = decoded { report(error) } else { report(nil) }
+      outcomes.seen.withLock { seen in
+        if case .failure(let error) = decoded { seen.errors.append(error) }
+        seen.done = true
+      }
+    }
+  }
+
+  @Test("a receiver of the user's own that decodes reports its decode error to the interceptors")
+  func ownReceiverReports() async throws {
+    try await Self.withChannel({ log, loop in [Stamping(log: log, loop: loop)] }) {
+      channel, log in
+      let prepared = try channel.prepare(Service.unaryCall, options: CallOptions())
+      let framed = GRPCChannel.frame(GRPCTesting.SimpleRequest(responseSize: 3))
+      let receiver = OwnReceiver()
+      _ = try await Calls.onLoop(channel.eventLoop) { () throws(RPCError) in
+        try channel.startUnary(prepared, framedRequest: framed, receiver: receiver)
+      }
+      try await Calls.wait(receiver.outcomes) { $0.done }
+      #expect(receiver.outcomes.seen.withLock { $0.errors.map(\.code) } == [.internalError])
+      let entries = log.entries.withLock { $0 }
+      #expect(entries.map(\.status) == [.internalError])
+      #expect(entries.map(\.responses) == [1])
+    }
+  }
+
   @Test("a loop interceptor that refuses the call makes preparing it throw its error")
   func refusal() async throws {
     struct Refusing: LoopClientInterceptor {

@@ -203,9 +203,29 @@ extension GRPCChannel {
 /// but not decoded, or the call's error (``GRPCChannel/startUnary(_:framedRequest:receiver:)``).
 /// The receiver decodes it (``ReceivedMessage/decoded(by:)``): the call's end takes no
 /// generic code of its own.
+///
+/// Behind loop interceptors (``LoopClientInterceptor``), the call ends through
+/// ``ended(_:reporting:)``: a receiver that decodes implements it to report the error its
+/// caller sees (a response that does not decode is INTERNAL), which the interceptors then
+/// hear of; the default reports the call's own outcome.
 public protocol UnaryCallReceiver: AnyObject, Sendable {
   /// The call is over: its response, or its error. Called once.
   func ended(_ result: Result<ReceivedMessage, RPCError>)
+
+  /// The call is over, behind loop interceptors: call `report` once, before acting on the
+  /// result, with the error the call ends with for its caller (nil: OK) — the interceptors
+  /// hear of the call's end from it. Called once, instead of ``ended(_:)``.
+  func ended(_ result: Result<ReceivedMessage, RPCError>, reporting report: (RPCError?) -> Void)
+}
+
+extension UnaryCallReceiver {
+  /// Reports the call's own outcome (`result`'s error), then calls ``ended(_:)``.
+  public func ended(
+    _ result: Result<ReceivedMessage, RPCError>, reporting report: (RPCError?) -> Void
+  ) {
+    if case .failure(let error) = result { report(error) } else { report(nil) }
+    ended(result)
+  }
 }
 
 extension ReceivedMessage {
@@ -255,7 +275,7 @@ extension ClientStream {
 
 /// A unary receiver made of a deserializer and a closure.
 private final class ClosureUnaryReceiver<Deserializer: MessageDeserializer>:
-  DecodingUnaryReceiver
+  UnaryCallReceiver
 where Deserializer.Message: Sendable {
   let deserializer: Deserializer
   let completion: @Sendable (Result<Deserializer.Message, RPCError>) -> Void

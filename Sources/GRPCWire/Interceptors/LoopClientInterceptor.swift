@@ -113,9 +113,6 @@ final class InterceptedUnaryReceiver: UnaryCallReceiver, @unchecked Sendable {
   // @unchecked Sendable: `stream` is set on the loop before the call starts and read there
   // when it ends; the rest is immutable.
   let receiver: any UnaryCallReceiver
-  /// `receiver` when it decodes the response for its caller: the interceptors then hear of
-  /// the end after the decoding, with its error.
-  let decoding: (any DecodingUnaryReceiver)?
   let interception: Interception
   let started = MonotonicInstant.now
   /// The call's stream, for the summary; dropped at the end (the stream holds this object
@@ -124,7 +121,6 @@ final class InterceptedUnaryReceiver: UnaryCallReceiver, @unchecked Sendable {
 
   init(_ receiver: any UnaryCallReceiver, _ interception: Interception) {
     self.receiver = receiver
-    decoding = receiver as? any DecodingUnaryReceiver
     self.interception = interception
   }
 
@@ -134,12 +130,9 @@ final class InterceptedUnaryReceiver: UnaryCallReceiver, @unchecked Sendable {
     case .success: responses = 1
     case .failure: responses = 0
     }
-    guard let decoding else {
-      report(result.failure, responses: responses)
-      receiver.ended(result)
-      return
-    }
-    decoding.ended(result) { error in report(error, responses: responses) }
+    // The receiver reports the error its caller sees: a response that does not decode is
+    // INTERNAL for the interceptors too.
+    receiver.ended(result) { error in report(error, responses: responses) }
   }
 
   /// Tells the interceptors the call ended with `error` (nil: OK), once.
@@ -148,15 +141,6 @@ final class InterceptedUnaryReceiver: UnaryCallReceiver, @unchecked Sendable {
     self.stream = nil
     interception.ended(stream.loopCallSummary(error, responses: responses), startedAt: started)
   }
-}
-
-/// A unary receiver that decodes the response for its caller: behind loop interceptors, it
-/// decodes first, so that they hear of a response that does not decode as the INTERNAL error
-/// the caller gets.
-protocol DecodingUnaryReceiver: UnaryCallReceiver {
-  /// Decodes `result`, calls `report` with the error the call ends with (nil: OK), then
-  /// hands the decoded result on.
-  func ended(_ result: Result<ReceivedMessage, RPCError>, reporting report: (RPCError?) -> Void)
 }
 
 extension Result {
