@@ -201,8 +201,10 @@ extension TripService {
     /// distance still lead to the vehicle's next stop, whichever trip it serves.
     public var hidesOtherTrips = true
     /// Interceptors of every call the service makes (``ChannelOptions/interceptors``):
-    /// metrics and tracing (GRPCObservability), logging or policy of your own. A followed
-    /// trip's polls then run their interceptors in a task each, on the loop.
+    /// metrics and tracing (GRPCObservability), logging or policy of your own. When all of
+    /// them are `LoopClientInterceptor`s (GRPCObservability's metrics and logging ones are), a
+    /// followed trip's polls run them on the loop, with no task; with any other one among
+    /// them, each poll runs them in a task of its own, on the loop.
     public var interceptors: [any ClientInterceptor] = []
 
     /// The defaults above.

@@ -6,41 +6,57 @@ public import Logging
 /// message is logged too. Metadata values — tokens among them — never appear.
 ///
 /// The tools add it when their log level is debug or lower; a channel that does not list it
-/// pays nothing for it.
-public struct ClientLoggingInterceptor: ClientInterceptor {
+/// pays nothing for it. A loop interceptor: a loop-driven call (`GRPCChannel.startUnary`, a
+/// `TripService`'s polls) with it stays on its loop, with no task, and logs only `call ended`
+/// (a loop interceptor hears of a call when it is prepared, once for a call made again and
+/// again, and when it ends).
+public struct ClientLoggingInterceptor: LoopClientInterceptor {
   private let logger: Logger
 
   public init(logger: Logger) {
     self.logger = logger
   }
 
+  /// A call made in a task: `call started`, then as ``callEnded(_:_:after:)``, but a call
+  /// that threw logs no message counts (there is no summary to take them from).
   public func intercept(
     _ call: ClientCall, next: (ClientCall) async throws -> ClientCallSummary
   ) async throws -> ClientCallSummary {
     let start = ContinuousClock.now
-    var logger = self.logger
-    logger[metadataKey: "grpc.method"] = "\(call.method.path)"
-    logger.trace("call started", metadata: ["grpc.kind": "\(call.kind.rawValue)"])
+    logger(call).trace("call started", metadata: ["grpc.kind": "\(call.kind.rawValue)"])
     do {
       let summary = try await next(call)
-      logger.debug(
-        "call ended",
-        metadata: [
-          "grpc.status": "\(summary.status.code)",
-          "grpc.requests": "\(summary.requestMessages)",
-          "grpc.responses": "\(summary.responseMessages)",
-          "grpc.duration": "\(ContinuousClock.now - start)",
-        ].merging(Self.message(summary.status)) { first, _ in first })
+      callEnded(call, summary, after: start.duration(to: .now))
       return summary
     } catch {
       let status = Status(handlerError: error)
-      logger.debug(
+      logger(call).debug(
         "call ended",
         metadata: [
-          "grpc.status": "\(status.code)", "grpc.duration": "\(ContinuousClock.now - start)",
+          "grpc.status": "\(status.code)", "grpc.duration": "\(start.duration(to: .now))",
         ].merging(Self.message(status)) { first, _ in first })
       throw error
     }
+  }
+
+  /// Logs `call ended` with the summary's status, message counts and `duration`.
+  public func callEnded(_ call: ClientCall, _ summary: ClientCallSummary, after duration: Duration)
+  {
+    logger(call).debug(
+      "call ended",
+      metadata: [
+        "grpc.status": "\(summary.status.code)",
+        "grpc.requests": "\(summary.requestMessages)",
+        "grpc.responses": "\(summary.responseMessages)",
+        "grpc.duration": "\(duration)",
+      ].merging(Self.message(summary.status)) { first, _ in first })
+  }
+
+  /// The logger with the call's method.
+  private func logger(_ call: ClientCall) -> Logger {
+    var logger = self.logger
+    logger[metadataKey: "grpc.method"] = "\(call.method.path)"
+    return logger
   }
 
   /// The status message of a failed call, as metadata.

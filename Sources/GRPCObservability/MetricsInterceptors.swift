@@ -12,28 +12,42 @@ internal import FleetSync
 /// each with dimensions `rpc.system` = `grpc`, `rpc.service`, `rpc.method` and
 /// `rpc.grpc.status_code` (the numeric code). Metrics go to `factory`, by default the
 /// process's (`MetricsSystem.bootstrap`), whose default discards them.
-public struct ClientMetricsInterceptor: ClientInterceptor {
+///
+/// A loop interceptor: a loop-driven call (`GRPCChannel.startUnary`, a `TripService`'s polls)
+/// with it stays on its loop, with no task.
+public struct ClientMetricsInterceptor: LoopClientInterceptor {
   private let metrics: RPCMetrics
 
   public init(factory: any MetricsFactory = MetricsSystem.factory) {
     metrics = RPCMetrics(side: "client", factory: factory)
   }
 
+  /// A call made in a task: as ``callEnded(_:_:after:)``, but a call that threw records no
+  /// message counts (there is no summary to take them from).
   public func intercept(
     _ call: ClientCall, next: (ClientCall) async throws -> ClientCallSummary
   ) async throws -> ClientCallSummary {
     let start = ContinuousClock.now
     do {
       let summary = try await next(call)
-      let streaming = call.kind != .unary
-      metrics.record(
-        call.method, summary.status.code, since: start,
-        messages: streaming ? (summary.requestMessages, summary.responseMessages) : nil)
+      callEnded(call, summary, after: start.duration(to: .now))
       return summary
     } catch {
-      metrics.record(call.method, Status(handlerError: error).code, since: start, messages: nil)
+      metrics.record(
+        call.method, Status(handlerError: error).code, after: start.duration(to: .now),
+        messages: nil)
       throw error
     }
+  }
+
+  /// The call ended with `summary`, `duration` after it started: its duration, and a
+  /// streaming call's message counts.
+  public func callEnded(_ call: ClientCall, _ summary: ClientCallSummary, after duration: Duration)
+  {
+    let streaming = call.kind != .unary
+    metrics.record(
+      call.method, summary.status.code, after: duration,
+      messages: streaming ? (summary.requestMessages, summary.responseMessages) : nil)
   }
 }
 
@@ -54,9 +68,11 @@ public struct ServerMetricsInterceptor: ServerInterceptor {
     let start = ContinuousClock.now
     do {
       try await next(context)
-      metrics.record(context.method, .ok, since: start, messages: nil)
+      metrics.record(context.method, .ok, after: start.duration(to: .now), messages: nil)
     } catch {
-      metrics.record(context.method, Status(handlerError: error).code, since: start, messages: nil)
+      metrics.record(
+        context.method, Status(handlerError: error).code, after: start.duration(to: .now),
+        messages: nil)
       throw error
     }
   }
@@ -95,11 +111,11 @@ final class RPCMetrics: Sendable {
     responsesLabel = "rpc.\(side).responses_per_rpc"
   }
 
+  /// One call of `method` that ended with `code`, `elapsed` after it started.
   func record(
-    _ method: MethodDescriptor, _ code: StatusCode, since start: ContinuousClock.Instant,
+    _ method: MethodDescriptor, _ code: StatusCode, after elapsed: Duration,
     messages: (requests: Int, responses: Int)?
   ) {
-    let elapsed = start.duration(to: .now)
     let metrics = metrics(for: Key(method: method, code: code))
     metrics.duration.recordNanoseconds(
       elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)

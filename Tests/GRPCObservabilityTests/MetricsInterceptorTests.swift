@@ -1,3 +1,6 @@
+import FleetConsumer
+import FleetSimulator
+import FleetSync
 import GRPCObservability
 import GRPCTestingProtos
 import GRPCWire
@@ -94,5 +97,56 @@ struct ConnectionMetricsTests {
     await server.shutdown(gracePeriod: .seconds(1))
     #expect(client.values.last == 0, "\(client.values)")
     #expect(served.values.last == 0, "\(served.values)")
+  }
+}
+
+/// The client metrics interceptor on a followed trip's polls: a loop interceptor, so they stay
+/// loop-driven calls with no task.
+@Suite("Metrics interceptor on polls", .timeLimit(.minutes(1)))
+struct MetricsOnPollsTests {
+  /// Records, in the hook a loop-driven call runs on its loop, whether it ran in a task: with
+  /// an interceptor that is not a loop interceptor beside it, every hook runs in one.
+  struct TaskProbe: LoopClientInterceptor {
+    let calls = PosixMutex<[(path: String, inTask: Bool)]>([])
+
+    func callEnded(_ call: ClientCall, _ summary: ClientCallSummary, after duration: Duration) {
+      let inTask = withUnsafeCurrentTask { $0 != nil }
+      calls.withLock { $0.append((call.method.path, inTask)) }
+    }
+  }
+
+  @Test("a TripService with ClientMetricsInterceptor polls in no task, and records each GetTrip")
+  func pollsWithoutTask() async throws {
+    let metrics = TestMetrics()
+    let probe = TaskProbe()
+    let simulator = try await FleetSimulator.start()
+    let name = try simulator.createDemoTrip()
+    var options = TripService.Options()
+    options.pollInterval = .milliseconds(100)
+    options.interceptors = [ClientMetricsInterceptor(factory: metrics), probe]
+    let service = try TripService(
+      configuration: .init(
+        endpoint: try .init(simulator.endpoint), transportSecurity: .plaintext,
+        providerID: "demo-provider", accessTokenProvider: FixedAccessTokenProvider(AccessToken("t")),
+        options: options))
+    var updates = try service.tripModel(forTripName: name).updates(includingRefreshes: true)
+      .makeAsyncIterator()
+    var refreshes = 0
+    while refreshes < 3, let event = await updates.next() {
+      if case .refreshed = event { refreshes += 1 }
+    }
+    service.shutdown()
+    await simulator.shutdown(gracePeriod: .seconds(1))
+    let calls = probe.calls.withLock { $0 }
+    let polls = calls.filter { $0.path == "/maps.fleetengine.v1.TripService/GetTrip" }
+    #expect(polls.count >= 3, "\(calls)")
+    #expect(polls.allSatisfy { !$0.inTask }, "a poll ran its interceptors in a task: \(calls)")
+    let durations = try metrics.expectTimer(
+      "rpc.client.duration",
+      [
+        ("rpc.system", "grpc"), ("rpc.service", "maps.fleetengine.v1.TripService"),
+        ("rpc.method", "GetTrip"), ("rpc.grpc.status_code", "0"),
+      ])
+    #expect(durations.values.count >= 3, "\(durations.values)")
   }
 }
