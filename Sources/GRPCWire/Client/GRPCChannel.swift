@@ -157,17 +157,21 @@ public final class GRPCChannel: Sendable {
       oneResponse: oneResponse)
   }
 
-  /// A stream for a call `prepared` describes.
+  /// A stream for a call `prepared` describes; throws what ``checkStart(_:_:deadline:)``
+  /// does, but for the deadline, which a call made in a task checks as it waits.
   func makeStream(
     _ prepared: PreparedCall, _ firstRequest: [UInt8], _ requestsFinished: Bool, oneResponse: Bool
   ) throws(RPCError) -> ClientStream {
-    guard !isClosed else {
-      throw RPCError(code: .unavailable, message: "the channel to \(pool.target) is closed")
-    }
-    if firstRequest.count - MessageFramer.prefixLength > prepared.maxSendSize {
-      throw RPCError.requestTooLarge(firstRequest.count - MessageFramer.prefixLength, prepared.maxSendSize)
-    }
-    return ClientStream(
+    try checkStart(prepared, firstRequest, deadline: false)
+    return stream(prepared, firstRequest, requestsFinished, oneResponse: oneResponse)
+  }
+
+  /// A stream for a call `prepared` describes, once the checks of
+  /// ``checkStart(_:_:deadline:)`` have passed.
+  func stream(
+    _ prepared: PreparedCall, _ firstRequest: [UInt8], _ requestsFinished: Bool, oneResponse: Bool
+  ) -> ClientStream {
+    ClientStream(
       loop: loop, headerPrefix: prepared.headerPrefix, requestHeaders: prepared.headers,
       initialRequest: firstRequest,
       finished: requestsFinished,

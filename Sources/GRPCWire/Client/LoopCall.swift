@@ -172,17 +172,19 @@ extension GRPCChannel {
   {
     loop.preconditionInEventLoop("GRPCChannel.startUnary/startServerStreaming")
     try checkStart(prepared, framedRequest)
-    return try makeStream(prepared, framedRequest, true, oneResponse: oneResponse)
+    return stream(prepared, framedRequest, true, oneResponse: oneResponse)
   }
 
-  /// Throws what makes a loop-driven call impossible before it starts, on the loop or in a
-  /// task (async interceptors): a closed channel, a deadline already passed, a request over
-  /// the send limit.
-  func checkStart(_ prepared: PreparedCall, _ framedRequest: [UInt8]) throws(RPCError) {
+  /// Throws what makes a call impossible before it starts (on the loop, or in a task): a
+  /// closed channel, a deadline already passed (when `deadline`: a loop-driven call's
+  /// check), a request over the send limit.
+  func checkStart(_ prepared: PreparedCall, _ framedRequest: [UInt8], deadline: Bool = true)
+    throws(RPCError)
+  {
     guard !isClosed else {
       throw RPCError(code: .unavailable, message: "the channel to \(pool.target) is closed")
     }
-    if let timeout = prepared.timeout, timeout <= .zero {
+    if deadline, let timeout = prepared.timeout, timeout <= .zero {
       throw RPCError(
         code: .deadlineExceeded, message: "the call's deadline had passed before it started")
     }
