@@ -54,12 +54,12 @@ struct GenerateGRPCWire: CommandPlugin {
       includes.flatMap { ["-I", $0] } + ["--module", options.module, "--access", options.access]
         + options.namespaces.map { "--namespace=\($0)" }
         + ["--messages", options.messages, "--output", generated.path] + cOutput
-        // The generated files' headers name this command, as the user ran it.
+        // The generated files' headers name this command, as the user ran it: grpc-wire-gen
+        // quotes its arguments for a shell, as it does its own command line.
         + [
           "--generated-by", "swift package generate-grpc-wire", "--regenerate-with",
-          (["swift package --allow-writing-to-package-directory generate-grpc-wire"]
-            + arguments.map { $0.contains(" ") ? "'\($0)'" : $0 }).joined(separator: " "),
-        ] + protoNames,
+          "swift package --allow-writing-to-package-directory generate-grpc-wire",
+        ] + arguments.flatMap { ["--regenerate-argument", $0] } + protoNames,
       in: packageDirectory)
     print(
       options.messages == "swift-protobuf"

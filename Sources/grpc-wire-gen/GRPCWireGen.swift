@@ -70,6 +70,13 @@ struct GRPCWireGen: ParsableCommand {
   )
   var regenerateWith: String?
 
+  @Option(
+    name: .customLong("regenerate-argument"), parsing: .unconditionalSingleValue,
+    help:
+      "An argument of the --regenerate-with command, as its caller received it: the headers show it quoted for a shell. Repeat for each, in order."
+  )
+  var regenerateArguments: [String] = []
+
   @Option(help: "A command the headers say fails when the files are stale (CodeGen/check).")
   var checkedBy: String?
 
@@ -168,15 +175,24 @@ struct GRPCWireGen: ParsableCommand {
 
   /// The headers' words, from --generated-by, --regenerate-with and --checked-by.
   var header: GeneratedHeader {
-    let commandLine = (["grpc-wire-gen"] + CommandLine.arguments.dropFirst()).map { argument in
-      argument.allSatisfy { $0.isLetter || $0.isNumber || "-_./=:,@+".contains($0) }
-        ? argument : "'" + argument.split(separator: "'", omittingEmptySubsequences: false)
-          .joined(separator: #"'\''"#) + "'"
+    let commandLine = (["grpc-wire-gen"] + CommandLine.arguments.dropFirst()).map(Self.quoted)
+    let regenerate = regenerateWith.map {
+      ([$0] + regenerateArguments.map(Self.quoted)).joined(separator: " ")
     }
     return GeneratedHeader(
       generator: generatedBy ?? "grpc-wire-gen",
-      command: regenerateWith ?? generatedBy ?? commandLine.joined(separator: " "),
+      command: regenerate ?? generatedBy ?? commandLine.joined(separator: " "),
       check: checkedBy)
+  }
+
+  /// `argument` as a POSIX shell reads it back: as it is when it has nothing a shell would
+  /// take apart, else in single quotes (a quote in it as `'\''`).
+  static func quoted(_ argument: String) -> String {
+    argument.allSatisfy { $0.isLetter || $0.isNumber || "-_./=:,@+".contains($0) }
+      ? argument
+      : "'"
+        + argument.split(separator: "'", omittingEmptySubsequences: false)
+        .joined(separator: #"'\''"#) + "'"
   }
 
   var stubMessages: ServiceStubs.Messages {

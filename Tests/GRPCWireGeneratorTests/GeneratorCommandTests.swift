@@ -107,6 +107,25 @@ struct GeneratorCommandTests {
     }
   }
 
+  @Test("--regenerate-argument: the headers' command has each argument quoted for a shell")
+  func regenerateArgumentsQuoted() async throws {
+    try await Self.withWorkFolder { work in
+      let arguments =
+        try await Self.fixtureArguments(in: work) + [
+          "--regenerate-with", "swift package generate-grpc-wire",
+          "--regenerate-argument", "--module", "--regenerate-argument", "My Protos",
+          "--regenerate-argument", "it's.proto", "--regenerate-argument", "a;b",
+        ]
+      let run = try await ToolProcess.run("grpc-wire-gen", arguments)
+      #expect(run.status == 0, "\(run)")
+      let written = try Self.files(under: work.appendingPathComponent("GeneratorFixtures/Generated"))
+      let namespaces = String(decoding: try #require(written["Namespaces.pb.swift"]), as: UTF8.self)
+      let expected =
+        #"Regenerate with `swift package generate-grpc-wire --module 'My Protos' 'it'\''s.proto' 'a;b'`"#
+      #expect(namespaces.contains(expected), "\(namespaces.prefix(400))")
+    }
+  }
+
   @Test("--access internal: the namespace and the descriptor list are internal, all else as committed")
   func accessOfTheMessageLayer() async throws {
     try await Self.withWorkFolder { work in
