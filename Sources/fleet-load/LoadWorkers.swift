@@ -22,14 +22,17 @@ struct LoadWorkers: Sendable {
     let channel = channels[worker % channels.count]
     switch workload {
     case .getTrip:
-      let names = tripNames
-      await unary(channel, FleetEngine.TripService.getTrip, phase, &log) { number in
+      // Each trip's request framed once, as a poller's repeated call is.
+      let requests = tripNames.map { name in
         var request = FleetEngine.GetTripRequest()
-        request.name = names[number % names.count]
-        return request
+        request.name = name
+        return GRPCChannel.frame(request)
+      }
+      await unary(channel, FleetEngine.TripService.getTrip, phase, &log) { number in
+        requests[number % requests.count]
       }
     case .unaryCall:
-      let request = simpleRequest()
+      let request = GRPCChannel.frame(simpleRequest())
       await unary(channel, GRPCTesting.BenchmarkService.unaryCall, phase, &log) { _ in request }
     case .streamingCall:
       await pingPong(channel, GRPCTesting.BenchmarkService.streamingCall, phase, &log)
@@ -59,10 +62,11 @@ struct LoadWorkers: Sendable {
 
   // MARK: Loops
 
-  /// Unary calls back to back (or at their scheduled times); unit: one call.
+  /// Unary calls back to back (or at their scheduled times), each sending a request framed
+  /// beforehand (`framedRequest` of the call's number); unit: one call.
   private func unary<Request, Response>(
     _ channel: GRPCChannel, _ method: ProtoMethod<Request, Response>, _ phase: LoadPhase,
-    _ log: inout WorkerLog, request: (Int) -> Request
+    _ log: inout WorkerLog, framedRequest: (Int) -> [UInt8]
   ) async {
     while let ticket = phase.claim() {
       guard await Self.wait(for: ticket) else { break }
@@ -70,7 +74,7 @@ struct LoadWorkers: Sendable {
       do {
         // As channel.unary(method, …) calls, with the response's size kept for the report.
         let response = try await channel.unary(
-          path: method.path, request: request(ticket.number), serializer: ProtoSerializer(),
+          path: method.path, framedRequest: framedRequest(ticket.number),
           deserializer: SizedProtoDeserializer<Response>(), options: options)
         log.record(.now - begin)
         log.response(byteCount: response.message.byteCount)

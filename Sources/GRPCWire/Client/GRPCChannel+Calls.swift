@@ -35,6 +35,31 @@ extension GRPCChannel {
     }
   }
 
+  /// A unary call of a request framed once (``frame(_:compress:)``) and sent as it is: a call
+  /// made again and again with the same request (a poll, a load tool) encodes it once, as a
+  /// loop-driven one does (``startUnary(_:framedRequest:as:completion:)``).
+  ///
+  /// `framedRequest` is one gRPC message behind its 5-byte prefix, compressed only when
+  /// `options.compression` names how; the call keeps the compression it was framed with,
+  /// whatever interceptors make of the options. Throws ``RPCError`` as
+  /// ``unary(path:request:serializer:deserializer:options:)`` does, and INTERNAL when
+  /// `framedRequest` is not one such message. Runs on the caller's executor, as that does.
+  nonisolated(nonsending) public func unary<Response: Sendable>(
+    path: String, framedRequest: [UInt8], deserializer: some MessageDeserializer<Response>,
+    options: CallOptions = CallOptions()
+  ) async throws -> ClientResponse<Response> {
+    try MessageFramer.check(framedRequest, compressionAllowed: options.compression != nil)
+    let interceptors = interceptors(of: options)
+    if interceptors.isEmpty {
+      return try await unaryFramed(path: path, framedRequest, deserializer, options)
+    }
+    let compression = options.compression
+    return try await unary(path: path, options, interceptors, deserializer) { options in
+      options.compression = compression
+      return framedRequest
+    }
+  }
+
   /// A unary call through `interceptors`; `framed` gives the framed request for the options
   /// they leave, and may change those.
   func unary<Response: Sendable>(

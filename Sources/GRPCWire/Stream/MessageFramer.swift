@@ -25,4 +25,31 @@ enum MessageFramer {
     buffer[start + 3] = UInt8(truncatingIfNeeded: length >> 8)
     buffer[start + 4] = UInt8(truncatingIfNeeded: length)
   }
+
+  /// Throws INTERNAL unless `framed` is one whole message behind its prefix (what ``append``
+  /// writes), compressed only when `compressionAllowed`: a request framed by its caller
+  /// (``GRPCChannel/unary(path:framedRequest:deserializer:options:)``) is checked before it is
+  /// sent, not refused by the server.
+  static func check(_ framed: [UInt8], compressionAllowed: Bool) throws(RPCError) {
+    guard framed.count >= prefixLength else {
+      throw RPCError(
+        code: .internalError,
+        message: "a framed request needs the 5-byte prefix; it has \(framed.count) bytes")
+    }
+    let length =
+      Int(framed[1]) << 24 | Int(framed[2]) << 16 | Int(framed[3]) << 8 | Int(framed[4])
+    guard length == framed.count - prefixLength else {
+      throw RPCError(
+        code: .internalError,
+        message: "a framed request's prefix says \(length) bytes; \(framed.count - prefixLength) "
+          + "follow it")
+    }
+    guard framed[0] == 0 || (framed[0] == 1 && compressionAllowed) else {
+      throw RPCError(
+        code: .internalError,
+        message: framed[0] == 1
+          ? "a framed request is compressed, but the call's options name no compression"
+          : "a framed request's flag byte is \(framed[0]); gRPC allows 0 and 1")
+    }
+  }
 }
