@@ -52,15 +52,14 @@ extension TripModel {
   /// Outside the lock: cancels loop `generation`'s call in flight, on the loop (at once when
   /// called there). A call the loop makes for that generation after it stopped (it decided
   /// before the stop) is recorded before this runs, as the loop does one thing at a time, so
-  /// it is cancelled too.
+  /// it is cancelled too. A newer generation's call recorded first is left alone; its start
+  /// cancelled this generation's (``OnLoop/record(_:of:)``).
   func cancelCall(of generation: UInt64) {
     guard lane.loop.inEventLoop else {
       lane.loop.execute { [self] in cancelCall(of: generation) }
       return
     }
-    guard let call = onLoop.value.call, call.generation == generation else { return }
-    onLoop.value.call = nil
-    call.call.cancel()
+    onLoop.value.takeCall(stopped: generation)?.cancel()
   }
 
   /// Outside the lock: makes the first call of `start`'s generation due at once — when the
@@ -236,8 +235,9 @@ extension TripModel {
       return
     }
     // Recorded on the loop, with no lock: a stop since the generation was checked cancels
-    // it on the loop, after this (``cancelCall(of:)``).
-    onLoop.value.call = (generation, call)
+    // it on the loop, after this (``cancelCall(of:)``). An older generation's call still
+    // recorded was stopped, but its cancel may be queued behind this start: cancelled here.
+    onLoop.value.record(call, of: generation)?.cancel()
     if let made { onLoop.value.pollTemplate = made }
   }
 

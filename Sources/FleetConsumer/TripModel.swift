@@ -55,6 +55,25 @@ public final class TripModel: @unchecked Sendable {
     mutating func clearCall(of generation: UInt64) {
       if call?.generation == generation { call = nil }
     }
+
+    /// Records `made` as loop `generation`'s call in flight; returns the recorded call it
+    /// replaces if that belongs to an older (stopped) generation, for the caller to cancel:
+    /// the stop's ``TripModel/cancelCall(of:)`` may run after this, and then finds only the
+    /// new call.
+    mutating func record(_ made: LoopCall, of generation: UInt64) -> LoopCall? {
+      let replaced = call
+      call = (generation, made)
+      guard let replaced, replaced.generation < generation else { return nil }
+      return replaced.call
+    }
+
+    /// Takes the call in flight if it belongs to stopped loop `generation` or an older one
+    /// (never cancelled if a newer one recorded first); nil if none, or a newer one's.
+    mutating func takeCall(stopped generation: UInt64) -> LoopCall? {
+      guard let recorded = call, recorded.generation <= generation else { return nil }
+      call = nil
+      return recorded.call
+    }
   }
 
   /// What the lock guards: the follow machine, the subscribers, the callback queue.
