@@ -685,6 +685,47 @@ struct LoopDrivenInterceptorTests {
     }
   }
 
+  /// A receiver of the user's own that implements the reporting end but never reports.
+  final class SilentReceiver: UnaryCallReceiver {
+    let outcomes = Calls.Outcomes()
+
+    func ended(_ result: Result<ReceivedMessage, RPCError>) {
+      ended(result) { _ in }
+    }
+
+    func ended(
+      _ result: Result<ReceivedMessage, RPCError>, reporting report: (RPCError?) -> Void
+    ) {
+      outcomes.seen.withLock { seen in
+        if case .failure(let error) = result { seen.errors.append(error) }
+        seen.done = true
+      }
+    }
+  }
+
+  @Test("a receiver that never reports: the interceptors still hear the call's own status")
+  func silentReceiverReported() async throws {
+    try await Self.withChannel({ log, loop in [Stamping(log: log, loop: loop)] }) {
+      channel, log in
+      let prepared = try channel.prepare(Service.unaryCall, options: CallOptions())
+      // A negative size: the server answers INVALID_ARGUMENT.
+      let framed = GRPCChannel.frame(GRPCTesting.SimpleRequest(responseSize: -1))
+      let receiver = SilentReceiver()
+      _ = try await Calls.onLoop(channel.eventLoop) { () throws(RPCError) in
+        try channel.startUnary(prepared, framedRequest: framed, receiver: receiver)
+      }
+      try await Calls.wait(receiver.outcomes) { $0.done }
+      #expect(receiver.outcomes.seen.withLock { $0.errors.map(\.code) } == [.invalidArgument])
+      // Told on the loop right after the receiver returned: by the time a later job of the
+      // loop runs.
+      _ = try await Calls.onLoop(channel.eventLoop) { () throws(RPCError) in 0 }
+      let entries = log.entries.withLock { $0 }
+      #expect(entries.map(\.status) == [.invalidArgument])
+      #expect(entries.map(\.responses) == [0])
+      #expect(entries.map(\.onLoop) == [true])
+    }
+  }
+
   @Test("a loop interceptor that refuses the call makes preparing it throw its error")
   func refusal() async throws {
     struct Refusing: LoopClientInterceptor {

@@ -216,7 +216,9 @@ public protocol UnaryCallReceiver: AnyObject, Sendable {
 
   /// The call is over, behind loop interceptors: call `report` once, before acting on the
   /// result, with the error the call ends with for its caller (nil: OK) — the interceptors
-  /// hear of the call's end from it. Called once, instead of ``ended(_:)``.
+  /// hear of the call's end from it. Called once, instead of ``ended(_:)``. If it returns
+  /// without calling `report`, the call's own outcome (the server's status; OK with a
+  /// response) is reported for it then.
   func ended(_ result: Result<ReceivedMessage, RPCError>, reporting report: (RPCError?) -> Void)
 }
 

@@ -133,6 +133,9 @@ final class InterceptedUnaryReceiver: UnaryCallReceiver, @unchecked Sendable {
     // The receiver reports the error its caller sees: a response that does not decode is
     // INTERNAL for the interceptors too.
     receiver.ended(result) { error in report(error, responses: responses) }
+    // A receiver that never called `report`: the interceptors hear the call's own outcome
+    // (a no-op when it did).
+    report(result.failure, responses: responses)
   }
 
   /// Tells the interceptors the call ended with `error` (nil: OK), once.
