@@ -27,6 +27,8 @@ extension MessageWriter {
     line(
       "  @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<\(cType)>, strings \(stringsName): inout ProtoDecodeStrings) throws(ProtoDecodingError) {"
     )
+    // A copy-on-write message's storage has no default: its other initialisers take one.
+    if cowMessages.contains(b.full) { line("    self.init()") }
     if !b.message.field.isEmpty { line("    let m = c.pointee") }
     for (index, field) in b.plain.enumerated() {
       read(field, "    ", sharing: sharingSources(field, b.plain[..<index]))
@@ -67,6 +69,33 @@ extension MessageWriter {
     line()
     try direct(b)
     line("}")
+    if cowMessages.contains(b.full) {
+      line()
+      line("extension \(swift): ProtoStorageMessage {")
+      line("  @_spi(GeneratedCode) public var sharedStorage: AnyObject { storage }")
+      line()
+      line("  @_spi(GeneratedCode) public init(sharedStorage storage: AnyObject) {")
+      line("    self.init(storage: unsafeDowncast(storage, to: Storage.self))")
+      line("  }")
+      line("}")
+    }
+  }
+
+  /// Whether a singular field of message type `type` is decoded through
+  /// ``ProtoDecodeStrings``' remembered messages: copy-on-write messages that hold a list, a
+  /// string or bytes, which a trip repeats across its messages (a waypoint's location is the
+  /// trip's pickup or drop-off point). One of scalars alone is not: its storage is the only
+  /// allocation a match would save, and remembering it would push out the ones that hold more.
+  private func recalled(_ type: String) -> Bool {
+    cowMessages.contains(type) && holdsHeapValues(type)
+  }
+
+  /// The Swift expression decoding the C message `p` of singular message field `f`.
+  private func messageDecode(_ f: MessageField, _ p: String) -> String {
+    if let type = f.proto.typeName, recalled(type) {
+      return "try \(stringsName).message(\(p), as: \(f.swift).self)"
+    }
+    return "try \(f.swift)(cMessage: \(p), strings: &\(stringsName))"
   }
 
   private func oneofProperty(_ name: String) -> String {
@@ -261,13 +290,11 @@ extension MessageWriter {
         keyword = "} else if"
       }
       line("\(indent)  } else {")
-      line("\(indent)    \(f.id) = try \(f.swift)(cMessage: p, strings: &\(stringsName))")
+      line("\(indent)    \(f.id) = \(messageDecode(f, "p"))")
       line("\(indent)  }")
       line("\(indent)}")
     } else if f.kind == .message {
-      line(
-        "\(indent)if let p = \(c) { \(f.id) = try \(f.swift)(cMessage: p, strings: &\(stringsName)) }"
-      )
+      line("\(indent)if let p = \(c) { \(f.id) = \(messageDecode(f, "p")) }")
     } else if case .wrapper(let kind) = f.kind {
       let value =
         switch kind {

@@ -195,7 +195,14 @@ struct MessageWriter {
       }
     }
     line()
-    line("\(i2)public init() {}")
+    if cowMessages.contains(full) {
+      line("\(i2)public init() { storage = Storage() }")
+      line()
+      line("\(i2)/// A value over `storage`, shared with the values that hold it already.")
+      line("\(i2)@usableFromInline init(storage: Storage) { self.storage = storage }")
+    } else {
+      line("\(i2)public init() {}")
+    }
     line()
     line(
       "\(i2)public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {"
@@ -267,7 +274,7 @@ struct MessageWriter {
     line("\(i3)}")
     line("\(i2)}")
     line()
-    line("\(i2)@usableFromInline var storage = Storage()")
+    line("\(i2)@usableFromInline var storage: Storage")
     line()
     line("\(i2)/// The storage, copied first if another copy of this message shares it.")
     line("\(i2)private mutating func uniqueStorage() -> Storage {")

@@ -1,5 +1,6 @@
-import FleetProtos
+@_spi(GeneratedCode) import FleetProtos
 import FleetProtosFixtures
+@_spi(GeneratedCode) import ProtoRuntime
 import Testing
 
 /// A field of a copy-on-write message type is compared, in place, with the fields of its
@@ -7,6 +8,9 @@ import Testing
 /// shares theirs (a Trip's vehicle waypoints are usually its remaining waypoints). So is a
 /// list, or a message holding one, with the field of its type in the first element of an
 /// earlier list of a copy-on-write message (a Trip's route is its first waypoint's path).
+/// And a copy-on-write message holding a string or list, at a singular field anywhere in the
+/// decode, is one of the last four such values decoded when it matches it (a waypoint's
+/// location is the trip's pickup or drop-off point).
 @Suite("Decoding shares sub-messages a message repeats")
 struct DecodeSharingTests {
   func buffer<T>(_ array: [T]) -> UnsafeRawPointer? {
@@ -81,5 +85,49 @@ struct DecodeSharingTests {
     #expect(buffer(trip.route) != buffer(trip.remainingWaypoints[0].pathToWaypoint))
     #expect(trip.route[11] == sample.route[11])
     #expect(trip.currentRouteSegmentTraffic?.speedReadingInterval[3].speed == .trafficJam)
+  }
+
+  /// The sample with its waypoints at its stops, and the end point of the current route
+  /// segment as fleet-sim sends it: the first waypoint's location, trip and type only.
+  func waypointsAtStops() -> FleetEngine.Trip {
+    var sample = SampleTrips.fullyPopulated
+    sample.remainingWaypoints[0].location = sample.pickupPoint
+    sample.remainingWaypoints[1].location = sample.dropoffPoint
+    sample.vehicleWaypoints = sample.remainingWaypoints
+    var end = FleetEngine.TripWaypoint()
+    end.location = sample.pickupPoint
+    end.tripID = sample.remainingWaypoints[0].tripID
+    end.waypointType = sample.remainingWaypoints[0].waypointType
+    sample.currentRouteSegmentEndPoint = end
+    return sample
+  }
+
+  /// The storage `message` shares with its copies.
+  func storage(_ message: FleetEngine.TerminalLocation?) throws -> ObjectIdentifier {
+    ObjectIdentifier(try #require(message).sharedStorage)
+  }
+
+  @Test("a waypoint's location equal to the pickup or drop-off point shares its storage")
+  func waypointLocationSharesStop() throws {
+    let sample = waypointsAtStops()
+    let trip = try roundTrip(sample)
+    #expect(trip == sample)
+    let pickup = try storage(trip.pickupPoint)
+    let dropoff = try storage(trip.dropoffPoint)
+    #expect(pickup != dropoff)
+    #expect(try storage(trip.remainingWaypoints[0].location) == pickup)
+    #expect(try storage(trip.remainingWaypoints[1].location) == dropoff)
+    #expect(try storage(trip.currentRouteSegmentEndPoint?.location) == pickup)
+  }
+
+  @Test("a waypoint's location that differs from the pickup point in one string is what was sent")
+  func waypointLocationDifferingIsDecoded() throws {
+    var sample = waypointsAtStops()
+    sample.remainingWaypoints[0].location?.accessPointID = "access-2"
+    let trip = try roundTrip(sample)
+    #expect(trip == sample)
+    #expect(trip.remainingWaypoints[0].location?.accessPointID == "access-2")
+    #expect(try storage(trip.remainingWaypoints[0].location) != storage(trip.pickupPoint))
+    #expect(trip.remainingWaypoints[0].location?.point == sample.pickupPoint?.point)
   }
 }

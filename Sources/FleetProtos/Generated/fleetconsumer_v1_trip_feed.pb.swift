@@ -167,7 +167,7 @@ extension FleetFeed.TripUpdate: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Fleetconsumer__V1__TripUpdate>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     let m = c.pointee
-    if let p = m.trip { trip = try FleetEngine.Trip(cMessage: p, strings: &_strings) }
+    if let p = m.trip { trip = try _strings.message(p, as: FleetEngine.Trip.self) }
     sequence = m.sequence
     if let p = m.update_time { updateTime = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)

@@ -376,7 +376,7 @@ extension FleetEngine {
       }
     }
 
-    @usableFromInline var storage = Storage()
+    @usableFromInline var storage: Storage
 
     /// The storage, copied first if another copy of this message shares it.
     private mutating func uniqueStorage() -> Storage {
@@ -451,7 +451,10 @@ extension FleetEngine {
       hasher.combine(storage.unknownFields)
     }
 
-    public init() {}
+    public init() { storage = Storage() }
+
+    /// A value over `storage`, shared with the values that hold it already.
+    @usableFromInline init(storage: Storage) { self.storage = storage }
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
       self = try Self.decodeThroughC(bytes)
@@ -508,7 +511,7 @@ extension FleetEngine {
       }
     }
 
-    @usableFromInline var storage = Storage()
+    @usableFromInline var storage: Storage
 
     /// The storage, copied first if another copy of this message shares it.
     private mutating func uniqueStorage() -> Storage {
@@ -618,7 +621,10 @@ extension FleetEngine {
       hasher.combine(storage.unknownFields)
     }
 
-    public init() {}
+    public init() { storage = Storage() }
+
+    /// A value over `storage`, shared with the values that hold it already.
+    @usableFromInline init(storage: Storage) { self.storage = storage }
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
       self = try Self.decodeThroughC(bytes)
@@ -759,7 +765,7 @@ extension FleetEngine {
       }
     }
 
-    @usableFromInline var storage = Storage()
+    @usableFromInline var storage: Storage
 
     /// The storage, copied first if another copy of this message shares it.
     private mutating func uniqueStorage() -> Storage {
@@ -1082,7 +1088,10 @@ extension FleetEngine {
       hasher.combine(storage.unknownFields)
     }
 
-    public init() {}
+    public init() { storage = Storage() }
+
+    /// A value over `storage`, shared with the values that hold it already.
+    @usableFromInline init(storage: Storage) { self.storage = storage }
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
       self = try Self.decodeThroughC(bytes)
@@ -1205,6 +1214,7 @@ extension FleetEngine.TerminalLocation: CBridgedMessage {
   }
 
   @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TerminalLocation>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
     let m = c.pointee
     if let p = m.point { point = try GoogleType.LatLng(cMessage: p, strings: &_strings) }
     if let p = m.terminal_point_id { terminalPointID = try FleetEngine.TerminalPointId(cMessage: p, strings: &_strings) }
@@ -1262,6 +1272,14 @@ extension FleetEngine.TerminalLocation: CBridgedMessage {
   }
 }
 
+extension FleetEngine.TerminalLocation: ProtoStorageMessage {
+  @_spi(GeneratedCode) public var sharedStorage: AnyObject { storage }
+
+  @_spi(GeneratedCode) public init(sharedStorage storage: AnyObject) {
+    self.init(storage: unsafeDowncast(storage, to: Storage.self))
+  }
+}
+
 extension FleetEngine.TripWaypoint: CBridgedMessage {
   @_spi(GeneratedCode) public typealias CMessage = Maps__Fleetengine__V1__TripWaypoint
 
@@ -1270,8 +1288,9 @@ extension FleetEngine.TripWaypoint: CBridgedMessage {
   }
 
   @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TripWaypoint>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
     let m = c.pointee
-    if let p = m.location { location = try FleetEngine.TerminalLocation(cMessage: p, strings: &_strings) }
+    if let p = m.location { location = try _strings.message(p, as: FleetEngine.TerminalLocation.self) }
     tripID = try _strings.string(m.trip_id)
     waypointType = FleetEngine.WaypointType(rawValue: Int32(truncatingIfNeeded: m.waypoint_type.rawValue))
     pathToWaypoint = try ProtoC.messages(m.path_to_waypoint, m.n_path_to_waypoint, as: GoogleType.LatLng.self, &_strings)
@@ -1380,6 +1399,14 @@ extension FleetEngine.TripWaypoint: CBridgedMessage {
   }
 }
 
+extension FleetEngine.TripWaypoint: ProtoStorageMessage {
+  @_spi(GeneratedCode) public var sharedStorage: AnyObject { storage }
+
+  @_spi(GeneratedCode) public init(sharedStorage storage: AnyObject) {
+    self.init(storage: unsafeDowncast(storage, to: Storage.self))
+  }
+}
+
 extension FleetEngine.VehicleAttribute: CBridgedMessage {
   @_spi(GeneratedCode) public typealias CMessage = Maps__Fleetengine__V1__VehicleAttribute
 
@@ -1472,6 +1499,7 @@ extension FleetEngine.VehicleLocation: CBridgedMessage {
   }
 
   @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__VehicleLocation>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
     let m = c.pointee
     if let p = m.location { location = try GoogleType.LatLng(cMessage: p, strings: &_strings) }
     if let p = m.horizontal_accuracy { horizontalAccuracy = p.pointee.value }
@@ -2031,6 +2059,14 @@ extension FleetEngine.VehicleLocation: CBridgedMessage {
       if v != 0 { w.byte(0x08); w.int32(v) }
     }
     if !storage.unknownFields.isEmpty { w.unknown(storage.unknownFields) }
+  }
+}
+
+extension FleetEngine.VehicleLocation: ProtoStorageMessage {
+  @_spi(GeneratedCode) public var sharedStorage: AnyObject { storage }
+
+  @_spi(GeneratedCode) public init(sharedStorage storage: AnyObject) {
+    self.init(storage: unsafeDowncast(storage, to: Storage.self))
   }
 }
 

@@ -304,7 +304,7 @@ extension FleetEngine.CreateTripRequest: CBridgedMessage {
     if let p = m.header { header = try FleetEngine.RequestHeader(cMessage: p, strings: &_strings) }
     parent = try _strings.string(m.parent)
     tripID = try _strings.string(m.trip_id)
-    if let p = m.trip { trip = try FleetEngine.Trip(cMessage: p, strings: &_strings) }
+    if let p = m.trip { trip = try _strings.message(p, as: FleetEngine.Trip.self) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }
 
@@ -565,7 +565,7 @@ extension FleetEngine.UpdateTripRequest: CBridgedMessage {
     let m = c.pointee
     if let p = m.header { header = try FleetEngine.RequestHeader(cMessage: p, strings: &_strings) }
     name = try _strings.string(m.name)
-    if let p = m.trip { trip = try FleetEngine.Trip(cMessage: p, strings: &_strings) }
+    if let p = m.trip { trip = try _strings.message(p, as: FleetEngine.Trip.self) }
     if let p = m.update_mask { updateMask = try GoogleProtobuf.FieldMask(cMessage: p, strings: &_strings) }
     unknownFields = try ProtoUnknownFields(cMessage: c)
   }

@@ -318,7 +318,7 @@ extension FleetEngine {
       }
     }
 
-    @usableFromInline var storage = Storage()
+    @usableFromInline var storage: Storage
 
     /// The storage, copied first if another copy of this message shares it.
     private mutating func uniqueStorage() -> Storage {
@@ -695,7 +695,10 @@ extension FleetEngine {
       hasher.combine(storage.unknownFields)
     }
 
-    public init() {}
+    public init() { storage = Storage() }
+
+    /// A value over `storage`, shared with the values that hold it already.
+    @usableFromInline init(storage: Storage) { self.storage = storage }
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
       self = try Self.decodeThroughC(bytes)
@@ -734,7 +737,7 @@ extension FleetEngine {
       }
     }
 
-    @usableFromInline var storage = Storage()
+    @usableFromInline var storage: Storage
 
     /// The storage, copied first if another copy of this message shares it.
     private mutating func uniqueStorage() -> Storage {
@@ -788,7 +791,10 @@ extension FleetEngine {
       hasher.combine(storage.unknownFields)
     }
 
-    public init() {}
+    public init() { storage = Storage() }
+
+    /// A value over `storage`, shared with the values that hold it already.
+    @usableFromInline init(storage: Storage) { self.storage = storage }
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
       self = try Self.decodeThroughC(bytes)
@@ -808,12 +814,13 @@ extension FleetEngine.Trip: CBridgedMessage {
   }
 
   @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__Trip>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
     let m = c.pointee
     name = try _strings.string(m.name)
     vehicleID = try _strings.string(m.vehicle_id)
     tripStatus = FleetEngine.TripStatus(rawValue: Int32(truncatingIfNeeded: m.trip_status.rawValue))
     tripType = FleetEngine.TripType(rawValue: Int32(truncatingIfNeeded: m.trip_type.rawValue))
-    if let p = m.pickup_point { pickupPoint = try FleetEngine.TerminalLocation(cMessage: p, strings: &_strings) }
+    if let p = m.pickup_point { pickupPoint = try _strings.message(p, as: FleetEngine.TerminalLocation.self) }
     if let p = m.actual_pickup_point { actualPickupPoint = try FleetEngine.StopLocation(cMessage: p, strings: &_strings) }
     if let p = m.actual_pickup_arrival_point {
       if let _shared = actualPickupPoint, _shared.matches(cMessage: p) {
@@ -834,7 +841,7 @@ extension FleetEngine.Trip: CBridgedMessage {
       } else if let _shared = intermediateDestinations.first, _shared.matches(cMessage: p) {
         dropoffPoint = _shared
       } else {
-        dropoffPoint = try FleetEngine.TerminalLocation(cMessage: p, strings: &_strings)
+        dropoffPoint = try _strings.message(p, as: FleetEngine.TerminalLocation.self)
       }
     }
     if let p = m.actual_dropoff_point {
@@ -872,7 +879,7 @@ extension FleetEngine.Trip: CBridgedMessage {
       } else if let _shared = vehicleWaypoints.first, _shared.matches(cMessage: p) {
         currentRouteSegmentEndPoint = _shared
       } else {
-        currentRouteSegmentEndPoint = try FleetEngine.TripWaypoint(cMessage: p, strings: &_strings)
+        currentRouteSegmentEndPoint = try _strings.message(p, as: FleetEngine.TripWaypoint.self)
       }
     }
     if let p = m.remaining_distance_meters { remainingDistanceMeters = p.pointee.value }
@@ -1179,6 +1186,14 @@ extension FleetEngine.Trip: CBridgedMessage {
   }
 }
 
+extension FleetEngine.Trip: ProtoStorageMessage {
+  @_spi(GeneratedCode) public var sharedStorage: AnyObject { storage }
+
+  @_spi(GeneratedCode) public init(sharedStorage storage: AnyObject) {
+    self.init(storage: unsafeDowncast(storage, to: Storage.self))
+  }
+}
+
 extension FleetEngine.StopLocation: CBridgedMessage {
   @_spi(GeneratedCode) public typealias CMessage = Maps__Fleetengine__V1__StopLocation
 
@@ -1187,6 +1202,7 @@ extension FleetEngine.StopLocation: CBridgedMessage {
   }
 
   @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__StopLocation>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
     let m = c.pointee
     if let p = m.point { point = try GoogleType.LatLng(cMessage: p, strings: &_strings) }
     if let p = m.timestamp { timestamp = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
@@ -1235,6 +1251,14 @@ extension FleetEngine.StopLocation: CBridgedMessage {
       w.byte(0x1a); w.message(v)
     }
     if !storage.unknownFields.isEmpty { w.unknown(storage.unknownFields) }
+  }
+}
+
+extension FleetEngine.StopLocation: ProtoStorageMessage {
+  @_spi(GeneratedCode) public var sharedStorage: AnyObject { storage }
+
+  @_spi(GeneratedCode) public init(sharedStorage storage: AnyObject) {
+    self.init(storage: unsafeDowncast(storage, to: Storage.self))
   }
 }
 
