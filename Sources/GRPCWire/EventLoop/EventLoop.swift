@@ -1,6 +1,7 @@
 internal import CGRPCSystem
 internal import Glibc
 internal import FleetSync
+internal import Synchronization
 
 /// One thread that owns sockets, nghttp2 sessions and timers, driven by epoll.
 ///
@@ -17,13 +18,21 @@ internal import FleetSync
 /// wake-up: the call is handed to the connection and the task resumed within the same loop
 /// tick. Such code must not block; it shares the thread with every socket of the loop.
 public final class EventLoop: TaskExecutor, @unchecked Sendable {
-  // @unchecked Sendable: `pending` is behind a Mutex; every other stored property is only
-  // read or written on the loop thread (asserted by `assertInLoop`), except `thread`, written
-  // once before the loop is shared.
+  // @unchecked Sendable: `pending` is behind a Mutex, `pendingAnnounced` atomic; every other
+  // stored property is only read or written on the loop thread (asserted by `assertInLoop`),
+  // except `thread`, written once before the loop is shared.
 
   private let epollFD: Int32
   private let wakeFD: Int32
   private let pending = PosixMutex(Pending())
+  /// `pending.wakeSent`, readable without the lock: the loop looks at `pending` (takes its
+  /// lock) only when another thread has queued something since it last did, or the eventfd
+  /// woke it (`wakeRead`). Written only with the lock held.
+  private let pendingAnnounced = Atomic<Bool>(false)
+  /// The loop read the eventfd and has not looked at `pending` since (loop only). Whatever
+  /// the atomic's read says, the lock is taken after a wake-up: an item whose queueing wrote
+  /// the eventfd is seen, since that write came after the item went in under the lock.
+  @exclusivity(unchecked) private var wakeRead = false
   private var thread = pthread_t()
   private var handlers: [Int32: any EventHandler] = [:]
   /// The loop's timers and end-of-tick hooks (EventLoop+Timers.swift); loop only.
@@ -100,7 +109,10 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     }
     let mustWake = pending.withLock { p in
       p.items.append(item)
-      defer { p.wakeSent = true }
+      defer {
+        p.wakeSent = true
+        pendingAnnounced.store(true, ordering: .releasing)
+      }
       return !p.wakeSent
     }
     if mustWake {
@@ -228,6 +240,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         if fd == wakeFD {
           var value: UInt64 = 0
           _ = read(wakeFD, &value, 8)
+          wakeRead = true
           continue
         }
         // A handler may unregister itself or others while handling; look each up afresh.
@@ -298,8 +311,18 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         runningBatch.removeAll(keepingCapacity: true)
         ran = true
       }
+      // Nothing announced and no wake-up read: nothing queued from another thread, and no
+      // lock taken (a loop whose work is its own runs several steps a tick, each calling
+      // this). An item queued after this read comes with an eventfd write (`wakeSent` was
+      // false), which wakes the loop, and then `wakeRead` takes the lock.
+      guard wakeRead || pendingAnnounced.load(ordering: .acquiring) else {
+        if !ran { return }
+        continue
+      }
+      wakeRead = false
       let items = pending.withLock { p -> [Item] in
         p.wakeSent = false
+        pendingAnnounced.store(false, ordering: .relaxed)
         return p.items.isEmpty ? [] : p.items.exchange([])
       }
       if !items.isEmpty {
