@@ -14,7 +14,7 @@ extension ClientStream {
       cancel(error)
       throw error
     }
-    let (scheduleResume, full, ended) = shared.withLock { s -> (Bool, Bool, RPCError?) in
+    let (scheduleResume, full, ended) = withShared { s -> (Bool, Bool, RPCError?) in
       if let outcome = s.outcome { return (false, false, Self.endError(outcome)) }
       guard !s.outboundFinished else {
         return (false, false, RPCError(code: .internalError, message: "write after the request stream was finished"))
@@ -29,7 +29,7 @@ extension ClientStream {
     // Under the limit the write is done without suspending.
     guard full else { return }
     try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-      let resumeNow = shared.withLock { s -> Result<Void, RPCError>? in
+      let resumeNow = withShared { s -> Result<Void, RPCError>? in
         if let outcome = s.outcome { return .failure(Self.endError(outcome)) }
         return s.mailbox.wait(writer: c, limit: Self.outboundLimit) ? nil : .success(())
       }
@@ -39,7 +39,7 @@ extension ClientStream {
 
   /// Half-closes the request stream (no more messages).
   func finishRequests() {
-    let schedule = shared.withLock { s -> Bool in
+    let schedule = withShared { s -> Bool in
       guard !s.outboundFinished, s.outcome == nil else { return false }
       s.outboundFinished = true
       return s.mailbox.claimResumeHop()
@@ -50,7 +50,7 @@ extension ClientStream {
   /// The response headers' metadata; throws the call's error if it ended without them.
   func initialMetadata() async throws -> Metadata {
     try await withCheckedThrowingContinuation { (c: CheckedContinuation<Metadata, any Error>) in
-      let now = shared.withLock { s -> Result<Metadata, any Error>? in
+      let now = withShared { s -> Result<Metadata, any Error>? in
         if let head = s.head { return .success(head.metadata) }
         if let outcome = s.outcome {
           switch outcome {
@@ -69,12 +69,12 @@ extension ClientStream {
   func nextMessage() async throws -> Received? {
     // A message already here (the usual case while a stream runs ahead of its reader) is
     // taken without suspending: no continuation, no hop through the executor.
-    let (ready, scheduleCredit) = shared.withLock { s in Self.take(&s) }
+    let (ready, scheduleCredit) = withShared { s in Self.take(&s) }
     if scheduleCredit { loop.execute { self.returnHeldCredit() } }
     if let ready { return try ready.get() }
     return try await withCheckedThrowingContinuation {
       (c: CheckedContinuation<Received?, any Error>) in
-      let (now, scheduleCredit) = shared.withLock { s -> (Result<Received?, any Error>?, Bool) in
+      let (now, scheduleCredit) = withShared { s -> (Result<Received?, any Error>?, Bool) in
         let (now, schedule) = Self.take(&s)
         if now == nil { s.mailbox.readerWaiting = c }
         return (now, schedule)
@@ -106,7 +106,7 @@ extension ClientStream {
     -> (messages: [Received], outcome: CallOutcome, headMetadata: Metadata?)
   {
     await withUnsafeContinuation { (c: UnsafeContinuation<Void, Never>) in
-      let done = shared.withLock { s -> Bool in
+      let done = withShared { s -> Bool in
         if s.outcome != nil { return true }
         s.endWaiters.append(c)
         return false
@@ -119,7 +119,7 @@ extension ClientStream {
   /// Once the call is over: every message not yet read, the outcome and the response
   /// headers' metadata (see ``awaitEnd()``).
   func takeEnd() -> (messages: [Received], outcome: CallOutcome, headMetadata: Metadata?) {
-    shared.withLock { s in
+    withShared { s in
       (s.mailbox.removeMessages().messages, s.outcome!, s.head?.metadata)
     }
   }
@@ -130,21 +130,21 @@ extension ClientStream {
     loop.assertInLoop()
     let response = unaryResponse
     unaryResponse = nil
-    return (response, shared.withLock { s in s.outcome! })
+    return (response, withShared { s in s.outcome! })
   }
 
   /// The outcome, once the call is over.
-  var outcome: CallOutcome? { shared.withLock { $0.outcome } }
+  var outcome: CallOutcome? { withShared { $0.outcome } }
 
   /// What interceptors learn of the call once the caller is done with it: the response
   /// headers' metadata, the outcome (nil while a reset is on its way), messages written and
   /// responses delivered.
   var progress: (head: Metadata?, outcome: CallOutcome?, written: Int, delivered: Int) {
-    shared.withLock { ($0.head?.metadata, $0.outcome, $0.messagesWritten, $0.messagesDelivered) }
+    withShared { ($0.head?.metadata, $0.outcome, $0.messagesWritten, $0.messagesDelivered) }
   }
 
   /// Payload bytes of complete responses received but not yet read.
-  var bufferedResponseBytes: Int { shared.withLock { $0.mailbox.bufferedBytes } }
+  var bufferedResponseBytes: Int { withShared { $0.mailbox.bufferedBytes } }
 
   /// Ends the call from the caller's side (task cancelled, body finished early): resets the
   /// stream with CANCEL unless it is already over.

@@ -13,7 +13,7 @@ extension ClientStream {
     let action = machine.receiveResponseHeaders(fields, endStream: endStream)
     switch action {
     case .responseHead(let head):
-      let waiters = shared.withLock { s in
+      let waiters = withShared { s in
         s.head = head
         // Committed, so never replayed: a request already sent whole (a server-streaming
         // call's, which may stay open for hours) lets its bytes go now, not with the stream.
@@ -110,7 +110,7 @@ extension ClientStream {
       }
       return
     }
-    let handed = shared.withLock { s in
+    let handed = withShared { s in
       s.messagesDelivered += 1 + more.count
       let handed = s.mailbox.deliver(first)
       if !more.isEmpty { _ = s.mailbox.deliver(more) }
@@ -125,7 +125,7 @@ extension ClientStream {
 
   /// Returns the credit readers have accumulated since the last time.
   func returnHeldCredit() {
-    let credit = shared.withLock { $0.mailbox.takeCredit() }
+    let credit = withShared { $0.mailbox.takeCredit() }
     if credit > 0 { returnCredit(credit) }
   }
 

@@ -7,7 +7,10 @@ internal import Logging
 /// Loop-only state (`machine`, `deframer`, stream ID, timers, flow-control debts) is touched
 /// only on `loop`. What both sides touch — outbound request bytes, received messages, the
 /// waiting continuations and the outcome — sits in `shared`; decisions are made inside its
-/// lock and continuations are resumed after it is released.
+/// lock and continuations are resumed after it is released. A loop-driven call
+/// (``loopDriven``: a ``LoopCall``) has no caller off the loop: its `shared` is loop-confined
+/// instead, reached without the lock and with the thread checked in every build
+/// (``withShared(_:)``).
 ///
 /// Flow control: bytes of a message still being received are acknowledged (consumed) at once,
 /// since the message cannot complete otherwise and its size is bounded by `maxReceiveSize`.
@@ -31,6 +34,9 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
   let carriesCredentials: Bool
   /// Wait for the channel to be ready instead of failing fast (CallOptions.waitForReady).
   let waitForReady: Bool
+  /// Started and ended on the loop, with no task waiting on it (a ``LoopCall``): `shared` is
+  /// loop-confined, not locked.
+  let loopDriven: Bool
 
   // MARK: Loop-only
   var streamID: Int32 = -1
@@ -41,6 +47,9 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
   var machine = StreamStateMachine.client()
   var deframer: MessageDeframer
   var deadlineTimer: TimerID?
+  /// The call is over (``finish(_:reset:)`` ran): `shared`'s outcome is set. The loop's own
+  /// copy, so the pool and the connection check it with no lock.
+  var ended = false
   /// Acknowledgement owed for complete messages handed to the caller but not yet read.
   var owedBytes = 0
   var streamClosed = false
@@ -141,9 +150,10 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
     initialRequest: [UInt8], finished: Bool,
     maxReceiveSize: Int, maxSendSize: Int = .max, timeout: Duration?,
     carriesCredentials: Bool = false,
-    waitForReady: Bool = false, oneResponse: Bool = false
+    waitForReady: Bool = false, oneResponse: Bool = false, loopDriven: Bool = false
   ) {
     self.loop = loop
+    self.loopDriven = loopDriven
     self.oneResponse = oneResponse
     self.carriesCredentials = carriesCredentials
     self.waitForReady = waitForReady
@@ -155,6 +165,15 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
     self.deadline = timeout.map { MonotonicInstant.now.advanced(by: $0) }
     self.deframer = MessageDeframer(maxMessageSize: maxReceiveSize)
     self.shared = PosixMutex(Shared(outbound: initialRequest, outboundFinished: finished))
+  }
+
+  /// Runs `body` on the shared state: under its lock, or for a loop-driven call, whose every
+  /// side runs on the loop, without it — on the loop thread only, checked in every build.
+  @inline(__always)
+  func withShared<T>(_ body: (inout Shared) -> T) -> T {
+    guard loopDriven else { return shared.withLock(body) }
+    loop.preconditionInEventLoop("a loop-driven call's state")
+    return shared.unsafeWithoutLock(body)
   }
 
   // MARK: Loop side
@@ -193,7 +212,7 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
     into buffer: UnsafeMutableRawBufferPointer
   ) -> (result: (count: Int, eof: Bool)?, writer: CheckedContinuation<Void, any Error>?) {
     loop.assertInLoop()
-    let (result, writer) = shared.withLock {
+    let (result, writer) = withShared {
       s -> ((count: Int, eof: Bool)?, CheckedContinuation<Void, any Error>?) in
       if s.mailbox.unsentCount == 0 { return (s.outboundFinished ? (0, true) : nil, nil) }
       let (count, writer) = s.mailbox.readOutbound(into: buffer)
@@ -206,7 +225,7 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
   /// New request bytes or a half-close arrived from the caller.
   func resumeData() {
     loop.assertInLoop()
-    shared.withLock { $0.mailbox.resumeHopRan() }
+    withShared { $0.mailbox.resumeHopRan() }
     guard dataDeferred, !streamClosed, let connection else { return }
     dataDeferred = false
     connection.resumeData(of: self)
@@ -241,7 +260,7 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
     guard let pool, !machine.isClosed, transparentRetries < Self.maxTransparentRetries else {
       return false
     }
-    let replayable = shared.withLock { s -> Bool in
+    let replayable = withShared { s -> Bool in
       s.outcome == nil && s.mailbox.rewindForReplay()
     }
     guard replayable else { return false }
@@ -298,7 +317,8 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
       self.deadlineTimer = nil
     }
     if reset, !streamClosed, streamID > 0 { connection?.reset(streamID: streamID) }
-    let (reader, writer, heads, ends) = shared.withLock { s in
+    ended = true
+    let (reader, writer, heads, ends) = withShared { s in
       if s.outcome == nil { s.outcome = outcome }
       let (reader, writer) = s.mailbox.removeWaiters()
       return (reader, writer, s.headWaiters.exchange([]), s.endWaiters.exchange([]))

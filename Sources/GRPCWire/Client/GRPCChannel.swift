@@ -167,9 +167,11 @@ public final class GRPCChannel: Sendable {
   }
 
   /// A stream for a call `prepared` describes, once the checks of
-  /// ``checkStart(_:_:deadline:)`` have passed.
+  /// ``checkStart(_:_:deadline:)`` have passed. `loopDriven`: a ``LoopCall``'s, whose state
+  /// is loop-confined (``ClientStream/loopDriven``).
   func stream(
-    _ prepared: PreparedCall, _ firstRequest: [UInt8], _ requestsFinished: Bool, oneResponse: Bool
+    _ prepared: PreparedCall, _ firstRequest: [UInt8], _ requestsFinished: Bool, oneResponse: Bool,
+    loopDriven: Bool = false
   ) -> ClientStream {
     ClientStream(
       loop: loop, headerPrefix: prepared.headerPrefix, requestHeaders: prepared.headers,
@@ -177,7 +179,7 @@ public final class GRPCChannel: Sendable {
       finished: requestsFinished,
       maxReceiveSize: prepared.maxReceiveSize, maxSendSize: prepared.maxSendSize,
       timeout: prepared.timeout, carriesCredentials: prepared.carriesCredentials,
-      waitForReady: prepared.waitForReady, oneResponse: oneResponse)
+      waitForReady: prepared.waitForReady, oneResponse: oneResponse, loopDriven: loopDriven)
   }
 
   /// Checks `options` for a call of `method` and lays out its request fields: what every

@@ -172,7 +172,7 @@ extension GRPCChannel {
   {
     loop.preconditionInEventLoop("GRPCChannel.startUnary/startServerStreaming")
     try checkStart(prepared, framedRequest)
-    return stream(prepared, framedRequest, true, oneResponse: oneResponse)
+    return stream(prepared, framedRequest, true, oneResponse: oneResponse, loopDriven: true)
   }
 
   /// Throws what makes a call impossible before it starts (on the loop, or in a task): a

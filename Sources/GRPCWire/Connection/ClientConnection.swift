@@ -124,7 +124,7 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
 
   func submit(_ stream: ClientStream) {
     // Cancelled or timed out while waiting for the connection: it never reaches the wire.
-    guard stream.outcome == nil else { return }
+    guard !stream.ended else { return }
     guard !goingAway else {
       // Drained while the call waited: the pool finds it another connection.
       pool?.start(stream)

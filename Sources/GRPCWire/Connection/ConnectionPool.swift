@@ -126,7 +126,7 @@ final class ConnectionPool: @unchecked Sendable {
 
   func start(_ stream: ClientStream) {
     loop.assertInLoop()
-    guard stream.outcome == nil else { return }
+    guard !stream.ended else { return }
     stream.armDeadline()
     guard case .running = shutdownState else {
       stream.fail(RPCError(code: .unavailable, message: "the channel to \(target) is closed"), reset: false)
