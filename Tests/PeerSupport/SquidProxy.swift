@@ -12,7 +12,8 @@ import Foundation
 ///
 /// Unlike tinyproxy, squid answers a wrong password with 407, as RFC 9110 §15.5.8 has it.
 /// squid cannot take port 0: it starts on ``unusedPort()``, again on another if that one was
-/// taken meanwhile.
+/// taken meanwhile. It is ready when its socket listens (read from /proc/net/tcp), not when it
+/// says so: its "Accepting HTTP Socket connections" line comes just before.
 public final class SquidProxy: LoopbackProxy, @unchecked Sendable {
   /// squid's access log as it is on disk: a line per request, written when the request ends
   /// (for a tunnel, when it closes).
@@ -86,6 +87,11 @@ public final class SquidProxy: LoopbackProxy, @unchecked Sendable {
       do {
         _ = try await process.waitForLine(timeout: .seconds(15), "Accepting HTTP Socket") {
           $0.contains("Accepting HTTP Socket connections")
+        }
+        // squid prints that line just before its listen(2) takes effect: a connection made
+        // at once is sometimes refused.
+        try await process.waitUntil("squid to listen on 127.0.0.1:\(port)", timeout: .seconds(15)) {
+          isListening(onLoopbackPort: port)
         }
         return SquidProxy(port: port, process: process, directory: directory)
       } catch {

@@ -43,3 +43,24 @@ public func startOnUnusedPort<T>(
   }
   throw lastError!
 }
+
+/// Whether a socket of this machine listens on 127.0.0.1:`port` (or on every IPv4 address),
+/// read from /proc/net/tcp without connecting to it: for a server that says it accepts
+/// connections before its `listen` has taken effect (squid), where a probing connection
+/// would show up in the server's own logs.
+public func isListening(onLoopbackPort port: Int) -> Bool {
+  guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else {
+    return false
+  }
+  // Each row: `sl local_address rem_address st ...`, the address as hex `ADDR:PORT` with the
+  // IPv4 address in host byte order (0100007F is 127.0.0.1), st 0A meaning LISTEN.
+  let hex = String(port, radix: 16, uppercase: true)
+  let wanted = String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+  return table.split(separator: "\n").dropFirst().contains { row in
+    let fields = row.split(separator: " ", omittingEmptySubsequences: true)
+    guard fields.count > 3 else { return false }
+    let local = fields[1].split(separator: ":")
+    return local.count == 2 && local[1] == wanted && fields[3] == "0A"
+      && (local[0] == "0100007F" || local[0] == "00000000")
+  }
+}
