@@ -1,3 +1,4 @@
+import FleetSync
 import Foundation
 import Testing
 
@@ -43,23 +44,46 @@ enum FleetTest {
 extension TripModel {
   /// Waits until the model has stopped following (after a terminal status, a stop, or once it
   /// noticed its subscribers are gone) and has no call in flight: from then on it sends
-  /// nothing more. Records an issue after 10 s.
+  /// nothing more. Records an issue after 10 s, also when its loop no longer runs jobs.
   func loopEnded() async {
     let deadline = ContinuousClock.now + .seconds(10)
     while ContinuousClock.now < deadline {
-      if !protected.withLock({ $0.follower.isFollowing }), await noCallInFlight { return }
+      // The model tells of neither (no event is made for tests), so both are asked again.
+      if !protected.withLock({ $0.follower.isFollowing }),
+        await noCallInFlight(by: deadline) == true
+      {
+        return
+      }
       try? await Task.sleep(for: .milliseconds(5))
     }
     Issue.record("\(tripName) was still following 10 s later")
   }
 
   /// Whether the model has no call in flight, as its loop (which alone records the calls)
-  /// sees it.
-  var noCallInFlight: Bool {
-    get async {
-      await withCheckedContinuation { continuation in
-        lane.loop.execute { continuation.resume(returning: self.onLoop.value.call == nil) }
+  /// sees it; nil if the loop has not answered by `deadline` (a loop that has shut down runs
+  /// no job).
+  func noCallInFlight(by deadline: ContinuousClock.Instant) async -> Bool? {
+    // Resumed once: by the loop's answer or by the deadline, whichever comes first.
+    let hop = PosixMutex<(waiting: CheckedContinuation<Bool?, Never>?, over: Bool)>((nil, false))
+    @Sendable func answer(_ idle: Bool?) {
+      let waiting = hop.withLock { hop in
+        defer { hop = (nil, true) }
+        return hop.waiting
       }
+      waiting?.resume(returning: idle)
+    }
+    let timeout = Task {
+      try? await Task.sleep(until: deadline)
+      answer(nil)
+    }
+    defer { timeout.cancel() }
+    return await withCheckedContinuation { continuation in
+      let over = hop.withLock { hop in
+        if !hop.over { hop.waiting = continuation }
+        return hop.over
+      }
+      if over { return continuation.resume(returning: nil) }
+      lane.loop.execute { answer(self.onLoop.value.call == nil) }
     }
   }
 }
