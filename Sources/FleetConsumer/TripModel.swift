@@ -21,9 +21,7 @@ internal import FoundationEssentials
 /// also makes the call and merges the response. Thread-safe. Callbacks of one model run one
 /// at a time, in order, on the service's ``CallbackExecutor``; the models updated in one loop
 /// tick are called back from one job.
-public final class TripModel: @unchecked Sendable {
-  // @unchecked Sendable: every stored property is immutable and Sendable except `onLoop`, a
-  // LoopBound (its thread is checked on every access, in every build).
+public final class TripModel: Sendable {
   /// The trip's name, `providers/{provider_id}/trips/{trip_id}`.
   public let tripName: TripName
   let core: ServiceCore
@@ -41,7 +39,25 @@ public final class TripModel: @unchecked Sendable {
   /// on this atomic, not in another hold of the lock.
   let drainState = Atomic<UInt8>(DrainState.idle)
   /// What only the lane's loop touches, as a poll is made and answered: no lock per poll.
-  var onLoop: LoopBound<OnLoop>
+  let onLoop: OnLoopBox
+
+  /// ``OnLoop`` in a box of its own, so that the model's stored properties are all constants
+  /// and the compiler checks that the model is `Sendable`.
+  final class OnLoopBox: @unchecked Sendable {
+    // @unchecked Sendable: `bound` is a LoopBound, whose thread is checked on every access,
+    // in every build.
+    private var bound: LoopBound<OnLoop>
+
+    init(on loop: EventLoop) {
+      bound = LoopBound(OnLoop(), on: loop)
+    }
+
+    /// The state; only on the loop's thread.
+    var value: OnLoop {
+      get { bound.value }
+      _modify { yield &bound.value }
+    }
+  }
 
   /// The state of the loop's side of following.
   struct OnLoop {
@@ -169,7 +185,7 @@ public final class TripModel: @unchecked Sendable {
     tripName = name
     self.core = core
     (lane, phaseBucket) = core.laneForNewModel()
-    onLoop = LoopBound(OnLoop(), on: lane.loop)
+    onLoop = OnLoopBox(on: lane.loop)
     protected = PosixMutex(
       Protected(
         follower: TripFollower(
