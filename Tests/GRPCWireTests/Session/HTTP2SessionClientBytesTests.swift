@@ -1,3 +1,5 @@
+import Dispatch
+import Foundation
 import GRPCTestingProtos
 import Testing
 
@@ -151,6 +153,55 @@ struct HTTP2SessionClientBytesTests {
     socket.send([trailers.last!])
     let response = try await call.value
     #expect(response.message.payload?.body == Array("abc".utf8))
+  }
+
+  /// An answer larger than the loop's shared read buffer (64 KiB), all of it there when the
+  /// loop reads: the loop reads the buffer full, hands the first part of the message over, and
+  /// reads on into the same buffer within the same read budget. The message spans the reads,
+  /// so the bytes of the first must have been kept before the next one wrote over them.
+  @Test("a message larger than the loop's read buffer, there at once, arrives byte for byte")
+  func messageAcrossReads() async throws {
+    let listener = try RawListener()
+    let channel = GRPCChannel(host: "127.0.0.1", port: listener.port)
+    defer { channel.close() }
+    let call = Task(executorPreference: channel.eventLoop) {
+      try await channel.unary(GRPCTesting.TestService.unaryCall, Self.request)
+    }
+    let socket = try #require(await listener.accept(timeout: .seconds(10)), "the channel did not connect")
+    try await Self.readRequest(socket, port: listener.port)
+    let body = (0..<80_000).map { UInt8(truncatingIfNeeded: $0 % 251) }
+    var response = GRPCTesting.SimpleResponse()
+    var payload = GRPCTesting.Payload()
+    payload.body = body
+    response.payload = payload
+    let message = GRPCChannel.frame(response)
+    var answer = RawHTTP2.frame(
+      type: 0x1, flags: 0x4, stream: 1,
+      RawHTTP2.headerBlock([(":status", "200"), ("content-type", "application/grpc")]))
+    // DATA frames of at most 16,384 bytes, the default SETTINGS_MAX_FRAME_SIZE (RFC 9113 6.5.2).
+    for start in stride(from: 0, to: message.count, by: 16_384) {
+      answer += RawHTTP2.frame(
+        type: 0x0, stream: 1, Array(message[start..<min(start + 16_384, message.count)]))
+    }
+    answer += RawHTTP2.frame(
+      type: 0x1, flags: 0x5, stream: 1, RawHTTP2.headerBlock([("grpc-status", "0")]))
+    // The loop is held while the answer is written, so that it finds all of it at once. The
+    // send returns once the bytes are in our socket's send buffer, made large enough for them.
+    var sendBuffer: Int32 = 1 << 20
+    setsockopt(socket.fd, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
+    let held = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    channel.eventLoop.execute {
+      held.signal()
+      _ = release.wait(timeout: .now() + 10)
+    }
+    #expect(await offThePool { held.wait(timeout: .now() + 10) } == .success)
+    let written = answer
+    await offThePool { socket.send(written) }
+    release.signal()
+    let answered = try await call.value
+    #expect(answered.message.payload?.body.count == body.count)
+    #expect(answered.message.payload?.body == body)
   }
 
   /// nghttp2 rejects a response header block with an upper-case field name (RFC 9113 8.2.1):
