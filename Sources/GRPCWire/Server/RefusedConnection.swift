@@ -49,14 +49,11 @@ final class RefusedConnection: EventHandler, TimerTarget {
   }
 
   func readable() {
-    // Thrown away, but never into the loop's buffer while a session still hands over what it
-    // read there (`readBufferLent`; not so in an epoll callback today): HTTP2Session.read's rule.
-    let lent = loop.readBufferLent
-    let buffer =
-      lent
-      ? UnsafeMutableRawBufferPointer.allocate(byteCount: 4 << 10, alignment: 16)
-      : loop.readBuffer
-    defer { if lent { buffer.deallocate() } }
+    // Thrown away, into what the loop lends for reading.
+    loop.withReadBuffer(size: loop.readBuffer.count) { drain(into: $0) }
+  }
+
+  private func drain(into buffer: UnsafeMutableRawBufferPointer) {
     while true {
       let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
       if count > 0 { continue }

@@ -141,20 +141,17 @@ final class HTTP2Session: TickEndHandler {
   /// nil while the connection goes on (a flush is then scheduled), else why it ended.
   func read(_ budget: ReadBudget) -> ReadEnd? {
     guard let transport, let nghttp2, let role else { return nil }
-    let size = min(budget.bytes, role.readSlice)
-    // DATA goes to the role straight from the buffer it was read into (SessionEvents), so
-    // nothing may read into that buffer until the batch has been handed over: while one is
-    // (a read from inside the role's events, which none makes today, or of another connection
-    // of the loop), a read gets a buffer of its own.
-    let shared = !loop.readBufferLent
-    let buffer =
-      shared
-      ? UnsafeMutableRawBufferPointer(rebasing: loop.readBuffer[..<size])
-      : UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
-    if shared { loop.readBufferLent = true }
-    defer {
-      if shared { loop.readBufferLent = false } else { buffer.deallocate() }
+    // DATA goes to the role straight from the buffer it was read into (SessionEvents): the
+    // loop lends it until the batch has been handed over (EventLoop.withReadBuffer).
+    return loop.withReadBuffer(size: min(budget.bytes, role.readSlice)) { buffer in
+      read(budget, into: buffer, transport: transport, nghttp2: nghttp2, role: role)
     }
+  }
+
+  private func read(
+    _ budget: ReadBudget, into buffer: UnsafeMutableRawBufferPointer,
+    transport: any ByteTransport, nghttp2: OpaquePointer, role: any HTTP2SessionRole
+  ) -> ReadEnd? {
     for _ in 0..<budget.reads {
       switch transport.read(into: buffer) {
       case .bytes(let count):
