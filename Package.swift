@@ -292,7 +292,9 @@ let package = Package(
     // Starts the Python peers of Tests/Python (Google's classes, grpcio, raw HTTP/2).
     .target(
       name: "PeerSupport",
-      dependencies: ["FleetSync", .product(name: "Logging", package: "swift-log")],
+      dependencies: [
+        "FleetSync", "GRPCWire", "GRPCTestingProtos", .product(name: "Logging", package: "swift-log"),
+      ],
       path: "Tests/PeerSupport"),
     .testTarget(
       name: "FleetProtosTests",
@@ -343,7 +345,8 @@ let package = Package(
     // The loop-driven calls as a user makes them: no package access (so `package` symbols
     // do not compile here) and no @testable import, only the GRPCWire product's public API.
     .testTarget(
-      name: "GRPCWireUserTests", dependencies: ["GRPCWire", "GRPCTestingProtos", "FleetSync"],
+      name: "GRPCWireUserTests",
+      dependencies: ["GRPCWire", "GRPCTestingProtos", "FleetSync", "PeerSupport"],
       packageAccess: false),
     .testTarget(
       name: "OwnServiceTests",

@@ -1,12 +1,14 @@
 import FleetSync
 import GRPCTestingProtos
 import GRPCWire
+import PeerSupport
 import Testing
 
 // This target is built without package access (`packageAccess: false` in Package.swift) and
 // imports GRPCWire without @testable: it sees exactly what a user of the GRPCWire product
 // sees, so every line here compiles only against public API. (FleetSync only for
-// `PosixMutex`, a lock ThreadSanitizer sees, where a user would take the standard `Mutex`.)
+// `PosixMutex`, a lock ThreadSanitizer sees, where a user would take the standard `Mutex`;
+// PeerSupport for the tests' shared grpc.testing handlers, public API too.)
 
 /// The loop-driven call (``LoopCall``) as a user writes it: a poller owned by the channel's
 /// event loop that prepares its call and frames its request once, polls on the loop's timer,
@@ -19,8 +21,8 @@ struct LoopDrivenCallTests {
   /// for a negative size), with `x-head: h` in its response headers and each `x-stamp` of
   /// the request as `x-stamp-seen` in its trailers, and whose StreamingOutputCall sends one
   /// response of `size` bytes per parameter.
-  static func makeServer() -> GRPCServer {
-    let server = GRPCServer()
+  static func makeServer(options: ServerOptions = ServerOptions()) -> GRPCServer {
+    let server = GRPCServer(options: options)
     server.register(unary: Service.unaryCall) { request, context in
       var head = Metadata()
       head.add("x-head", "h")
@@ -35,15 +37,7 @@ struct LoopDrivenCallTests {
       response.payload = payload
       return response
     }
-    server.register(serverStreaming: Service.streamingOutputCall) { request, writer, _ in
-      for parameters in request.responseParameters {
-        var response = GRPCTesting.StreamingOutputCallResponse()
-        var payload = GRPCTesting.Payload()
-        payload.body = [UInt8](repeating: 0, count: Int(parameters.size))
-        response.payload = payload
-        try await writer.write(response)
-      }
-    }
+    server.registerStreamingOutput()
     return server
   }
 
@@ -317,9 +311,19 @@ struct LoopDrivenCallTests {
     }
   }
 
-  @Test("channels given one SharedConnections open their first connections without a place")
+  @Test("channels given one SharedConnections: a first connection takes no place, a second one does")
   func sharedConnections() async throws {
-    let server = Self.makeServer()
+    var serverOptions = ServerOptions()
+    // One stream per connection: a call beside one held open needs a second connection.
+    serverOptions.maxConcurrentStreams = 1
+    let server = Self.makeServer(options: serverOptions)
+    let (entered, enter) = AsyncStream.makeStream(of: Void.self)
+    let (gate, release) = AsyncStream.makeStream(of: Void.self)
+    server.register(unary: Service.emptyCall) { _, _ in
+      enter.yield()
+      for await _ in gate { break }
+      return GRPCTesting.Empty()
+    }
     let port = try await server.start()
     let shared = SharedConnections(places: 3)
     var options = ChannelOptions()
@@ -335,8 +339,22 @@ struct LoopDrivenCallTests {
       let capacity = try await Self.onLoop(channel.eventLoop) { () -> Int? in
         channel.streamCapacity
       }
-      #expect(capacity != nil)
+      // Its own connection and the 3 free places (not ChannelOptions.maxConnections' 8),
+      // times the server's one stream each.
+      #expect(capacity == 4)
     }
+    // The first channel's connection is full while this call is held open: the next call
+    // opens a second connection, which takes a place.
+    let held = Task { try await channels[0].unary(Service.emptyCall, GRPCTesting.Empty()) }
+    var handlers = entered.makeAsyncIterator()
+    _ = await handlers.next()
+    let response = try await channels[0].unary(
+      Service.unaryCall, GRPCTesting.SimpleRequest(responseSize: 3)
+    ).message
+    #expect(response.payload?.body.count == 3)
+    #expect(shared.free == 2)
+    release.yield()
+    _ = try await held.value
     for channel in channels { channel.close() }
     await server.shutdown(gracePeriod: .seconds(1))
   }

@@ -3,6 +3,7 @@ import Testing
 
 @testable import GRPCWire
 import GRPCTestingProtos
+import PeerSupport
 
 /// Calls driven by the loop itself (``LoopCall``): started on the channel's loop thread,
 /// their callbacks run there, in order, once; cancelling ends them CANCELLED.
@@ -12,29 +13,11 @@ struct LoopCallTests {
 
   /// A server whose UnaryCall echoes the request's `response_size` as a payload of that many
   /// bytes, and whose StreamingOutputCall sends one response per parameter, each `size`
-  /// bytes; `interval_us` > 0 on the first parameter makes it wait forever first.
+  /// bytes, `interval_us` after the one before.
   func makeServer() -> GRPCServer {
     let server = GRPCServer()
-    server.register(unary: Service.unaryCall) { request, _ in
-      if request.responseSize < 0 { throw RPCError(code: .invalidArgument, message: "negative") }
-      var response = GRPCTesting.SimpleResponse()
-      var payload = GRPCTesting.Payload()
-      payload.body = [UInt8](repeating: 7, count: Int(request.responseSize))
-      response.payload = payload
-      return response
-    }
-    server.register(serverStreaming: Service.streamingOutputCall) { request, writer, _ in
-      if request.responseParameters.first?.intervalUs ?? 0 > 0 {
-        try await Task.sleep(for: .seconds(60))
-      }
-      for parameters in request.responseParameters {
-        var response = GRPCTesting.StreamingOutputCallResponse()
-        var payload = GRPCTesting.Payload()
-        payload.body = [UInt8](repeating: 0, count: Int(parameters.size))
-        response.payload = payload
-        try await writer.write(response)
-      }
-    }
+    server.registerUnaryPayload(fill: 7)
+    server.registerStreamingOutput()
     return server
   }
 
@@ -207,7 +190,8 @@ struct LoopCallTests {
 
     var forever = GRPCTesting.StreamingOutputCallRequest()
     var parameters = GRPCTesting.ResponseParameters()
-    parameters.intervalUs = 1
+    // Longer than the suite may run: the call is open until cancelled.
+    parameters.intervalUs = 120_000_000
     forever.responseParameters = [parameters]
     let call = try await start(forever)
     call.cancel()

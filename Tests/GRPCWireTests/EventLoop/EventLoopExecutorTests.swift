@@ -2,6 +2,7 @@ import Testing
 
 @testable import GRPCWire
 import GRPCTestingProtos
+import PeerSupport
 
 /// The event loop as a `TaskExecutor`: calls made from a task that prefers the channel's loop
 /// run and complete on that loop's thread, and server handlers run on the server's loop.

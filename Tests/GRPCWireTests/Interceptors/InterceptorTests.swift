@@ -3,6 +3,7 @@ import Testing
 
 @testable import GRPCWire
 import GRPCTestingProtos
+import PeerSupport
 
 /// Client and server interceptors over a real connection to our server: the order they run
 /// in, metadata they add, calls they refuse, and what they learn of a call's end.

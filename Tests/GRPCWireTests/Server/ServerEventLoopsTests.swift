@@ -1,5 +1,6 @@
 import FleetSync
 import GRPCTestingProtos
+import PeerSupport
 import Testing
 
 @testable import GRPCWire

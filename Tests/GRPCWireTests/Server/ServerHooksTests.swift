@@ -2,6 +2,7 @@ import Testing
 
 @testable import GRPCWire
 import GRPCTestingProtos
+import PeerSupport
 
 /// The server's fault hooks: GOAWAY on live connections, and dropping a call's connection.
 @Suite("Server GOAWAY and dropped connections", .timeLimit(.minutes(1)))

@@ -3,6 +3,7 @@ import Testing
 
 @testable import GRPCWire
 import GRPCTestingProtos
+import PeerSupport
 
 #if canImport(Glibc)
   import Glibc
