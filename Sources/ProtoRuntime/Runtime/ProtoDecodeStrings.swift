@@ -21,7 +21,7 @@
 /// kept as their storage objects with their type's identifier, so no value is boxed and no
 /// dynamic cast is made.
 ///
-/// Four entries, replaced in turn. A string is compared with an entry only when their lengths
+/// Each kind has four entries, replaced in turn (one ``ProtoRecentRing`` each). A string is compared with an entry only when their lengths
 /// agree, then byte for byte (memcmp): no hashing, no table, no thread-local lookup (an
 /// earlier per-thread cache cost more than the mallocs it saved, 9082048). One value lives on
 /// the stack of one decode (``CBridgedMessage/decodeThroughC(_:)``) and is handed down
@@ -39,18 +39,13 @@
       self.string = string
     }
 
-    @inlinable func holds(_ p: UnsafePointer<CChar>, _ count: Int) -> Bool {
-      guard count == self.count, let bytes else { return false }
-      return memcmp(p, bytes, count) == 0
+    @inlinable func holds(_ p: UnsafePointer<CChar>, _ count: Int) -> String? {
+      guard count == self.count, let bytes, memcmp(p, bytes, count) == 0 else { return nil }
+      return string
     }
   }
 
-  @usableFromInline var e0 = Entry(nil, 0, "")
-  @usableFromInline var e1 = Entry(nil, 0, "")
-  @usableFromInline var e2 = Entry(nil, 0, "")
-  @usableFromInline var e3 = Entry(nil, 0, "")
-  /// The entry the next new long string replaces.
-  @usableFromInline var next = 0
+  @usableFromInline var strings = ProtoRecentRing(Entry(nil, 0, ""))
 
   /// One remembered message: its type and its storage.
   @usableFromInline struct Recent {
@@ -69,12 +64,7 @@
     }
   }
 
-  @usableFromInline var m0 = Recent(nil, nil)
-  @usableFromInline var m1 = Recent(nil, nil)
-  @usableFromInline var m2 = Recent(nil, nil)
-  @usableFromInline var m3 = Recent(nil, nil)
-  /// The message entry the next decoded message replaces.
-  @usableFromInline var nextMessage = 0
+  @usableFromInline var messages = ProtoRecentRing(Recent(nil, nil))
 
   @inlinable @_spi(GeneratedCode) public init() {}
 
@@ -82,19 +72,9 @@
   @inlinable @_spi(GeneratedCode) public mutating func message<M: ProtoStorageMessage>(
     _ p: UnsafePointer<M.CMessage>, as _: M.Type
   ) throws(ProtoDecodingError) -> M {
-    if let held: M = m0.recall(p) { return held }
-    if let held: M = m1.recall(p) { return held }
-    if let held: M = m2.recall(p) { return held }
-    if let held: M = m3.recall(p) { return held }
+    if let held: M = messages.first({ $0.recall(p) }) { return held }
     let decoded = try M(cMessage: p, strings: &self)
-    let entry = Recent(ObjectIdentifier(M.self), decoded.sharedStorage)
-    switch nextMessage {
-    case 0: m0 = entry
-    case 1: m1 = entry
-    case 2: m2 = entry
-    default: m3 = entry
-    }
-    nextMessage = (nextMessage + 1) & 3
+    messages.add(Recent(ObjectIdentifier(M.self), decoded.sharedStorage))
     return decoded
   }
 
@@ -115,19 +95,47 @@
   @inlinable mutating func long(_ p: UnsafePointer<CChar>, _ count: Int)
     throws(ProtoDecodingError) -> String
   {
-    if e0.holds(p, count) { return e0.string }
-    if e1.holds(p, count) { return e1.string }
-    if e2.holds(p, count) { return e2.string }
-    if e3.holds(p, count) { return e3.string }
+    if let held = strings.first({ $0.holds(p, count) }) { return held }
     let s = try ProtoC.string(p)
-    let entry = Entry(p, count, s)
+    strings.add(Entry(p, count, s))
+    return s
+  }
+}
+
+/// Four values, the oldest replaced by the next one added: what ``ProtoDecodeStrings``
+/// remembers of each kind. Four stored properties rather than an array: no allocation, and
+/// the lookups unroll.
+@usableFromInline struct ProtoRecentRing<Element> {
+  @usableFromInline var e0: Element
+  @usableFromInline var e1: Element
+  @usableFromInline var e2: Element
+  @usableFromInline var e3: Element
+  /// The entry the next value added replaces.
+  @usableFromInline var next = 0
+
+  /// Four copies of `empty`, a value no lookup finds anything in.
+  @inlinable init(_ empty: Element) {
+    e0 = empty
+    e1 = empty
+    e2 = empty
+    e3 = empty
+  }
+
+  /// The first non-nil result of `found` over the four entries, in slot order.
+  @inlinable func first<Result>(_ found: (Element) -> Result?) -> Result? {
+    if let r = found(e0) { return r }
+    if let r = found(e1) { return r }
+    if let r = found(e2) { return r }
+    return found(e3)
+  }
+
+  @inlinable mutating func add(_ value: Element) {
     switch next {
-    case 0: e0 = entry
-    case 1: e1 = entry
-    case 2: e2 = entry
-    default: e3 = entry
+    case 0: e0 = value
+    case 1: e1 = value
+    case 2: e2 = value
+    default: e3 = value
     }
     next = (next + 1) & 3
-    return s
   }
 }
