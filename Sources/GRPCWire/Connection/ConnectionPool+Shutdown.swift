@@ -50,12 +50,13 @@ extension ConnectionPool {
     // At once, not through the loop's queue: a stream's close is handed over once nghttp2
     // has returned, so the calls waiting for a stream may be submitted now.
     startWaitingCalls()
-    guard case .draining = shutdownState, connection.openCallCount == 0 else { return }
-    // This runs inside nghttp2's stream-close callback: close once it has returned.
-    loop.execute { [self] in
-      guard connection.openCallCount == 0, !connection.isClosed else { return }
-      connection.shutDown(RPCError(code: .unavailable, message: "the channel to \(target) is closed"))
-    }
+    guard case .draining = shutdownState, connection.openCallCount == 0, !connection.isClosed
+    else { return }
+    // At once, not through the loop's queue: the close is handed over once nghttp2 has
+    // returned, and what is left of the session's batch after the connection ends its session
+    // is dropped, not handed to it (HTTP2Session.deliver). The role is held by whoever is
+    // handing the batch over (the loop's read, or the end-of-tick flush).
+    connection.shutDown(RPCError(code: .unavailable, message: "the channel to \(target) is closed"))
   }
 
   func finishShutdown() {

@@ -271,6 +271,10 @@ final class HTTP2Session: TickEndHandler {
   private func deliver(_ batch: SessionEvents, to role: any HTTP2SessionRole) {
     batch.bytes.withUnsafeBytes { bytes in
       for event in batch.events {
+        // The role ended the session while this batch was handed out (a connection that
+        // closes as its last call ends): the rest of the batch is about streams that are
+        // over, and a role hears nothing of a session it has ended.
+        guard nghttp2 != nil else { return }
         switch event {
         case .headers(let headers, let block):
           role.headersReceived(headers, fields: block >= 0 ? batch.blocks[block] : [])
