@@ -1,6 +1,6 @@
 internal import GRPCWire
 internal import Logging
-@_spi(GeneratedCode) internal import ProtoRuntime
+internal import FleetProtos
 
 /// What the follow calls bring back, on the loop: a response merged into the model (events
 /// queued for the subscribers), a failure counted and retried or reported, a feed stream's end.
@@ -25,9 +25,11 @@ extension TripModel {
   }
 
   /// The deserializer of a model's calls: it merges each response into the model as it
-  /// decodes it, on the loop and under the model's lock, reading protobuf-c's unpacked message
-  /// in place so that only what changed is decoded. What it throws fails the call with
-  /// INTERNAL, as a response that does not decode always has, and changes nothing.
+  /// decodes it, on the loop and under the model's lock, from the trip's bytes: only what
+  /// changed is decoded, and a poll's answer leaves out the fields whose bytes repeat
+  /// (``FollowedTrip``).
+  /// What it throws fails the call with INTERNAL, as a response that does not decode always
+  /// has, and changes nothing.
   struct Merging: MessageDeserializer {
     let model: TripModel
     let generation: UInt64
@@ -41,16 +43,16 @@ extension TripModel {
             try follower.received(bytes: bytes, generation: generation, ownTripID: tripID)
           }
         }
-        return try FleetFeed.TripUpdate.withUnpacked(bytes) { (c) throws(ProtoDecodingError) in
-          // The update's own fields are checked as decoding them would; an update without
-          // a trip changes nothing.
-          let update = c.pointee
-          if let time = update.update_time { _ = try GoogleProtobuf.Timestamp(cMessage: time) }
-          _ = try ProtoUnknownFields(cMessage: c)
-          guard let trip = update.trip else { return Merged(drain: false, next: nil, ended: nil) }
+        return try FeedUpdate.withTrip(in: bytes) { (trip) throws(ProtoDecodingError) in
+          // An update without a trip changes nothing.
+          guard let trip else { return Merged(drain: false, next: nil, ended: nil) }
+          // Unpacked whole, as before, with no digests kept: the feed sends a trip only when it
+          // changed, and digests would cost every streamed trip about 0.3 KB (10,000 streamed
+          // trips: 7.6-7.8 KB a trip with them, 7.2-7.5 without; no CPU told apart).
           return try model.merge(generation: generation, answering: answer) {
             (follower, tripID) throws(ProtoDecodingError) in
-            try follower.received(cMessage: trip, generation: generation, ownTripID: tripID)
+            try follower.received(
+              bytes: trip, generation: generation, ownTripID: tripID, digesting: false)
           }
         }
       }

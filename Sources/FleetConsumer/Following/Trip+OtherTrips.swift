@@ -1,5 +1,4 @@
 internal import FleetProtos
-@_spi(GeneratedCode) internal import ProtoRuntime
 
 // Shared and back-to-back trips: Fleet Engine's `remaining_waypoints` and `vehicle_waypoints`
 // list every stop of the vehicle, other riders' included (Google's guide on retrieving trips
@@ -13,46 +12,40 @@ struct OtherTripsNextStop {
   var eta: GoogleProtobuf.Timestamp?
   var remainingTime: GoogleProtobuf.Duration?
 
-  /// Nil when the response's first remaining waypoint is trip `own`'s, names no trip, or
-  /// there is none (or `own` is empty): the usual poll, which then costs a byte comparison.
-  init?(_ c: UnsafePointer<FleetEngine.Trip.CMessage>, ownTripID own: String)
-    throws(ProtoDecodingError)
-  {
-    let m = c.pointee
-    guard !own.isEmpty, m.n_remaining_waypoints > 0, let first = m.remaining_waypoints?[0],
-      let id = first.pointee.trip_id, id.pointee != 0, !ProtoC.same(own, id),
-      // Decoded only when the bytes differ: Swift's == also equates other spellings.
-      try ProtoC.string(id) != own
+  /// Nil when the first remaining waypoint of `bytes` (a serialized `Trip`) is trip `own`'s,
+  /// names no trip, or there is none (or `own` is empty): the usual poll, which then costs a
+  /// byte comparison.
+  init?(bytes: UnsafeRawBufferPointer, ownTripID own: String) throws(ProtoDecodingError) {
+    guard !own.isEmpty, let first = TripBytes.firstWaypoint(of: bytes),
+      let id = TripBytes.tripID(ofWaypoint: first), !id.isEmpty, !TripBytes.same(own, id)
     else { return nil }
-    eta = try m.eta_to_first_waypoint.map { (p) throws(ProtoDecodingError) in
-      try GoogleProtobuf.Timestamp(cMessage: p)
+    // Decoded only when the bytes differ: Swift's == also equates other spellings.
+    guard let decoded = String(validating: id, as: UTF8.self) else {
+      throw ProtoDecodingError(message: "", reason: .invalidUTF8, byteCount: 0)
     }
-    remainingTime = try m.remaining_time_to_first_waypoint.map {
-      (p) throws(ProtoDecodingError) in try GoogleProtobuf.Duration(cMessage: p)
-    }
+    guard decoded != own else { return nil }
+    eta = try TripBytes.message(13, of: bytes)
+    remainingTime = try TripBytes.message(27, of: bytes)
   }
 }
 
 extension FleetEngine.Trip {
-  /// Whether response `c` may show another trip than `own`: a remaining or vehicle waypoint
-  /// names a trip whose ID is not `own` byte for byte. False for the usual answer, where
-  /// ``hideOtherTrips(after:ownTripID:)`` would change nothing (nor when `own` is empty).
-  static func namesOtherTrips(_ c: UnsafePointer<CMessage>, ownTripID own: String) -> Bool {
+  /// Whether `bytes`, a serialized `Trip`, may show another trip than `own`: a remaining or
+  /// vehicle waypoint names a trip whose ID is not `own` byte for byte. False for the usual
+  /// answer, where ``hideOtherTrips(after:ownTripID:)`` would change nothing (nor when `own`
+  /// is empty, nor for bytes that do not parse: their decode fails).
+  static func namesOtherTrips(_ bytes: UnsafeRawBufferPointer, ownTripID own: String) -> Bool {
     guard !own.isEmpty else { return false }
-    let m = c.pointee
-    func other(
-      _ list: UnsafeMutablePointer<UnsafeMutablePointer<FleetEngine.TripWaypoint.CMessage>?>?,
-      _ count: Int
-    ) -> Bool {
-      guard let list else { return false }
-      for index in 0..<count {
-        guard let id = list[index]?.pointee.trip_id, id.pointee != 0 else { continue }
-        if !ProtoC.same(own, id) { return true }
-      }
-      return false
+    var offset = 0
+    while offset < bytes.count {
+      guard let field = TopLevel.next(in: bytes, at: &offset) else { return false }
+      // remaining_waypoints and vehicle_waypoints.
+      guard field.number == 16 || field.number == 20, field.wireType == 2 else { continue }
+      let waypoint = UnsafeRawBufferPointer(rebasing: bytes[field.payload])
+      guard let id = TripBytes.tripID(ofWaypoint: waypoint), !id.isEmpty else { continue }
+      if !TripBytes.same(own, id) { return true }
     }
-    return other(m.remaining_waypoints, m.n_remaining_waypoints)
-      || other(m.vehicle_waypoints, m.n_vehicle_waypoints)
+    return false
   }
 
   /// Removes other trips' waypoints from `remainingWaypoints` and `vehicleWaypoints` (a
@@ -98,5 +91,57 @@ extension GoogleProtobuf.Duration {
   fileprivate var checked: Duration? {
     guard (-315_576_000_000...315_576_000_000).contains(seconds) else { return nil }
     return duration
+  }
+}
+
+/// Fields of a serialized `Trip` (trips.proto) read from its bytes, without unpacking it.
+private enum TripBytes {
+  /// The contents of the first remaining waypoint (field 16).
+  static func firstWaypoint(of trip: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+    var offset = 0
+    while offset < trip.count {
+      guard let field = TopLevel.next(in: trip, at: &offset) else { return nil }
+      if field.number == 16, field.wireType == 2 {
+        return UnsafeRawBufferPointer(rebasing: trip[field.payload])
+      }
+    }
+    return nil
+  }
+
+  /// The bytes of a `TripWaypoint`'s `trip_id` (field 2; the last occurrence, as a decode
+  /// keeps), empty when it has none; nil when the waypoint does not parse.
+  static func tripID(ofWaypoint waypoint: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+    var offset = 0
+    var id = UnsafeRawBufferPointer(start: nil, count: 0)
+    while offset < waypoint.count {
+      guard let field = TopLevel.next(in: waypoint, at: &offset) else { return nil }
+      if field.number == 2, field.wireType == 2 {
+        id = UnsafeRawBufferPointer(rebasing: waypoint[field.payload])
+      }
+    }
+    return id
+  }
+
+  /// Whether `bytes` are `string`'s UTF-8, byte for byte.
+  static func same(_ string: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    var string = string
+    return string.withUTF8 { $0.count == bytes.count && $0.elementsEqual(bytes) }
+  }
+
+  /// Message field `number` of `trip` decoded, nil when absent: its occurrences together, as
+  /// protobuf merges them.
+  static func message<M: ProtoMessage>(_ number: Int, of trip: UnsafeRawBufferPointer)
+    throws(ProtoDecodingError) -> M?
+  {
+    var offset = 0
+    var contents: [UInt8]? = nil
+    while offset < trip.count {
+      guard let field = TopLevel.next(in: trip, at: &offset) else { break }
+      if field.number == number, field.wireType == 2 {
+        contents = (contents ?? []) + UnsafeRawBufferPointer(rebasing: trip[field.payload])
+      }
+    }
+    guard let contents else { return nil }
+    return try M(serializedBytes: contents)
   }
 }

@@ -265,32 +265,20 @@ struct TripFollower {
     case ignore
   }
 
-  /// Loop `generation`'s call answered `response` (a poll's answer, or one update of a feed
-  /// stream, which stays in flight; `nextPollIn` is then meaningless), read in place from
-  /// protobuf-c's unpacked message: only what changed is decoded (``FollowedTrip``).
+  /// Loop `generation`'s call answered `bytes`, a serialized `Trip` (a poll's answer, or one
+  /// update of a feed stream, which stays in flight; `nextPollIn` is then meaningless): only
+  /// what changed is decoded, and with `digesting` the fields whose bytes are those of the
+  /// last answer merged are left out before unpacking (``FollowedTrip``, ``TripWireDigests``).
   ///
   /// `ownTripID` is the followed trip's ID, for ``Settings/hidesOtherTrips`` (empty: hide
-  /// nothing). Throws, and changes nothing, when the response does not decode.
+  /// nothing). Throws what unpacking `bytes` whole would, and then changes nothing.
   mutating func received(
-    cMessage response: UnsafePointer<FleetEngine.Trip.CMessage>, generation: UInt64,
-    ownTripID: String = ""
-  ) throws(ProtoDecodingError) -> OnResponse {
-    let changes = try followed.received(
-      cMessage: response, current: isCurrentCall(generation), ownTripID: ownTripID,
-      hidesOtherTrips: settings.hidesOtherTrips)
-    return settled(changes)
-  }
-
-  /// Loop `generation`'s poll answered `bytes`, a serialized `Trip`: as
-  /// ``received(cMessage:generation:ownTripID:)``, but the fields whose bytes are those of
-  /// the last answer merged are left out before unpacking (``TripWireDigests``), as they
-  /// would change nothing. Throws what unpacking `bytes` whole would.
-  mutating func received(
-    bytes: UnsafeRawBufferPointer, generation: UInt64, ownTripID: String = ""
+    bytes: UnsafeRawBufferPointer, generation: UInt64, ownTripID: String = "",
+    digesting: Bool = true
   ) throws(ProtoDecodingError) -> OnResponse {
     let changes = try followed.received(
       bytes: bytes, current: isCurrentCall(generation), ownTripID: ownTripID,
-      hidesOtherTrips: settings.hidesOtherTrips)
+      hidesOtherTrips: settings.hidesOtherTrips, digesting: digesting)
     return settled(changes)
   }
 

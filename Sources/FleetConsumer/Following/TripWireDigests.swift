@@ -243,47 +243,6 @@ struct TripWireDigests {
   ].reduce(0) { $0 | 1 << UInt64($1) }
 }
 
-/// The top-level fields of a serialized message.
-private enum TopLevel {
-  /// The number of the field at `offset` in `bytes`, moving `offset` past it; nil where the
-  /// bytes do not parse (a group, a bad varint, a field number 0 or a length past the end).
-  static func field(in bytes: UnsafeRawBufferPointer, at offset: inout Int) -> Int? {
-    guard let key = varint(bytes, &offset), key >> 3 > 0, key >> 3 <= 0x1FFF_FFFF else {
-      return nil
-    }
-    switch key & 7 {
-    case 0:
-      guard varint(bytes, &offset) != nil else { return nil }
-    case 1:
-      offset += 8
-    case 2:
-      guard let length = varint(bytes, &offset), length <= UInt64(bytes.count - offset) else {
-        return nil
-      }
-      offset += Int(length)
-    case 5:
-      offset += 4
-    default:
-      return nil
-    }
-    guard offset <= bytes.count else { return nil }
-    return Int(key >> 3)
-  }
-
-  private static func varint(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> UInt64? {
-    var value: UInt64 = 0
-    var shift: UInt64 = 0
-    while offset < bytes.count, shift < 64 {
-      let byte = bytes[offset]
-      offset += 1
-      value |= UInt64(byte & 0x7F) << shift
-      if byte & 0x80 == 0 { return value }
-      shift += 7
-    }
-    return nil
-  }
-}
-
 /// A 64-bit hash of a run of bytes, keyed by a random number drawn once per process:
 /// xxHash64's round on each 8-byte word, and its final mix. Not Swift's `Hasher`: its setup
 /// and SipHash rounds, per field, were 2.2 % of the client's samples at 8,000 trips.

@@ -32,9 +32,7 @@ struct TripWireDigestsTests {
     _ follower: inout TripFollower, _ bytes: [UInt8], ownTripID: String
   ) throws -> TripFollower.OnResponse {
     try bytes.withUnsafeBytes { raw in
-      try FleetEngine.Trip.withUnpacked(raw) { (c) throws(ProtoDecodingError) in
-        try follower.received(cMessage: c, generation: 1, ownTripID: ownTripID)
-      }
+      try follower.received(bytes: raw, generation: 1, ownTripID: ownTripID, digesting: false)
     }
   }
 

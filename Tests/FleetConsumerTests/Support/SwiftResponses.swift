@@ -1,8 +1,8 @@
 @testable import FleetConsumer
 
-// The follower and the merge read responses as protobuf-c leaves them (the calls unpack them
-// in place); tests write responses as Swift values. These take a value the way a call would
-// hand it over: built into protobuf-c's struct, then read in place.
+// The follower and the merge read responses as a call hands them over; tests write responses
+// as Swift values. These take a value that way: the merge built into protobuf-c's struct and
+// read in place, the follower serialized.
 
 extension FleetEngine.Trip {
   /// This trip updated with `response`, through ``merge(cMessage:)``.
@@ -18,13 +18,14 @@ extension FleetEngine.Trip {
 }
 
 extension TripFollower {
-  /// ``received(cMessage:generation:ownTripID:)`` with a Swift response.
+  /// ``received(bytes:generation:ownTripID:digesting:)`` with a Swift response, unpacked whole
+  /// (no digests).
   mutating func received(
     _ response: FleetEngine.Trip, generation: UInt64, ownTripID: String = ""
   ) -> OnResponse {
     do {
-      return try response.withCMessage { (c) throws(ProtoDecodingError) in
-        try received(cMessage: c, generation: generation, ownTripID: ownTripID)
+      return try response.serializedBytes().withUnsafeBytes { (raw) throws(ProtoDecodingError) in
+        try received(bytes: raw, generation: generation, ownTripID: ownTripID, digesting: false)
       }
     } catch {
       preconditionFailure("a trip built in Swift always decodes: \(error)")

@@ -1,0 +1,59 @@
+/// The top-level fields of a serialized message, read as plain bytes: where each field's
+/// occurrence starts and ends, and a length-delimited one's contents. No value is decoded; the
+/// generated messages' `init(serializedBytes:)` does that for the fields wanted.
+enum TopLevel {
+  /// One occurrence of a field.
+  struct Field {
+    let number: Int
+    /// The wire type: 0 varint, 1 fixed 64-bit, 2 length-delimited, 5 fixed 32-bit.
+    let wireType: UInt64
+    /// The bytes after the key (and, for a length-delimited field, after its length).
+    let payload: Range<Int>
+  }
+
+  /// The number of the field at `offset` in `bytes`, moving `offset` past it; nil where the
+  /// bytes do not parse (a group, a bad varint, a field number 0 or a length past the end).
+  @inline(__always)
+  static func field(in bytes: UnsafeRawBufferPointer, at offset: inout Int) -> Int? {
+    next(in: bytes, at: &offset)?.number
+  }
+
+  /// The field at `offset` in `bytes`, moving `offset` past it; nil as ``field(in:at:)`` says.
+  static func next(in bytes: UnsafeRawBufferPointer, at offset: inout Int) -> Field? {
+    guard let key = varint(bytes, &offset), key >> 3 > 0, key >> 3 <= 0x1FFF_FFFF else {
+      return nil
+    }
+    var start = offset
+    switch key & 7 {
+    case 0:
+      guard varint(bytes, &offset) != nil else { return nil }
+    case 1:
+      offset += 8
+    case 2:
+      guard let length = varint(bytes, &offset), length <= UInt64(bytes.count - offset) else {
+        return nil
+      }
+      start = offset
+      offset += Int(length)
+    case 5:
+      offset += 4
+    default:
+      return nil
+    }
+    guard offset <= bytes.count else { return nil }
+    return Field(number: Int(key >> 3), wireType: key & 7, payload: start..<offset)
+  }
+
+  private static func varint(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> UInt64? {
+    var value: UInt64 = 0
+    var shift: UInt64 = 0
+    while offset < bytes.count, shift < 64 {
+      let byte = bytes[offset]
+      offset += 1
+      value |= UInt64(byte & 0x7F) << shift
+      if byte & 0x80 == 0 { return value }
+      shift += 7
+    }
+    return nil
+  }
+}
