@@ -24,12 +24,12 @@ extension ClientStream {
     case .finished(let outcome):
       // Trailers saying OK while part of a message is still buffered: the response was cut
       // short, and calling it a success would drop that message without a word.
-      if case .success = outcome, deframer.bufferedByteCount > 0 {
+      if case .success = outcome, core.deframer.bufferedByteCount > 0 {
         finish(
           .failure(
             RPCError(
               code: .internalError,
-              message: "the server ended the call inside a message: \(deframer.bufferedByteCount) "
+              message: "the server ended the call inside a message: \(core.deframer.bufferedByteCount) "
                 + "bytes of an unfinished message were left over")),
           reset: false)
         return
@@ -52,14 +52,10 @@ extension ClientStream {
       connection?.consume(streamID: streamID, bytes.count, streamOpen: false)
       finish(.failure(error), reset: true)
     case .accept(let encoding):
-      // A read usually completes one message: no list is made for it.
-      var first: Received? = nil
-      var more: [Received] = []
-      let partialBytes: Int
+      let inbound: StreamCore.Inbound<Received>
       do {
-        partialBytes = try deframer.append(bytes) { frame, owed in
-          let message = Received(frame: frame, encoding: encoding, owed: owed)
-          if first == nil { first = message } else { more.append(message) }
+        inbound = try core.receive(bytes) { frame, owed in
+          Received(frame: frame, encoding: encoding, owed: owed)
         }
       } catch {
         connection?.consume(streamID: streamID, bytes.count, streamOpen: true)
@@ -68,15 +64,16 @@ extension ClientStream {
         fail(Self.deframingError(error), reset: true)
         return
       }
-      let owedByFrames = bytes.count - partialBytes
-      if partialBytes > 0 { connection?.consume(streamID: streamID, partialBytes, streamOpen: true) }
-      guard let first else { return }
-      owedBytes += owedByFrames
-      messagesReceived += 1 + more.count
+      if inbound.partialBytes > 0 {
+        connection?.consume(streamID: streamID, inbound.partialBytes, streamOpen: true)
+      }
+      guard let first = inbound.first else { return }
+      owedBytes += inbound.owedByMessages
+      messagesReceived += 1 + inbound.more.count
       if oneResponse && messagesReceived > 1 {
         // doc/statuscodes.md: a response cardinality violation is UNIMPLEMENTED. Failed now,
         // not when the server ends the call (which may be never, or at the deadline).
-        returnCredit(owedByFrames)
+        returnCredit(inbound.owedByMessages)
         fail(
           RPCError(
             code: .unimplemented,
@@ -84,7 +81,7 @@ extension ClientStream {
           reset: true)
         return
       }
-      deliver(first, more)
+      deliver(first, inbound.more)
     }
   }
 

@@ -4,7 +4,7 @@ internal import Logging
 /// One call: its HTTP/2 stream as seen by the connection's loop, and its request and response
 /// queues as seen by the caller's task.
 ///
-/// Loop-only state (`machine`, `deframer`, stream ID, timers, flow-control debts) is touched
+/// Loop-only state (`machine`, `core`, stream ID, timers, flow-control debts) is touched
 /// only on `loop`. What both sides touch — outbound request bytes, received messages, the
 /// waiting continuations and the outcome — sits in `shared`; decisions are made inside its
 /// lock and continuations are resumed after it is released. A loop-driven call
@@ -45,7 +45,8 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
   /// the connection's stream table is broken when the stream closes (`closed`) or retries.
   var connection: ClientConnection?
   var machine = StreamStateMachine.client()
-  var deframer: MessageDeframer
+  /// What both roles' streams do alike (so far: DATA deframed into messages).
+  var core: StreamCore
   var deadlineTimer: TimerID?
   /// The call is over (``finish(_:reset:)`` ran): `shared`'s outcome is set. The loop's own
   /// copy, so the pool and the connection check it with no lock.
@@ -163,7 +164,7 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
     self.maxSendSize = maxSendSize
     self.timeout = timeout
     self.deadline = timeout.map { MonotonicInstant.now.advanced(by: $0) }
-    self.deframer = MessageDeframer(maxMessageSize: maxReceiveSize)
+    self.core = StreamCore(maxReceiveSize: maxReceiveSize)
     self.shared = PosixMutex(Shared(outbound: initialRequest, outboundFinished: finished))
   }
 
@@ -279,7 +280,7 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
     connection = nil
     dataDeferred = false
     unaryResponse = nil
-    deframer = MessageDeframer(maxMessageSize: maxReceiveSize)
+    core = StreamCore(maxReceiveSize: maxReceiveSize)
     // At once: the close is handed over outside nghttp2's callbacks, so the retry may submit
     // to a session (this one's too).
     guard let delay = Self.transparentRetryDelay(after: transparentRetries) else {

@@ -107,7 +107,7 @@ extension ServerConnection {
       return
     }
     stream.acceptsGzip = head.acceptsGzip
-    stream.deframer = MessageDeframer(maxMessageSize: server.maxReceiveMessageSize)
+    stream.core = StreamCore(maxReceiveSize: server.maxReceiveMessageSize)
     stream.maxSendMessageSize = server.options.maxSendMessageSize
     stream.maxRequestSize = server.maxReceiveMessageSize
     stream.sendBudget = sendBudget

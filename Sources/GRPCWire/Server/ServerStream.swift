@@ -3,7 +3,7 @@ internal import FleetSync
 /// One call arriving at a server: its HTTP/2 stream as the connection's loop sees it, and its
 /// request and response queues as the handler's task sees them.
 ///
-/// Loop-only: the request deframer, whether response headers went out,
+/// Loop-only: the request deframer (in `core`), whether response headers went out,
 /// timers. Shared (decided under `shared`'s lock, acted on outside it): request messages for
 /// the handler, framed response bytes for nghttp2's data provider, the final status.
 ///
@@ -24,7 +24,8 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   /// The call's gRPC state: request headers checked, answered, closed.
   var machine = StreamStateMachine.server()
   var acceptsGzip = false
-  var deframer = MessageDeframer(maxMessageSize: 4 << 20)
+  /// What both roles' streams do alike (so far: DATA deframed into messages).
+  var core = StreamCore(maxReceiveSize: 4 << 20)
   /// Set once, on the loop, before the handler's task starts; read-only afterwards.
   var maxSendMessageSize = 4 << 20
   /// The deframer's limit, for the handler's side (the deframer itself is the loop's).
@@ -93,12 +94,9 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
     loop.assertInLoop()
     loop.checkOutsideCallbacks()
     // A complete message's bytes are acknowledged when the handler reads it.
-    var queued: [QueuedRequest] = []
-    let partialBytes: Int
+    let inbound: StreamCore.Inbound<QueuedRequest>
     do {
-      partialBytes = try deframer.append(bytes) { frame, owed in
-        queued.append(QueuedRequest(frame: frame, owed: owed))
-      }
+      inbound = try core.receive(bytes) { frame, owed in QueuedRequest(frame: frame, owed: owed) }
     } catch {
       // The call fails; its bytes still count against the connection's window.
       connection?.consume(streamID: id, bytes.count, streamOpen: false)
@@ -111,17 +109,24 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
         return RPCError(code: .internalError, message: "a request's compressed flag is \(flag)")
       }
     }
-    for request in queued where request.frame.compressed && encoding != .gzip {
+    if encoding != .gzip,
+      inbound.first?.frame.compressed == true || inbound.more.contains(where: \.frame.compressed)
+    {
       connection?.consume(streamID: id, bytes.count, streamOpen: false)
       return RPCError(
         code: .internalError,
         message: "a request message is compressed but grpc-encoding is not gzip")
     }
-    connection?.consume(streamID: id, partialBytes, streamOpen: true)
-    guard !queued.isEmpty else { return nil }
+    connection?.consume(streamID: id, inbound.partialBytes, streamOpen: true)
+    guard let first = inbound.first else { return nil }
     // A waiting reader gets its request under the same lock that queued it, and its bytes
     // are acknowledged at once.
-    if let (reader, request) = shared.withLock({ $0.mailbox.deliver(queued) }) {
+    let handed = shared.withLock { s in
+      let handed = s.mailbox.deliver(first)
+      if !inbound.more.isEmpty { _ = s.mailbox.deliver(inbound.more) }
+      return handed
+    }
+    if let (reader, request) = handed {
       connection?.consume(streamID: id, request.owed, streamOpen: true)
       reader.resume(returning: request)
     }
@@ -132,7 +137,7 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   func requestsEnded() -> RPCError? {
     loop.assertInLoop()
     loop.checkOutsideCallbacks()
-    if deframer.bufferedByteCount > 0 {
+    if core.deframer.bufferedByteCount > 0 {
       return RPCError(
         code: .internalError, message: "the request stream ended inside a message")
     }

@@ -1,0 +1,76 @@
+import Testing
+
+@testable import GRPCWire
+
+/// The inbound hand-off both roles' streams share: a chunk of DATA becomes its complete
+/// messages, in order, each owing the bytes of it the chunk brought, and the bytes of a
+/// message still arriving are set apart for acknowledgement at once.
+@Suite("Stream core: inbound hand-off")
+struct StreamCoreTests {
+  /// A message as a stream carries it: flag, 4-byte length, payload.
+  static func framed(_ payload: [UInt8]) -> [UInt8] {
+    let length = UInt32(payload.count)
+    return [0] + (0..<4).map { UInt8(truncatingIfNeeded: length >> (24 - 8 * $0)) } + payload
+  }
+
+  /// `chunk` through `core`, each message as its payload and what it owes.
+  static func receive(
+    _ core: inout StreamCore, _ chunk: [UInt8]
+  ) throws -> StreamCore.Inbound<(payload: [UInt8], owed: Int)> {
+    try chunk.withUnsafeBytes { bytes in
+      try core.receive(bytes) { frame, owed in (payload: frame.payload, owed: owed) }
+    }
+  }
+
+  @Test("one chunk of one whole message: it comes first, owes all its bytes, none partial")
+  func oneWholeMessage() throws {
+    var core = StreamCore(maxReceiveSize: 1 << 20)
+    let inbound = try Self.receive(&core, Self.framed([1, 2, 3]))
+    #expect(inbound.first?.payload == [1, 2, 3])
+    #expect(inbound.first?.owed == 8)
+    #expect(inbound.more.isEmpty)
+    #expect(inbound.partialBytes == 0)
+    #expect(inbound.owedByMessages == 8)
+  }
+
+  @Test("two whole messages and the start of a third: in order, the start set apart")
+  func twoMessagesAndAStart() throws {
+    var core = StreamCore(maxReceiveSize: 1 << 20)
+    let third = Self.framed(Array(repeating: 9, count: 20))
+    let chunk = Self.framed([1]) + Self.framed([2, 2]) + third.prefix(7)
+    let inbound = try Self.receive(&core, chunk)
+    #expect(inbound.first?.payload == [1])
+    #expect(inbound.more.map(\.payload) == [[2, 2]])
+    #expect(inbound.more.map(\.owed) == [7])
+    #expect(inbound.partialBytes == 7)
+    #expect(inbound.owedByMessages == 6 + 7)
+    #expect(core.deframer.bufferedByteCount == 7)
+
+    // The rest of the third: it owes only the bytes this chunk brought.
+    let rest = try Self.receive(&core, Array(third.dropFirst(7)))
+    #expect(rest.first?.payload == Array(repeating: 9, count: 20))
+    #expect(rest.first?.owed == third.count - 7)
+    #expect(rest.partialBytes == 0)
+    #expect(rest.owedByMessages == third.count - 7)
+    #expect(core.deframer.bufferedByteCount == 0)
+  }
+
+  @Test("a chunk inside a message completes none: all its bytes are partial")
+  func insideAMessage() throws {
+    var core = StreamCore(maxReceiveSize: 1 << 20)
+    let message = Self.framed(Array(repeating: 1, count: 50))
+    let inbound = try Self.receive(&core, Array(message.prefix(30)))
+    #expect(inbound.first == nil)
+    #expect(inbound.more.isEmpty)
+    #expect(inbound.partialBytes == 30)
+    #expect(inbound.owedByMessages == 0)
+  }
+
+  @Test("a message over the receive limit throws tooLarge")
+  func overTheLimit() {
+    var core = StreamCore(maxReceiveSize: 4)
+    #expect(throws: MessageDeframer.Failure.tooLarge(announced: 5, limit: 4)) {
+      try Self.receive(&core, Self.framed([1, 2, 3, 4, 5]))
+    }
+  }
+}
