@@ -159,16 +159,17 @@ extension ServerConnection {
     stream.discardQueues()
     guard streams.isEmpty else { return }
     armIdleTimer()
-    // Inside nghttp2's stream-close callback: close once it has returned. A server shutting
-    // down closes with a final GOAWAY; a draining connection (shutting down drains too)
-    // closes once its own GOAWAY has gone.
+    // At once, not through the loop's queue: a stream's close is handed over once nghttp2
+    // has returned, and what is left of the session's batch after the connection ends its
+    // session is dropped, not handed to it (HTTP2Session.deliver). The connection is held by
+    // whoever is handing the batch over (the loop's read or write, or the end-of-tick flush).
+    // A server shutting down closes with a final GOAWAY; a draining connection (shutting down
+    // drains too) closes once its own GOAWAY has gone.
     switch machine.lastCallEnded() {
     case .close:
-      loop.execute { [self] in
-        close(cancelling: RPCError(code: .unavailable, message: "the server is shutting down"))
-      }
+      close(cancelling: RPCError(code: .unavailable, message: "the server is shutting down"))
     case .closeIfDrained:
-      loop.execute { [self] in closeIfDrained() }
+      closeIfDrained()
     case .idle:
       break
     }
