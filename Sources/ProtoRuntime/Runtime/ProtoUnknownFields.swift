@@ -28,7 +28,7 @@ public struct ProtoUnknownFields: Hashable, Sendable {
   public init() {}
 
   /// Field numbers a message may use (protobuf's encoding guide: 1 to 2^29 - 1).
-  static let validNumbers: ClosedRange<UInt32> = 1...((1 << 29) - 1)
+  @usableFromInline static let validNumbers: ClosedRange<UInt32> = 1...((1 << 29) - 1)
 
   /// Throws `.malformed` for a field number outside ``validNumbers``.
   ///

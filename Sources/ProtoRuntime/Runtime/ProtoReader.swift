@@ -1,0 +1,179 @@
+/// A cursor over one message's wire bytes that reads them field by field, by protobuf-c 1.4's
+/// rules: what protobuf-c's unpack refuses to frame, this throws `.malformed` for, and what it
+/// frames, this reads to the same values.
+///
+/// The framing rules, from `protobuf_c_message_unpack`'s scan (protobuf-c.c):
+/// - a tag is a varint of at most 5 bytes; its field number must be 1 to 2^29 - 1 (protobuf-c
+///   would keep a field 0, or one past 2^29, as unknown; we refuse those, see
+///   ``ProtoUnknownFields``);
+/// - wire types 0 (varint), 1 (64-bit), 2 (length-delimited) and 5 (32-bit) only: groups (3,
+///   4) and 6, 7 are refused, known field or not;
+/// - a varint ends within 10 bytes and before the end of the message;
+/// - a length prefix ends within 5 bytes (up to 35 bits, none dropped: a prefix of 2^32 is
+///   refused, not read as 0), and its data ends before the end of the message;
+/// - a 64-bit or 32-bit value has its 8 or 4 bytes.
+///
+/// Values are read as protobuf-c's `parse_uint64` reads them: the low 7 bits of each byte, the
+/// 10th byte's bits past 64 dropped; a 32-bit field keeps the low 32 bits.
+///
+/// A value type on the stack of one decode; the bytes it reads must outlive it, and nothing it
+/// returns (``lengthDelimited()``'s buffer) may outlive the bytes.
+@_spi(GeneratedCode) public struct ProtoReader {
+  @usableFromInline var position: UnsafePointer<UInt8>
+  @usableFromInline let end: UnsafePointer<UInt8>
+
+  /// A reader of `bytes`, which stay alive and unchanged while it reads.
+  @inlinable @_spi(GeneratedCode) public init(_ bytes: UnsafeRawBufferPointer) {
+    // An empty buffer may have no base address; one byte of static storage stands in.
+    let start = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? Self.emptyBase
+    position = start
+    end = start + bytes.count
+  }
+
+  @usableFromInline static var emptyBase: UnsafePointer<UInt8> { UnsafePointer(emptyByte) }
+
+  /// Bytes left to read.
+  @inlinable @_spi(GeneratedCode) public var remaining: Int { end - position }
+
+  @inlinable @_spi(GeneratedCode) public var isAtEnd: Bool { position == end }
+
+  @inlinable static func malformed() -> ProtoDecodingError {
+    ProtoDecodingError(message: "", reason: .malformed, byteCount: 0)
+  }
+
+  /// The next field's number and wire type, nil at the end of the message.
+  @inlinable @_spi(GeneratedCode) public mutating func nextTag() throws(ProtoDecodingError)
+    -> (number: UInt32, wireType: UInt8)?
+  {
+    guard position < end else { return nil }
+    let first = position.pointee
+    let wireType = first & 7
+    var number = UInt32(first & 0x7f) >> 3
+    if first & 0x80 == 0 {
+      position += 1
+    } else {
+      // protobuf-c's parse_tag_and_wiretype: at most 5 bytes in all.
+      let limit = min(5, remaining)
+      var shift: UInt32 = 4
+      var i = 1
+      while true {
+        guard i < limit else { throw Self.malformed() }
+        let byte = position[i]
+        number |= UInt32(byte & 0x7f) << shift
+        i += 1
+        if byte & 0x80 == 0 { break }
+        shift += 7
+      }
+      position += i
+    }
+    guard ProtoUnknownFields.validNumbers.contains(number) else { throw Self.malformed() }
+    switch wireType {
+    case 0, 1, 2, 5: return (number, wireType)
+    default: throw Self.malformed()
+    }
+  }
+
+  /// A varint (wire type 0): at most 10 bytes, protobuf-c's `parse_uint64` of them.
+  @inlinable @_spi(GeneratedCode) public mutating func varint() throws(ProtoDecodingError)
+    -> UInt64
+  {
+    let limit = min(10, remaining)
+    var value: UInt64 = 0
+    var shift: UInt64 = 0
+    var i = 0
+    while i < limit {
+      let byte = position[i]
+      // Past 64 bits the shift drops the byte's bits, as C's `<<` on uint64_t would keep
+      // only those that fit (the 10th byte's lowest bit).
+      if shift < 64 { value |= UInt64(byte & 0x7f) << shift }
+      i += 1
+      if byte & 0x80 == 0 {
+        position += i
+        return value
+      }
+      shift += 7
+    }
+    throw Self.malformed()
+  }
+
+  /// A 64-bit value (wire type 1), little-endian.
+  @inlinable @_spi(GeneratedCode) public mutating func fixed64() throws(ProtoDecodingError)
+    -> UInt64
+  {
+    guard remaining >= 8 else { throw Self.malformed() }
+    let value = UnsafeRawPointer(position).loadUnaligned(as: UInt64.self)
+    position += 8
+    return UInt64(littleEndian: value)
+  }
+
+  /// A 32-bit value (wire type 5), little-endian.
+  @inlinable @_spi(GeneratedCode) public mutating func fixed32() throws(ProtoDecodingError)
+    -> UInt32
+  {
+    guard remaining >= 4 else { throw Self.malformed() }
+    let value = UnsafeRawPointer(position).loadUnaligned(as: UInt32.self)
+    position += 4
+    return UInt32(littleEndian: value)
+  }
+
+  /// The data of a length-delimited value (wire type 2), after its length prefix.
+  @inlinable @_spi(GeneratedCode) public mutating func lengthDelimited()
+    throws(ProtoDecodingError) -> UnsafeRawBufferPointer
+  {
+    let (prefix, count) = try lengthPrefix()
+    let data = UnsafeRawBufferPointer(start: position + prefix, count: count)
+    position += prefix + count
+    return data
+  }
+
+  /// protobuf-c's scan_length_prefixed_data: the prefix's size and the data's, checked to fit.
+  @inlinable func lengthPrefix() throws(ProtoDecodingError) -> (prefix: Int, count: Int) {
+    let limit = min(5, remaining)
+    var value = 0
+    var shift = 0
+    var i = 0
+    while i < limit {
+      let byte = position[i]
+      // At most 35 bits: an Int holds them all.
+      value |= Int(byte & 0x7f) << shift
+      i += 1
+      if byte & 0x80 == 0 {
+        guard value <= remaining - i else { throw Self.malformed() }
+        return (i, value)
+      }
+      shift += 7
+    }
+    throw Self.malformed()
+  }
+
+  /// The bytes of a field of wire type `wireType` that follow its tag, stepped over: what an
+  /// unknown field keeps (for wire type 2, its length prefix and its data).
+  @inlinable @_spi(GeneratedCode) public mutating func skip(wireType: UInt8)
+    throws(ProtoDecodingError) -> UnsafeRawBufferPointer
+  {
+    let start = position
+    switch wireType {
+    case 0: _ = try varint()
+    case 1: _ = try fixed64()
+    case 5: _ = try fixed32()
+    default: _ = try lengthDelimited()
+    }
+    return UnsafeRawBufferPointer(start: start, count: position - start)
+  }
+
+  /// Reads every field as unknown into `unknown`, as protobuf-c's unpack keeps the fields of a
+  /// message it has no descriptor entry for.
+  @_spi(GeneratedCode) public mutating func readUnknown(into unknown: inout ProtoUnknownFields)
+    throws(ProtoDecodingError)
+  {
+    while let tag = try nextTag() {
+      let bytes = try skip(wireType: tag.wireType)
+      unknown.fields.append(
+        ProtoUnknownFields.Field(
+          number: tag.number, wireType: tag.wireType, bytes: Array(bytes)))
+    }
+  }
+}
+
+/// The byte an empty buffer's reader points at: never read, only compared.
+nonisolated(unsafe) private let emptyByte = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
