@@ -12,7 +12,10 @@ enum TopLevel {
   }
 
   /// The number of the field at `offset` in `bytes`, moving `offset` past it; nil where the
-  /// bytes do not parse (a group, a bad varint, a field number 0 or a length past the end).
+  /// bytes do not parse here (a group, a bad varint, a key or length prefix longer than the 5
+  /// bytes protobuf-c reads, a field number 0 or above 0x1FFF_FFFF, a length past the end).
+  /// protobuf-c keeps field numbers above 0x1FFF_FFFF as unknown fields: bytes this gives nil
+  /// for may still decode, so a caller leaves such bytes to a whole decode.
   @inline(__always)
   static func field(in bytes: UnsafeRawBufferPointer, at offset: inout Int) -> Int? {
     next(in: bytes, at: &offset)?.number
@@ -20,17 +23,17 @@ enum TopLevel {
 
   /// The field at `offset` in `bytes`, moving `offset` past it; nil as ``field(in:at:)`` says.
   static func next(in bytes: UnsafeRawBufferPointer, at offset: inout Int) -> Field? {
-    guard let key = varint(bytes, &offset), key >> 3 > 0, key >> 3 <= 0x1FFF_FFFF else {
+    guard let key = varint(bytes, &offset, maxBytes: 5), key >> 3 > 0, key >> 3 <= 0x1FFF_FFFF else {
       return nil
     }
     var start = offset
     switch key & 7 {
     case 0:
-      guard varint(bytes, &offset) != nil else { return nil }
+      guard varint(bytes, &offset, maxBytes: 10) != nil else { return nil }
     case 1:
       offset += 8
     case 2:
-      guard let length = varint(bytes, &offset), length <= UInt64(bytes.count - offset) else {
+      guard let length = varint(bytes, &offset, maxBytes: 5), length <= UInt64(bytes.count - offset) else {
         return nil
       }
       start = offset
@@ -44,10 +47,15 @@ enum TopLevel {
     return Field(number: Int(key >> 3), wireType: key & 7, payload: start..<offset)
   }
 
-  private static func varint(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> UInt64? {
+  /// The varint at `offset`, of at most `maxBytes` bytes (10 for a value, 5 for a key or a
+  /// length prefix, as protobuf-c reads them).
+  private static func varint(
+    _ bytes: UnsafeRawBufferPointer, _ offset: inout Int, maxBytes: Int
+  ) -> UInt64? {
     var value: UInt64 = 0
     var shift: UInt64 = 0
-    while offset < bytes.count, shift < 64 {
+    let end = min(bytes.count, offset + maxBytes)
+    while offset < end {
       let byte = bytes[offset]
       offset += 1
       value |= UInt64(byte & 0x7F) << shift
