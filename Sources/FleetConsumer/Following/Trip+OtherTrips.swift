@@ -14,11 +14,21 @@ struct OtherTripsNextStop {
 
   /// Nil when the first remaining waypoint of `bytes` (a serialized `Trip`) is trip `own`'s,
   /// names no trip, or there is none (or `own` is empty): the usual poll, which then costs a
-  /// byte comparison.
+  /// scan of the top level and a byte comparison. Bytes the scan cannot read may still decode
+  /// (protobuf-c keeps field numbers above 0x1FFF_FFFF as unknown fields): for those the
+  /// decoded trip tells.
   init?(bytes: UnsafeRawBufferPointer, ownTripID own: String) throws(ProtoDecodingError) {
-    guard !own.isEmpty, let first = TripBytes.firstWaypoint(of: bytes),
-      let id = TripBytes.tripID(ofWaypoint: first), !id.isEmpty, !TripBytes.same(own, id)
-    else { return nil }
+    guard !own.isEmpty else { return nil }
+    guard let id = TripBytes.firstWaypointTripID(of: bytes) else {
+      let trip = try FleetEngine.Trip(serializedBytes: bytes)
+      guard let first = trip.remainingWaypoints.first, !first.tripID.isEmpty,
+        first.tripID != own
+      else { return nil }
+      eta = trip.etaToFirstWaypoint
+      remainingTime = trip.remainingTimeToFirstWaypoint
+      return
+    }
+    guard !id.isEmpty, !TripBytes.same(own, id) else { return nil }
     // Decoded only when the bytes differ: Swift's == also equates other spellings.
     guard let decoded = String(validating: id, as: UTF8.self) else {
       throw ProtoDecodingError(message: "", reason: .invalidUTF8, byteCount: 0)
@@ -33,17 +43,19 @@ extension FleetEngine.Trip {
   /// Whether `bytes`, a serialized `Trip`, may show another trip than `own`: a remaining or
   /// vehicle waypoint names a trip whose ID is not `own` byte for byte. False for the usual
   /// answer, where ``hideOtherTrips(after:ownTripID:)`` would change nothing (nor when `own`
-  /// is empty, nor for bytes that do not parse: their decode fails).
+  /// is empty). True for bytes the scan cannot read: they may still decode (protobuf-c keeps
+  /// field numbers above 0x1FFF_FFFF as unknown fields), and hiding from the decoded trip is
+  /// right for any input.
   static func namesOtherTrips(_ bytes: UnsafeRawBufferPointer, ownTripID own: String) -> Bool {
     guard !own.isEmpty else { return false }
     var offset = 0
     while offset < bytes.count {
-      guard let field = TopLevel.next(in: bytes, at: &offset) else { return false }
+      guard let field = TopLevel.next(in: bytes, at: &offset) else { return true }
       // remaining_waypoints and vehicle_waypoints.
       guard field.number == 16 || field.number == 20, field.wireType == 2 else { continue }
       let waypoint = UnsafeRawBufferPointer(rebasing: bytes[field.payload])
-      guard let id = TripBytes.tripID(ofWaypoint: waypoint), !id.isEmpty else { continue }
-      if !TripBytes.same(own, id) { return true }
+      guard let id = TripBytes.tripID(ofWaypoint: waypoint) else { return true }
+      if !id.isEmpty && !TripBytes.same(own, id) { return true }
     }
     return false
   }
@@ -96,16 +108,20 @@ extension GoogleProtobuf.Duration {
 
 /// Fields of a serialized `Trip` (trips.proto) read from its bytes, without unpacking it.
 private enum TripBytes {
-  /// The contents of the first remaining waypoint (field 16).
-  static func firstWaypoint(of trip: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+  /// The trip ID bytes of the first remaining waypoint (field 16), empty when there is none
+  /// or it names no trip; nil when the top level or that waypoint does not parse here.
+  static func firstWaypointTripID(of trip: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
     var offset = 0
+    var first: UnsafeRawBufferPointer? = nil
+    // The whole top level is read, so the fields read next (``message(_:of:)``) parse.
     while offset < trip.count {
       guard let field = TopLevel.next(in: trip, at: &offset) else { return nil }
-      if field.number == 16, field.wireType == 2 {
-        return UnsafeRawBufferPointer(rebasing: trip[field.payload])
+      if first == nil, field.number == 16, field.wireType == 2 {
+        first = UnsafeRawBufferPointer(rebasing: trip[field.payload])
       }
     }
-    return nil
+    guard let first else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+    return tripID(ofWaypoint: first)
   }
 
   /// The bytes of a `TripWaypoint`'s `trip_id` (field 2; the last occurrence, as a decode
