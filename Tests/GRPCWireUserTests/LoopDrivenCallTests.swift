@@ -150,9 +150,18 @@ struct LoopDrivenCallTests {
   static func wait(_ outcomes: Outcomes, until done: @escaping (Outcomes.Seen) -> Bool)
     async throws
   {
+    try await wait(outcomes.seen, until: done)
+  }
+
+  /// Waits until `done` holds for what `state` holds, at most 10 s (then fails, saying what
+  /// did not happen).
+  static func wait<Value>(
+    _ state: PosixMutex<Value>, _ what: String = "the loop code did not finish",
+    until done: (Value) -> Bool
+  ) async throws {
     let deadline = ContinuousClock.now + .seconds(10)
-    while !outcomes.seen.withLock({ done($0) }) {
-      try #require(ContinuousClock.now < deadline, "the loop code did not finish within 10 s")
+    while !state.withLock({ done($0) }) {
+      try #require(ContinuousClock.now < deadline, "\(what) within 10 s")
       try await Task.sleep(for: .milliseconds(5))
     }
   }
@@ -346,8 +355,14 @@ struct LoopDrivenCallTests {
     // The first channel's connection is full while this call is held open: the next call
     // opens a second connection, which takes a place.
     let held = Task { try await channels[0].unary(Service.emptyCall, GRPCTesting.Empty()) }
-    var handlers = entered.makeAsyncIterator()
-    _ = await handlers.next()
+    // The handler entered, waited for at most 10 s.
+    let inHandler = PosixMutex(false)
+    let handlerEntered = Task {
+      var handlers = entered.makeAsyncIterator()
+      if await handlers.next() != nil { inHandler.withLock { $0 = true } }
+    }
+    try await Self.wait(inHandler, "the held call's handler was not entered") { $0 }
+    await handlerEntered.value
     let response = try await channels[0].unary(
       Service.unaryCall, GRPCTesting.SimpleRequest(responseSize: 3)
     ).message

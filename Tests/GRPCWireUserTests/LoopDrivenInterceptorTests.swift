@@ -78,11 +78,7 @@ struct LoopDrivenInterceptorTests {
       }
     }
     _ = try await Calls.onLoop(channel.eventLoop) { () throws(RPCError) in try start(0) }
-    let deadline = ContinuousClock.now + .seconds(10)
-    while answers.seen.withLock({ $0.count }) < count {
-      try #require(ContinuousClock.now < deadline, "the polls did not end within 10 s")
-      try await Task.sleep(for: .milliseconds(5))
-    }
+    try await Calls.wait(answers.seen, "the polls did not end") { $0.count >= count }
     return answers
   }
 
