@@ -50,15 +50,13 @@ enum FeedUpdate {
   private static func tripOccurrence(in bytes: UnsafeRawBufferPointer)
     -> (occurrence: Range<Int>?, payload: Range<Int>)?
   {
-    var offset = 0
     var found: (occurrence: Range<Int>?, payload: Range<Int>) = (nil, 0..<0)
-    while offset < bytes.count {
-      let start = offset
-      guard let field = TopLevel.next(in: bytes, at: &offset) else { return nil }
+    for field in TopLevel.fields(of: bytes) {
+      guard let field else { return nil }
       // A trip of another wire type is left in, for the decode to refuse.
       guard field.number == tripField, field.wireType == 2 else { continue }
       guard found.occurrence == nil else { return nil }
-      found = (start..<offset, field.payload)
+      found = (field.occurrence, field.payload)
     }
     return found
   }

@@ -9,6 +9,30 @@ enum TopLevel {
     let wireType: UInt64
     /// The bytes after the key (and, for a length-delimited field, after its length).
     let payload: Range<Int>
+    /// The whole occurrence: key, length and payload.
+    let occurrence: Range<Int>
+  }
+
+  /// The fields of `bytes` in order. An element is nil where the bytes stop parsing here
+  /// (``next(in:at:)`` gives nil), and is then the last: each caller decides what bytes it
+  /// cannot read mean.
+  static func fields(of bytes: UnsafeRawBufferPointer) -> Fields { Fields(bytes: bytes) }
+
+  /// The sequence ``fields(of:)`` gives.
+  struct Fields: Sequence, IteratorProtocol {
+    fileprivate let bytes: UnsafeRawBufferPointer
+    private var offset = 0
+
+    fileprivate init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    mutating func next() -> Field?? {
+      guard offset < bytes.count else { return nil }
+      guard let field = TopLevel.next(in: bytes, at: &offset) else {
+        offset = bytes.count
+        return .some(nil)
+      }
+      return field
+    }
   }
 
   /// The number of the field at `offset` in `bytes`, moving `offset` past it; nil where the
@@ -23,6 +47,7 @@ enum TopLevel {
 
   /// The field at `offset` in `bytes`, moving `offset` past it; nil as ``field(in:at:)`` says.
   static func next(in bytes: UnsafeRawBufferPointer, at offset: inout Int) -> Field? {
+    let first = offset
     guard let key = varint(bytes, &offset, maxBytes: 5), key >> 3 > 0, key >> 3 <= 0x1FFF_FFFF else {
       return nil
     }
@@ -44,7 +69,8 @@ enum TopLevel {
       return nil
     }
     guard offset <= bytes.count else { return nil }
-    return Field(number: Int(key >> 3), wireType: key & 7, payload: start..<offset)
+    return Field(
+      number: Int(key >> 3), wireType: key & 7, payload: start..<offset, occurrence: first..<offset)
   }
 
   /// The varint at `offset`, of at most `maxBytes` bytes (10 for a value, 5 for a key or a

@@ -48,9 +48,8 @@ extension FleetEngine.Trip {
   /// right for any input.
   static func namesOtherTrips(_ bytes: UnsafeRawBufferPointer, ownTripID own: String) -> Bool {
     guard !own.isEmpty else { return false }
-    var offset = 0
-    while offset < bytes.count {
-      guard let field = TopLevel.next(in: bytes, at: &offset) else { return true }
+    for field in TopLevel.fields(of: bytes) {
+      guard let field else { return true }
       // remaining_waypoints and vehicle_waypoints.
       guard field.number == 16 || field.number == 20, field.wireType == 2 else { continue }
       let waypoint = UnsafeRawBufferPointer(rebasing: bytes[field.payload])
@@ -111,11 +110,10 @@ private enum TripBytes {
   /// The trip ID bytes of the first remaining waypoint (field 16), empty when there is none
   /// or it names no trip; nil when the top level or that waypoint does not parse here.
   static func firstWaypointTripID(of trip: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-    var offset = 0
     var first: UnsafeRawBufferPointer? = nil
     // The whole top level is read, so the fields read next (``message(_:of:)``) parse.
-    while offset < trip.count {
-      guard let field = TopLevel.next(in: trip, at: &offset) else { return nil }
+    for field in TopLevel.fields(of: trip) {
+      guard let field else { return nil }
       if first == nil, field.number == 16, field.wireType == 2 {
         first = UnsafeRawBufferPointer(rebasing: trip[field.payload])
       }
@@ -127,10 +125,9 @@ private enum TripBytes {
   /// The bytes of a `TripWaypoint`'s `trip_id` (field 2; the last occurrence, as a decode
   /// keeps), empty when it has none; nil when the waypoint does not parse.
   static func tripID(ofWaypoint waypoint: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-    var offset = 0
     var id = UnsafeRawBufferPointer(start: nil, count: 0)
-    while offset < waypoint.count {
-      guard let field = TopLevel.next(in: waypoint, at: &offset) else { return nil }
+    for field in TopLevel.fields(of: waypoint) {
+      guard let field else { return nil }
       if field.number == 2, field.wireType == 2 {
         id = UnsafeRawBufferPointer(rebasing: waypoint[field.payload])
       }
@@ -149,10 +146,9 @@ private enum TripBytes {
   static func message<M: ProtoMessage>(_ number: Int, of trip: UnsafeRawBufferPointer)
     throws(ProtoDecodingError) -> M?
   {
-    var offset = 0
     var contents: [UInt8]? = nil
-    while offset < trip.count {
-      guard let field = TopLevel.next(in: trip, at: &offset) else { break }
+    for field in TopLevel.fields(of: trip) {
+      guard let field else { break }
       if field.number == number, field.wireType == 2 {
         contents = (contents ?? []) + UnsafeRawBufferPointer(rebasing: trip[field.payload])
       }
