@@ -51,27 +51,9 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
   /// before the next read (``withReadBuffer(size:_:)``), so one buffer serves all
   /// connections: an idle connection holds no read buffer of its own.
   let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
-  /// Whether `readBuffer` is lent (``withReadBuffer(size:_:)``). Loop only.
-  @exclusivity(unchecked) private var readBufferLent = false
-
-  /// Runs `body` with a buffer of `size` bytes (at most the shared buffer's) to read a socket
-  /// into: the loop's shared `readBuffer`, lent until `body` returns, since a reader may keep
-  /// pointing into it that long (HTTP2Session hands DATA to its role straight from it). A read
-  /// while it is lent (nested in another's hand-over; none is today) gets a buffer of its own,
-  /// freed when `body` returns. Loop only.
-  func withReadBuffer<Result>(
-    size: Int, _ body: (UnsafeMutableRawBufferPointer) -> Result
-  ) -> Result {
-    let size = min(size, readBuffer.count)
-    guard !readBufferLent else {
-      let own = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
-      defer { own.deallocate() }
-      return body(own)
-    }
-    readBufferLent = true
-    defer { readBufferLent = false }
-    return body(UnsafeMutableRawBufferPointer(rebasing: readBuffer[..<size]))
-  }
+  /// Whether `readBuffer` is lent: set only by ``withReadBuffer(size:_:)``
+  /// (EventLoop+ReadBuffer.swift). Loop only.
+  @exclusivity(unchecked) var readBufferLent = false
 
   /// One thing to run on the loop: a closure, an object's ``LoopTask/runOnLoop()``, or a job
   /// of a task that prefers this loop.
