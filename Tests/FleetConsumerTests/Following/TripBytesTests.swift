@@ -98,10 +98,15 @@ struct TripBytesTests {
   }
 
   /// What ``FeedUpdate/withTrip(in:_:)`` gives for `bytes`: the trip's bytes, or the error.
+  /// The trip's bytes are decoded in `body`, as the follower does (withTrip leaves them to it).
   private static func withTrip(_ bytes: [UInt8]) -> Result<[UInt8]?, ProtoDecodingError> {
     bytes.withUnsafeBytes { raw in
       Result { () throws(ProtoDecodingError) in
-        try FeedUpdate.withTrip(in: raw) { trip in trip.map { Array($0) } }
+        try FeedUpdate.withTrip(in: raw) { (trip) throws(ProtoDecodingError) in
+          guard let trip else { return nil }
+          _ = try FleetEngine.Trip(serializedBytes: trip)
+          return Array(trip)
+        }
       }
     }
   }
@@ -129,6 +134,73 @@ struct TripBytesTests {
         #expect(error == expected)
       case (let whole, let read):
         Issue.record("size \(size): whole decode \(whole), bytes read \(read)")
+      }
+    }
+  }
+
+  @Test(
+    "withTrip gives the trip wherever it is, merges several occurrences, and refuses what the decode refuses",
+    arguments: 0..<4)
+  func tripOccurrences(case index: Int) throws {
+    let trip = Self.shared.serializedBytes()
+    let half = Array(trip.prefix(9))  // its first remaining waypoint's key, length and part
+    let sequence: [UInt8] = [0x10, 0x07]
+    let field: (([UInt8]) -> [UInt8]) = { [0x0A, UInt8($0.count)] + $0 }
+    let bytes = [
+      sequence + field(trip),  // the trip not first
+      field(trip) + sequence + field(trip),  // two occurrences, merged by the decode
+      sequence + [0x08, 0x01],  // the trip as a varint: a wrong wire type
+      sequence + field(half),  // a trip that does not parse
+    ][index]
+    let whole = Result { () throws(ProtoDecodingError) in
+      try FleetFeed.TripUpdate(serializedBytes: bytes)
+    }
+    switch (whole, Self.withTrip(bytes)) {
+    case (.success(let update), .success(let read)):
+      #expect(index < 2)
+      // The bytes given decode to the trip the whole decode holds.
+      let given = try FleetEngine.Trip(serializedBytes: try #require(read))
+      #expect(given == update.trip)
+    case (.failure(let expected), .failure(let error)):
+      #expect(index >= 2)
+      #expect(error == expected)
+      #expect(error.message == FleetFeed.TripUpdate.protoMessageName)
+      #expect(error.byteCount == bytes.count)
+    case (let whole, let read):
+      Issue.record("case \(index): whole decode \(whole), bytes read \(read)")
+    }
+  }
+
+  @Test("TopLevel.next reads keys, lengths and values as protobuf-c frames them")
+  func topLevelTable() {
+    // (bytes, the fields read: number, wire type, payload; nil where it stops parsing)
+    let table: [([UInt8], [(Int, UInt64, Range<Int>)?])] = [
+      ([0x08, 0x96, 0x01], [(1, 0, 1..<3)]),
+      ([0x0A, 0x02, 0x61, 0x62, 0x15, 1, 2, 3, 4], [(1, 2, 2..<4), (2, 5, 5..<9)]),
+      ([0x19] + Array(repeating: 0, count: 8), [(3, 1, 1..<9)]),
+      ([0x08] + Array(repeating: 0xFF, count: 9) + [0x01], [(1, 0, 1..<11)]),
+      ([0x08] + Array(repeating: 0xFF, count: 10) + [0x01], [nil]),  // an 11-byte varint
+      ([0xF8, 0xFF, 0xFF, 0xFF, 0x0F, 0x00], [(0x1FFF_FFFF, 0, 5..<6)]),
+      (Self.highNumberedField, [nil]),
+      ([0x8A, 0x80, 0x80, 0x80, 0x00, 0x00], [(1, 2, 6..<6)]),  // a 5-byte key
+      ([0x8A, 0x80, 0x80, 0x80, 0x80, 0x00, 0x00], [nil]),  // a 6-byte key
+      ([0x0A, 0x80, 0x80, 0x80, 0x80, 0x00], [(1, 2, 6..<6)]),  // a 5-byte length
+      ([0x0A, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00], [nil]),  // a 6-byte length
+      ([0x0A, 0x03, 0x61], [nil]),  // a length past the end
+      ([0x00, 0x01], [nil]),  // field 0
+      ([0x0B, 0x0C], [nil]),  // a group
+      ([0x0D, 1, 2], [nil]),  // a fixed32 past the end
+    ]
+    for (bytes, expected) in table {
+      var read: [(Int, UInt64, Range<Int>)?] = []
+      bytes.withUnsafeBytes { raw in
+        for field in TopLevel.fields(of: raw) {
+          read.append(field.map { ($0.number, $0.wireType, $0.payload) })
+        }
+      }
+      #expect(read.count == expected.count, "\(bytes)")
+      for (got, want) in zip(read, expected) {
+        #expect(got?.0 == want?.0 && got?.1 == want?.1 && got?.2 == want?.2, "\(bytes)")
       }
     }
   }
