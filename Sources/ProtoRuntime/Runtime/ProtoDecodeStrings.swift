@@ -21,8 +21,9 @@
 /// kept as their storage objects with their type's identifier, so no value is boxed and no
 /// dynamic cast is made.
 ///
-/// Each kind has four entries, replaced in turn (one ``ProtoRecentRing`` each). A string is compared with an entry only when their lengths
-/// agree, then byte for byte (memcmp): no hashing, no table, no thread-local lookup (an
+/// Each kind has four entries, replaced in turn (one ``ProtoRecentRing`` each). A string is
+/// compared with an entry only when their lengths agree, then byte for byte (memcmp): no
+/// hashing, no table, no thread-local lookup (an
 /// earlier per-thread cache cost more than the mallocs it saved, 9082048). One value lives on
 /// the stack of one decode (``CBridgedMessage/decodeThroughC(_:)``) and is handed down
 /// `inout`; the pointers it keeps are into protobuf-c's unpacked tree, valid while that
