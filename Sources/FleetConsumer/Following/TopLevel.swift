@@ -48,9 +48,8 @@ enum TopLevel {
   /// The field at `offset` in `bytes`, moving `offset` past it; nil as ``field(in:at:)`` says.
   static func next(in bytes: UnsafeRawBufferPointer, at offset: inout Int) -> Field? {
     let first = offset
-    guard let key = varint(bytes, &offset, maxBytes: 5), key >> 3 > 0, key >> 3 <= 0x1FFF_FFFF else {
-      return nil
-    }
+    guard let key = varint(bytes, &offset, maxBytes: 5), key >> 3 > 0, key >> 3 <= 0x1FFF_FFFF
+    else { return nil }
     var start = offset
     switch key & 7 {
     case 0:
@@ -58,9 +57,9 @@ enum TopLevel {
     case 1:
       offset += 8
     case 2:
-      guard let length = varint(bytes, &offset, maxBytes: 5), length <= UInt64(bytes.count - offset) else {
-        return nil
-      }
+      guard let length = varint(bytes, &offset, maxBytes: 5),
+        length <= UInt64(bytes.count - offset)
+      else { return nil }
       start = offset
       offset += Int(length)
     case 5:
