@@ -90,17 +90,27 @@ struct HTTP2SessionClientBytesTests {
 
   static let answer = answer(on: 1)
 
+  /// A unary call of ``request`` on `channel` (a channel to `listener`), started on its loop,
+  /// and the server's end of its connection once the request has been read off it.
+  static func startCall(on channel: GRPCChannel, _ listener: RawListener) async throws -> (
+    call: Task<ClientResponse<GRPCTesting.SimpleResponse>, any Error>, socket: RawSocket
+  ) {
+    let call = Task(executorPreference: channel.eventLoop) {
+      try await channel.unary(GRPCTesting.TestService.unaryCall, request)
+    }
+    let socket = try #require(
+      await listener.accept(timeout: .seconds(10)), "the channel did not connect")
+    try await readRequest(socket, port: listener.port)
+    return (call, socket)
+  }
+
   /// One unary call answered with ``answer``, written whole or one byte per write; then the
   /// channel closes. Checks the request, the response, and the GOAWAY that ends the
   /// connection.
   static func unaryCall(bytewise: Bool) async throws {
     let listener = try RawListener()
     let channel = GRPCChannel(host: "127.0.0.1", port: listener.port)
-    let call = Task(executorPreference: channel.eventLoop) {
-      try await channel.unary(GRPCTesting.TestService.unaryCall, request)
-    }
-    let socket = try #require(await listener.accept(timeout: .seconds(10)), "the channel did not connect")
-    try await readRequest(socket, port: listener.port)
+    let (call, socket) = try await Self.startCall(on: channel, listener)
     if bytewise { socket.sendBytewise(answer) } else { socket.send(answer) }
     let response = try await call.value
     #expect(response.message.payload?.body == Array("abc".utf8))
@@ -134,11 +144,7 @@ struct HTTP2SessionClientBytesTests {
     let listener = try RawListener()
     let channel = GRPCChannel(host: "127.0.0.1", port: listener.port)
     defer { channel.close() }
-    let call = Task(executorPreference: channel.eventLoop) {
-      try await channel.unary(GRPCTesting.TestService.unaryCall, Self.request)
-    }
-    let socket = try #require(await listener.accept(timeout: .seconds(10)), "the channel did not connect")
-    try await Self.readRequest(socket, port: listener.port)
+    let (call, socket) = try await Self.startCall(on: channel, listener)
     // The answer up to the last byte of the trailers' header block, with a PING before that
     // block: its ACK says the channel has read the first part before the last byte is sent.
     let trailersLength = 9 + RawHTTP2.headerBlock([("grpc-status", "0")]).count
@@ -164,11 +170,7 @@ struct HTTP2SessionClientBytesTests {
     let listener = try RawListener()
     let channel = GRPCChannel(host: "127.0.0.1", port: listener.port)
     defer { channel.close() }
-    let call = Task(executorPreference: channel.eventLoop) {
-      try await channel.unary(GRPCTesting.TestService.unaryCall, Self.request)
-    }
-    let socket = try #require(await listener.accept(timeout: .seconds(10)), "the channel did not connect")
-    try await Self.readRequest(socket, port: listener.port)
+    let (call, socket) = try await Self.startCall(on: channel, listener)
     let body = (0..<80_000).map { UInt8(truncatingIfNeeded: $0 % 251) }
     var response = GRPCTesting.SimpleResponse()
     var payload = GRPCTesting.Payload()
@@ -256,11 +258,7 @@ struct HTTP2SessionClientBytesTests {
     let listener = try RawListener()
     let channel = GRPCChannel(host: "127.0.0.1", port: listener.port)
     defer { channel.close() }
-    let call = Task(executorPreference: channel.eventLoop) {
-      try await channel.unary(GRPCTesting.TestService.unaryCall, Self.request)
-    }
-    let socket = try #require(await listener.accept(timeout: .seconds(10)), "the channel did not connect")
-    try await Self.readRequest(socket, port: listener.port)
+    let (call, socket) = try await Self.startCall(on: channel, listener)
     call.cancel()
     let (_, frames, _) = await socket.frames(timeout: .seconds(10)) { frames in
       frames.contains { $0.type == 0x3 }
