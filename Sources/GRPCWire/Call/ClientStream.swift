@@ -56,10 +56,7 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
   var streamClosed = false
   /// The data provider said "deferred": new request bytes must resume it.
   var dataDeferred = false
-  /// The channel's pool, which starts this stream again on another connection after a
-  /// transparent retry; set by the channel before the stream is started (a stored reference,
-  /// not a closure: one allocation fewer per call).
-  var pool: ConnectionPool?
+  /// Transparent retries so far (see ``closed(http2ErrorCode:lostConnection:)``).
   var transparentRetries = 0
   /// The call's driver when no task waits on it (a ``LoopCall``): told of the messages (if
   /// it streams them) and of the end, on the loop, after nghttp2's callbacks have returned.
@@ -239,12 +236,23 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
     connection.resumeData(of: self)
   }
 
+  /// What the connection does with a stream that closed: nothing more, or start it again
+  /// (through its pool) after `delay` — a transparent retry the stream has prepared itself for.
+  /// The stream decides; it holds no pool to act on.
+  enum AfterClose: Equatable {
+    case done
+    /// Retry number `number` (from 1), to start after `delay` (nil: at once).
+    case retry(number: Int, after: Duration?)
+  }
+
   /// nghttp2 closed the stream (after trailers, a reset from either side, or a lost
-  /// connection: `lostConnection` then says why).
-  func closed(http2ErrorCode: UInt32, lostConnection: RPCError? = nil) {
+  /// connection: `lostConnection` then says why). Returns whether the connection's pool is to
+  /// start it again (``AfterClose/retry(number:after:)``).
+  func closed(http2ErrorCode: UInt32, lostConnection: RPCError? = nil) -> AfterClose {
     loop.assertInLoop()
-    if lostConnection == nil, http2ErrorCode == HTTP2ErrorCode.refusedStream, retryTransparently() {
-      return
+    if lostConnection == nil, http2ErrorCode == HTTP2ErrorCode.refusedStream {
+      let retry = retryTransparently()
+      if retry != .done { return retry }
     }
     if let lostConnection, !machine.isClosed {
       machine.close()
@@ -259,26 +267,20 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
       owedBytes = 0
     }
     connection = nil
+    return .done
   }
 
   /// The server refused the stream (REFUSED_STREAM, or above a GOAWAY's last stream ID): it
-  /// was not processed, so unless response headers already arrived it is sent again, whole,
-  /// as gRPC's transparent retry allows. Returns whether it was.
-  func retryTransparently() -> Bool {
-    guard let pool, !machine.isClosed, transparentRetries < Self.maxTransparentRetries else {
-      return false
-    }
+  /// was not processed, so unless response headers already arrived it is to be sent again,
+  /// whole, as gRPC's transparent retry allows. Readies the stream for that and returns the
+  /// retry, or `.done` when it cannot be retried.
+  func retryTransparently() -> AfterClose {
+    guard !machine.isClosed, transparentRetries < Self.maxTransparentRetries else { return .done }
     let replayable = withShared { s -> Bool in
       s.outcome == nil && s.mailbox.rewindForReplay()
     }
-    guard replayable else { return false }
+    guard replayable else { return .done }
     transparentRetries += 1
-    pool.logger.debug(
-      "call retried transparently: the server did not process it",
-      metadata: [
-        "grpc.path": "\(headerPrefix.path)", "grpc.stream_id": "\(streamID)",
-        "grpc.retry": "\(transparentRetries)",
-      ])
     if owedBytes > 0 {
       connection?.consume(streamID: streamID, owedBytes, streamOpen: false)
       owedBytes = 0
@@ -288,19 +290,8 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
     dataDeferred = false
     unaryResponse = nil
     core = StreamCore(maxReceiveSize: maxReceiveSize)
-    // At once: the close is handed over outside nghttp2's callbacks, so the retry may submit
-    // to a session (this one's too).
-    guard let delay = Self.transparentRetryDelay(after: transparentRetries) else {
-      pool.start(self)
-      return true
-    }
-    // Refused again: the server is still at its limit. grpcio's overload protection, on by
-    // default, counts a stream until its call object is freed, well after its trailers; an
-    // immediate resubmission is refused again as long as that takes, and eight of them fail
-    // the call within milliseconds. Each further retry waits twice as long (the call's
-    // deadline still holds; a call that ends meanwhile is not started again).
-    pool.start(self, after: delay)
-    return true
+    return .retry(
+      number: transparentRetries, after: Self.transparentRetryDelay(after: transparentRetries))
   }
 
   /// How long transparent retry number `retry` (from 1) waits before it starts: the first

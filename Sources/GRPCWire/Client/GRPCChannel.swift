@@ -315,7 +315,6 @@ public final class GRPCChannel: Sendable {
       throw RPCError(code: .deadlineExceeded, message: "the call's deadline had passed before it started")
     }
     let pool = self.pool
-    stream.pool = pool
     if loop.inEventLoop {
       // A task on the loop (one that prefers it): hand the call over now. Task code never runs
       // inside nghttp2's callbacks, so the session is free; no closure, no queue.

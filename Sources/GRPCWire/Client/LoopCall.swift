@@ -195,7 +195,6 @@ extension GRPCChannel {
   }
 
   func start(_ stream: ClientStream) -> LoopCall {
-    stream.pool = pool
     pool.start(stream)
     return LoopCall(stream: stream)
   }

@@ -41,8 +41,36 @@ extension ClientConnection {
 
   func streamClosed(_ id: Int32, errorCode: UInt32) {
     if lastLookedUp?.streamID == id { lastLookedUp = nil }
-    streams.removeValue(forKey: id)?.closed(http2ErrorCode: errorCode)
+    if let stream = streams.removeValue(forKey: id),
+      case .retry(let number, let delay) = stream.closed(http2ErrorCode: errorCode)
+    {
+      retry(stream, from: id, number: number, after: delay)
+    }
     pool?.callEnded(on: self)
+  }
+
+  /// Hands a stream the server refused unprocessed, which has readied itself to be sent again
+  /// whole (``ClientStream/AfterClose``), to the pool; at once, since the close is handed over
+  /// outside nghttp2's callbacks and the retry may submit to a session (this one's too).
+  private func retry(_ stream: ClientStream, from id: Int32, number: Int, after delay: Duration?) {
+    logger.debug(
+      "call retried transparently: the server did not process it",
+      metadata: [
+        "grpc.path": "\(stream.headerPrefix.path)", "grpc.stream_id": "\(id)",
+        "grpc.retry": "\(number)",
+      ])
+    guard let pool else {
+      // Only a closed connection has no pool, and it hands over no stream's close.
+      stream.fail(.interrupted("the connection to \(target) closed"), reset: false)
+      return
+    }
+    guard let delay else { return pool.start(stream) }
+    // Refused again: the server is still at its limit. grpcio's overload protection, on by
+    // default, counts a stream until its call object is freed, well after its trailers; an
+    // immediate resubmission is refused again as long as that takes, and eight of them fail
+    // the call within milliseconds. Each further retry waits twice as long (the call's
+    // deadline still holds; a call that ends meanwhile is not started again).
+    pool.start(stream, after: delay)
   }
 
   func headersRejected(streamID: Int32, reason: String) {

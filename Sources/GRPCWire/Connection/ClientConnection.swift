@@ -342,7 +342,8 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
     let open = streams
     streams.removeAll()
     lastLookedUp = nil
-    for stream in open.values { stream.closed(http2ErrorCode: 0, lostConnection: error) }
+    // A lost connection retries nothing: `.done` for each.
+    for stream in open.values { _ = stream.closed(http2ErrorCode: 0, lostConnection: error) }
     let pending = waiting
     waiting.removeAll()
     if let session {

@@ -104,6 +104,18 @@ struct HTTP2SessionClientBytesTests {
     return (call, socket)
   }
 
+  /// ``startCall(on:_:)`` on a fresh channel to a fresh listener; the caller closes the
+  /// channel it returns.
+  static func startCall() async throws -> (
+    call: Task<ClientResponse<GRPCTesting.SimpleResponse>, any Error>, socket: RawSocket,
+    channel: GRPCChannel
+  ) {
+    let listener = try RawListener()
+    let channel = GRPCChannel(host: "127.0.0.1", port: listener.port)
+    let (call, socket) = try await startCall(on: channel, listener)
+    return (call, socket, channel)
+  }
+
   /// One unary call answered with ``answer``, written whole or one byte per write; then the
   /// channel closes. Checks the request, the response, and the GOAWAY that ends the
   /// connection.
@@ -141,10 +153,8 @@ struct HTTP2SessionClientBytesTests {
   /// "the server's trailers have no grpc-status", 1-2 calls in 100,000 under fleet-load).
   @Test("trailers split across two reads, after a DATA frame in the first, complete the call")
   func trailersSplitAcrossReads() async throws {
-    let listener = try RawListener()
-    let channel = GRPCChannel(host: "127.0.0.1", port: listener.port)
+    let (call, socket, channel) = try await Self.startCall()
     defer { channel.close() }
-    let (call, socket) = try await Self.startCall(on: channel, listener)
     // The answer up to the last byte of the trailers' header block, with a PING before that
     // block: its ACK says the channel has read the first part before the last byte is sent.
     let trailersLength = 9 + RawHTTP2.headerBlock([("grpc-status", "0")]).count
@@ -167,10 +177,8 @@ struct HTTP2SessionClientBytesTests {
   /// so the bytes of the first must have been kept before the next one wrote over them.
   @Test("a message larger than the loop's read buffer, there at once, arrives byte for byte")
   func messageAcrossReads() async throws {
-    let listener = try RawListener()
-    let channel = GRPCChannel(host: "127.0.0.1", port: listener.port)
+    let (call, socket, channel) = try await Self.startCall()
     defer { channel.close() }
-    let (call, socket) = try await Self.startCall(on: channel, listener)
     let body = (0..<80_000).map { UInt8(truncatingIfNeeded: $0 % 251) }
     var response = GRPCTesting.SimpleResponse()
     var payload = GRPCTesting.Payload()
@@ -253,12 +261,33 @@ struct HTTP2SessionClientBytesTests {
     #expect(response.message.payload?.body == Array("abc".utf8))
   }
 
+  /// REFUSED_STREAM says the server did not process the stream (RFC 9113 8.7): the stream
+  /// hands its connection a retry, and the pool sends the same request again, whole, on the
+  /// connection's next stream, with no wait for the first retry.
+  @Test("a stream refused with REFUSED_STREAM is sent again whole on stream 3 and completes")
+  func refusedStreamRetried() async throws {
+    let (call, socket, channel) = try await Self.startCall()
+    defer { channel.close() }
+    socket.send(RawHTTP2.frame(type: 0x3, stream: 1, [0x00, 0x00, 0x00, 0x07]))
+    let (_, frames, _) = await socket.frames(timeout: .seconds(10)) { frames in
+      frames.contains { $0.stream == 3 && $0.flags & 0x1 != 0 }
+    }
+    let again = frames.filter { $0.stream == 3 }
+    try #require(again.count == 2, "frames: \(frames)")
+    #expect(again[0].type == 0x1 && again[0].flags == 0x4, "HEADERS, END_HEADERS: \(again[0])")
+    // The same DATA as stream 1's (readRequest), END_STREAM, on stream 3.
+    #expect(
+      again[1].bytes == [0x00, 0x00, 0x0C, 0x00, 0x01, 0x00, 0x00, 0x00, 0x03]
+        + [0x00, 0x00, 0x00, 0x00, 0x07, 0x1A, 0x05, 0x12, 0x03, 0x78, 0x79, 0x7A])
+    socket.send(Self.answer(on: 3))
+    let response = try await call.value
+    #expect(response.message.payload?.body == Array("abc".utf8))
+  }
+
   @Test("a call cancelled before its answer resets its stream: RST_STREAM CANCEL")
   func cancelResets() async throws {
-    let listener = try RawListener()
-    let channel = GRPCChannel(host: "127.0.0.1", port: listener.port)
+    let (call, socket, channel) = try await Self.startCall()
     defer { channel.close() }
-    let (call, socket) = try await Self.startCall(on: channel, listener)
     call.cancel()
     let (_, frames, _) = await socket.frames(timeout: .seconds(10)) { frames in
       frames.contains { $0.type == 0x3 }
