@@ -127,11 +127,11 @@ extension MessageWriter {
   /// retain, where decoding it again costs an allocation per storage, array and long string
   /// in it.
   ///
-  /// - The fields before `f` in its message that hold its message type, when that type keeps
-  ///   its fields in copy-on-write storage (a list's first element for a singular `f`): a
-  ///   Trip repeats its waypoints (`vehicle_waypoints`, `current_route_segment_end_point`).
+  /// - The fields before `f` in its message that hold its message type, when that type is
+  ///   ``shared(_:)`` (a list's first element for a singular `f`): a Trip repeats its
+  ///   waypoints (`vehicle_waypoints`, `current_route_segment_end_point`) and its stops.
   /// - The field of `f`'s type (and list-ness) in the first element of an earlier list of a
-  ///   copy-on-write message, when that type holds a list or a string: a Trip's `route` and
+  ///   ``shared(_:)`` message, when that type holds a list or a string: a Trip's `route` and
   ///   `current_route_segment_traffic` are its first remaining waypoint's `path_to_waypoint`
   ///   and `traffic_to_waypoint` (both lead to that waypoint). Types of scalars alone
   ///   (`Timestamp`) are not compared: decoding them allocates nothing.
@@ -142,7 +142,7 @@ extension MessageWriter {
       return []
     }
     var sources: [SharingSource] = []
-    if cowMessages.contains(type) {
+    if shared(type) {
       for e in earlier
       where e.kind == .message && !e.map && e.presentIf == nil && e.proto.typeName == type {
         if f.repeated {
@@ -154,7 +154,7 @@ extension MessageWriter {
     }
     guard f.repeated || holdsHeapValues(type) else { return sources }
     for e in earlier where e.kind == .message && e.repeated && !e.map {
-      guard let elementType = e.proto.typeName, cowMessages.contains(elementType),
+      guard let elementType = e.proto.typeName, shared(elementType),
         let element = model.messages[elementType]?.message
       else { continue }
       for g in element.field
@@ -165,6 +165,15 @@ extension MessageWriter {
       }
     }
     return sources
+  }
+
+  /// Whether a decode compares a message of `type` with those of its type decoded before it in
+  /// the same message (``sharingSources(_:_:)``): a copy-on-write message (a value shared
+  /// saves its storage), or one in a copy-on-write message's tree that holds a list, a string
+  /// or bytes (a value shared saves those). Messages of other modules' trees are not compared:
+  /// their generated code stays as it was.
+  private func shared(_ type: String) -> Bool {
+    cowMessages.contains(type) || (cowTrees.contains(type) && holdsHeapValues(type))
   }
 
   /// Whether a message of `type` holds a list, a string or bytes of its own: what decoding

@@ -17,6 +17,9 @@ struct MessageWriter {
   let cNames: ProtocCNames
   /// Messages kept in copy-on-write storage (full names with the leading dot).
   let cowMessages: Set<String>
+  /// The message types in the trees of ``cowMessages``, those included: where a decode looks
+  /// for values it has decoded already (see `sharingSources` in MessageWriter+Bridge.swift).
+  let cowTrees: Set<String>
   var out = TextLines()
   var bridges: [Bridge] = []
   /// Descriptor symbols (without `__descriptor`) of the map entries the bridges write.
@@ -26,6 +29,15 @@ struct MessageWriter {
     self.model = model
     self.cNames = cNames
     self.cowMessages = cowMessages
+    var trees: Set<String> = []
+    var next = Array(cowMessages)
+    while let type = next.popLast() {
+      guard trees.insert(type).inserted, let message = model.messages[type]?.message else {
+        continue
+      }
+      next += message.field.compactMap { $0.type == .message ? $0.typeName : nil }
+    }
+    cowTrees = trees
   }
 
   mutating func line(_ text: String = "") { out.line(text) }

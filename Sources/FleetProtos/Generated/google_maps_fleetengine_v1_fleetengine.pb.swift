@@ -350,111 +350,24 @@ extension FleetEngine {
   public struct TerminalLocation: ProtoMessage {
     public static let protoMessageName = "maps.fleetengine.v1.TerminalLocation"
 
-    /// The fields, shared by copies of this message until one of them changes (copy-on-write).
-    /// Usable from inline code, so that other modules read a field in place rather than
-    /// through a call (and a retain of the storage) per read.
-    @usableFromInline final class Storage: @unchecked Sendable {
-      // @unchecked Sendable: changed only through a struct that holds the only reference.
-      // @exclusivity(unchecked): a class's stored properties are checked at run time on every
-      // access (a third of a field read); the struct's own accesses are checked statically.
-      @usableFromInline @exclusivity(unchecked) var point: GoogleType.LatLng? = nil
-      @usableFromInline @exclusivity(unchecked) var terminalPointID: FleetEngine.TerminalPointId? = nil
-      @usableFromInline @exclusivity(unchecked) var accessPointID: String = ""
-      @usableFromInline @exclusivity(unchecked) var tripID: String = ""
-      @usableFromInline @exclusivity(unchecked) var terminalLocationType: FleetEngine.WaypointType = .unknownWaypointType
-      @usableFromInline @exclusivity(unchecked) var unknownFields: ProtoUnknownFields = ProtoUnknownFields()
-
-      init() {}
-
-      init(copying other: Storage) {
-        point = other.point
-        terminalPointID = other.terminalPointID
-        accessPointID = other.accessPointID
-        tripID = other.tripID
-        terminalLocationType = other.terminalLocationType
-        unknownFields = other.unknownFields
-      }
-    }
-
-    @usableFromInline var storage: Storage
-
-    /// The storage, copied first if another copy of this message shares it.
-    private mutating func uniqueStorage() -> Storage {
-      if !isKnownUniquelyReferenced(&storage) { storage = Storage(copying: storage) }
-      return storage
-    }
-
     /// Required. The position of the waypoint.
-    public var point: GoogleType.LatLng? {
-      @inlinable get { storage.point }
-      set { uniqueStorage().point = newValue }
-      _modify { yield &uniqueStorage().point }
-    }
-
+    public var point: GoogleType.LatLng? = nil
     /// Deprecated; set `point` instead.
     /// - Note: Deprecated in the .proto file.
-    public var terminalPointID: FleetEngine.TerminalPointId? {
-      @inlinable get { storage.terminalPointID }
-      set { uniqueStorage().terminalPointID = newValue }
-      _modify { yield &uniqueStorage().terminalPointID }
-    }
-
+    public var terminalPointID: FleetEngine.TerminalPointId? = nil
     /// Deprecated; set `point` instead.
     /// - Note: Deprecated in the .proto file.
-    public var accessPointID: String {
-      @inlinable get { storage.accessPointID }
-      set { uniqueStorage().accessPointID = newValue }
-      _modify { yield &uniqueStorage().accessPointID }
-    }
-
+    public var accessPointID: String = ""
     /// Deprecated.
     /// - Note: Deprecated in the .proto file.
-    public var tripID: String {
-      @inlinable get { storage.tripID }
-      set { uniqueStorage().tripID = newValue }
-      _modify { yield &uniqueStorage().tripID }
-    }
-
+    public var tripID: String = ""
     /// Deprecated; the waypoint type is carried by `TripWaypoint.waypoint_type`.
     /// - Note: Deprecated in the .proto file.
-    public var terminalLocationType: FleetEngine.WaypointType {
-      @inlinable get { storage.terminalLocationType }
-      set { uniqueStorage().terminalLocationType = newValue }
-      _modify { yield &uniqueStorage().terminalLocationType }
-    }
-
+    public var terminalLocationType: FleetEngine.WaypointType = .unknownWaypointType
     /// Fields this schema does not know, kept as they arrived and sent again on encode.
-    public var unknownFields: ProtoUnknownFields {
-      @inlinable get { storage.unknownFields }
-      set { uniqueStorage().unknownFields = newValue }
-      _modify { yield &uniqueStorage().unknownFields }
-    }
+    public var unknownFields = ProtoUnknownFields()
 
-    public static func == (lhs: TerminalLocation, rhs: TerminalLocation) -> Bool {
-      if lhs.storage === rhs.storage { return true }
-      let (a, b) = (lhs.storage, rhs.storage)
-      guard a.point == b.point else { return false }
-      guard a.terminalPointID == b.terminalPointID else { return false }
-      guard a.accessPointID == b.accessPointID else { return false }
-      guard a.tripID == b.tripID else { return false }
-      guard a.terminalLocationType == b.terminalLocationType else { return false }
-      guard a.unknownFields == b.unknownFields else { return false }
-      return true
-    }
-
-    public func hash(into hasher: inout Hasher) {
-      hasher.combine(storage.point)
-      hasher.combine(storage.terminalPointID)
-      hasher.combine(storage.accessPointID)
-      hasher.combine(storage.tripID)
-      hasher.combine(storage.terminalLocationType)
-      hasher.combine(storage.unknownFields)
-    }
-
-    public init() { storage = Storage() }
-
-    /// A value over `storage`, shared with the values that hold it already.
-    @usableFromInline init(storage: Storage) { self.storage = storage }
+    public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
       self = try Self.decodeThroughC(bytes)
@@ -477,154 +390,31 @@ extension FleetEngine {
   public struct TripWaypoint: ProtoMessage {
     public static let protoMessageName = "maps.fleetengine.v1.TripWaypoint"
 
-    /// The fields, shared by copies of this message until one of them changes (copy-on-write).
-    /// Usable from inline code, so that other modules read a field in place rather than
-    /// through a call (and a retain of the storage) per read.
-    @usableFromInline final class Storage: @unchecked Sendable {
-      // @unchecked Sendable: changed only through a struct that holds the only reference.
-      // @exclusivity(unchecked): a class's stored properties are checked at run time on every
-      // access (a third of a field read); the struct's own accesses are checked statically.
-      @usableFromInline @exclusivity(unchecked) var location: FleetEngine.TerminalLocation? = nil
-      @usableFromInline @exclusivity(unchecked) var tripID: String = ""
-      @usableFromInline @exclusivity(unchecked) var waypointType: FleetEngine.WaypointType = .unknownWaypointType
-      @usableFromInline @exclusivity(unchecked) var pathToWaypoint: [GoogleType.LatLng] = []
-      @usableFromInline @exclusivity(unchecked) var encodedPathToWaypoint: String = ""
-      @usableFromInline @exclusivity(unchecked) var trafficToWaypoint: FleetEngine.ConsumableTrafficPolyline? = nil
-      @usableFromInline @exclusivity(unchecked) var distanceMeters: Int32? = nil
-      @usableFromInline @exclusivity(unchecked) var eta: GoogleProtobuf.Timestamp? = nil
-      @usableFromInline @exclusivity(unchecked) var duration: GoogleProtobuf.Duration? = nil
-      @usableFromInline @exclusivity(unchecked) var unknownFields: ProtoUnknownFields = ProtoUnknownFields()
-
-      init() {}
-
-      init(copying other: Storage) {
-        location = other.location
-        tripID = other.tripID
-        waypointType = other.waypointType
-        pathToWaypoint = other.pathToWaypoint
-        encodedPathToWaypoint = other.encodedPathToWaypoint
-        trafficToWaypoint = other.trafficToWaypoint
-        distanceMeters = other.distanceMeters
-        eta = other.eta
-        duration = other.duration
-        unknownFields = other.unknownFields
-      }
-    }
-
-    @usableFromInline var storage: Storage
-
-    /// The storage, copied first if another copy of this message shares it.
-    private mutating func uniqueStorage() -> Storage {
-      if !isKnownUniquelyReferenced(&storage) { storage = Storage(copying: storage) }
-      return storage
-    }
-
     /// The position of the stop.
-    public var location: FleetEngine.TerminalLocation? {
-      @inlinable get { storage.location }
-      set { uniqueStorage().location = newValue }
-      _modify { yield &uniqueStorage().location }
-    }
-
+    public var location: FleetEngine.TerminalLocation? = nil
     /// The trip this stop belongs to; on a shared vehicle it may be another
     /// trip than the one requested.
-    public var tripID: String {
-      @inlinable get { storage.tripID }
-      set { uniqueStorage().tripID = newValue }
-      _modify { yield &uniqueStorage().tripID }
-    }
-
+    public var tripID: String = ""
     /// What happens at this stop (pickup, drop-off, intermediate stop).
-    public var waypointType: FleetEngine.WaypointType {
-      @inlinable get { storage.waypointType }
-      set { uniqueStorage().waypointType = newValue }
-      _modify { yield &uniqueStorage().waypointType }
-    }
-
+    public var waypointType: FleetEngine.WaypointType = .unknownWaypointType
     /// The path from the previous stop as points; filled only when asked for.
-    public var pathToWaypoint: [GoogleType.LatLng] {
-      @inlinable get { storage.pathToWaypoint }
-      set { uniqueStorage().pathToWaypoint = newValue }
-      _modify { yield &uniqueStorage().pathToWaypoint }
-    }
-
+    public var pathToWaypoint: [GoogleType.LatLng] = []
     /// The path from the previous stop as an encoded polyline. Meant for
     /// Google's SDKs; Google documents decoding as not yet supported.
-    public var encodedPathToWaypoint: String {
-      @inlinable get { storage.encodedPathToWaypoint }
-      set { uniqueStorage().encodedPathToWaypoint = newValue }
-      _modify { yield &uniqueStorage().encodedPathToWaypoint }
-    }
-
+    public var encodedPathToWaypoint: String = ""
     /// Traffic along the path from the previous stop (On-Demand Rides and
     /// Deliveries customers only).
-    public var trafficToWaypoint: FleetEngine.ConsumableTrafficPolyline? {
-      @inlinable get { storage.trafficToWaypoint }
-      set { uniqueStorage().trafficToWaypoint = newValue }
-      _modify { yield &uniqueStorage().trafficToWaypoint }
-    }
-
+    public var trafficToWaypoint: FleetEngine.ConsumableTrafficPolyline? = nil
     /// Driving distance from the previous stop, in meters.
-    public var distanceMeters: Int32? {
-      @inlinable get { storage.distanceMeters }
-      set { uniqueStorage().distanceMeters = newValue }
-      _modify { yield &uniqueStorage().distanceMeters }
-    }
-
+    public var distanceMeters: Int32? = nil
     /// Estimated time of arrival at this stop.
-    public var eta: GoogleProtobuf.Timestamp? {
-      @inlinable get { storage.eta }
-      set { uniqueStorage().eta = newValue }
-      _modify { yield &uniqueStorage().eta }
-    }
-
+    public var eta: GoogleProtobuf.Timestamp? = nil
     /// Driving time from the previous stop.
-    public var duration: GoogleProtobuf.Duration? {
-      @inlinable get { storage.duration }
-      set { uniqueStorage().duration = newValue }
-      _modify { yield &uniqueStorage().duration }
-    }
-
+    public var duration: GoogleProtobuf.Duration? = nil
     /// Fields this schema does not know, kept as they arrived and sent again on encode.
-    public var unknownFields: ProtoUnknownFields {
-      @inlinable get { storage.unknownFields }
-      set { uniqueStorage().unknownFields = newValue }
-      _modify { yield &uniqueStorage().unknownFields }
-    }
+    public var unknownFields = ProtoUnknownFields()
 
-    public static func == (lhs: TripWaypoint, rhs: TripWaypoint) -> Bool {
-      if lhs.storage === rhs.storage { return true }
-      let (a, b) = (lhs.storage, rhs.storage)
-      guard a.location == b.location else { return false }
-      guard a.tripID == b.tripID else { return false }
-      guard a.waypointType == b.waypointType else { return false }
-      guard a.pathToWaypoint == b.pathToWaypoint else { return false }
-      guard a.encodedPathToWaypoint == b.encodedPathToWaypoint else { return false }
-      guard a.trafficToWaypoint == b.trafficToWaypoint else { return false }
-      guard a.distanceMeters == b.distanceMeters else { return false }
-      guard a.eta == b.eta else { return false }
-      guard a.duration == b.duration else { return false }
-      guard a.unknownFields == b.unknownFields else { return false }
-      return true
-    }
-
-    public func hash(into hasher: inout Hasher) {
-      hasher.combine(storage.location)
-      hasher.combine(storage.tripID)
-      hasher.combine(storage.waypointType)
-      hasher.combine(storage.pathToWaypoint)
-      hasher.combine(storage.encodedPathToWaypoint)
-      hasher.combine(storage.trafficToWaypoint)
-      hasher.combine(storage.distanceMeters)
-      hasher.combine(storage.eta)
-      hasher.combine(storage.duration)
-      hasher.combine(storage.unknownFields)
-    }
-
-    public init() { storage = Storage() }
-
-    /// A value over `storage`, shared with the values that hold it already.
-    @usableFromInline init(storage: Storage) { self.storage = storage }
+    public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
       self = try Self.decodeThroughC(bytes)
@@ -685,413 +475,83 @@ extension FleetEngine {
   public struct VehicleLocation: ProtoMessage {
     public static let protoMessageName = "maps.fleetengine.v1.VehicleLocation"
 
-    /// The fields, shared by copies of this message until one of them changes (copy-on-write).
-    /// Usable from inline code, so that other modules read a field in place rather than
-    /// through a call (and a retain of the storage) per read.
-    @usableFromInline final class Storage: @unchecked Sendable {
-      // @unchecked Sendable: changed only through a struct that holds the only reference.
-      // @exclusivity(unchecked): a class's stored properties are checked at run time on every
-      // access (a third of a field read); the struct's own accesses are checked statically.
-      @usableFromInline @exclusivity(unchecked) var location: GoogleType.LatLng? = nil
-      @usableFromInline @exclusivity(unchecked) var horizontalAccuracy: Double? = nil
-      @usableFromInline @exclusivity(unchecked) var latlngAccuracy: Double? = nil
-      @usableFromInline @exclusivity(unchecked) var heading: Int32? = nil
-      @usableFromInline @exclusivity(unchecked) var bearingAccuracy: Double? = nil
-      @usableFromInline @exclusivity(unchecked) var headingAccuracy: Double? = nil
-      @usableFromInline @exclusivity(unchecked) var altitude: Double? = nil
-      @usableFromInline @exclusivity(unchecked) var verticalAccuracy: Double? = nil
-      @usableFromInline @exclusivity(unchecked) var altitudeAccuracy: Double? = nil
-      @usableFromInline @exclusivity(unchecked) var speedKmph: Int32? = nil
-      @usableFromInline @exclusivity(unchecked) var speed: Double? = nil
-      @usableFromInline @exclusivity(unchecked) var speedAccuracy: Double? = nil
-      @usableFromInline @exclusivity(unchecked) var updateTime: GoogleProtobuf.Timestamp? = nil
-      @usableFromInline @exclusivity(unchecked) var serverTime: GoogleProtobuf.Timestamp? = nil
-      @usableFromInline @exclusivity(unchecked) var locationSensor: FleetEngine.LocationSensor = .unknownSensor
-      @usableFromInline @exclusivity(unchecked) var isRoadSnapped: Bool? = nil
-      @usableFromInline @exclusivity(unchecked) var isGpsSensorEnabled: Bool? = nil
-      @usableFromInline @exclusivity(unchecked) var timeSinceUpdate: Int32? = nil
-      @usableFromInline @exclusivity(unchecked) var numStaleUpdates: Int32? = nil
-      @usableFromInline @exclusivity(unchecked) var rawLocation: GoogleType.LatLng? = nil
-      @usableFromInline @exclusivity(unchecked) var rawLocationTime: GoogleProtobuf.Timestamp? = nil
-      @usableFromInline @exclusivity(unchecked) var rawLocationSensor: FleetEngine.LocationSensor = .unknownSensor
-      @usableFromInline @exclusivity(unchecked) var rawLocationAccuracy: Double? = nil
-      @usableFromInline @exclusivity(unchecked) var flpLocation: GoogleType.LatLng? = nil
-      @usableFromInline @exclusivity(unchecked) var flpUpdateTime: GoogleProtobuf.Timestamp? = nil
-      @usableFromInline @exclusivity(unchecked) var flpLatlngAccuracyMeters: Double? = nil
-      @usableFromInline @exclusivity(unchecked) var flpHeadingDegrees: Int32? = nil
-      @usableFromInline @exclusivity(unchecked) var supplementalLocation: GoogleType.LatLng? = nil
-      @usableFromInline @exclusivity(unchecked) var supplementalLocationTime: GoogleProtobuf.Timestamp? = nil
-      @usableFromInline @exclusivity(unchecked) var supplementalLocationSensor: FleetEngine.LocationSensor = .unknownSensor
-      @usableFromInline @exclusivity(unchecked) var supplementalLocationAccuracy: Double? = nil
-      @usableFromInline @exclusivity(unchecked) var roadSnapped: Bool = false
-      @usableFromInline @exclusivity(unchecked) var unknownFields: ProtoUnknownFields = ProtoUnknownFields()
-
-      init() {}
-
-      init(copying other: Storage) {
-        location = other.location
-        horizontalAccuracy = other.horizontalAccuracy
-        latlngAccuracy = other.latlngAccuracy
-        heading = other.heading
-        bearingAccuracy = other.bearingAccuracy
-        headingAccuracy = other.headingAccuracy
-        altitude = other.altitude
-        verticalAccuracy = other.verticalAccuracy
-        altitudeAccuracy = other.altitudeAccuracy
-        speedKmph = other.speedKmph
-        speed = other.speed
-        speedAccuracy = other.speedAccuracy
-        updateTime = other.updateTime
-        serverTime = other.serverTime
-        locationSensor = other.locationSensor
-        isRoadSnapped = other.isRoadSnapped
-        isGpsSensorEnabled = other.isGpsSensorEnabled
-        timeSinceUpdate = other.timeSinceUpdate
-        numStaleUpdates = other.numStaleUpdates
-        rawLocation = other.rawLocation
-        rawLocationTime = other.rawLocationTime
-        rawLocationSensor = other.rawLocationSensor
-        rawLocationAccuracy = other.rawLocationAccuracy
-        flpLocation = other.flpLocation
-        flpUpdateTime = other.flpUpdateTime
-        flpLatlngAccuracyMeters = other.flpLatlngAccuracyMeters
-        flpHeadingDegrees = other.flpHeadingDegrees
-        supplementalLocation = other.supplementalLocation
-        supplementalLocationTime = other.supplementalLocationTime
-        supplementalLocationSensor = other.supplementalLocationSensor
-        supplementalLocationAccuracy = other.supplementalLocationAccuracy
-        roadSnapped = other.roadSnapped
-        unknownFields = other.unknownFields
-      }
-    }
-
-    @usableFromInline var storage: Storage
-
-    /// The storage, copied first if another copy of this message shares it.
-    private mutating func uniqueStorage() -> Storage {
-      if !isKnownUniquelyReferenced(&storage) { storage = Storage(copying: storage) }
-      return storage
-    }
-
     /// The vehicle's position.
-    public var location: GoogleType.LatLng? {
-      @inlinable get { storage.location }
-      set { uniqueStorage().location = newValue }
-      _modify { yield &uniqueStorage().location }
-    }
-
+    public var location: GoogleType.LatLng? = nil
     /// Deprecated; use `latlng_accuracy`.
     /// - Note: Deprecated in the .proto file.
-    public var horizontalAccuracy: Double? {
-      @inlinable get { storage.horizontalAccuracy }
-      set { uniqueStorage().horizontalAccuracy = newValue }
-      _modify { yield &uniqueStorage().horizontalAccuracy }
-    }
-
+    public var horizontalAccuracy: Double? = nil
     /// Radius of uncertainty of `location`, in meters.
-    public var latlngAccuracy: Double? {
-      @inlinable get { storage.latlngAccuracy }
-      set { uniqueStorage().latlngAccuracy = newValue }
-      _modify { yield &uniqueStorage().latlngAccuracy }
-    }
-
+    public var latlngAccuracy: Double? = nil
     /// Direction of travel in degrees clockwise from north, in [0, 360).
-    public var heading: Int32? {
-      @inlinable get { storage.heading }
-      set { uniqueStorage().heading = newValue }
-      _modify { yield &uniqueStorage().heading }
-    }
-
+    public var heading: Int32? = nil
     /// Deprecated; use `heading_accuracy`.
     /// - Note: Deprecated in the .proto file.
-    public var bearingAccuracy: Double? {
-      @inlinable get { storage.bearingAccuracy }
-      set { uniqueStorage().bearingAccuracy = newValue }
-      _modify { yield &uniqueStorage().bearingAccuracy }
-    }
-
+    public var bearingAccuracy: Double? = nil
     /// Uncertainty of `heading`, in degrees.
-    public var headingAccuracy: Double? {
-      @inlinable get { storage.headingAccuracy }
-      set { uniqueStorage().headingAccuracy = newValue }
-      _modify { yield &uniqueStorage().headingAccuracy }
-    }
-
+    public var headingAccuracy: Double? = nil
     /// Height above the WGS84 ellipsoid, in meters.
-    public var altitude: Double? {
-      @inlinable get { storage.altitude }
-      set { uniqueStorage().altitude = newValue }
-      _modify { yield &uniqueStorage().altitude }
-    }
-
+    public var altitude: Double? = nil
     /// Deprecated; use `altitude_accuracy`.
     /// - Note: Deprecated in the .proto file.
-    public var verticalAccuracy: Double? {
-      @inlinable get { storage.verticalAccuracy }
-      set { uniqueStorage().verticalAccuracy = newValue }
-      _modify { yield &uniqueStorage().verticalAccuracy }
-    }
-
+    public var verticalAccuracy: Double? = nil
     /// Uncertainty of `altitude`, in meters.
-    public var altitudeAccuracy: Double? {
-      @inlinable get { storage.altitudeAccuracy }
-      set { uniqueStorage().altitudeAccuracy = newValue }
-      _modify { yield &uniqueStorage().altitudeAccuracy }
-    }
-
+    public var altitudeAccuracy: Double? = nil
     /// Deprecated; speed in km/h. Use `speed`.
     /// - Note: Deprecated in the .proto file.
-    public var speedKmph: Int32? {
-      @inlinable get { storage.speedKmph }
-      set { uniqueStorage().speedKmph = newValue }
-      _modify { yield &uniqueStorage().speedKmph }
-    }
-
+    public var speedKmph: Int32? = nil
     /// Speed in meters per second.
-    public var speed: Double? {
-      @inlinable get { storage.speed }
-      set { uniqueStorage().speed = newValue }
-      _modify { yield &uniqueStorage().speed }
-    }
-
+    public var speed: Double? = nil
     /// Uncertainty of `speed`, in meters per second.
-    public var speedAccuracy: Double? {
-      @inlinable get { storage.speedAccuracy }
-      set { uniqueStorage().speedAccuracy = newValue }
-      _modify { yield &uniqueStorage().speedAccuracy }
-    }
-
+    public var speedAccuracy: Double? = nil
     /// When the sensor measured `location`, by the device's clock.
-    public var updateTime: GoogleProtobuf.Timestamp? {
-      @inlinable get { storage.updateTime }
-      set { uniqueStorage().updateTime = newValue }
-      _modify { yield &uniqueStorage().updateTime }
-    }
-
+    public var updateTime: GoogleProtobuf.Timestamp? = nil
     /// Output only. When Fleet Engine received the location.
-    public var serverTime: GoogleProtobuf.Timestamp? {
-      @inlinable get { storage.serverTime }
-      set { uniqueStorage().serverTime = newValue }
-      _modify { yield &uniqueStorage().serverTime }
-    }
-
+    public var serverTime: GoogleProtobuf.Timestamp? = nil
     /// Where `location` came from (GPS, network, Fleet Engine, ...).
-    public var locationSensor: FleetEngine.LocationSensor {
-      @inlinable get { storage.locationSensor }
-      set { uniqueStorage().locationSensor = newValue }
-      _modify { yield &uniqueStorage().locationSensor }
-    }
-
+    public var locationSensor: FleetEngine.LocationSensor = .unknownSensor
     /// Whether `location` has been snapped to a road.
-    public var isRoadSnapped: Bool? {
-      @inlinable get { storage.isRoadSnapped }
-      set { uniqueStorage().isRoadSnapped = newValue }
-      _modify { yield &uniqueStorage().isRoadSnapped }
-    }
-
+    public var isRoadSnapped: Bool? = nil
     /// Input only. Whether the device's GPS is switched on.
-    public var isGpsSensorEnabled: Bool? {
-      @inlinable get { storage.isGpsSensorEnabled }
-      set { uniqueStorage().isGpsSensorEnabled = newValue }
-      _modify { yield &uniqueStorage().isGpsSensorEnabled }
-    }
-
+    public var isGpsSensorEnabled: Bool? = nil
     /// Input only. Seconds since this location was first sent; 0 on the first
     /// send, and reset when the app restarts.
-    public var timeSinceUpdate: Int32? {
-      @inlinable get { storage.timeSinceUpdate }
-      set { uniqueStorage().timeSinceUpdate = newValue }
-      _modify { yield &uniqueStorage().timeSinceUpdate }
-    }
-
+    public var timeSinceUpdate: Int32? = nil
     /// Input only. Deprecated; Fleet Engine now judges staleness itself.
     /// - Note: Deprecated in the .proto file.
-    public var numStaleUpdates: Int32? {
-      @inlinable get { storage.numStaleUpdates }
-      set { uniqueStorage().numStaleUpdates = newValue }
-      _modify { yield &uniqueStorage().numStaleUpdates }
-    }
-
+    public var numStaleUpdates: Int32? = nil
     /// The position before road snapping.
-    public var rawLocation: GoogleType.LatLng? {
-      @inlinable get { storage.rawLocation }
-      set { uniqueStorage().rawLocation = newValue }
-      _modify { yield &uniqueStorage().rawLocation }
-    }
-
+    public var rawLocation: GoogleType.LatLng? = nil
     /// When `raw_location` was measured.
-    public var rawLocationTime: GoogleProtobuf.Timestamp? {
-      @inlinable get { storage.rawLocationTime }
-      set { uniqueStorage().rawLocationTime = newValue }
-      _modify { yield &uniqueStorage().rawLocationTime }
-    }
-
+    public var rawLocationTime: GoogleProtobuf.Timestamp? = nil
     /// Where `raw_location` came from; GPS when unset.
-    public var rawLocationSensor: FleetEngine.LocationSensor {
-      @inlinable get { storage.rawLocationSensor }
-      set { uniqueStorage().rawLocationSensor = newValue }
-      _modify { yield &uniqueStorage().rawLocationSensor }
-    }
-
+    public var rawLocationSensor: FleetEngine.LocationSensor = .unknownSensor
     /// Radius of uncertainty of `raw_location`, in meters.
-    public var rawLocationAccuracy: Double? {
-      @inlinable get { storage.rawLocationAccuracy }
-      set { uniqueStorage().rawLocationAccuracy = newValue }
-      _modify { yield &uniqueStorage().rawLocationAccuracy }
-    }
-
+    public var rawLocationAccuracy: Double? = nil
     /// The position reported by Android's Fused Location Provider.
-    public var flpLocation: GoogleType.LatLng? {
-      @inlinable get { storage.flpLocation }
-      set { uniqueStorage().flpLocation = newValue }
-      _modify { yield &uniqueStorage().flpLocation }
-    }
-
+    public var flpLocation: GoogleType.LatLng? = nil
     /// When `flp_location` was measured.
-    public var flpUpdateTime: GoogleProtobuf.Timestamp? {
-      @inlinable get { storage.flpUpdateTime }
-      set { uniqueStorage().flpUpdateTime = newValue }
-      _modify { yield &uniqueStorage().flpUpdateTime }
-    }
-
+    public var flpUpdateTime: GoogleProtobuf.Timestamp? = nil
     /// Radius of uncertainty of `flp_location`, in meters.
-    public var flpLatlngAccuracyMeters: Double? {
-      @inlinable get { storage.flpLatlngAccuracyMeters }
-      set { uniqueStorage().flpLatlngAccuracyMeters = newValue }
-      _modify { yield &uniqueStorage().flpLatlngAccuracyMeters }
-    }
-
+    public var flpLatlngAccuracyMeters: Double? = nil
     /// Direction of travel from the Fused Location Provider, degrees clockwise
     /// from north, in [0, 360).
-    public var flpHeadingDegrees: Int32? {
-      @inlinable get { storage.flpHeadingDegrees }
-      set { uniqueStorage().flpHeadingDegrees = newValue }
-      _modify { yield &uniqueStorage().flpHeadingDegrees }
-    }
-
+    public var flpHeadingDegrees: Int32? = nil
     /// A position supplied by the integrating app from another source.
-    public var supplementalLocation: GoogleType.LatLng? {
-      @inlinable get { storage.supplementalLocation }
-      set { uniqueStorage().supplementalLocation = newValue }
-      _modify { yield &uniqueStorage().supplementalLocation }
-    }
-
+    public var supplementalLocation: GoogleType.LatLng? = nil
     /// When `supplemental_location` was measured.
-    public var supplementalLocationTime: GoogleProtobuf.Timestamp? {
-      @inlinable get { storage.supplementalLocationTime }
-      set { uniqueStorage().supplementalLocationTime = newValue }
-      _modify { yield &uniqueStorage().supplementalLocationTime }
-    }
-
+    public var supplementalLocationTime: GoogleProtobuf.Timestamp? = nil
     /// Where `supplemental_location` came from; CUSTOMER_SUPPLIED_LOCATION when
     /// unset.
-    public var supplementalLocationSensor: FleetEngine.LocationSensor {
-      @inlinable get { storage.supplementalLocationSensor }
-      set { uniqueStorage().supplementalLocationSensor = newValue }
-      _modify { yield &uniqueStorage().supplementalLocationSensor }
-    }
-
+    public var supplementalLocationSensor: FleetEngine.LocationSensor = .unknownSensor
     /// Radius of uncertainty of `supplemental_location`, in meters.
-    public var supplementalLocationAccuracy: Double? {
-      @inlinable get { storage.supplementalLocationAccuracy }
-      set { uniqueStorage().supplementalLocationAccuracy = newValue }
-      _modify { yield &uniqueStorage().supplementalLocationAccuracy }
-    }
-
+    public var supplementalLocationAccuracy: Double? = nil
     /// Deprecated; use `is_road_snapped`.
     /// - Note: Deprecated in the .proto file.
-    public var roadSnapped: Bool {
-      @inlinable get { storage.roadSnapped }
-      set { uniqueStorage().roadSnapped = newValue }
-      _modify { yield &uniqueStorage().roadSnapped }
-    }
-
+    public var roadSnapped: Bool = false
     /// Fields this schema does not know, kept as they arrived and sent again on encode.
-    public var unknownFields: ProtoUnknownFields {
-      @inlinable get { storage.unknownFields }
-      set { uniqueStorage().unknownFields = newValue }
-      _modify { yield &uniqueStorage().unknownFields }
-    }
+    public var unknownFields = ProtoUnknownFields()
 
-    public static func == (lhs: VehicleLocation, rhs: VehicleLocation) -> Bool {
-      if lhs.storage === rhs.storage { return true }
-      let (a, b) = (lhs.storage, rhs.storage)
-      guard a.location == b.location else { return false }
-      guard a.horizontalAccuracy == b.horizontalAccuracy else { return false }
-      guard a.latlngAccuracy == b.latlngAccuracy else { return false }
-      guard a.heading == b.heading else { return false }
-      guard a.bearingAccuracy == b.bearingAccuracy else { return false }
-      guard a.headingAccuracy == b.headingAccuracy else { return false }
-      guard a.altitude == b.altitude else { return false }
-      guard a.verticalAccuracy == b.verticalAccuracy else { return false }
-      guard a.altitudeAccuracy == b.altitudeAccuracy else { return false }
-      guard a.speedKmph == b.speedKmph else { return false }
-      guard a.speed == b.speed else { return false }
-      guard a.speedAccuracy == b.speedAccuracy else { return false }
-      guard a.updateTime == b.updateTime else { return false }
-      guard a.serverTime == b.serverTime else { return false }
-      guard a.locationSensor == b.locationSensor else { return false }
-      guard a.isRoadSnapped == b.isRoadSnapped else { return false }
-      guard a.isGpsSensorEnabled == b.isGpsSensorEnabled else { return false }
-      guard a.timeSinceUpdate == b.timeSinceUpdate else { return false }
-      guard a.numStaleUpdates == b.numStaleUpdates else { return false }
-      guard a.rawLocation == b.rawLocation else { return false }
-      guard a.rawLocationTime == b.rawLocationTime else { return false }
-      guard a.rawLocationSensor == b.rawLocationSensor else { return false }
-      guard a.rawLocationAccuracy == b.rawLocationAccuracy else { return false }
-      guard a.flpLocation == b.flpLocation else { return false }
-      guard a.flpUpdateTime == b.flpUpdateTime else { return false }
-      guard a.flpLatlngAccuracyMeters == b.flpLatlngAccuracyMeters else { return false }
-      guard a.flpHeadingDegrees == b.flpHeadingDegrees else { return false }
-      guard a.supplementalLocation == b.supplementalLocation else { return false }
-      guard a.supplementalLocationTime == b.supplementalLocationTime else { return false }
-      guard a.supplementalLocationSensor == b.supplementalLocationSensor else { return false }
-      guard a.supplementalLocationAccuracy == b.supplementalLocationAccuracy else { return false }
-      guard a.roadSnapped == b.roadSnapped else { return false }
-      guard a.unknownFields == b.unknownFields else { return false }
-      return true
-    }
-
-    public func hash(into hasher: inout Hasher) {
-      hasher.combine(storage.location)
-      hasher.combine(storage.horizontalAccuracy)
-      hasher.combine(storage.latlngAccuracy)
-      hasher.combine(storage.heading)
-      hasher.combine(storage.bearingAccuracy)
-      hasher.combine(storage.headingAccuracy)
-      hasher.combine(storage.altitude)
-      hasher.combine(storage.verticalAccuracy)
-      hasher.combine(storage.altitudeAccuracy)
-      hasher.combine(storage.speedKmph)
-      hasher.combine(storage.speed)
-      hasher.combine(storage.speedAccuracy)
-      hasher.combine(storage.updateTime)
-      hasher.combine(storage.serverTime)
-      hasher.combine(storage.locationSensor)
-      hasher.combine(storage.isRoadSnapped)
-      hasher.combine(storage.isGpsSensorEnabled)
-      hasher.combine(storage.timeSinceUpdate)
-      hasher.combine(storage.numStaleUpdates)
-      hasher.combine(storage.rawLocation)
-      hasher.combine(storage.rawLocationTime)
-      hasher.combine(storage.rawLocationSensor)
-      hasher.combine(storage.rawLocationAccuracy)
-      hasher.combine(storage.flpLocation)
-      hasher.combine(storage.flpUpdateTime)
-      hasher.combine(storage.flpLatlngAccuracyMeters)
-      hasher.combine(storage.flpHeadingDegrees)
-      hasher.combine(storage.supplementalLocation)
-      hasher.combine(storage.supplementalLocationTime)
-      hasher.combine(storage.supplementalLocationSensor)
-      hasher.combine(storage.supplementalLocationAccuracy)
-      hasher.combine(storage.roadSnapped)
-      hasher.combine(storage.unknownFields)
-    }
-
-    public init() { storage = Storage() }
-
-    /// A value over `storage`, shared with the values that hold it already.
-    @usableFromInline init(storage: Storage) { self.storage = storage }
+    public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
       self = try Self.decodeThroughC(bytes)
@@ -1214,7 +674,6 @@ extension FleetEngine.TerminalLocation: CBridgedMessage {
   }
 
   @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TerminalLocation>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
-    self.init()
     let m = c.pointee
     if let p = m.point { point = try GoogleType.LatLng(cMessage: p, strings: &_strings) }
     if let p = m.terminal_point_id { terminalPointID = try FleetEngine.TerminalPointId(cMessage: p, strings: &_strings) }
@@ -1245,38 +704,30 @@ extension FleetEngine.TerminalLocation: CBridgedMessage {
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
-    if let v = storage.point {
+    if let v = self.point {
       size += 1 + ProtoWire.messageSize(v)
     }
-    if let v = storage.terminalPointID {
+    if let v = self.terminalPointID {
       size += 1 + ProtoWire.messageSize(v)
     }
-    size += ProtoWire.stringSize(storage.accessPointID, tagSize: 1, omittingEmpty: true)
-    size += ProtoWire.stringSize(storage.tripID, tagSize: 1, omittingEmpty: true)
-    if storage.terminalLocationType.rawValue != 0 { size += 1 + ProtoWire.int32Size(storage.terminalLocationType.rawValue) }
-    if !storage.unknownFields.isEmpty { size += ProtoWire.unknownSize(storage.unknownFields) }
+    size += ProtoWire.stringSize(self.accessPointID, tagSize: 1, omittingEmpty: true)
+    size += ProtoWire.stringSize(self.tripID, tagSize: 1, omittingEmpty: true)
+    if self.terminalLocationType.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.terminalLocationType.rawValue) }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
   @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
-    if let v = storage.point {
+    if let v = self.point {
       w.byte(0x0a); w.message(v)
     }
-    if let v = storage.terminalPointID {
+    if let v = self.terminalPointID {
       w.byte(0x12); w.message(v)
     }
-    w.string(storage.accessPointID, tag: 26, omittingEmpty: true)
-    w.string(storage.tripID, tag: 34, omittingEmpty: true)
-    if storage.terminalLocationType.rawValue != 0 { w.byte(0x28); w.int32(storage.terminalLocationType.rawValue) }
-    if !storage.unknownFields.isEmpty { w.unknown(storage.unknownFields) }
-  }
-}
-
-extension FleetEngine.TerminalLocation: ProtoStorageMessage {
-  @_spi(GeneratedCode) public var sharedStorage: AnyObject { storage }
-
-  @_spi(GeneratedCode) public init(sharedStorage storage: AnyObject) {
-    self.init(storage: unsafeDowncast(storage, to: Storage.self))
+    w.string(self.accessPointID, tag: 26, omittingEmpty: true)
+    w.string(self.tripID, tag: 34, omittingEmpty: true)
+    if self.terminalLocationType.rawValue != 0 { w.byte(0x28); w.int32(self.terminalLocationType.rawValue) }
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -1288,9 +739,8 @@ extension FleetEngine.TripWaypoint: CBridgedMessage {
   }
 
   @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__TripWaypoint>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
-    self.init()
     let m = c.pointee
-    if let p = m.location { location = try _strings.message(p, as: FleetEngine.TerminalLocation.self) }
+    if let p = m.location { location = try FleetEngine.TerminalLocation(cMessage: p, strings: &_strings) }
     tripID = try _strings.string(m.trip_id)
     waypointType = FleetEngine.WaypointType(rawValue: Int32(truncatingIfNeeded: m.waypoint_type.rawValue))
     pathToWaypoint = try ProtoC.messages(m.path_to_waypoint, m.n_path_to_waypoint, as: GoogleType.LatLng.self, &_strings)
@@ -1342,68 +792,60 @@ extension FleetEngine.TripWaypoint: CBridgedMessage {
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
-    if let v = storage.location {
+    if let v = self.location {
       size += 1 + ProtoWire.messageSize(v)
     }
-    size += ProtoWire.stringSize(storage.tripID, tagSize: 1, omittingEmpty: true)
-    if storage.waypointType.rawValue != 0 { size += 1 + ProtoWire.int32Size(storage.waypointType.rawValue) }
-    for v in storage.pathToWaypoint {
+    size += ProtoWire.stringSize(self.tripID, tagSize: 1, omittingEmpty: true)
+    if self.waypointType.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.waypointType.rawValue) }
+    for v in self.pathToWaypoint {
       size += 1 + ProtoWire.messageSize(v)
     }
-    size += ProtoWire.stringSize(storage.encodedPathToWaypoint, tagSize: 1, omittingEmpty: true)
-    if let v = storage.distanceMeters {
+    size += ProtoWire.stringSize(self.encodedPathToWaypoint, tagSize: 1, omittingEmpty: true)
+    if let v = self.distanceMeters {
       var inner = 0
       if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
       size += 1 + ProtoWire.delimitedSize(inner)
     }
-    if let v = storage.eta {
+    if let v = self.eta {
       size += 1 + ProtoWire.messageSize(v)
     }
-    if let v = storage.duration {
+    if let v = self.duration {
       size += 1 + ProtoWire.messageSize(v)
     }
-    if let v = storage.trafficToWaypoint {
+    if let v = self.trafficToWaypoint {
       size += 1 + ProtoWire.messageSize(v)
     }
-    if !storage.unknownFields.isEmpty { size += ProtoWire.unknownSize(storage.unknownFields) }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
   @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
-    if let v = storage.location {
+    if let v = self.location {
       w.byte(0x0a); w.message(v)
     }
-    w.string(storage.tripID, tag: 18, omittingEmpty: true)
-    if storage.waypointType.rawValue != 0 { w.byte(0x18); w.int32(storage.waypointType.rawValue) }
-    for v in storage.pathToWaypoint {
+    w.string(self.tripID, tag: 18, omittingEmpty: true)
+    if self.waypointType.rawValue != 0 { w.byte(0x18); w.int32(self.waypointType.rawValue) }
+    for v in self.pathToWaypoint {
       w.byte(0x22); w.message(v)
     }
-    w.string(storage.encodedPathToWaypoint, tag: 42, omittingEmpty: true)
-    if let v = storage.distanceMeters {
+    w.string(self.encodedPathToWaypoint, tag: 42, omittingEmpty: true)
+    if let v = self.distanceMeters {
       var inner = 0
       if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
       w.byte(0x32)
       w.varint(UInt64(inner))
       if v != 0 { w.byte(0x08); w.int32(v) }
     }
-    if let v = storage.eta {
+    if let v = self.eta {
       w.byte(0x3a); w.message(v)
     }
-    if let v = storage.duration {
+    if let v = self.duration {
       w.byte(0x42); w.message(v)
     }
-    if let v = storage.trafficToWaypoint {
+    if let v = self.trafficToWaypoint {
       w.byte(0x52); w.message(v)
     }
-    if !storage.unknownFields.isEmpty { w.unknown(storage.unknownFields) }
-  }
-}
-
-extension FleetEngine.TripWaypoint: ProtoStorageMessage {
-  @_spi(GeneratedCode) public var sharedStorage: AnyObject { storage }
-
-  @_spi(GeneratedCode) public init(sharedStorage storage: AnyObject) {
-    self.init(storage: unsafeDowncast(storage, to: Storage.self))
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 
@@ -1499,7 +941,6 @@ extension FleetEngine.VehicleLocation: CBridgedMessage {
   }
 
   @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__VehicleLocation>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
-    self.init()
     let m = c.pointee
     if let p = m.location { location = try GoogleType.LatLng(cMessage: p, strings: &_strings) }
     if let p = m.horizontal_accuracy { horizontalAccuracy = p.pointee.value }
@@ -1763,310 +1204,302 @@ extension FleetEngine.VehicleLocation: CBridgedMessage {
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
-    if let v = storage.location {
+    if let v = self.location {
       size += 1 + ProtoWire.messageSize(v)
     }
-    if let v = storage.heading {
+    if let v = self.heading {
       var inner = 0
       if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
       size += 1 + ProtoWire.delimitedSize(inner)
     }
-    if let v = storage.speedKmph {
+    if let v = self.speedKmph {
       var inner = 0
       if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
       size += 1 + ProtoWire.delimitedSize(inner)
     }
-    if let v = storage.updateTime {
+    if let v = self.updateTime {
       size += 1 + ProtoWire.messageSize(v)
     }
-    if let v = storage.altitude {
+    if let v = self.altitude {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       size += 1 + ProtoWire.delimitedSize(inner)
     }
-    if let v = storage.speed {
+    if let v = self.speed {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       size += 1 + ProtoWire.delimitedSize(inner)
     }
-    if let v = storage.speedAccuracy {
+    if let v = self.speedAccuracy {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       size += 1 + ProtoWire.delimitedSize(inner)
     }
-    if let v = storage.horizontalAccuracy {
+    if let v = self.horizontalAccuracy {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       size += 1 + ProtoWire.delimitedSize(inner)
     }
-    if let v = storage.verticalAccuracy {
+    if let v = self.verticalAccuracy {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       size += 1 + ProtoWire.delimitedSize(inner)
     }
-    if let v = storage.bearingAccuracy {
+    if let v = self.bearingAccuracy {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       size += 1 + ProtoWire.delimitedSize(inner)
     }
-    if storage.locationSensor.rawValue != 0 { size += 1 + ProtoWire.int32Size(storage.locationSensor.rawValue) }
-    if let v = storage.isGpsSensorEnabled {
+    if self.locationSensor.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.locationSensor.rawValue) }
+    if let v = self.isGpsSensorEnabled {
       var inner = 0
       if v { inner += 1 + 1 }
       size += 1 + ProtoWire.delimitedSize(inner)
     }
-    if let v = storage.serverTime {
+    if let v = self.serverTime {
       size += 1 + ProtoWire.messageSize(v)
     }
-    if let v = storage.timeSinceUpdate {
+    if let v = self.timeSinceUpdate {
       var inner = 0
       if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
       size += 1 + ProtoWire.delimitedSize(inner)
     }
-    if let v = storage.numStaleUpdates {
+    if let v = self.numStaleUpdates {
       var inner = 0
       if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
       size += 1 + ProtoWire.delimitedSize(inner)
     }
-    if let v = storage.rawLocation {
+    if let v = self.rawLocation {
       size += 2 + ProtoWire.messageSize(v)
     }
-    if let v = storage.rawLocationTime {
+    if let v = self.rawLocationTime {
       size += 2 + ProtoWire.messageSize(v)
     }
-    if let v = storage.supplementalLocation {
+    if let v = self.supplementalLocation {
       size += 2 + ProtoWire.messageSize(v)
     }
-    if let v = storage.supplementalLocationTime {
+    if let v = self.supplementalLocationTime {
       size += 2 + ProtoWire.messageSize(v)
     }
-    if storage.supplementalLocationSensor.rawValue != 0 { size += 2 + ProtoWire.int32Size(storage.supplementalLocationSensor.rawValue) }
-    if let v = storage.supplementalLocationAccuracy {
+    if self.supplementalLocationSensor.rawValue != 0 { size += 2 + ProtoWire.int32Size(self.supplementalLocationSensor.rawValue) }
+    if let v = self.supplementalLocationAccuracy {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       size += 2 + ProtoWire.delimitedSize(inner)
     }
-    if let v = storage.latlngAccuracy {
+    if let v = self.latlngAccuracy {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       size += 2 + ProtoWire.delimitedSize(inner)
     }
-    if let v = storage.headingAccuracy {
+    if let v = self.headingAccuracy {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       size += 2 + ProtoWire.delimitedSize(inner)
     }
-    if let v = storage.altitudeAccuracy {
+    if let v = self.altitudeAccuracy {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       size += 2 + ProtoWire.delimitedSize(inner)
     }
-    if let v = storage.rawLocationAccuracy {
+    if let v = self.rawLocationAccuracy {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       size += 2 + ProtoWire.delimitedSize(inner)
     }
-    if storage.roadSnapped { size += 2 + 1 }
-    if let v = storage.isRoadSnapped {
+    if self.roadSnapped { size += 2 + 1 }
+    if let v = self.isRoadSnapped {
       var inner = 0
       if v { inner += 1 + 1 }
       size += 2 + ProtoWire.delimitedSize(inner)
     }
-    if storage.rawLocationSensor.rawValue != 0 { size += 2 + ProtoWire.int32Size(storage.rawLocationSensor.rawValue) }
-    if let v = storage.flpLocation {
+    if self.rawLocationSensor.rawValue != 0 { size += 2 + ProtoWire.int32Size(self.rawLocationSensor.rawValue) }
+    if let v = self.flpLocation {
       size += 2 + ProtoWire.messageSize(v)
     }
-    if let v = storage.flpUpdateTime {
+    if let v = self.flpUpdateTime {
       size += 2 + ProtoWire.messageSize(v)
     }
-    if let v = storage.flpLatlngAccuracyMeters {
+    if let v = self.flpLatlngAccuracyMeters {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       size += 2 + ProtoWire.delimitedSize(inner)
     }
-    if let v = storage.flpHeadingDegrees {
+    if let v = self.flpHeadingDegrees {
       var inner = 0
       if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
       size += 2 + ProtoWire.delimitedSize(inner)
     }
-    if !storage.unknownFields.isEmpty { size += ProtoWire.unknownSize(storage.unknownFields) }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
   @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
-    if let v = storage.location {
+    if let v = self.location {
       w.byte(0x0a); w.message(v)
     }
-    if let v = storage.heading {
+    if let v = self.heading {
       var inner = 0
       if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
       w.byte(0x12)
       w.varint(UInt64(inner))
       if v != 0 { w.byte(0x08); w.int32(v) }
     }
-    if let v = storage.speedKmph {
+    if let v = self.speedKmph {
       var inner = 0
       if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
       w.byte(0x1a)
       w.varint(UInt64(inner))
       if v != 0 { w.byte(0x08); w.int32(v) }
     }
-    if let v = storage.updateTime {
+    if let v = self.updateTime {
       w.byte(0x22); w.message(v)
     }
-    if let v = storage.altitude {
+    if let v = self.altitude {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       w.byte(0x2a)
       w.varint(UInt64(inner))
       if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
     }
-    if let v = storage.speed {
+    if let v = self.speed {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       w.byte(0x32)
       w.varint(UInt64(inner))
       if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
     }
-    if let v = storage.speedAccuracy {
+    if let v = self.speedAccuracy {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       w.byte(0x3a)
       w.varint(UInt64(inner))
       if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
     }
-    if let v = storage.horizontalAccuracy {
+    if let v = self.horizontalAccuracy {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       w.byte(0x42)
       w.varint(UInt64(inner))
       if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
     }
-    if let v = storage.verticalAccuracy {
+    if let v = self.verticalAccuracy {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       w.byte(0x4a)
       w.varint(UInt64(inner))
       if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
     }
-    if let v = storage.bearingAccuracy {
+    if let v = self.bearingAccuracy {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       w.byte(0x52)
       w.varint(UInt64(inner))
       if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
     }
-    if storage.locationSensor.rawValue != 0 { w.byte(0x58); w.int32(storage.locationSensor.rawValue) }
-    if let v = storage.isGpsSensorEnabled {
+    if self.locationSensor.rawValue != 0 { w.byte(0x58); w.int32(self.locationSensor.rawValue) }
+    if let v = self.isGpsSensorEnabled {
       var inner = 0
       if v { inner += 1 + 1 }
       w.byte(0x62)
       w.varint(UInt64(inner))
       if v { w.byte(0x08); w.bool(v) }
     }
-    if let v = storage.serverTime {
+    if let v = self.serverTime {
       w.byte(0x6a); w.message(v)
     }
-    if let v = storage.timeSinceUpdate {
+    if let v = self.timeSinceUpdate {
       var inner = 0
       if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
       w.byte(0x72)
       w.varint(UInt64(inner))
       if v != 0 { w.byte(0x08); w.int32(v) }
     }
-    if let v = storage.numStaleUpdates {
+    if let v = self.numStaleUpdates {
       var inner = 0
       if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
       w.byte(0x7a)
       w.varint(UInt64(inner))
       if v != 0 { w.byte(0x08); w.int32(v) }
     }
-    if let v = storage.rawLocation {
+    if let v = self.rawLocation {
       w.tag(130); w.message(v)
     }
-    if let v = storage.rawLocationTime {
+    if let v = self.rawLocationTime {
       w.tag(138); w.message(v)
     }
-    if let v = storage.supplementalLocation {
+    if let v = self.supplementalLocation {
       w.tag(146); w.message(v)
     }
-    if let v = storage.supplementalLocationTime {
+    if let v = self.supplementalLocationTime {
       w.tag(154); w.message(v)
     }
-    if storage.supplementalLocationSensor.rawValue != 0 { w.tag(160); w.int32(storage.supplementalLocationSensor.rawValue) }
-    if let v = storage.supplementalLocationAccuracy {
+    if self.supplementalLocationSensor.rawValue != 0 { w.tag(160); w.int32(self.supplementalLocationSensor.rawValue) }
+    if let v = self.supplementalLocationAccuracy {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       w.tag(170)
       w.varint(UInt64(inner))
       if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
     }
-    if let v = storage.latlngAccuracy {
+    if let v = self.latlngAccuracy {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       w.tag(178)
       w.varint(UInt64(inner))
       if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
     }
-    if let v = storage.headingAccuracy {
+    if let v = self.headingAccuracy {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       w.tag(186)
       w.varint(UInt64(inner))
       if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
     }
-    if let v = storage.altitudeAccuracy {
+    if let v = self.altitudeAccuracy {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       w.tag(194)
       w.varint(UInt64(inner))
       if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
     }
-    if let v = storage.rawLocationAccuracy {
+    if let v = self.rawLocationAccuracy {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       w.tag(202)
       w.varint(UInt64(inner))
       if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
     }
-    if storage.roadSnapped { w.tag(208); w.bool(storage.roadSnapped) }
-    if let v = storage.isRoadSnapped {
+    if self.roadSnapped { w.tag(208); w.bool(self.roadSnapped) }
+    if let v = self.isRoadSnapped {
       var inner = 0
       if v { inner += 1 + 1 }
       w.tag(218)
       w.varint(UInt64(inner))
       if v { w.byte(0x08); w.bool(v) }
     }
-    if storage.rawLocationSensor.rawValue != 0 { w.tag(224); w.int32(storage.rawLocationSensor.rawValue) }
-    if let v = storage.flpLocation {
+    if self.rawLocationSensor.rawValue != 0 { w.tag(224); w.int32(self.rawLocationSensor.rawValue) }
+    if let v = self.flpLocation {
       w.tag(234); w.message(v)
     }
-    if let v = storage.flpUpdateTime {
+    if let v = self.flpUpdateTime {
       w.tag(242); w.message(v)
     }
-    if let v = storage.flpLatlngAccuracyMeters {
+    if let v = self.flpLatlngAccuracyMeters {
       var inner = 0
       if v != 0 { inner += 1 + 8 }
       w.tag(250)
       w.varint(UInt64(inner))
       if v != 0 { w.byte(0x09); w.fixed64(v.bitPattern) }
     }
-    if let v = storage.flpHeadingDegrees {
+    if let v = self.flpHeadingDegrees {
       var inner = 0
       if v != 0 { inner += 1 + ProtoWire.int32Size(v) }
       w.tag(258)
       w.varint(UInt64(inner))
       if v != 0 { w.byte(0x08); w.int32(v) }
     }
-    if !storage.unknownFields.isEmpty { w.unknown(storage.unknownFields) }
-  }
-}
-
-extension FleetEngine.VehicleLocation: ProtoStorageMessage {
-  @_spi(GeneratedCode) public var sharedStorage: AnyObject { storage }
-
-  @_spi(GeneratedCode) public init(sharedStorage storage: AnyObject) {
-    self.init(storage: unsafeDowncast(storage, to: Storage.self))
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 

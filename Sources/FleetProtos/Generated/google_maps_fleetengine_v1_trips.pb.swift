@@ -715,86 +715,17 @@ extension FleetEngine {
   public struct StopLocation: ProtoMessage {
     public static let protoMessageName = "maps.fleetengine.v1.StopLocation"
 
-    /// The fields, shared by copies of this message until one of them changes (copy-on-write).
-    /// Usable from inline code, so that other modules read a field in place rather than
-    /// through a call (and a retain of the storage) per read.
-    @usableFromInline final class Storage: @unchecked Sendable {
-      // @unchecked Sendable: changed only through a struct that holds the only reference.
-      // @exclusivity(unchecked): a class's stored properties are checked at run time on every
-      // access (a third of a field read); the struct's own accesses are checked statically.
-      @usableFromInline @exclusivity(unchecked) var point: GoogleType.LatLng? = nil
-      @usableFromInline @exclusivity(unchecked) var timestamp: GoogleProtobuf.Timestamp? = nil
-      @usableFromInline @exclusivity(unchecked) var stopTime: GoogleProtobuf.Timestamp? = nil
-      @usableFromInline @exclusivity(unchecked) var unknownFields: ProtoUnknownFields = ProtoUnknownFields()
-
-      init() {}
-
-      init(copying other: Storage) {
-        point = other.point
-        timestamp = other.timestamp
-        stopTime = other.stopTime
-        unknownFields = other.unknownFields
-      }
-    }
-
-    @usableFromInline var storage: Storage
-
-    /// The storage, copied first if another copy of this message shares it.
-    private mutating func uniqueStorage() -> Storage {
-      if !isKnownUniquelyReferenced(&storage) { storage = Storage(copying: storage) }
-      return storage
-    }
-
     /// Required. Where the stop happened.
-    public var point: GoogleType.LatLng? {
-      @inlinable get { storage.point }
-      set { uniqueStorage().point = newValue }
-      _modify { yield &uniqueStorage().point }
-    }
-
+    public var point: GoogleType.LatLng? = nil
     /// When the stop happened.
-    public var timestamp: GoogleProtobuf.Timestamp? {
-      @inlinable get { storage.timestamp }
-      set { uniqueStorage().timestamp = newValue }
-      _modify { yield &uniqueStorage().timestamp }
-    }
-
+    public var timestamp: GoogleProtobuf.Timestamp? = nil
     /// Input only. Deprecated; use `timestamp`.
     /// - Note: Deprecated in the .proto file.
-    public var stopTime: GoogleProtobuf.Timestamp? {
-      @inlinable get { storage.stopTime }
-      set { uniqueStorage().stopTime = newValue }
-      _modify { yield &uniqueStorage().stopTime }
-    }
-
+    public var stopTime: GoogleProtobuf.Timestamp? = nil
     /// Fields this schema does not know, kept as they arrived and sent again on encode.
-    public var unknownFields: ProtoUnknownFields {
-      @inlinable get { storage.unknownFields }
-      set { uniqueStorage().unknownFields = newValue }
-      _modify { yield &uniqueStorage().unknownFields }
-    }
+    public var unknownFields = ProtoUnknownFields()
 
-    public static func == (lhs: StopLocation, rhs: StopLocation) -> Bool {
-      if lhs.storage === rhs.storage { return true }
-      let (a, b) = (lhs.storage, rhs.storage)
-      guard a.point == b.point else { return false }
-      guard a.timestamp == b.timestamp else { return false }
-      guard a.stopTime == b.stopTime else { return false }
-      guard a.unknownFields == b.unknownFields else { return false }
-      return true
-    }
-
-    public func hash(into hasher: inout Hasher) {
-      hasher.combine(storage.point)
-      hasher.combine(storage.timestamp)
-      hasher.combine(storage.stopTime)
-      hasher.combine(storage.unknownFields)
-    }
-
-    public init() { storage = Storage() }
-
-    /// A value over `storage`, shared with the values that hold it already.
-    @usableFromInline init(storage: Storage) { self.storage = storage }
+    public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
       self = try Self.decodeThroughC(bytes)
@@ -820,43 +751,25 @@ extension FleetEngine.Trip: CBridgedMessage {
     vehicleID = try _strings.string(m.vehicle_id)
     tripStatus = FleetEngine.TripStatus(rawValue: Int32(truncatingIfNeeded: m.trip_status.rawValue))
     tripType = FleetEngine.TripType(rawValue: Int32(truncatingIfNeeded: m.trip_type.rawValue))
-    if let p = m.pickup_point { pickupPoint = try _strings.message(p, as: FleetEngine.TerminalLocation.self) }
+    if let p = m.pickup_point { pickupPoint = try FleetEngine.TerminalLocation(cMessage: p, strings: &_strings) }
     if let p = m.actual_pickup_point { actualPickupPoint = try FleetEngine.StopLocation(cMessage: p, strings: &_strings) }
-    if let p = m.actual_pickup_arrival_point {
-      if let _shared = actualPickupPoint, _shared.matches(cMessage: p) {
-        actualPickupArrivalPoint = _shared
-      } else {
-        actualPickupArrivalPoint = try FleetEngine.StopLocation(cMessage: p, strings: &_strings)
-      }
-    }
+    if let p = m.actual_pickup_arrival_point { actualPickupArrivalPoint = try FleetEngine.StopLocation(cMessage: p, strings: &_strings) }
     if let p = m.pickup_time { pickupTime = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     intermediateDestinations = try ProtoC.messages(m.intermediate_destinations, m.n_intermediate_destinations, as: FleetEngine.TerminalLocation.self, &_strings)
     if let p = m.intermediate_destinations_version { intermediateDestinationsVersion = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     intermediateDestinationIndex = m.intermediate_destination_index
     actualIntermediateDestinationArrivalPoints = try ProtoC.messages(m.actual_intermediate_destination_arrival_points, m.n_actual_intermediate_destination_arrival_points, as: FleetEngine.StopLocation.self, &_strings)
-    actualIntermediateDestinations = try ProtoC.messages(m.actual_intermediate_destinations, m.n_actual_intermediate_destinations, as: FleetEngine.StopLocation.self, &_strings, sharing: actualIntermediateDestinationArrivalPoints)
+    actualIntermediateDestinations = try ProtoC.messages(m.actual_intermediate_destinations, m.n_actual_intermediate_destinations, as: FleetEngine.StopLocation.self, &_strings)
     if let p = m.dropoff_point {
       if let _shared = pickupPoint, _shared.matches(cMessage: p) {
         dropoffPoint = _shared
       } else if let _shared = intermediateDestinations.first, _shared.matches(cMessage: p) {
         dropoffPoint = _shared
       } else {
-        dropoffPoint = try _strings.message(p, as: FleetEngine.TerminalLocation.self)
+        dropoffPoint = try FleetEngine.TerminalLocation(cMessage: p, strings: &_strings)
       }
     }
-    if let p = m.actual_dropoff_point {
-      if let _shared = actualPickupPoint, _shared.matches(cMessage: p) {
-        actualDropoffPoint = _shared
-      } else if let _shared = actualPickupArrivalPoint, _shared.matches(cMessage: p) {
-        actualDropoffPoint = _shared
-      } else if let _shared = actualIntermediateDestinationArrivalPoints.first, _shared.matches(cMessage: p) {
-        actualDropoffPoint = _shared
-      } else if let _shared = actualIntermediateDestinations.first, _shared.matches(cMessage: p) {
-        actualDropoffPoint = _shared
-      } else {
-        actualDropoffPoint = try FleetEngine.StopLocation(cMessage: p, strings: &_strings)
-      }
-    }
+    if let p = m.actual_dropoff_point { actualDropoffPoint = try FleetEngine.StopLocation(cMessage: p, strings: &_strings) }
     if let p = m.dropoff_time { dropoffTime = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     remainingWaypoints = try ProtoC.messages(m.remaining_waypoints, m.n_remaining_waypoints, as: FleetEngine.TripWaypoint.self, &_strings)
     vehicleWaypoints = try ProtoC.messages(m.vehicle_waypoints, m.n_vehicle_waypoints, as: FleetEngine.TripWaypoint.self, &_strings, sharing: remainingWaypoints)
@@ -879,7 +792,7 @@ extension FleetEngine.Trip: CBridgedMessage {
       } else if let _shared = vehicleWaypoints.first, _shared.matches(cMessage: p) {
         currentRouteSegmentEndPoint = _shared
       } else {
-        currentRouteSegmentEndPoint = try _strings.message(p, as: FleetEngine.TripWaypoint.self)
+        currentRouteSegmentEndPoint = try FleetEngine.TripWaypoint(cMessage: p, strings: &_strings)
       }
     }
     if let p = m.remaining_distance_meters { remainingDistanceMeters = p.pointee.value }
@@ -1202,7 +1115,6 @@ extension FleetEngine.StopLocation: CBridgedMessage {
   }
 
   @_spi(GeneratedCode) public init(cMessage c: UnsafePointer<Maps__Fleetengine__V1__StopLocation>, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
-    self.init()
     let m = c.pointee
     if let p = m.point { point = try GoogleType.LatLng(cMessage: p, strings: &_strings) }
     if let p = m.timestamp { timestamp = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
@@ -1227,38 +1139,30 @@ extension FleetEngine.StopLocation: CBridgedMessage {
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
-    if let v = storage.point {
+    if let v = self.point {
       size += 1 + ProtoWire.messageSize(v)
     }
-    if let v = storage.timestamp {
+    if let v = self.timestamp {
       size += 1 + ProtoWire.messageSize(v)
     }
-    if let v = storage.stopTime {
+    if let v = self.stopTime {
       size += 1 + ProtoWire.messageSize(v)
     }
-    if !storage.unknownFields.isEmpty { size += ProtoWire.unknownSize(storage.unknownFields) }
+    if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
     return size
   }
 
   @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
-    if let v = storage.point {
+    if let v = self.point {
       w.byte(0x0a); w.message(v)
     }
-    if let v = storage.timestamp {
+    if let v = self.timestamp {
       w.byte(0x12); w.message(v)
     }
-    if let v = storage.stopTime {
+    if let v = self.stopTime {
       w.byte(0x1a); w.message(v)
     }
-    if !storage.unknownFields.isEmpty { w.unknown(storage.unknownFields) }
-  }
-}
-
-extension FleetEngine.StopLocation: ProtoStorageMessage {
-  @_spi(GeneratedCode) public var sharedStorage: AnyObject { storage }
-
-  @_spi(GeneratedCode) public init(sharedStorage storage: AnyObject) {
-    self.init(storage: unsafeDowncast(storage, to: Storage.self))
+    if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
   }
 }
 

@@ -2,9 +2,8 @@
 /// decode may hand out a value of it again, its storage shared, when a later field of the
 /// type holds the same (``ProtoDecodeStrings/message(_:as:)``).
 ///
-/// A GetTrip answer repeats its stops: the first remaining waypoint's location is the pickup
-/// point, the last one's the drop-off point, and `current_route_segment_end_point`'s location
-/// the first waypoint's. Each repetition decoded anew cost a storage object and its strings.
+/// A message repeated in one decode, decoded anew each time, would cost a storage object and
+/// its strings and lists each time; shared, it costs a retain.
 ///
 /// Public like ``CBridgedMessage``, so that a message module can conform; its requirements
 /// are for generated code only.
