@@ -32,7 +32,9 @@ extension EventLoop {
   /// ready socket and the tasks it started, or the tick's due timers and queued work):
   /// connections flush their output there, so the frames of a step go out in one write.
   /// Code that collects work during a step (callbacks to hand to another thread) batches it
-  /// there: one hand-over per step, not one per event. Loop only.
+  /// there: one hand-over per step, not one per event. A poll runs ``EventLoop/flushRounds``
+  /// rounds of these calls at most; the rest run after the next poll, which does not sleep.
+  /// Loop only.
   public func runAtEndOfTick(_ handler: any TickEndHandler) {
     preconditionInEventLoop("EventLoop.runAtEndOfTick(_:)")
     tickEnd.append(handler)

@@ -54,6 +54,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
   /// Whether `readBuffer` is lent: set only by ``withReadBuffer(size:_:)``
   /// (EventLoop+ReadBuffer.swift). Loop only.
   @exclusivity(unchecked) var readBufferLent = false
+  @exclusivity(unchecked) private var flushRoundsLeft = 0  // of this poll's ``flushRounds``
 
   /// One thing to run on the loop: a closure, an object's ``LoopTask/runOnLoop()``, or a job
   /// of a task that prefers this loop.
@@ -226,6 +227,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     let events = UnsafeMutablePointer<fleet_epoll_ready>.allocate(capacity: capacity)
     defer { events.deallocate() }
     while running {
+      flushRoundsLeft = Self.flushRounds
       // Work queued on the loop itself, and flushes a step left for later, are not announced
       // by the eventfd: do not sleep on them.
       let timeout = local.isEmpty && tickEnd.isEmpty ? timers.millisecondsUntilNext(now: .now) : 0
@@ -274,15 +276,13 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
 
   /// Runs the work queued so far and the end-of-step hooks (flushes), and what the flushes
   /// resumed: callers waiting on the loop run now, and what they send goes out in the next
-  /// flush of this same step — for ``flushRounds`` rounds at most. A writer that refills its
-  /// queue each time a flush makes room, to a peer whose window and socket keep taking it,
-  /// would otherwise keep the step going until the window shut, and no socket of the loop
-  /// would be read meanwhile (a client's RST_STREAM, its next call, its WINDOW_UPDATEs). The
-  /// flushes still owed run in the next step, after one poll that does not sleep.
+  /// flush of this same step — while the poll has ``flushRounds`` left. A writer refilling its
+  /// queue at each flush would otherwise keep the loop from its sockets (a client's RST_STREAM,
+  /// its WINDOW_UPDATEs, a new connection); the flushes owed run after a poll that won't sleep.
   private func finishStep() {
     runPendingWork()
-    for _ in 0..<Self.flushRounds {
-      guard !tickEnd.isEmpty else { return }
+    while flushRoundsLeft > 0, !tickEnd.isEmpty {
+      flushRoundsLeft -= 1
       let due = tickEnd
       tickEnd.removeAll(keepingCapacity: true)
       for handler in due { handler.tickEnded() }
@@ -290,10 +290,10 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     }
   }
 
-  /// Rounds of end-of-step flushes (and the work they resume) per step: with writers that
-  /// queue 64 KiB each before they give way (``ServerStream/loopWriteLimit``), up to half a
-  /// megabyte per stream goes out before the loop polls its sockets again.
-  static let flushRounds = 8
+  /// Flush rounds per poll, shared by its steps (per step, a few endless streams and ready
+  /// sockets wrote megabytes between polls): with writers that queue 64 KiB before they give
+  /// way (``ServerStream/loopWriteLimit``), 256 KiB per stream between two polls.
+  static let flushRounds = 4
 
   private static let readableEvents = UInt32(
     FLEET_EPOLL_IN | FLEET_EPOLL_RDHUP | FLEET_EPOLL_HUP

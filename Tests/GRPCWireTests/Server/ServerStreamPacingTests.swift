@@ -145,6 +145,52 @@ struct ServerStreamPacingTests {
     await server.shutdown(gracePeriod: .milliseconds(200))
   }
 
+  @Test("connections opened one by one beside endless streams each get messages within 5 s")
+  func newConnectionsBesideEndlessStreams() async throws {
+    let server = makeServer(handlerOnLoop: PosixFlag())
+    let port = try await server.start()
+    let clock = ContinuousClock()
+    var channels: [GRPCChannel] = []
+    defer { for channel in channels { channel.close() } }
+    // Each connection opens two endless streams, read as fast as they come, and waits for
+    // both first messages before the next connection opens: on one server loop, the later
+    // ones must get their turn beside the earlier ones' writers. (Flush rounds counted per
+    // ready socket, the fourth connection of fleet-load's StreamingFromServer runs waited
+    // seconds to be accepted.)
+    var waits: [Duration] = []
+    await withThrowingTaskGroup(of: Void.self) { group in
+      for _ in 0..<4 {
+        let channel = GRPCChannel(host: "127.0.0.1", port: port)
+        channels.append(channel)
+        let start = clock.now
+        let (firsts, arrived) = AsyncStream.makeStream(of: Void.self)
+        for _ in 0..<2 {
+          group.addTask {
+            try await channel.serverStreaming(
+              Service.streamingOutputCall, GRPCTesting.StreamingOutputCallRequest()
+            ) { responses in
+              var first = true
+              for try await _ in responses where first {
+                arrived.yield()
+                first = false
+              }
+            }
+          }
+        }
+        var seen = 0
+        for await _ in firsts {
+          seen += 1
+          if seen == 2 { break }
+        }
+        waits.append(clock.now - start)
+      }
+      group.cancelAll()
+    }
+    #expect(waits.count == 4)
+    #expect(waits.allSatisfy { $0 < .seconds(5) }, "first messages of each connection: \(waits)")
+    await server.shutdown(gracePeriod: .milliseconds(200))
+  }
+
   static func bigEndian(_ value: UInt32) -> [UInt8] {
     [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
   }
