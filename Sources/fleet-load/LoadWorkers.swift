@@ -28,12 +28,10 @@ struct LoadWorkers: Sendable {
         request.name = name
         return GRPCChannel.frame(request)
       }
-      await unary(channel, FleetEngine.TripService.getTrip, phase, &log) { number in
-        requests[number % requests.count]
-      }
+      await unary(channel, FleetEngine.TripService.getTrip, phase, &log, requests)
     case .unaryCall:
       let request = GRPCChannel.frame(simpleRequest())
-      await unary(channel, GRPCTesting.BenchmarkService.unaryCall, phase, &log) { _ in request }
+      await unary(channel, GRPCTesting.BenchmarkService.unaryCall, phase, &log, [request])
     case .streamingCall:
       await pingPong(channel, GRPCTesting.BenchmarkService.streamingCall, phase, &log)
     case .streamingFromServer:
@@ -62,19 +60,29 @@ struct LoadWorkers: Sendable {
 
   // MARK: Loops
 
-  /// Unary calls back to back (or at their scheduled times), each sending a request framed
-  /// beforehand (`framedRequest` of the call's number); unit: one call.
+  /// Unary calls back to back (or at their scheduled times), each sending one of `requests`,
+  /// framed beforehand (call k: request k modulo their count); unit: one call. Back to back
+  /// on the channel's loop, they are loop-driven (``LoopUnaryWorker``): no task hop per call.
   private func unary<Request, Response>(
     _ channel: GRPCChannel, _ method: ProtoMethod<Request, Response>, _ phase: LoadPhase,
-    _ log: inout WorkerLog, framedRequest: (Int) -> [UInt8]
+    _ log: inout WorkerLog, _ requests: [[UInt8]]
   ) async {
+    if phase.interval == nil, channel.eventLoop.inEventLoop,
+      let prepared = try? channel.prepare(method, options: options).laidOut()
+    {
+      let worker = LoopUnaryWorker<Response>(
+        channel: channel, prepared: prepared, requests: requests, phase: phase, log: log)
+      await worker.run()
+      log = worker.log
+      return
+    }
     while let ticket = phase.claim() {
       guard await Self.wait(for: ticket) else { break }
       let begin = ticket.scheduled ?? .now
       do {
         // As channel.unary(method, …) calls, with the response's size kept for the report.
         let response = try await channel.unary(
-          path: method.path, framedRequest: framedRequest(ticket.number),
+          path: method.path, framedRequest: requests[ticket.number % requests.count],
           deserializer: SizedProtoDeserializer<Response>(), options: options)
         log.record(.now - begin)
         log.response(byteCount: response.message.byteCount)
@@ -184,13 +192,6 @@ struct LoadWorkers: Sendable {
       return RPCErrorSummary(code: error.code.name, message: error.message)
     }
     return RPCErrorSummary(code: StatusCode.unknown.name, message: "\(error)")
-  }
-
-  /// ProtoDeserializer's decode, also giving the size of the message as it arrived.
-  private struct SizedProtoDeserializer<Message: ProtoMessage>: MessageDeserializer {
-    func deserialize(_ message: ReceivedMessage) throws -> (message: Message, byteCount: Int) {
-      (try Message(serializedBytes: message.bytes), message.bytes.count)
-    }
   }
 
   /// BenchmarkService's request: `--request-size` bytes of payload, `--response-size` asked.

@@ -1,0 +1,105 @@
+import GRPCWire
+import ProtoRuntime
+
+/// One worker's unary calls driven by its channel's event loop: each call is started from
+/// the previous one's end callback (``GRPCChannel/startUnary(_:framedRequest:receiver:)``),
+/// so a call costs no task, continuation or executor hop, and its request was framed once,
+/// as a poller's repeated call is. The worker's task waits once for the whole phase.
+///
+/// For closed-loop runs (no `--rps`) whose worker runs on the channel's loop; the awaited
+/// calls of ``LoadWorkers`` serve the rest. Counts and outcomes are logged as those log them:
+/// a call the run itself cancelled (the phase is over) is neither a failure nor a latency.
+final class LoopUnaryWorker<Response: ProtoMessage>: UnaryCallReceiver, @unchecked Sendable {
+  // @unchecked Sendable: made on the loop by the worker's task (which runs there) and then
+  // touched only on the loop: the calls' callbacks run there, and `cancel` hops there.
+  private let channel: GRPCChannel
+  private let prepared: PreparedCall
+  private let requests: [[UInt8]]
+  private let phase: LoadPhase
+  private(set) var log: WorkerLog
+  private var call: LoopCall?
+  private var begin = ContinuousClock.now
+  private var done: CheckedContinuation<Void, Never>?
+  /// A call's end reported while it was being started: the starting loop goes on, rather
+  /// than the end starting the next call inside the start (a recursion as deep as the calls).
+  private var starting = false
+  private var endedWhileStarting = false
+
+  init(
+    channel: GRPCChannel, prepared: PreparedCall, requests: [[UInt8]], phase: LoadPhase,
+    log: WorkerLog
+  ) {
+    self.channel = channel
+    self.prepared = prepared
+    self.requests = requests
+    self.phase = phase
+    self.log = log
+  }
+
+  /// Makes calls until the phase hands out no more and the last one has ended (or the task
+  /// is cancelled: the call in flight is cancelled then). On the channel's loop.
+  func run() async {
+    await withTaskCancellationHandler {
+      await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        self.done = done
+        startNext()
+      }
+    } onCancel: {
+      channel.eventLoop.execute { self.call?.cancel() }
+    }
+  }
+
+  private func startNext() {
+    repeat {
+      endedWhileStarting = false
+      guard let ticket = phase.claim() else { return finish() }
+      begin = .now
+      starting = true
+      do {
+        call = try channel.startUnary(
+          prepared, framedRequest: requests[ticket.number % requests.count], receiver: self)
+      } catch {
+        recordFailure(error)
+        endedWhileStarting = true
+      }
+      starting = false
+    } while endedWhileStarting
+  }
+
+  func ended(_ result: Result<ReceivedMessage, RPCError>) {
+    call = nil
+    switch result.flatMap({ $0.decoded(by: SizedProtoDeserializer<Response>()) }) {
+    case .success(let response):
+      log.record(.now - begin)
+      log.response(byteCount: response.byteCount)
+      log.outcome(nil)
+      phase.completed()
+    case .failure(let error):
+      if phase.isStopped, error.code == .cancelled { return finish() }
+      recordFailure(error)
+    }
+    if starting {
+      endedWhileStarting = true
+    } else {
+      startNext()
+    }
+  }
+
+  private func recordFailure(_ error: RPCError) {
+    log.record(.now - begin)
+    log.outcome(LoadWorkers.summary(of: error))
+    phase.completed()
+  }
+
+  private func finish() {
+    done?.resume()
+    done = nil
+  }
+}
+
+/// ProtoDeserializer's decode, also giving the size of the message as it arrived.
+struct SizedProtoDeserializer<Message: ProtoMessage>: MessageDeserializer {
+  func deserialize(_ message: ReceivedMessage) throws -> (message: Message, byteCount: Int) {
+    (try Message(serializedBytes: message.bytes), message.bytes.count)
+  }
+}
