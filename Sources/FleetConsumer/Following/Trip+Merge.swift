@@ -1,11 +1,11 @@
 internal import FleetProtos
-@_spi(GeneratedCode) internal import ProtoRuntime
+internal import ProtoRuntime
 
 extension FleetEngine.Trip {
-  /// Updates this trip (the last one known) with `c`, a `GetTrip` answer unpacked by
-  /// protobuf-c that may be partial, reading it in place: a field whose value this trip holds
-  /// already is compared, not decoded, so an unchanged string, list or message keeps its
-  /// storage (and compares as unchanged at once afterwards). Only what changed is decoded.
+  /// Updates this trip (the last one known) with `r`, a decoded `GetTrip` answer that may be
+  /// partial: what `sent` tells (``TripWireDigests/LeftOut``) was left out of the bytes `r`
+  /// was decoded from, or, of what was sent, is known to be the held value (kept as it is,
+  /// its storage shared); every other value the answer sends is taken.
   ///
   /// Fleet Engine leaves the versioned parts out when they have not changed since the
   /// versions the request carried (trip_api.proto, GetTripRequest): the route and
@@ -19,39 +19,33 @@ extension FleetEngine.Trip {
   /// version changed (it really is empty now), and `last_location_snappable`, a bool whose
   /// absence cannot be told from `false`, always takes the response's value.
   ///
-  /// `kept` (bit i: index i) lists remaining waypoints the response left out as the same as
-  /// the held ones at those indices (``TripWireDigests``): the response's list is the held
-  /// waypoint at each such index, and its own waypoints, in order, at the others.
-  ///
-  /// Throws what decoding the response would (a string that is not UTF-8, say), and then
-  /// leaves this trip as it was. Returns the properties whose callbacks report a change,
-  /// compared as ``TripChanges`` compares them.
+  /// Returns the properties whose callbacks report a change, compared as ``TripChanges``
+  /// compares them. Never fails: decoding, which may, is done before.
   @discardableResult
-  mutating func merge(cMessage c: UnsafePointer<CMessage>, keepingWaypoints kept: UInt64 = 0)
-    throws(ProtoDecodingError) -> TripModelUpdatedPropertyFields
-  {
-    // What changed is decoded first, from this trip untouched, so that a field that fails to
-    // decode leaves it as it was; then it is applied in place. No copy of the trip's storage
-    // is made (between polls the follower holds the only reference), and each property is
-    // compared only where the response changed it.
-    let plan = try TripMergePlan(c, merging: self, keepingWaypoints: kept)
-    return apply(plan, c)
+  mutating func merge(
+    _ r: FleetEngine.Trip,
+    sent: TripWireDigests.LeftOut = TripWireDigests.LeftOut(fields: 0, waypoints: 0)
+  ) -> TripModelUpdatedPropertyFields {
+    // What changes is worked out first, from this trip untouched; then it is applied in
+    // place. No copy of the trip's storage is made (between polls the follower holds the
+    // only reference), and each property is compared only where the response changed it.
+    let plan = TripMergePlan(r, merging: self, sent: sent)
+    return apply(plan, r)
   }
 
-  /// Phase two of ``merge(cMessage:)``: `plan`'s values into this trip, and the scalar
-  /// fields straight from `c`, concern by concern in the order of the trip's fields (the
-  /// stops are shared with the waypoints once those are in, the first path with the route
-  /// at the end).
-  private mutating func apply(_ plan: TripMergePlan, _ c: UnsafePointer<CMessage>)
+  /// Phase two of ``merge(_:sent:)``: `plan`'s values into this trip, and the scalar
+  /// fields straight from `r`, concern by concern in the order of the trip's fields (the
+  /// first path shared with the route at the end).
+  private mutating func apply(_ plan: TripMergePlan, _ r: FleetEngine.Trip)
     -> TripModelUpdatedPropertyFields
   {
     var changed: TripModelUpdatedPropertyFields = []
     let indexBefore = knownIntermediateDestinationIndex
-    applyIdentity(plan, c, &changed)
-    applyStops(plan, c, &changed)
-    applyRemainingWaypoints(plan, c, &changed)
-    applyActiveRoute(plan, c, &changed)
-    applyVehicle(plan, c, &changed)
+    applyIdentity(plan, r, &changed)
+    applyStops(plan, r, &changed)
+    applyRemainingWaypoints(plan, &changed)
+    applyActiveRoute(plan, r, &changed)
+    applyVehicle(plan, r, &changed)
     shareFirstPathWithRoute()
     changed.insert(.intermediateDestinationIndex, if: knownIntermediateDestinationIndex != indexBefore)
     return changed
@@ -60,7 +54,7 @@ extension FleetEngine.Trip {
   /// The trip's name, vehicle, status and type.
   @inline(__always)
   private mutating func applyIdentity(
-    _ plan: TripMergePlan, _ c: UnsafePointer<CMessage>,
+    _ plan: TripMergePlan, _ r: FleetEngine.Trip,
     _ changed: inout TripModelUpdatedPropertyFields
   ) {
     if let v = plan.name {
@@ -71,13 +65,12 @@ extension FleetEngine.Trip {
       changed.insert(.vehicleID, if: v != vehicleID)
       vehicleID = v
     }
-    let status = FleetEngine.TripStatus(
-      rawValue: Int32(truncatingIfNeeded: c.pointee.trip_status.rawValue))
+    let status = r.tripStatus
     if status != .unknownTripStatus, status != tripStatus {
       tripStatus = status
       changed.insert(.tripStatus)
     }
-    let type = FleetEngine.TripType(rawValue: Int32(truncatingIfNeeded: c.pointee.trip_type.rawValue))
+    let type = r.tripType
     if type != .unknownTripType, type != tripType {
       tripType = type
       changed.insert(.tripType)
@@ -87,7 +80,7 @@ extension FleetEngine.Trip {
   /// The pickup, the intermediate destinations and the drop-off: places, times and ETAs.
   @inline(__always)
   private mutating func applyStops(
-    _ plan: TripMergePlan, _ c: UnsafePointer<CMessage>,
+    _ plan: TripMergePlan, _ r: FleetEngine.Trip,
     _ changed: inout TripModelUpdatedPropertyFields
   ) {
     if let v = plan.pickupPoint {
@@ -108,7 +101,7 @@ extension FleetEngine.Trip {
     }
     // 0 is also the first destination's index: taken when the destinations themselves
     // changed (a new list starts again), otherwise it cannot be told from "left out".
-    let index = c.pointee.intermediate_destination_index
+    let index = r.intermediateDestinationIndex
     if index != 0 || destinationsChanged, index != intermediateDestinationIndex {
       intermediateDestinationIndex = index
     }
@@ -131,8 +124,7 @@ extension FleetEngine.Trip {
   /// (made of the remaining waypoints) is compared only when they changed.
   @inline(__always)
   private mutating func applyRemainingWaypoints(
-    _ plan: TripMergePlan, _ c: UnsafePointer<CMessage>,
-    _ changed: inout TripModelUpdatedPropertyFields
+    _ plan: TripMergePlan, _ changed: inout TripModelUpdatedPropertyFields
   ) {
     if let v = plan.remainingWaypointsVersion { remainingWaypointsVersion = v }
     if let v = plan.remainingWaypointsRouteVersion { remainingWaypointsRouteVersion = v }
@@ -157,8 +149,6 @@ extension FleetEngine.Trip {
         changed.formUnion(RemainingRoute.changedFields(from: remainingWaypoints, to: v))
       }
       remainingWaypoints = v
-      // Waypoints were decoded against the stops held before: share the new stops instead.
-      if plan.changesStops { shareStopLocations(as: c) }
     }
     if let v = plan.vehicleWaypoints { vehicleWaypoints = v }
   }
@@ -167,7 +157,7 @@ extension FleetEngine.Trip {
   /// the next waypoint.
   @inline(__always)
   private mutating func applyActiveRoute(
-    _ plan: TripMergePlan, _ c: UnsafePointer<CMessage>,
+    _ plan: TripMergePlan, _ r: FleetEngine.Trip,
     _ changed: inout TripModelUpdatedPropertyFields
   ) {
     if let v = plan.currentRouteSegmentVersion { currentRouteSegmentVersion = v }
@@ -181,12 +171,9 @@ extension FleetEngine.Trip {
       changed.insert(.activeRouteTraffic, if: v != currentRouteSegmentTraffic)
       currentRouteSegmentTraffic = v
     }
-    if var v = plan.currentRouteSegmentEndPoint {
-      shareStop(of: &v, as: c.pointee.current_route_segment_end_point)
-      currentRouteSegmentEndPoint = v
-    }
-    if let p = c.pointee.remaining_distance_meters, p.pointee.value != remainingDistanceMeters {
-      remainingDistanceMeters = p.pointee.value
+    if let v = plan.currentRouteSegmentEndPoint { currentRouteSegmentEndPoint = v }
+    if let v = r.remainingDistanceMeters, v != remainingDistanceMeters {
+      remainingDistanceMeters = v
       changed.insert(.activeRouteRemainingDistance)
     }
     if let v = plan.etaToFirstWaypoint {
@@ -199,10 +186,10 @@ extension FleetEngine.Trip {
   /// The vehicle's passengers and location, the view, the attributes and unknown fields.
   @inline(__always)
   private mutating func applyVehicle(
-    _ plan: TripMergePlan, _ c: UnsafePointer<CMessage>,
+    _ plan: TripMergePlan, _ r: FleetEngine.Trip,
     _ changed: inout TripModelUpdatedPropertyFields
   ) {
-    let passengers = c.pointee.number_of_passengers
+    let passengers = r.numberOfPassengers
     if passengers != 0, passengers != numberOfPassengers {
       numberOfPassengers = passengers
       changed.insert(.numberOfPassengers)
@@ -211,9 +198,9 @@ extension FleetEngine.Trip {
       changed.insert(.vehicleLocation, if: v.location != lastLocation?.location)
       lastLocation = v
     }
-    let snappable = c.pointee.last_location_snappable != 0
+    let snappable = r.lastLocationSnappable
     if snappable != lastLocationSnappable { lastLocationSnappable = snappable }
-    let view = FleetEngine.TripView(rawValue: Int32(truncatingIfNeeded: c.pointee.view.rawValue))
+    let view = r.view
     if view != .unspecified, view != self.view { self.view = view }
     if let v = plan.attributes { attributes = v }
     if let v = plan.unknownFields { unknownFields = v }
@@ -230,36 +217,6 @@ extension FleetEngine.Trip {
     else { return }
     remainingWaypoints[0].pathToWaypoint = route
   }
-
-  /// Makes the locations of the remaining waypoints and of the current route segment's end
-  /// share the storage of this trip's pickup, drop-off or intermediate destination when they
-  /// are the same place, as they usually are (a waypoint is one of the trip's stops, and the
-  /// segment ends at the first of them): a followed trip then keeps one copy of each stop, not
-  /// up to three. For a trip just decoded from `c`; a merge shares the waypoints it decodes as
-  /// it goes.
-  mutating func shareStopLocations(as c: UnsafePointer<CMessage>) {
-    // The stops taken out first: reading them from `self` while a waypoint of `self` is
-    // being changed would overlap the two accesses.
-    let stops = OwnStops(self)
-    let m = c.pointee
-    if let list = m.remaining_waypoints, remainingWaypoints.count == m.n_remaining_waypoints {
-      for index in remainingWaypoints.indices {
-        stops.share(&remainingWaypoints[index], as: list[index])
-      }
-    }
-    if currentRouteSegmentEndPoint != nil {
-      stops.share(&currentRouteSegmentEndPoint!, as: m.current_route_segment_end_point)
-    }
-  }
-
-  /// Gives `waypoint`, just decoded from `p`, the location of this trip's own stop at the same
-  /// place, if there is one.
-  func shareStop(
-    of waypoint: inout FleetEngine.TripWaypoint,
-    as p: UnsafeMutablePointer<FleetEngine.TripWaypoint.CMessage>?
-  ) {
-    OwnStops(self).share(&waypoint, as: p)
-  }
 }
 
 extension Array {
@@ -267,37 +224,6 @@ extension Array {
   fileprivate func sharesStorage(with other: [Element]) -> Bool {
     withUnsafeBufferPointer { mine in
       other.withUnsafeBufferPointer { theirs in mine.baseAddress == theirs.baseAddress }
-    }
-  }
-}
-
-/// A trip's own stops, whose locations its waypoints share.
-private struct OwnStops {
-  let pickup: FleetEngine.TerminalLocation?
-  let dropoff: FleetEngine.TerminalLocation?
-  let intermediate: [FleetEngine.TerminalLocation]
-
-  init(_ trip: FleetEngine.Trip) {
-    pickup = trip.pickupPoint
-    dropoff = trip.dropoffPoint
-    intermediate = trip.intermediateDestinations
-  }
-
-  /// Replaces the location of `waypoint`, decoded from `p`, with the stop that decoding its
-  /// location would give, if there is one. Compared with the wire's values, not with `==`,
-  /// which equates -0.0 with 0.0 and strings spelled in different bytes: the shared stop is
-  /// then exactly what the server sent.
-  func share(
-    _ waypoint: inout FleetEngine.TripWaypoint,
-    as p: UnsafeMutablePointer<FleetEngine.TripWaypoint.CMessage>?
-  ) {
-    guard waypoint.location != nil, let location = p?.pointee.location else { return }
-    if let stop = pickup, stop.matches(cMessage: location) {
-      waypoint.location = stop
-    } else if let stop = dropoff, stop.matches(cMessage: location) {
-      waypoint.location = stop
-    } else if let stop = intermediate.first(where: { $0.matches(cMessage: location) }) {
-      waypoint.location = stop
     }
   }
 }

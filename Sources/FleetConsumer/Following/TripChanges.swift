@@ -55,7 +55,7 @@ struct TripChanges {
   }
 
   /// The callbacks for `changed`, the properties that changed on the way to `new` (as
-  /// ``Trip/merge(cMessage:)`` tells them).
+  /// ``Trip/merge(_:sent:)`` tells them).
   init(changed: TripModelUpdatedPropertyFields, in new: FleetEngine.Trip) {
     guard !changed.isEmpty else { return }
     fields = changed

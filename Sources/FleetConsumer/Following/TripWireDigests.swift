@@ -1,7 +1,7 @@
 /// A keyed 64-bit hash of the bytes of each top-level field of the last `GetTrip` answer
 /// merged into a followed trip, so that the next answer's fields whose bytes did not change
 /// are left out before it is unpacked: they would decode to what the trip holds already, and
-/// the merge keeps what an answer leaves out (``FleetEngine/Trip/merge(cMessage:)``).
+/// the merge keeps what an answer leaves out (``FleetEngine/Trip/merge(_:sent:)``).
 ///
 /// A poll's answer usually changes three fields (the vehicle's location, the remaining
 /// waypoints' times, the time to the first one) of the twenty-odd it carries; the rest
@@ -16,17 +16,20 @@ struct TripWireDigests {
   private var storage: Storage?
 
   /// The hashes in one allocation (a followed trip keeps them between polls): one per
-  /// recorded field, by ascending field number, then one per remaining waypoint.
+  /// recorded field, by ascending field number, then one per remaining waypoint, then one
+  /// per remaining waypoint's stop.
   private final class Storage: ManagedBuffer<Storage.Header, UInt64> {
     struct Header {
       /// Bit n: field n was recorded.
       var present: UInt64
       var waypoints: Int
+      /// Bit i: the stop of waypoint i was hashed (``Scan/stopHashed``).
+      var stopHashed: UInt64
     }
 
     static func make(fields: Int, waypoints: Int) -> Storage {
-      let buffer = create(minimumCapacity: fields + waypoints) { _ in
-        Header(present: 0, waypoints: waypoints)
+      let buffer = create(minimumCapacity: fields + 2 * waypoints) { _ in
+        Header(present: 0, waypoints: waypoints, stopHashed: 0)
       }
       return unsafeDowncast(buffer, to: Storage.self)
     }
@@ -50,6 +53,7 @@ struct TripWireDigests {
     }
     storage!.withUnsafeMutablePointers { header, hashes in
       header.pointee.present = scan.present
+      header.pointee.stopHashed = scan.stopHashed
       var remaining = scan.present
       var index = 0
       while remaining != 0 {
@@ -57,16 +61,24 @@ struct TripWireDigests {
         remaining &= remaining - 1
         index += 1
       }
-      for waypoint in 0..<waypoints { hashes[fields + waypoint] = scan.waypointHashes[waypoint] }
+      for waypoint in 0..<waypoints {
+        hashes[fields + waypoint] = scan.waypointHashes[waypoint]
+        hashes[fields + waypoints + waypoint] = scan.stopHashes[waypoint]
+      }
     }
   }
 
-  /// What may be left out of an answer: whole fields (bit n: field n) and single remaining
-  /// waypoints (bit i: the waypoint at index i, the same as the held one there).
+  /// What may be left out of an answer: whole fields (bit n: field n), single remaining
+  /// waypoints (bit i: the waypoint at index i, the same as the held one there) and the stops
+  /// of others (bit i: the waypoint at index i sends no path, and its stop, its `location`,
+  /// `trip_id` and `waypoint_type`, is the held one's there); and, of those not left out, the
+  /// fields whose bytes are the last answer's (bit n: field n): they decode to the held value.
   struct LeftOut {
     var fields: UInt64
     var waypoints: UInt64
-    var isEmpty: Bool { fields == 0 && waypoints == 0 }
+    var stops: UInt64 = 0
+    var sameBytes: UInt64 = 0
+    var isEmpty: Bool { fields == 0 && waypoints == 0 && stops == 0 }
   }
 
   /// The digests of one answer, on the stack: one hash per field of ``mergedAlone`` (all
@@ -77,6 +89,11 @@ struct TripWireDigests {
     /// The remaining waypoints' hashes, each waypoint's own; -1 count: too many to keep.
     fileprivate static let waypointLimit = 16
     fileprivate var waypointHashes = InlineArray<16, UInt64>(repeating: 0)
+    /// Each waypoint's stop (``TripWireDigests/waypointParts(_:)``) where bit i of
+    /// `stopHashed` is set; bit i of `bare`: waypoint i sends no path.
+    fileprivate var stopHashes = InlineArray<16, UInt64>(repeating: 0)
+    fileprivate var stopHashed: UInt64 = 0
+    fileprivate var bare: UInt64 = 0
     fileprivate var waypointCount = 0
 
     /// No digests yet: ``read(_:)`` fills them in.
@@ -92,8 +109,9 @@ struct TripWireDigests {
       var runStart = 0
       while offset < bytes.count {
         let start = offset
-        guard let number = TopLevel.field(in: bytes, at: &offset) else { return false }
-        if number == 16 { recordWaypoint(bytes, start..<offset) }
+        guard let field = TopLevel.next(in: bytes, at: &offset) else { return false }
+        let number = field.number
+        if number == 16 { recordWaypoint(bytes, field) }
         guard number != current else { continue }
         // A field seen before, after another: not serializer order.
         guard number > current else { return false }
@@ -115,13 +133,22 @@ struct TripWireDigests {
       hashes[number] = FieldHasher.hash(UnsafeRawBufferPointer(rebasing: bytes[run]))
     }
 
-    private mutating func recordWaypoint(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) {
+    private mutating func recordWaypoint(_ bytes: UnsafeRawBufferPointer, _ field: TopLevel.Field) {
       guard waypointCount >= 0 else { return }
       guard waypointCount < Self.waypointLimit else {
         waypointCount = -1
         return
       }
-      waypointHashes[waypointCount] = FieldHasher.hash(UnsafeRawBufferPointer(rebasing: bytes[range]))
+      waypointHashes[waypointCount] = FieldHasher.hash(
+        UnsafeRawBufferPointer(rebasing: bytes[field.occurrence]))
+      let payload = UnsafeRawBufferPointer(rebasing: bytes[field.payload])
+      if field.wireType == 2, let parts = TripWireDigests.waypointParts(payload) {
+        let bit: UInt64 = 1 << UInt64(waypointCount)
+        stopHashes[waypointCount] = FieldHasher.hash(
+          UnsafeRawBufferPointer(rebasing: payload[parts.stop]))
+        stopHashed |= bit
+        if parts.bare { bare |= bit }
+      }
       waypointCount += 1
     }
 
@@ -132,17 +159,20 @@ struct TripWireDigests {
     func unchanged(since held: TripWireDigests) -> LeftOut {
       guard let storage = held.storage else { return LeftOut(fields: 0, waypoints: 0) }
       return storage.withUnsafeMutablePointers { header, heldHashes in
-        unchanged(
+        let fields = header.pointee.present.nonzeroBitCount
+        let waypoints = header.pointee.waypoints
+        return unchanged(
           heldPresent: header.pointee.present, heldHashes,
-          heldWaypoints: UnsafeBufferPointer(
-            start: heldHashes + header.pointee.present.nonzeroBitCount,
-            count: header.pointee.waypoints))
+          heldWaypoints: UnsafeBufferPointer(start: heldHashes + fields, count: waypoints),
+          heldStops: UnsafeBufferPointer(start: heldHashes + fields + waypoints, count: waypoints),
+          heldStopHashed: header.pointee.stopHashed)
       }
     }
 
     private func unchanged(
       heldPresent: UInt64, _ heldHashes: UnsafePointer<UInt64>,
-      heldWaypoints: UnsafeBufferPointer<UInt64>
+      heldWaypoints: UnsafeBufferPointer<UInt64>, heldStops: UnsafeBufferPointer<UInt64>,
+      heldStopHashed: UInt64
     ) -> LeftOut {
       var same: UInt64 = 0
       // The held hashes are in field order: walked with the held fields' bits.
@@ -175,30 +205,60 @@ struct TripWireDigests {
       // intermediate_destinations_version: intermediate_destinations (their index is a
       // scalar, never left out).
       keep(1 << 14, unless: 25)
-      return LeftOut(
-        fields: leftOut, waypoints: sameWaypoints(heldWaypoints, steady: steady, leftOut))
+      var result = LeftOut(fields: leftOut, waypoints: 0)
+      result.sameBytes = same
+      sameWaypoints(
+        heldWaypoints, heldStops, heldStopHashed, steady: steady, leftOut, into: &result)
+      if sendsStop(result) {
+        // Decoded with the trip's own stops, so that its locations share their storage, as
+        // decoding a whole trip does (``ProtoMessage``'s decode shares repeated stops): the
+        // stops are then taken as decoded, not kept.
+        let stops: UInt64 = 1 << 5 | 1 << 7 | 1 << 14
+        result.fields &= ~stops
+        result.sameBytes &= ~stops
+      }
+      return result
+    }
+
+    /// Whether what `leftOut` leaves of this answer sends a stop: a remaining waypoint with
+    /// its stop, or the current route segment's end point.
+    private func sendsStop(_ leftOut: LeftOut) -> Bool {
+      if present & ~leftOut.fields & (1 << 24) != 0 { return true }
+      guard present & ~leftOut.fields & (1 << 16) != 0 else { return false }
+      guard waypointCount >= 0 else { return true }
+      let all: UInt64 = waypointCount >= 64 ? ~0 : (1 << UInt64(waypointCount)) - 1
+      return all & ~(leftOut.waypoints | leftOut.stops) != 0
     }
 
     /// The remaining waypoints (by index) with the bytes of the held answer's waypoint at the
     /// same index, when the list as a whole is not left out and its versions stay the same:
-    /// merging one gives the held waypoint at that index again.
+    /// merging one gives the held waypoint at that index again. Of the others, those that
+    /// send no path and the bytes of the held answer's stop at their index: their stop is
+    /// the held waypoint's.
     private func sameWaypoints(
-      _ held: UnsafeBufferPointer<UInt64>, steady: UInt64, _ leftOut: UInt64
-    ) -> UInt64 {
+      _ held: UnsafeBufferPointer<UInt64>, _ heldStops: UnsafeBufferPointer<UInt64>,
+      _ heldStopHashed: UInt64, steady: UInt64, _ leftOut: UInt64, into result: inout LeftOut
+    ) {
       let versions: UInt64 = 1 << 19 | 1 << 29
       guard leftOut & (1 << 16) == 0, steady & versions == versions, waypointCount > 0 else {
-        return 0
+        return
       }
-      var same: UInt64 = 0
-      for index in 0..<min(waypointCount, held.count) where waypointHashes[index] == held[index] {
-        same |= 1 << UInt64(index)
+      for index in 0..<min(waypointCount, held.count) {
+        let bit: UInt64 = 1 << UInt64(index)
+        if waypointHashes[index] == held[index] {
+          result.waypoints |= bit
+        } else if bare & stopHashed & heldStopHashed & bit != 0,
+          stopHashes[index] == heldStops[index]
+        {
+          result.stops |= bit
+        }
       }
-      return same
     }
   }
 
   /// Calls `body` with `bytes` (a serialized `Trip`) less the occurrences of the fields and
-  /// the remaining waypoints in `leftOut`, copied into a temporary buffer.
+  /// the remaining waypoints in `leftOut`, and less the stops of the waypoints in
+  /// `leftOut.stops`, copied into a temporary buffer.
   /// `bytes` must be the bytes a ``Scan`` was made of.
   static func withFields<R>(
     of bytes: UnsafeRawBufferPointer, leavingOut leftOut: LeftOut,
@@ -212,11 +272,16 @@ struct TripWireDigests {
         var waypoint = 0
         while offset < bytes.count {
           let start = offset
-          guard let number = TopLevel.field(in: bytes, at: &offset) else { break }
+          guard let field = TopLevel.next(in: bytes, at: &offset) else { break }
+          let number = field.number
           if number < 64, leftOut.fields & (1 << UInt64(number)) != 0 { continue }
           if number == 16 {
             defer { waypoint += 1 }
             if waypoint < 64, leftOut.waypoints & (1 << UInt64(waypoint)) != 0 { continue }
+            if waypoint < 64, leftOut.stops & (1 << UInt64(waypoint)) != 0 {
+              length += writeWithoutStop(bytes, field, into: buffer, at: length)
+              continue
+            }
           }
           let part = UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
           UnsafeMutableRawBufferPointer(rebasing: buffer[length...]).copyMemory(from: part)

@@ -4,8 +4,8 @@ import Testing
 
 @testable import FleetConsumer
 
-/// The merge reads protobuf-c's unpacked response in place and decodes only what changed;
-/// these hold it to the merge it replaced (`referenceMerged(with:)`, a whole decoded response
+/// The merge takes a decoded response, keeping what the wire says is the held value; these
+/// hold it to the merge it replaced (`referenceMerged(with:)`, a whole decoded response
 /// merged field by field) over sequences of generated responses: partial, unchanged, changed,
 /// with and without waypoint paths, strings spelled differently but canonically equal.
 @Suite("Merging in place gives what merging a decoded response gave")
@@ -173,9 +173,7 @@ struct TripMergeEquivalenceTests {
       #expect(matches == (response.serializedBytes() == before.serializedBytes()))
       // The merge tells which properties changed as diffing the whole trips would.
       var merged = inPlace
-      let changed = try response.withCMessage { (c) throws(ProtoDecodingError) in
-        try merged.merge(cMessage: c)
-      }
+      let changed = merged.merge(response.decodedAgain())
       #expect(changed == TripChanges(from: inPlace, to: merged).fields, "seed \(seed), step \(step)")
       inPlace = merged
       reference = reference.referenceMerged(with: response)
@@ -215,7 +213,7 @@ struct TripMergeEquivalenceTests {
   func waypointFields() {
     // location, trip_id, waypoint_type, path_to_waypoint, encoded_path_to_waypoint,
     // traffic_to_waypoint, distance_meters, eta, duration: a new field must be added to
-    // TripWaypoint.takeAllButPath (Trip+Merge.swift), then counted here.
+    // WaypointNumbers (TripMergePlan+Waypoints.swift), then counted here.
     #expect(FleetEngine.TripWaypoint.cDescriptor.pointee.n_fields == 9)
   }
 
@@ -230,14 +228,16 @@ struct TripMergeEquivalenceTests {
     let at = try #require(
       bytes.indices.dropLast().first { bytes[$0] == 0xC3 && bytes[$0 + 1] == 0xA9 })
     bytes[at + 1] = 0x28
-    var trip = held
+    var followed = FollowedTrip()
+    _ = try held.serializedBytes().withUnsafeBytes { (raw) throws(ProtoDecodingError) in
+      try followed.received(bytes: raw, current: true, ownTripID: "", hidesOtherTrips: false)
+    }
     #expect(throws: ProtoDecodingError.self) {
-      try bytes.withUnsafeBytes { raw in
-        try FleetEngine.Trip.withUnpacked(raw) { (c) throws(ProtoDecodingError) in
-          try trip.merge(cMessage: c)
-        }
+      try bytes.withUnsafeBytes { (raw) throws(ProtoDecodingError) in
+        try followed.received(bytes: raw, current: true, ownTripID: "", hidesOtherTrips: false)
       }
     }
+    let trip = try #require(followed.trip)
     let unchanged = trip.serializedBytes() == held.serializedBytes()
     #expect(unchanged)
   }

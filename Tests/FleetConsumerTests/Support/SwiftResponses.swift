@@ -1,19 +1,24 @@
 @testable import FleetConsumer
 
 // The follower and the merge read responses as a call hands them over; tests write responses
-// as Swift values. These take a value that way: the merge built into protobuf-c's struct and
-// read in place, the follower serialized.
+// as Swift values. These take a value that way: the merge given it decoded from its bytes, the
+// follower given its bytes.
 
 extension FleetEngine.Trip {
-  /// This trip updated with `response`, through ``merge(cMessage:)``.
+  /// This trip updated with `response`, serialized and decoded, through ``merge(_:sent:)``.
   func merged(with response: FleetEngine.Trip) -> FleetEngine.Trip {
     var trip = self
+    trip.merge(response.decodedAgain())
+    return trip
+  }
+
+  /// This trip serialized and decoded: what a response built in Swift is on arrival.
+  func decodedAgain() -> FleetEngine.Trip {
     do {
-      _ = try response.withCMessage { (c) throws(ProtoDecodingError) in try trip.merge(cMessage: c) }
+      return try FleetEngine.Trip(serializedBytes: serializedBytes())
     } catch {
       preconditionFailure("a trip built in Swift always decodes: \(error)")
     }
-    return trip
   }
 }
 
