@@ -84,7 +84,7 @@ struct FollowedTrip {
     }
     // The first answer, or one whose waypoints are other trips' to hide: what was reported
     // before, then the answer merged and the other trips hidden. (Decoding shares a trip's
-    // repeated stops and paths: a waypoint at the pickup point holds the pickup's storage.)
+    // repeated paths and long strings: a waypoint at the pickup point holds its place ID.)
     let previous = TripChanges.Reported(trip ?? FleetEngine.Trip())
     if trip == nil {
       var first = response
