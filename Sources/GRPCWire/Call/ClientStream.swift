@@ -210,21 +210,20 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
       reset: true)
   }
 
-  /// nghttp2's data provider (inside mem_send): copies request bytes into `buffer`. Returns
-  /// the count and whether the request stream is finished, or nil for "nothing yet"
-  /// (deferred); and the writer the copy made room for, to be resumed once mem_send returns.
-  func readOutbound(
-    into buffer: UnsafeMutableRawBufferPointer
-  ) -> (result: (count: Int, eof: Bool)?, writer: CheckedContinuation<Void, any Error>?) {
+  /// The request body, for nghttp2's data provider (inside mem_send): request bytes copied
+  /// into `buffer`, the last once the caller has half-closed; the writer the copy made room
+  /// for goes to `resume`.
+  func pullBody(
+    into buffer: UnsafeMutableRawBufferPointer,
+    resume: inout [CheckedContinuation<Void, any Error>]
+  ) -> BodyPull {
     loop.assertInLoop()
-    let (result, writer) = withShared {
-      s -> ((count: Int, eof: Bool)?, CheckedContinuation<Void, any Error>?) in
-      if s.mailbox.unsentCount == 0 { return (s.outboundFinished ? (0, true) : nil, nil) }
-      let (count, writer) = s.mailbox.readOutbound(into: buffer)
-      return ((count, s.outboundFinished && s.mailbox.unsentCount == 0), writer)
+    let (pull, writer) = withShared { s in
+      s.mailbox.pull(into: buffer, finished: s.outboundFinished)
     }
-    if result == nil { dataDeferred = true }
-    return (result, writer)
+    if let writer { resume.append(writer) }
+    if pull == .deferred { dataDeferred = true }
+    return pull
   }
 
   /// New request bytes or a half-close arrived from the caller.
@@ -232,7 +231,6 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
     loop.assertInLoop()
     withShared { $0.mailbox.resumeHopRan() }
     guard dataDeferred, !streamClosed, let connection else { return }
-    dataDeferred = false
     connection.resumeData(of: self)
   }
 

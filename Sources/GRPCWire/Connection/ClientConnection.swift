@@ -137,9 +137,7 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
         .insecureCredentials(to: remoteAddress.map { "\($0)" } ?? target), reset: false)
       return
     }
-    var provider = nghttp2_data_provider()
-    provider.source.ptr = Unmanaged.passUnretained(stream).toOpaque()
-    provider.read_callback = onRequestBodyRead
+    var provider = HTTP2Session.bodyProvider(for: stream)
     let id = HeaderBlock.withNameValues(stream.headerPrefix, stream.requestHeaders) {
       nva, count in
       nghttp2_submit_request(
@@ -159,10 +157,17 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
 
   func resumeData(of stream: ClientStream) {
     loop.assertInLoop()
-    guard let nghttp2 = session?.nghttp2, streams[stream.streamID] != nil else { return }
+    guard let session, streams[stream.streamID] != nil else { return }
     // Fails only when nghttp2 no longer defers the stream's data: nothing waits to resume.
-    _ = nghttp2_session_resume_data(nghttp2, stream.streamID)
-    scheduleFlush()
+    _ = session.resumeBody(of: stream.streamID, deferred: &stream.dataDeferred)
+  }
+
+  func pullBody(
+    of source: UnsafeMutableRawPointer, into buffer: UnsafeMutableRawBufferPointer,
+    resume: inout [CheckedContinuation<Void, any Error>]
+  ) -> BodyPull {
+    Unmanaged<ClientStream>.fromOpaque(source).takeUnretainedValue()
+      .pullBody(into: buffer, resume: &resume)
   }
 
   /// Acknowledges `count` received bytes: for the stream and the connection while the stream is
@@ -370,21 +375,4 @@ extension RPCError {
         + "\(destination), which is not a loopback address; use TLS, or set "
         + "ChannelOptions.allowInsecureCredentials")
   }
-}
-
-/// The request body: nghttp2 pulls framed messages from the stream's queue.
-private func onRequestBodyRead(
-  _ session: OpaquePointer?, _ streamID: Int32, _ buffer: UnsafeMutablePointer<UInt8>?,
-  _ length: Int, _ flags: UnsafeMutablePointer<UInt32>?, _ source: UnsafeMutablePointer<nghttp2_data_source>?,
-  _ userData: UnsafeMutableRawPointer?
-) -> Int {
-  let stream = Unmanaged<ClientStream>.fromOpaque(source!.pointee.ptr).takeUnretainedValue()
-  let (result, writer) = stream.readOutbound(into: UnsafeMutableRawBufferPointer(start: buffer, count: length))
-  if let writer {
-    // Resumed once mem_send has returned (HTTP2Session.handOver), not inside it.
-    Unmanaged<HTTP2Session>.fromOpaque(userData!).takeUnretainedValue().writersToResume.append(writer)
-  }
-  guard let (count, eof) = result else { return Int(NGHTTP2_ERR_DEFERRED.rawValue) }
-  if eof { flags!.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue) }
-  return count
 }

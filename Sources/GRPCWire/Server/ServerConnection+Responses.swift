@@ -41,9 +41,8 @@ extension ServerConnection {
 
   /// Resumes the response body, if nghttp2 deferred it for want of bytes.
   private func resumeBody(of stream: ServerStream) {
-    guard stream.dataDeferred, let nghttp2 = session.nghttp2 else { return }
-    stream.dataDeferred = false
-    checkSubmitted(nghttp2_session_resume_data(nghttp2, stream.id), stream)
+    guard stream.dataDeferred else { return }
+    checkSubmitted(session.resumeBody(of: stream.id, deferred: &stream.dataDeferred), stream)
   }
 
   /// The handler finished (or the call was aborted): status and trailers follow the body.
@@ -90,13 +89,28 @@ extension ServerConnection {
     ]
     if stream.acceptsGzip { fields.append(HeaderField(name: "grpc-encoding", value: "gzip")) }
     fields.append(pairs: (stream.context?.initialMetadata ?? Metadata()).headerFields())
-    var provider = nghttp2_data_provider()
-    provider.source.ptr = Unmanaged.passUnretained(stream).toOpaque()
-    provider.read_callback = onResponseBodyRead
+    var provider = HTTP2Session.bodyProvider(for: stream)
     let submitted = HeaderBlock.withNameValues(fields) { nva, count in
       nghttp2_submit_response(session.nghttp2, stream.id, nva, count, &provider)
     }
     checkSubmitted(submitted, stream)
+  }
+
+  /// The response body, through the one data provider: what the stream's queue holds, and
+  /// once the handler is done and the queue empty, the trailers (the body ends without
+  /// END_STREAM: ``HTTP2Session/bodyProvider(for:)``).
+  func pullBody(
+    of source: UnsafeMutableRawPointer, into buffer: UnsafeMutableRawBufferPointer,
+    resume: inout [CheckedContinuation<Void, any Error>]
+  ) -> BodyPull {
+    let stream = Unmanaged<ServerStream>.fromOpaque(source).takeUnretainedValue()
+    let (pull, end) = stream.pullBody(into: buffer, resume: &resume)
+    guard case .bytes(let count, _) = pull else { return pull }
+    if count > 0 { responseDataSent() }
+    if let (status, trailers) = end {
+      submitTrailers(for: stream, status: status, trailers: trailers)
+    }
+    return pull
   }
 
   /// Called from the data provider once the body is over: the trailers.
@@ -127,30 +141,4 @@ extension [HeaderField] {
   fileprivate mutating func append(pairs: [(name: String, value: String)]) {
     for pair in pairs { append(HeaderField(name: pair.name, value: pair.value)) }
   }
-}
-
-/// The response body: nghttp2 pulls framed messages from the stream's queue; when the handler
-/// is done and the queue is empty, the body ends without END_STREAM and the trailers follow.
-private func onResponseBodyRead(
-  _ session: OpaquePointer?, _ streamID: Int32, _ buffer: UnsafeMutablePointer<UInt8>?,
-  _ length: Int, _ flags: UnsafeMutablePointer<UInt32>?,
-  _ source: UnsafeMutablePointer<nghttp2_data_source>?, _ userData: UnsafeMutableRawPointer?
-) -> Int {
-  let stream = Unmanaged<ServerStream>.fromOpaque(source!.pointee.ptr).takeUnretainedValue()
-  let (result, writer, admitted) = stream.readOutbound(
-    into: UnsafeMutableRawBufferPointer(start: buffer, count: length))
-  if writer != nil || admitted != nil {
-    // Resumed once mem_send has returned (HTTP2Session.handOver), not inside it.
-    let session = Unmanaged<HTTP2Session>.fromOpaque(userData!).takeUnretainedValue()
-    if let writer { session.writersToResume.append(writer) }
-    if let admitted { session.writersToResume.append(admitted) }
-  }
-  guard let (count, status) = result else { return Int(NGHTTP2_ERR_DEFERRED.rawValue) }
-  guard let connection = stream.connection else { return count }
-  if count > 0 { connection.responseDataSent() }
-  if let (status, trailers) = status {
-    flags!.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue) | UInt32(NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue)
-    connection.submitTrailers(for: stream, status: status, trailers: trailers)
-  }
-  return count
 }

@@ -194,30 +194,28 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
     connection?.responseBytesQueued(for: self)
   }
 
-  /// nghttp2's data provider for the response body (inside mem_send). Returns the bytes
-  /// copied and whether the body is over (then the trailers are due), or nil for "nothing
-  /// yet"; and the writers the copy made room for (this stream's, and the next one waiting
-  /// for the connection's ``SendBudget``), to be resumed once mem_send returns.
-  func readOutbound(
-    into buffer: UnsafeMutableRawBufferPointer
-  ) -> (
-    result: (count: Int, status: (Status, Metadata)?)?, writer: CheckedContinuation<Void, any Error>?,
-    admitted: CheckedContinuation<Void, any Error>?
-  ) {
+  /// The response body, for nghttp2's data provider (inside mem_send): response bytes
+  /// copied into `buffer`, the last once the handler is done (or the call aborted), with the
+  /// status and trailers then due. The writers the copy made room for (this stream's, and the
+  /// next one waiting for the connection's ``SendBudget``) go to `resume`.
+  func pullBody(
+    into buffer: UnsafeMutableRawBufferPointer,
+    resume: inout [CheckedContinuation<Void, any Error>]
+  ) -> (pull: BodyPull, end: (Status, Metadata)?) {
     loop.assertInLoop()
-    let (result, writer) = shared.withLock {
-      s -> ((count: Int, status: (Status, Metadata)?)?, CheckedContinuation<Void, any Error>?) in
-      if s.mailbox.unsentCount == 0 {
-        if let status = s.status { return ((0, status), nil) }
-        if let aborted = s.aborted { return ((0, (aborted.status, Metadata())), nil) }
-        return (nil, nil)
-      }
-      let (count, writer) = s.mailbox.readOutbound(into: buffer)
-      return ((count, nil), writer)
+    let (pull, writer, end) = shared.withLock {
+      s -> (BodyPull, CheckedContinuation<Void, any Error>?, (Status, Metadata)?) in
+      let over = s.status != nil || s.aborted != nil
+      let (pull, writer) = s.mailbox.pull(into: buffer, finished: over)
+      guard case .bytes(_, last: true) = pull else { return (pull, writer, nil) }
+      return (pull, writer, s.status ?? s.aborted.map { ($0.status, Metadata()) })
     }
-    let admitted = result.flatMap { sendBudget?.releasing($0.count) }
-    if result == nil { dataDeferred = true }
-    return (result, writer, admitted)
+    if let writer { resume.append(writer) }
+    if case .bytes(let count, _) = pull, let admitted = sendBudget?.releasing(count) {
+      resume.append(admitted)
+    }
+    if pull == .deferred { dataDeferred = true }
+    return (pull, end)
   }
 
   /// Whether the handler has finished and nothing of the body is left to send.

@@ -38,6 +38,13 @@ protocol HTTP2SessionRole: EventHandler {
   func readProcessed() -> Bool
   /// The end-of-tick flush the session scheduled: write, and act on how it went.
   func flush()
+  /// nghttp2's data provider (inside mem_send, ``HTTP2Session/bodyProvider(for:)``): the body
+  /// of the stream `source` (the role's own stream object) copied into `buffer`; the writers
+  /// the copy made room for go to `resume`, resumed once mem_send has returned.
+  func pullBody(
+    of source: UnsafeMutableRawPointer, into buffer: UnsafeMutableRawBufferPointer,
+    resume: inout [CheckedContinuation<Void, any Error>]
+  ) -> BodyPull
 }
 
 extension HTTP2SessionRole {

@@ -221,6 +221,18 @@ struct StreamMailbox<Message: MailboxMessage> {
     return (count, writer)
   }
 
+  /// nghttp2's data provider, for either role: copies queued bytes into `buffer`. `finished`
+  /// says nothing more will be queued (a request stream half-closed, a handler's status set):
+  /// then the pull that leaves the queue empty is the body's last. Returns the pull and the
+  /// writer to resume now that the queue is down to its limit.
+  mutating func pull(into buffer: UnsafeMutableRawBufferPointer, finished: Bool) -> (
+    BodyPull, writer: CheckedContinuation<Void, any Error>?
+  ) {
+    guard unsentCount > 0 else { return (finished ? .bytes(0, last: true) : .deferred, nil) }
+    let (count, writer) = readOutbound(into: buffer)
+    return (.bytes(count, last: finished && unsentCount == 0), writer)
+  }
+
   /// The call is committed (a client got response headers): sent bytes are no longer kept,
   /// and a request sent whole lets them go now rather than with the stream.
   mutating func commit() {

@@ -162,6 +162,29 @@ struct StreamMailboxTests {
     #expect(answer22)
   }
 
+  /// The one data provider's pull, for both roles: `finished` is a request half-closed or
+  /// a handler's status set.
+  @Test("a pull defers an open empty queue; the pull that empties a finished one is the last")
+  func pulls() {
+    var mailbox = Mailbox(outboundLimit: 1 << 20)
+    var buffer = [UInt8](repeating: 0, count: 4)
+    func pull(finished: Bool) -> BodyPull {
+      buffer.withUnsafeMutableBytes { mailbox.pull(into: $0, finished: finished).0 }
+    }
+    #expect(pull(finished: false) == .deferred)
+    _ = mailbox.write(announce: false) { $0.append(contentsOf: [1, 2, 3, 4, 5, 6]) }
+    #expect(pull(finished: true) == .bytes(4, last: false))
+    #expect(buffer == [1, 2, 3, 4])
+    // Not finished: the queue's end is no body's end.
+    #expect(pull(finished: false) == .bytes(2, last: false))
+    #expect(pull(finished: false) == .deferred)
+    _ = mailbox.write(announce: false) { $0.append(contentsOf: [7, 8]) }
+    #expect(pull(finished: true) == .bytes(2, last: true))
+    #expect(buffer[..<2] == [7, 8])
+    // Finished with nothing queued: an empty last pull (a response's trailers are then due).
+    #expect(pull(finished: true) == .bytes(0, last: true))
+  }
+
   @Test("a write that throws leaves the queue as it was")
   func failedWrite() {
     struct Refused: Error {}
