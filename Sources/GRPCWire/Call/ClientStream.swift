@@ -66,8 +66,8 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
   var unaryReceiver: (any UnaryCallReceiver)?
   /// A loop-driven unary call's response, kept for its end (``takeUnaryEnd()``).
   var unaryResponse: Received?
-  /// The end is queued on the loop (``runOnLoop()``), which hands it to the observer or the
-  /// unary receiver and clears them.
+  /// The end is on its way to the observer or the unary receiver (``runOnLoop()`` hands it
+  /// over and clears them): nothing after it is handed on.
   var endQueued = false
 
   // MARK: Shared
@@ -331,15 +331,25 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
       if let error { head.resume(throwing: error) } else { head.resume(returning: Metadata()) }
     }
     for end in ends { end.resume() }
-    if observer != nil || unaryReceiver != nil, !endQueued {
-      endQueued = true
-      // After any messages handed over before it; outside nghttp2's callbacks.
+    guard observer != nil || unaryReceiver != nil, !endQueued else { return }
+    endQueued = true
+    if let connection, connection.session?.isHandingOver == true {
+      // Ended by what its session is handing over (the server's trailers, a reset, a broken
+      // response): the connection hands the end on once the batch is through, after the
+      // stream's close and with no trip through the loop's queue.
+      connection.endedCalls.append(self)
+    } else {
+      // Ended by a timer, a cancel, a lost connection, or as it started (a closed channel):
+      // after the code that ended it has returned, so that a driver never hears of the end
+      // inside its own call that started or ended it.
       loop.execute(self)
     }
   }
 
-  /// Hands the end to the observer (queued by ``finish(_:reset:)``).
+  /// Hands the end to the observer (``finish(_:reset:)`` queued it with the connection or on
+  /// the loop); outside nghttp2's callbacks, so the observer may start or reset calls.
   func runOnLoop() {
+    loop.checkOutsideCallbacks()
     if let unaryReceiver {
       self.unaryReceiver = nil
       endUnary(unaryReceiver)

@@ -73,6 +73,16 @@ extension ClientConnection {
     pool.start(stream, after: delay)
   }
 
+  func batchHandedOver() {
+    // A driver's code may end more of this connection's calls (closing the channel): theirs
+    // follow in this same call.
+    while !endedCalls.isEmpty {
+      swap(&endedCalls, &endingCalls)
+      for stream in endingCalls { stream.runOnLoop() }
+      endingCalls.removeAll(keepingCapacity: true)
+    }
+  }
+
   func headersRejected(streamID: Int32, reason: String) {
     // nghttp2 has queued RST_STREAM PROTOCOL_ERROR: the call fails now, saying what was wrong,
     // rather than at the stream's close, which would read as a reset by the server.

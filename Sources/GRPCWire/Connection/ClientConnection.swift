@@ -47,6 +47,11 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
   /// The stream `stream(_:)` found last; always one of `streams` (cleared when it leaves).
   var lastLookedUp: ClientStream?
   var waiting: [ClientStream] = []
+  /// Loop-driven calls that ended in the batch of events the session is handing over: their
+  /// ends go to their drivers once the batch is through (``batchHandedOver()``).
+  var endedCalls: [ClientStream] = []
+  /// `endedCalls` being handed on, while new ones go there (swapped, keeping both capacities).
+  var endingCalls: [ClientStream] = []
   var connectTimer: TimerID?
   var keepaliveTimer: TimerID?
   /// Set while a PING of ours awaits its ACK: it closes the connection when it fires.

@@ -38,6 +38,9 @@ protocol HTTP2SessionRole: EventHandler {
   func readProcessed() -> Bool
   /// The end-of-tick flush the session scheduled: write, and act on how it went.
   func flush()
+  /// A batch of events has been handed over (outside nghttp2's callbacks): what the role
+  /// deferred until the batch was through (a client's loop-driven calls' ends) is due now.
+  func batchHandedOver()
   /// nghttp2's data provider (inside mem_send, ``HTTP2Session/bodyProvider(for:)``): the body
   /// of the stream `source` (the role's own stream object) copied into `buffer`; the writers
   /// the copy made room for go to `resume`, resumed once mem_send has returned.
@@ -51,6 +54,7 @@ extension HTTP2SessionRole {
   func frameBegins(_ header: nghttp2_frame_hd) {}
   func resetSent(errorCode: UInt32) {}
   func headersRejected(streamID: Int32, reason: String) {}
+  func batchHandedOver() {}
   var readSlice: Int { .max }
 }
 
@@ -89,6 +93,8 @@ final class HTTP2Session: TickEndHandler {
   /// The batch being handed to the role, while new events go to `recorded`.
   private var handing = SessionEvents()
   private var handingOver = false
+  /// Whether recorded events are being handed to the role (``handOver()``).
+  var isHandingOver: Bool { handingOver }
   /// Writers whose room nghttp2's data providers made (inside mem_send): resumed once it
   /// has returned.
   var writersToResume: [CheckedContinuation<Void, any Error>] = []
@@ -269,7 +275,10 @@ final class HTTP2Session: TickEndHandler {
       swap(&recorded, &handing)
       // A header block split across two reads: its fields so far wait for the rest.
       handing.carryOpenBlock(to: &recorded)
-      if let role { deliver(handing, to: role) }
+      if let role {
+        deliver(handing, to: role)
+        role.batchHandedOver()
+      }
       handing.removeAll()
     }
     return true

@@ -1,0 +1,60 @@
+import FleetSync
+import GRPCTestingProtos
+import Testing
+
+@testable import GRPCWire
+
+/// A loop-driven call's end, byte by byte: when what the session hands over ends the call (the
+/// server's trailers), the end reaches the call's driver once the batch is through — outside
+/// nghttp2's callbacks, and within the same hand-over, not through the loop's queue.
+extension HTTP2SessionClientBytesTests {
+  /// What the completion of a loop-driven call saw as it ran.
+  struct EndSeen: Sendable {
+    var result: Result<GRPCTesting.SimpleResponse, RPCError>
+    /// nghttp2 was running (its callbacks may only record).
+    var insideNGHTTP2: Bool
+    /// The connection's session was handing its batch over: the end came from the batch
+    /// that ended the call, not later from the loop's queue.
+    var duringHandOver: Bool
+  }
+
+  @Test("a loop-driven unary call ended by the server's trailers hears of it after the batch, outside nghttp2, in the same hand-over")
+  func loopCallEndAfterBatch() async throws {
+    let listener = try RawListener()
+    let channel = GRPCChannel(host: "127.0.0.1", port: listener.port)
+    defer { channel.close() }
+    let loop = channel.eventLoop
+    let seen = PosixMutex<EndSeen?>(nil)
+    let request = Self.request
+    let started: Bool = await withCheckedContinuation { continuation in
+      loop.execute {
+        let call = try? channel.startUnary(
+          GRPCTesting.TestService.unaryCall, request, options: CallOptions()
+        ) { result in
+          let session = channel.pool.connections.first?.session
+          seen.withLock {
+            $0 = EndSeen(
+              result: result, insideNGHTTP2: loop.insideNGHTTP2,
+              duringHandOver: session?.isHandingOver == true)
+          }
+        }
+        continuation.resume(returning: call != nil)
+      }
+    }
+    try #require(started, "the loop-driven call did not start")
+    let socket = try #require(
+      await listener.accept(timeout: .seconds(10)), "the channel did not connect")
+    try await Self.readRequest(socket, port: listener.port)
+    // HEADERS, DATA and trailers in one write: one read, one batch, which ends the call.
+    socket.send(Self.answer)
+    let deadline = ContinuousClock.now + .seconds(10)
+    while seen.withLock({ $0 == nil }) {
+      try #require(ContinuousClock.now < deadline, "the call did not end within 10 s")
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    let end = try #require(seen.withLock { $0 })
+    #expect(try end.result.get().payload?.body == Array("abc".utf8))
+    #expect(!end.insideNGHTTP2)
+    #expect(end.duringHandOver)
+  }
+}
