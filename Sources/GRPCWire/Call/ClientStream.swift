@@ -271,8 +271,10 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
   /// The server refused the stream (REFUSED_STREAM, or above a GOAWAY's last stream ID): it
   /// was not processed, so unless response headers already arrived it is to be sent again,
   /// whole, as gRPC's transparent retry allows. Readies the stream for that and returns the
-  /// retry, or `.done` when it cannot be retried.
-  func retryTransparently() -> AfterClose {
+  /// retry, or `.done` when it cannot be retried. Private: only the stream's close may ready
+  /// a retry, and it returns it to the connection; a caller that dropped the `.retry` would
+  /// strand the call (off its connection, with no stream ID, never ended).
+  private func retryTransparently() -> AfterClose {
     guard !machine.isClosed, transparentRetries < Self.maxTransparentRetries else { return .done }
     let replayable = withShared { s -> Bool in
       s.outcome == nil && s.mailbox.rewindForReplay()
