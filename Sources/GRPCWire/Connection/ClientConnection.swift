@@ -178,11 +178,8 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
   /// Acknowledges `count` received bytes: for the stream and the connection while the stream is
   /// open in nghttp2, else for the connection only.
   func consume(streamID: Int32, _ count: Int, streamOpen: Bool) {
-    loop.assertInLoop()
-    guard let nghttp2 = session?.nghttp2, count > 0 else { return }
-    ReceiveCredit.acknowledge(
-      count, streamID: streamID, streamOpen: streamOpen && streams[streamID] != nil, in: nghttp2)
-    scheduleFlush()
+    session?.acknowledge(
+      count, streamID: streamID, streamOpen: streamOpen && streams[streamID] != nil)
   }
 
   func reset(streamID: Int32) {

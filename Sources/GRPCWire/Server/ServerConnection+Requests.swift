@@ -136,11 +136,8 @@ extension ServerConnection {
 
   /// Acknowledges `count` request bytes read (or dropped): the client may send as many more.
   func consume(streamID: Int32, _ count: Int, streamOpen: Bool) {
-    loop.assertInLoop()
-    guard let nghttp2 = session.nghttp2, count > 0 else { return }
-    ReceiveCredit.acknowledge(
-      count, streamID: streamID, streamOpen: streamOpen && streams[streamID] != nil, in: nghttp2)
-    scheduleFlush()
+    session.acknowledge(
+      count, streamID: streamID, streamOpen: streamOpen && streams[streamID] != nil)
   }
 
   /// The client finished its request stream: a call answered on the loop is answered once
