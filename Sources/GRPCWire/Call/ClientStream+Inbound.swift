@@ -68,7 +68,7 @@ extension ClientStream {
         connection?.consume(streamID: streamID, inbound.partialBytes, streamOpen: true)
       }
       guard let first = inbound.first else { return }
-      owedBytes += inbound.owedByMessages
+      core.owe(inbound.owedByMessages)
       messagesReceived += 1 + inbound.more.count
       if oneResponse && messagesReceived > 1 {
         // doc/statuscodes.md: a response cardinality violation is UNIMPLEMENTED. Failed now,
@@ -130,7 +130,7 @@ extension ClientStream {
   func returnCredit(_ credit: Int) {
     loop.assertInLoop()
     guard !streamClosed else { return }
-    owedBytes -= credit
+    core.acknowledged(credit)
     connection?.consume(streamID: streamID, credit, streamOpen: true)
   }
 }

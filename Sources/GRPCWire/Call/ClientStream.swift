@@ -51,8 +51,6 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
   /// The call is over (``finish(_:reset:)`` ran): `shared`'s outcome is set. The loop's own
   /// copy, so the pool and the connection check it with no lock.
   var ended = false
-  /// Acknowledgement owed for complete messages handed to the caller but not yet read.
-  var owedBytes = 0
   var streamClosed = false
   /// The data provider said "deferred": new request bytes must resume it.
   var dataDeferred = false
@@ -260,10 +258,7 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
     }
     streamClosed = true
     // Messages nobody read any more still hold connection window: give it back now.
-    if owedBytes > 0 {
-      connection?.consume(streamID: streamID, owedBytes, streamOpen: false)
-      owedBytes = 0
-    }
+    connection?.consume(streamID: streamID, core.releaseOwed(), streamOpen: false)
     connection = nil
     return .done
   }
@@ -281,10 +276,7 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
     }
     guard replayable else { return .done }
     transparentRetries += 1
-    if owedBytes > 0 {
-      connection?.consume(streamID: streamID, owedBytes, streamOpen: false)
-      owedBytes = 0
-    }
+    connection?.consume(streamID: streamID, core.releaseOwed(), streamOpen: false)
     streamID = -1
     connection = nil
     dataDeferred = false

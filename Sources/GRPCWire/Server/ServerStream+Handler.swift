@@ -74,7 +74,9 @@ extension ServerStream {
   func acknowledgeReadCredit() {
     loop.assertInLoop()
     let credit = shared.withLock { $0.mailbox.takeCredit() }
-    if credit > 0 { connection?.consume(streamID: id, credit, streamOpen: !machine.isClosed) }
+    guard credit > 0 else { return }
+    core.acknowledged(credit)
+    connection?.consume(streamID: id, credit, streamOpen: !machine.isClosed)
   }
 
   /// Queues one response message, framed straight into the outbound queue; suspends only while

@@ -119,6 +119,7 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
     }
     connection?.consume(streamID: id, inbound.partialBytes, streamOpen: true)
     guard let first = inbound.first else { return nil }
+    core.owe(inbound.owedByMessages)
     // A waiting reader gets its request under the same lock that queued it, and its bytes
     // are acknowledged at once.
     let handed = shared.withLock { s in
@@ -127,6 +128,7 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
       return handed
     }
     if let (reader, request) = handed {
+      core.acknowledged(request.owed)
       connection?.consume(streamID: id, request.owed, streamOpen: true)
       reader.resume(returning: request)
     }
@@ -181,11 +183,14 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   /// its receive window get them back.
   func discardQueues() {
     loop.assertInLoop()
-    let (dropped, unread) = shared.withLock { s -> (Int, Int) in
-      (s.mailbox.removeUnsent(), s.mailbox.removeMessages().unacknowledged + s.mailbox.takeCredit())
+    let dropped = shared.withLock { s -> Int in
+      // What the messages owe, read or not, is the core's account (released below).
+      _ = s.mailbox.removeMessages()
+      _ = s.mailbox.takeCredit()
+      return s.mailbox.removeUnsent()
     }
     sendBudget?.released(dropped)
-    connection?.consume(streamID: id, unread, streamOpen: false)
+    connection?.consume(streamID: id, core.releaseOwed(), streamOpen: false)
   }
 
   func responseBytesQueued() {

@@ -5,11 +5,16 @@
 /// Loop-only, a value inside its stream. It decides and returns what to do; the stream does
 /// it (acknowledges bytes to its connection, resumes its reader). So far it holds the inbound
 /// hand-off: a stream's DATA deframed into complete messages, with the flow-control bytes that
-/// are acknowledged at once. (Issue 33 moves the two roles' other mirrored pairs here one at a
-/// time: outbound queue, acknowledgement of what the reader took, abort, finish.)
+/// are acknowledged at once, and the account of those its messages still owe until their
+/// reader takes them. (Issue 33 moves the two roles' other mirrored pairs here one at a
+/// time: outbound queue, abort, finish.)
 struct StreamCore {
   /// Received DATA in, complete messages out.
   var deframer: MessageDeframer
+  /// Receive-window bytes of complete messages handed on and not yet acknowledged: each
+  /// message's share is acknowledged as its reader takes it, and what is left as the stream
+  /// closes (for the connection only, then).
+  private(set) var owedBytes = 0
 
   /// A core whose messages may be at most `maxReceiveSize` bytes.
   init(maxReceiveSize: Int) {
@@ -47,5 +52,23 @@ struct StreamCore {
     return Inbound(
       first: first, more: more, partialBytes: partialBytes,
       owedByMessages: bytes.count - partialBytes)
+  }
+
+  /// Messages whose bytes come to `count` were handed on (``Inbound/owedByMessages``): they
+  /// owe them until their reader takes them.
+  mutating func owe(_ count: Int) {
+    owedBytes += count
+  }
+
+  /// Readers took messages owing `count` bytes, which the stream now acknowledges.
+  mutating func acknowledged(_ count: Int) {
+    owedBytes -= count
+  }
+
+  /// The stream is over (or starts over): every byte still owed, which the stream
+  /// acknowledges for the connection only; nothing is owed afterwards.
+  mutating func releaseOwed() -> Int {
+    defer { owedBytes = 0 }
+    return owedBytes
   }
 }

@@ -4,7 +4,8 @@ import Testing
 
 /// The inbound hand-off both roles' streams share: a chunk of DATA becomes its complete
 /// messages, in order, each owing the bytes of it the chunk brought, and the bytes of a
-/// message still arriving are set apart for acknowledgement at once.
+/// message still arriving are set apart for acknowledgement at once; what handed-on
+/// messages owe is accounted until their reader takes them.
 @Suite("Stream core: inbound hand-off")
 struct StreamCoreTests {
   /// A message as a stream carries it: flag, 4-byte length, payload.
@@ -72,5 +73,21 @@ struct StreamCoreTests {
     #expect(throws: MessageDeframer.Failure.tooLarge(announced: 5, limit: 4)) {
       try Self.receive(&core, Self.framed([1, 2, 3, 4, 5]))
     }
+  }
+
+  @Test("what handed-on messages owe is owed until acknowledged; the rest is released once")
+  func owedBytes() throws {
+    var core = StreamCore(maxReceiveSize: 1 << 20)
+    let inbound = try Self.receive(&core, Self.framed([1]) + Self.framed([2, 2]))
+    core.owe(inbound.owedByMessages)
+    #expect(core.owedBytes == 13)
+    // The reader took the first message: its 6 bytes are acknowledged.
+    let first = try #require(inbound.first)
+    core.acknowledged(first.owed)
+    #expect(core.owedBytes == 7)
+    // The stream closes with the second unread: its 7 bytes go back, once.
+    #expect(core.releaseOwed() == 7)
+    #expect(core.owedBytes == 0)
+    #expect(core.releaseOwed() == 0)
   }
 }
