@@ -120,7 +120,7 @@ extension ClientStream {
   /// headers' metadata (see ``awaitEnd()``).
   func takeEnd() -> (messages: [Received], outcome: CallOutcome, headMetadata: Metadata?) {
     withShared { s in
-      (s.mailbox.removeMessages().messages, s.outcome!, s.head?.metadata)
+      (s.mailbox.removeMessages(), s.outcome!, s.head?.metadata)
     }
   }
 

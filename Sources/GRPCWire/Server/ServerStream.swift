@@ -185,7 +185,7 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
     loop.assertInLoop()
     let dropped = shared.withLock { s -> Int in
       // What the messages owe, read or not, is the core's account (released below).
-      _ = s.mailbox.removeMessages()
+      s.mailbox.removeMessages()
       _ = s.mailbox.takeCredit()
       return s.mailbox.removeUnsent()
     }

@@ -133,16 +133,14 @@ struct StreamMailbox<Message: MailboxMessage> {
     return creditToReturn
   }
 
-  /// Empties the inbound queue: the messages not taken, and the bytes they still owe. Credit
-  /// for messages already taken stays for ``takeCredit()``.
-  mutating func removeMessages() -> (messages: [Message], unacknowledged: Int) {
+  /// Empties the inbound queue and returns the messages not taken; what they owe is the
+  /// stream core's account. Credit for messages already taken stays for ``takeCredit()``.
+  @discardableResult mutating func removeMessages() -> [Message] {
     let rest = inboundHead == 0 ? inbound : Array(inbound[inboundHead...])
-    var unacknowledged = 0
-    for message in rest { unacknowledged += message.owed }
     inbound = []
     inboundHead = 0
     bufferedBytes = 0
-    return (rest, unacknowledged)
+    return rest
   }
 
   // MARK: Bytes to send

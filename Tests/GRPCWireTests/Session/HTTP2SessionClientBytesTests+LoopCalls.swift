@@ -18,7 +18,7 @@ extension HTTP2SessionClientBytesTests {
     var duringHandOver: Bool
   }
 
-  @Test("a loop-driven unary call ended by the server's trailers hears of it after the batch, outside nghttp2, in the same hand-over")
+  @Test("a loop-driven call ended by trailers hears of it after the batch, outside nghttp2")
   func loopCallEndAfterBatch() async throws {
     let listener = try RawListener()
     let channel = GRPCChannel(host: "127.0.0.1", port: listener.port)
