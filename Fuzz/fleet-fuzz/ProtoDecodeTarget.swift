@@ -2,8 +2,8 @@ import FleetProtos
 import FleetProtosFixtures
 
 extension FuzzTarget {
-  /// protobuf-c decode of every Fleet Engine, google.rpc and well-known message, then a
-  /// re-encode.
+  /// Decode of every Fleet Engine, google.rpc and well-known message, then a re-encode; the
+  /// decode straight from the wire held to protobuf-c's unpack of the same bytes.
   ///
   /// Input: a selector byte (index into ``decodedTypes``, modulo their count), then the
   /// message's bytes.
@@ -11,7 +11,7 @@ extension FuzzTarget {
     name: "proto-decode",
     summary:
       "decode of every Fleet Engine/google.rpc message: decode(encode(m)) == m, stable bytes, "
-      + "the bytes protobuf-c packs",
+      + "the bytes protobuf-c packs, the straight decode's values and verdicts protobuf-c's",
     seeds: protoSeeds,
     run: fuzzProtoDecode)
 }
@@ -22,7 +22,13 @@ private let decodedTypes = PeerMessageTypes.all
 private func fuzzProtoDecode(_ input: UnsafeRawBufferPointer) {
   guard let selector = input.first else { return }
   let type = decodedTypes[Int(selector) % decodedTypes.count]
-  checkRoundTrip(type, UnsafeRawBufferPointer(rebasing: input[1...]))
+  let bytes = UnsafeRawBufferPointer(rebasing: input[1...])
+  checkRoundTrip(type, bytes)
+  // The decode straight from the wire against protobuf-c's unpack, the codec of record.
+  if let bridged = type as? any CBridgedMessage.Type {
+    let verdict = WireDecodeCheck.check(bridged, bytes)
+    invariant(verdict.problem == nil, verdict.problem ?? "")
+  }
 }
 
 private func checkRoundTrip<M: ProtoMessage>(_: M.Type, _ bytes: UnsafeRawBufferPointer) {

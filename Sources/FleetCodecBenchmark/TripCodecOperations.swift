@@ -15,6 +15,9 @@ public enum TripCodecOperations {
   public static let decode = "decode"
   public static let encodeIntoBuffer = "encode into a reused buffer"
   public static let rawUnpack = "protobuf-c unpack + free (raw C)"
+  /// The decode before issue 37's straight decode: protobuf-c's unpack into an arena on the
+  /// stack, then the Swift values built from its C tree.
+  public static let decodeThroughC = "decode through protobuf-c's unpack (decodeThroughC)"
   public static let rawPack = "protobuf-c pack into a reused buffer (raw C)"
 
   /// Our decode and encode of `trip`, whose encoding is `bytes`.
@@ -24,6 +27,10 @@ public enum TripCodecOperations {
     return [
       CodecOperation(group: "decode", name: decode) {
         (try? FleetEngine.Trip(serializedBytes: bytes))?.route.count ?? -1
+      },
+      CodecOperation(group: "decode", name: decodeThroughC) {
+        (try? bytes.withUnsafeBytes { raw in try FleetEngine.Trip.decodeThroughC(raw) })?.route
+          .count ?? -1
       },
       CodecOperation(group: "encode", name: "encode") { trip.serializedBytes().count },
       CodecOperation(group: "encode", name: encodeIntoBuffer) {

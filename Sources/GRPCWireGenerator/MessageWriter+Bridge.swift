@@ -68,6 +68,8 @@ extension MessageWriter {
     line("    unknownFields.fill(c, arena)")
     line("  }")
     line()
+    try wireDecode(b)
+    line()
     try direct(b)
     line("}")
     if cowMessages.contains(b.full) {
@@ -87,7 +89,7 @@ extension MessageWriter {
   /// string or bytes, which a trip repeats across its messages (a waypoint's location is the
   /// trip's pickup or drop-off point). One of scalars alone is not: its storage is the only
   /// allocation a match would save, and remembering it would push out the ones that hold more.
-  private func recalled(_ type: String) -> Bool {
+  func recalled(_ type: String) -> Bool {
     cowMessages.contains(type) && holdsHeapValues(type)
   }
 
@@ -120,6 +122,9 @@ extension MessageWriter {
   struct SharingSource {
     var value: String
     var list: Bool
+    /// Where its bytes are in the message's: the first field numbered `numbers[0]`, then,
+    /// inside it, the field numbered `numbers[1]` (the last number names the field compared).
+    var numbers: [Int32]
   }
 
   /// What `f` decodes to is first compared with these values, read in place
@@ -135,9 +140,9 @@ extension MessageWriter {
   ///   `current_route_segment_traffic` are its first remaining waypoint's `path_to_waypoint`
   ///   and `traffic_to_waypoint` (both lead to that waypoint). Types of scalars alone
   ///   (`Timestamp`) are not compared: decoding them allocates nothing.
-  private func sharingSources(_ f: MessageField, _ earlier: ArraySlice<MessageField>)
-    -> [SharingSource]
-  {
+  func sharingSources(
+    _ f: MessageField, _ earlier: ArraySlice<MessageField>, prefix: String = ""
+  ) -> [SharingSource] {
     guard f.kind == .message, !f.map, f.presentIf == nil, let type = f.proto.typeName else {
       return []
     }
@@ -145,10 +150,15 @@ extension MessageWriter {
     if shared(type) {
       for e in earlier
       where e.kind == .message && !e.map && e.presentIf == nil && e.proto.typeName == type {
+        let value = prefix + e.id
         if f.repeated {
-          if e.repeated { sources.append(SharingSource(value: e.id, list: true)) }
+          if e.repeated {
+            sources.append(SharingSource(value: value, list: true, numbers: [e.number]))
+          }
         } else {
-          sources.append(SharingSource(value: e.repeated ? "\(e.id).first" : e.id, list: false))
+          sources.append(
+            SharingSource(
+              value: e.repeated ? "\(value).first" : value, list: false, numbers: [e.number]))
         }
       }
     }
@@ -160,8 +170,10 @@ extension MessageWriter {
       for g in element.field
       where g.typeName == type && (g.label == .repeated) == f.repeated && g.oneofIndex == nil {
         let name = SwiftNames.identifier(SwiftNames.camel(g.name ?? "", upperFirst: false))
-        let value = f.repeated ? "(\(e.id).first?.\(name) ?? [])" : "\(e.id).first?.\(name)"
-        sources.append(SharingSource(value: value, list: f.repeated))
+        let list = prefix + e.id
+        let value = f.repeated ? "(\(list).first?.\(name) ?? [])" : "\(list).first?.\(name)"
+        sources.append(
+          SharingSource(value: value, list: f.repeated, numbers: [e.number, g.number ?? 0]))
       }
     }
     return sources

@@ -219,7 +219,7 @@ struct MessageWriter {
     line(
       "\(i2)public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {"
     )
-    line("\(i2)  self = try Self.decodeThroughC(bytes)")
+    line("\(i2)  self = try Self.decodeFromWire(bytes)")
     line("\(i2)}")
     line()
     line("\(i2)public func encode(appendingTo buffer: inout [UInt8]) {")

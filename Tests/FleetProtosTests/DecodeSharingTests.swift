@@ -90,6 +90,17 @@ struct DecodeSharingTests {
   /// segment as fleet-sim sends it: the first waypoint's location, trip and type only.
   func waypointsAtStops() -> FleetEngine.Trip {
     var sample = SampleTrips.fullyPopulated
+    // Every TerminalLocation of the sample has one place ID: give the stops their own, so
+    // that a waypoint's place ID buffer can only be its own stop's.
+    for (stop, place) in [
+      (\FleetEngine.Trip.pickupPoint, "ChIJ-pickup-place-0000000001"),
+      (\FleetEngine.Trip.dropoffPoint, "ChIJ-dropoff-place-000000002"),
+    ] {
+      var id = FleetEngine.TerminalPointId()
+      id.id = .placeID(place)
+      id.value = place
+      sample[keyPath: stop]?.terminalPointID = id
+    }
     sample.remainingWaypoints[0].location = sample.pickupPoint
     sample.remainingWaypoints[1].location = sample.dropoffPoint
     sample.vehicleWaypoints = sample.remainingWaypoints
@@ -122,8 +133,12 @@ struct DecodeSharingTests {
     #expect(trip.remainingWaypoints[1].location == trip.dropoffPoint)
     #expect(trip.currentRouteSegmentEndPoint?.location == trip.pickupPoint)
     let pickup = try placeIDBuffer(trip.pickupPoint)
+    let dropoff = try placeIDBuffer(trip.dropoffPoint)
     #expect(pickup != nil)
+    #expect(dropoff != nil)
+    #expect(pickup != dropoff)
     #expect(try placeIDBuffer(trip.remainingWaypoints[0].location) == pickup)
+    #expect(try placeIDBuffer(trip.remainingWaypoints[1].location) == dropoff)
     #expect(try placeIDBuffer(trip.currentRouteSegmentEndPoint?.location) == pickup)
   }
 

@@ -35,7 +35,7 @@ extension FleetFeed {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -66,7 +66,7 @@ extension FleetFeed {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -115,6 +115,39 @@ extension FleetFeed.WatchTripRequest: CBridgedMessage {
     if let v = currentRouteSegmentTrafficVersion { c.pointee.current_route_segment_traffic_version = arena.message(v) }
     if let v = remainingWaypointsRouteVersion { c.pointee.remaining_waypoints_route_version = arena.message(v) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        name = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        view = FleetEngine.TripView(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 3:
+        routeFormatType = FleetEngine.PolylineFormatType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 4:
+        let _d = try _r.delimited(_tag.wireType)
+        if currentRouteSegmentVersion != nil { throw ProtoReader.leftToProtobufC() }
+        currentRouteSegmentVersion = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 5:
+        let _d = try _r.delimited(_tag.wireType)
+        if remainingWaypointsVersion != nil { throw ProtoReader.leftToProtobufC() }
+        remainingWaypointsVersion = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 6:
+        let _d = try _r.delimited(_tag.wireType)
+        if currentRouteSegmentTrafficVersion != nil { throw ProtoReader.leftToProtobufC() }
+        currentRouteSegmentTrafficVersion = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 7:
+        let _d = try _r.delimited(_tag.wireType)
+        if remainingWaypointsRouteVersion != nil { throw ProtoReader.leftToProtobufC() }
+        remainingWaypointsRouteVersion = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -186,6 +219,27 @@ extension FleetFeed.TripUpdate: CBridgedMessage {
     c.pointee.sequence = sequence
     if let v = updateTime { c.pointee.update_time = arena.message(v) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if trip != nil { throw ProtoReader.leftToProtobufC() }
+        trip = try _strings.message(wire: _d, as: FleetEngine.Trip.self)
+      case 2:
+        sequence = try _r.varint(_tag.wireType)
+      case 3:
+        let _d = try _r.delimited(_tag.wireType)
+        if updateTime != nil { throw ProtoReader.leftToProtobufC() }
+        updateTime = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {

@@ -328,7 +328,7 @@ extension FleetEngine {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -370,7 +370,7 @@ extension FleetEngine {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -417,7 +417,7 @@ extension FleetEngine {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -445,7 +445,7 @@ extension FleetEngine {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -554,7 +554,7 @@ extension FleetEngine {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -579,7 +579,7 @@ extension FleetEngine {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -641,6 +641,23 @@ extension FleetEngine.TerminalPointId: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 2:
+        id = .placeID(try _strings.string(_r.delimited(_tag.wireType)))
+      case 3:
+        id = .generatedID(try _strings.string(_r.delimited(_tag.wireType)))
+      case 4:
+        value = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if case .placeID(let v)? = self.id {
@@ -700,6 +717,31 @@ extension FleetEngine.TerminalLocation: CBridgedMessage {
     if !tripID.isEmpty { c.pointee.trip_id = arena.cString(tripID) }
     c.pointee.terminal_location_type = .init(rawValue: .init(truncatingIfNeeded: terminalLocationType.rawValue))
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if point != nil { throw ProtoReader.leftToProtobufC() }
+        point = try GoogleType.LatLng(wireBytes: _d, strings: &_strings)
+      case 2:
+        let _d = try _r.delimited(_tag.wireType)
+        if terminalPointID != nil { throw ProtoReader.leftToProtobufC() }
+        terminalPointID = try FleetEngine.TerminalPointId(wireBytes: _d, strings: &_strings)
+      case 3:
+        accessPointID = try _strings.string(_r.delimited(_tag.wireType))
+      case 4:
+        tripID = try _strings.string(_r.delimited(_tag.wireType))
+      case 5:
+        terminalLocationType = FleetEngine.WaypointType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -788,6 +830,47 @@ extension FleetEngine.TripWaypoint: CBridgedMessage {
     if let v = eta { c.pointee.eta = arena.message(v) }
     if let v = duration { c.pointee.duration = arena.message(v) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if location != nil { throw ProtoReader.leftToProtobufC() }
+        location = try FleetEngine.TerminalLocation(wireBytes: _d, strings: &_strings)
+      case 2:
+        tripID = try _strings.string(_r.delimited(_tag.wireType))
+      case 3:
+        waypointType = FleetEngine.WaypointType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 4:
+        let _d = try _r.delimited(_tag.wireType)
+        if pathToWaypoint.isEmpty { pathToWaypoint.reserveCapacity(1 + _r.occurrences(of: 4)) }
+        pathToWaypoint.append(try GoogleType.LatLng(wireBytes: _d, strings: &_strings))
+      case 5:
+        encodedPathToWaypoint = try _strings.string(_r.delimited(_tag.wireType))
+      case 6:
+        let _d = try _r.delimited(_tag.wireType)
+        if distanceMeters != nil { throw ProtoReader.leftToProtobufC() }
+        distanceMeters = try GoogleProtobuf.Int32Value(wireBytes: _d, strings: &_strings).value
+      case 7:
+        let _d = try _r.delimited(_tag.wireType)
+        if eta != nil { throw ProtoReader.leftToProtobufC() }
+        eta = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 8:
+        let _d = try _r.delimited(_tag.wireType)
+        if duration != nil { throw ProtoReader.leftToProtobufC() }
+        duration = try GoogleProtobuf.Duration(wireBytes: _d, strings: &_strings)
+      case 10:
+        let _d = try _r.delimited(_tag.wireType)
+        if trafficToWaypoint != nil { throw ProtoReader.leftToProtobufC() }
+        trafficToWaypoint = try FleetEngine.ConsumableTrafficPolyline(wireBytes: _d, strings: &_strings)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -898,6 +981,27 @@ extension FleetEngine.VehicleAttribute: CBridgedMessage {
     case nil: break
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        key = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        value = try _strings.string(_r.delimited(_tag.wireType))
+      case 3:
+        vehicleAttributeValue = .stringValue(try _strings.string(_r.delimited(_tag.wireType)))
+      case 4:
+        vehicleAttributeValue = .boolValue(try _r.bool(_tag.wireType))
+      case 5:
+        vehicleAttributeValue = .numberValue(Double(bitPattern: try _r.fixed64(_tag.wireType)))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -1200,6 +1304,137 @@ extension FleetEngine.VehicleLocation: CBridgedMessage {
     }
     c.pointee.road_snapped = roadSnapped ? 1 : 0
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if location != nil { throw ProtoReader.leftToProtobufC() }
+        location = try GoogleType.LatLng(wireBytes: _d, strings: &_strings)
+      case 2:
+        let _d = try _r.delimited(_tag.wireType)
+        if heading != nil { throw ProtoReader.leftToProtobufC() }
+        heading = try GoogleProtobuf.Int32Value(wireBytes: _d, strings: &_strings).value
+      case 3:
+        let _d = try _r.delimited(_tag.wireType)
+        if speedKmph != nil { throw ProtoReader.leftToProtobufC() }
+        speedKmph = try GoogleProtobuf.Int32Value(wireBytes: _d, strings: &_strings).value
+      case 4:
+        let _d = try _r.delimited(_tag.wireType)
+        if updateTime != nil { throw ProtoReader.leftToProtobufC() }
+        updateTime = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 5:
+        let _d = try _r.delimited(_tag.wireType)
+        if altitude != nil { throw ProtoReader.leftToProtobufC() }
+        altitude = try GoogleProtobuf.DoubleValue(wireBytes: _d, strings: &_strings).value
+      case 6:
+        let _d = try _r.delimited(_tag.wireType)
+        if speed != nil { throw ProtoReader.leftToProtobufC() }
+        speed = try GoogleProtobuf.DoubleValue(wireBytes: _d, strings: &_strings).value
+      case 7:
+        let _d = try _r.delimited(_tag.wireType)
+        if speedAccuracy != nil { throw ProtoReader.leftToProtobufC() }
+        speedAccuracy = try GoogleProtobuf.DoubleValue(wireBytes: _d, strings: &_strings).value
+      case 8:
+        let _d = try _r.delimited(_tag.wireType)
+        if horizontalAccuracy != nil { throw ProtoReader.leftToProtobufC() }
+        horizontalAccuracy = try GoogleProtobuf.DoubleValue(wireBytes: _d, strings: &_strings).value
+      case 9:
+        let _d = try _r.delimited(_tag.wireType)
+        if verticalAccuracy != nil { throw ProtoReader.leftToProtobufC() }
+        verticalAccuracy = try GoogleProtobuf.DoubleValue(wireBytes: _d, strings: &_strings).value
+      case 10:
+        let _d = try _r.delimited(_tag.wireType)
+        if bearingAccuracy != nil { throw ProtoReader.leftToProtobufC() }
+        bearingAccuracy = try GoogleProtobuf.DoubleValue(wireBytes: _d, strings: &_strings).value
+      case 11:
+        locationSensor = FleetEngine.LocationSensor(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 12:
+        let _d = try _r.delimited(_tag.wireType)
+        if isGpsSensorEnabled != nil { throw ProtoReader.leftToProtobufC() }
+        isGpsSensorEnabled = try GoogleProtobuf.BoolValue(wireBytes: _d, strings: &_strings).value
+      case 13:
+        let _d = try _r.delimited(_tag.wireType)
+        if serverTime != nil { throw ProtoReader.leftToProtobufC() }
+        serverTime = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 14:
+        let _d = try _r.delimited(_tag.wireType)
+        if timeSinceUpdate != nil { throw ProtoReader.leftToProtobufC() }
+        timeSinceUpdate = try GoogleProtobuf.Int32Value(wireBytes: _d, strings: &_strings).value
+      case 15:
+        let _d = try _r.delimited(_tag.wireType)
+        if numStaleUpdates != nil { throw ProtoReader.leftToProtobufC() }
+        numStaleUpdates = try GoogleProtobuf.Int32Value(wireBytes: _d, strings: &_strings).value
+      case 16:
+        let _d = try _r.delimited(_tag.wireType)
+        if rawLocation != nil { throw ProtoReader.leftToProtobufC() }
+        rawLocation = try GoogleType.LatLng(wireBytes: _d, strings: &_strings)
+      case 17:
+        let _d = try _r.delimited(_tag.wireType)
+        if rawLocationTime != nil { throw ProtoReader.leftToProtobufC() }
+        rawLocationTime = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 18:
+        let _d = try _r.delimited(_tag.wireType)
+        if supplementalLocation != nil { throw ProtoReader.leftToProtobufC() }
+        supplementalLocation = try GoogleType.LatLng(wireBytes: _d, strings: &_strings)
+      case 19:
+        let _d = try _r.delimited(_tag.wireType)
+        if supplementalLocationTime != nil { throw ProtoReader.leftToProtobufC() }
+        supplementalLocationTime = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 20:
+        supplementalLocationSensor = FleetEngine.LocationSensor(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 21:
+        let _d = try _r.delimited(_tag.wireType)
+        if supplementalLocationAccuracy != nil { throw ProtoReader.leftToProtobufC() }
+        supplementalLocationAccuracy = try GoogleProtobuf.DoubleValue(wireBytes: _d, strings: &_strings).value
+      case 22:
+        let _d = try _r.delimited(_tag.wireType)
+        if latlngAccuracy != nil { throw ProtoReader.leftToProtobufC() }
+        latlngAccuracy = try GoogleProtobuf.DoubleValue(wireBytes: _d, strings: &_strings).value
+      case 23:
+        let _d = try _r.delimited(_tag.wireType)
+        if headingAccuracy != nil { throw ProtoReader.leftToProtobufC() }
+        headingAccuracy = try GoogleProtobuf.DoubleValue(wireBytes: _d, strings: &_strings).value
+      case 24:
+        let _d = try _r.delimited(_tag.wireType)
+        if altitudeAccuracy != nil { throw ProtoReader.leftToProtobufC() }
+        altitudeAccuracy = try GoogleProtobuf.DoubleValue(wireBytes: _d, strings: &_strings).value
+      case 25:
+        let _d = try _r.delimited(_tag.wireType)
+        if rawLocationAccuracy != nil { throw ProtoReader.leftToProtobufC() }
+        rawLocationAccuracy = try GoogleProtobuf.DoubleValue(wireBytes: _d, strings: &_strings).value
+      case 26:
+        roadSnapped = try _r.bool(_tag.wireType)
+      case 27:
+        let _d = try _r.delimited(_tag.wireType)
+        if isRoadSnapped != nil { throw ProtoReader.leftToProtobufC() }
+        isRoadSnapped = try GoogleProtobuf.BoolValue(wireBytes: _d, strings: &_strings).value
+      case 28:
+        rawLocationSensor = FleetEngine.LocationSensor(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 29:
+        let _d = try _r.delimited(_tag.wireType)
+        if flpLocation != nil { throw ProtoReader.leftToProtobufC() }
+        flpLocation = try GoogleType.LatLng(wireBytes: _d, strings: &_strings)
+      case 30:
+        let _d = try _r.delimited(_tag.wireType)
+        if flpUpdateTime != nil { throw ProtoReader.leftToProtobufC() }
+        flpUpdateTime = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 31:
+        let _d = try _r.delimited(_tag.wireType)
+        if flpLatlngAccuracyMeters != nil { throw ProtoReader.leftToProtobufC() }
+        flpLatlngAccuracyMeters = try GoogleProtobuf.DoubleValue(wireBytes: _d, strings: &_strings).value
+      case 32:
+        let _d = try _r.delimited(_tag.wireType)
+        if flpHeadingDegrees != nil { throw ProtoReader.leftToProtobufC() }
+        flpHeadingDegrees = try GoogleProtobuf.Int32Value(wireBytes: _d, strings: &_strings).value
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -1549,6 +1784,25 @@ extension FleetEngine.TripAttribute: CBridgedMessage {
     case nil: break
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        key = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        tripAttributeValue = .stringValue(try _strings.string(_r.delimited(_tag.wireType)))
+      case 3:
+        tripAttributeValue = .boolValue(try _r.bool(_tag.wireType))
+      case 4:
+        tripAttributeValue = .numberValue(Double(bitPattern: try _r.fixed64(_tag.wireType)))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {

@@ -46,7 +46,7 @@ extension FleetEngine {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -218,6 +218,41 @@ extension FleetEngine.RequestHeader: CBridgedMessage {
     c.pointee.android_api_level = androidApiLevel
     if !traceID.isEmpty { c.pointee.trace_id = arena.cString(traceID) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        languageCode = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        regionCode = try _strings.string(_r.delimited(_tag.wireType))
+      case 3:
+        sdkVersion = try _strings.string(_r.delimited(_tag.wireType))
+      case 4:
+        osVersion = try _strings.string(_r.delimited(_tag.wireType))
+      case 5:
+        deviceModel = try _strings.string(_r.delimited(_tag.wireType))
+      case 6:
+        sdkType = FleetEngine.RequestHeader.SdkType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 7:
+        mapsSdkVersion = try _strings.string(_r.delimited(_tag.wireType))
+      case 8:
+        navSdkVersion = try _strings.string(_r.delimited(_tag.wireType))
+      case 9:
+        platform = FleetEngine.RequestHeader.Platform(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 10:
+        manufacturer = try _strings.string(_r.delimited(_tag.wireType))
+      case 11:
+        androidApiLevel = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 12:
+        traceID = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {

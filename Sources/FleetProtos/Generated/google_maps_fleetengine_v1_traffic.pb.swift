@@ -26,7 +26,7 @@ extension FleetEngine {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -105,7 +105,7 @@ extension FleetEngine {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -142,6 +142,23 @@ extension FleetEngine.SpeedReadingInterval: CBridgedMessage {
     c.pointee.end_polyline_point_index = endPolylinePointIndex
     c.pointee.speed = .init(rawValue: .init(truncatingIfNeeded: speed.rawValue))
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        startPolylinePointIndex = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 2:
+        endPolylinePointIndex = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 3:
+        speed = FleetEngine.SpeedReadingInterval.Speed(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -189,6 +206,23 @@ extension FleetEngine.ConsumableTrafficPolyline: CBridgedMessage {
     }
     if !encodedPathToWaypoint.isEmpty { c.pointee.encoded_path_to_waypoint = arena.cString(encodedPathToWaypoint) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if speedReadingInterval.isEmpty { speedReadingInterval.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        speedReadingInterval.append(try FleetEngine.SpeedReadingInterval(wireBytes: _d, strings: &_strings))
+      case 2:
+        encodedPathToWaypoint = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {

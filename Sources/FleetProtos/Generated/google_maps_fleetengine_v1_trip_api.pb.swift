@@ -34,7 +34,7 @@ extension FleetEngine {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -87,7 +87,7 @@ extension FleetEngine {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -111,7 +111,7 @@ extension FleetEngine {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -143,7 +143,7 @@ extension FleetEngine {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -222,7 +222,7 @@ extension FleetEngine {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -258,7 +258,7 @@ extension FleetEngine {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -283,7 +283,7 @@ extension FleetEngine {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -323,6 +323,29 @@ extension FleetEngine.CreateTripRequest: CBridgedMessage {
     if !tripID.isEmpty { c.pointee.trip_id = arena.cString(tripID) }
     if let v = trip { c.pointee.trip = arena.message(v) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if header != nil { throw ProtoReader.leftToProtobufC() }
+        header = try FleetEngine.RequestHeader(wireBytes: _d, strings: &_strings)
+      case 3:
+        parent = try _strings.string(_r.delimited(_tag.wireType))
+      case 4:
+        let _d = try _r.delimited(_tag.wireType)
+        if trip != nil { throw ProtoReader.leftToProtobufC() }
+        trip = try _strings.message(wire: _d, as: FleetEngine.Trip.self)
+      case 5:
+        tripID = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -395,6 +418,43 @@ extension FleetEngine.GetTripRequest: CBridgedMessage {
     if let v = currentRouteSegmentTrafficVersion { c.pointee.current_route_segment_traffic_version = arena.message(v) }
     if let v = remainingWaypointsRouteVersion { c.pointee.remaining_waypoints_route_version = arena.message(v) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if header != nil { throw ProtoReader.leftToProtobufC() }
+        header = try FleetEngine.RequestHeader(wireBytes: _d, strings: &_strings)
+      case 3:
+        name = try _strings.string(_r.delimited(_tag.wireType))
+      case 6:
+        let _d = try _r.delimited(_tag.wireType)
+        if currentRouteSegmentVersion != nil { throw ProtoReader.leftToProtobufC() }
+        currentRouteSegmentVersion = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 7:
+        let _d = try _r.delimited(_tag.wireType)
+        if remainingWaypointsVersion != nil { throw ProtoReader.leftToProtobufC() }
+        remainingWaypointsVersion = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 8:
+        routeFormatType = FleetEngine.PolylineFormatType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 9:
+        let _d = try _r.delimited(_tag.wireType)
+        if currentRouteSegmentTrafficVersion != nil { throw ProtoReader.leftToProtobufC() }
+        currentRouteSegmentTrafficVersion = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 10:
+        let _d = try _r.delimited(_tag.wireType)
+        if remainingWaypointsRouteVersion != nil { throw ProtoReader.leftToProtobufC() }
+        remainingWaypointsRouteVersion = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 11:
+        view = FleetEngine.TripView(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -471,6 +531,23 @@ extension FleetEngine.DeleteTripRequest: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if header != nil { throw ProtoReader.leftToProtobufC() }
+        header = try FleetEngine.RequestHeader(wireBytes: _d, strings: &_strings)
+      case 2:
+        name = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.header {
@@ -529,6 +606,28 @@ extension FleetEngine.ReportBillableTripRequest: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 2:
+        name = try _strings.string(_r.delimited(_tag.wireType))
+      case 3:
+        countryCode = try _strings.string(_r.delimited(_tag.wireType))
+      case 5:
+        platform = FleetEngine.BillingPlatformIdentifier(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 6:
+        if relatedIds.isEmpty { relatedIds.reserveCapacity(1 + _r.occurrences(of: 6)) }
+        relatedIds.append(try _strings.string(_r.delimited(_tag.wireType)))
+      case 7:
+        solutionType = FleetEngine.ReportBillableTripRequest.SolutionType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.name, tagSize: 1, omittingEmpty: true)
@@ -585,6 +684,31 @@ extension FleetEngine.UpdateTripRequest: CBridgedMessage {
     if let v = trip { c.pointee.trip = arena.message(v) }
     if let v = updateMask { c.pointee.update_mask = arena.message(v) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if header != nil { throw ProtoReader.leftToProtobufC() }
+        header = try FleetEngine.RequestHeader(wireBytes: _d, strings: &_strings)
+      case 3:
+        name = try _strings.string(_r.delimited(_tag.wireType))
+      case 4:
+        let _d = try _r.delimited(_tag.wireType)
+        if trip != nil { throw ProtoReader.leftToProtobufC() }
+        trip = try _strings.message(wire: _d, as: FleetEngine.Trip.self)
+      case 5:
+        let _d = try _r.delimited(_tag.wireType)
+        if updateMask != nil { throw ProtoReader.leftToProtobufC() }
+        updateMask = try GoogleProtobuf.FieldMask(wireBytes: _d, strings: &_strings)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -660,6 +784,35 @@ extension FleetEngine.SearchTripsRequest: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if header != nil { throw ProtoReader.leftToProtobufC() }
+        header = try FleetEngine.RequestHeader(wireBytes: _d, strings: &_strings)
+      case 3:
+        parent = try _strings.string(_r.delimited(_tag.wireType))
+      case 4:
+        vehicleID = try _strings.string(_r.delimited(_tag.wireType))
+      case 5:
+        activeTripsOnly = try _r.bool(_tag.wireType)
+      case 6:
+        pageSize = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 7:
+        pageToken = try _strings.string(_r.delimited(_tag.wireType))
+      case 8:
+        let _d = try _r.delimited(_tag.wireType)
+        if minimumStaleness != nil { throw ProtoReader.leftToProtobufC() }
+        minimumStaleness = try GoogleProtobuf.Duration(wireBytes: _d, strings: &_strings)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.header {
@@ -721,6 +874,23 @@ extension FleetEngine.SearchTripsResponse: CBridgedMessage {
     }
     if !nextPageToken.isEmpty { c.pointee.next_page_token = arena.cString(nextPageToken) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if trips.isEmpty { trips.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        trips.append(try FleetEngine.Trip(wireBytes: _d, strings: &_strings))
+      case 2:
+        nextPageToken = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {

@@ -701,7 +701,7 @@ extension FleetEngine {
     @usableFromInline init(storage: Storage) { self.storage = storage }
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -728,7 +728,7 @@ extension FleetEngine {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -912,6 +912,159 @@ extension FleetEngine.Trip: CBridgedMessage {
       c.pointee.attributes = arena.messages(attributes)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    var _list20 = false
+    var _list9 = false
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        storage.name = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        storage.vehicleID = try _strings.string(_r.delimited(_tag.wireType))
+      case 3:
+        storage.tripStatus = FleetEngine.TripStatus(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 4:
+        storage.tripType = FleetEngine.TripType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 5:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.pickupPoint != nil { throw ProtoReader.leftToProtobufC() }
+        storage.pickupPoint = try FleetEngine.TerminalLocation(wireBytes: _d, strings: &_strings)
+      case 6:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.pickupTime != nil { throw ProtoReader.leftToProtobufC() }
+        storage.pickupTime = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 7:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.dropoffPoint != nil { throw ProtoReader.leftToProtobufC() }
+        if let _s = storage.pickupPoint, ProtoReader.same(_d, ProtoReader.first(5, in: _bytes)) {
+          storage.dropoffPoint = _s
+        } else if let _s = storage.intermediateDestinations.first, ProtoReader.same(_d, ProtoReader.first(14, in: _bytes)) {
+          storage.dropoffPoint = _s
+        } else {
+          storage.dropoffPoint = try FleetEngine.TerminalLocation(wireBytes: _d, strings: &_strings)
+        }
+      case 8:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.dropoffTime != nil { throw ProtoReader.leftToProtobufC() }
+        storage.dropoffTime = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 9:
+        _ = try _r.delimited(_tag.wireType)
+        _list9 = true
+      case 10:
+        storage.numberOfPassengers = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 11:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.lastLocation != nil { throw ProtoReader.leftToProtobufC() }
+        storage.lastLocation = try FleetEngine.VehicleLocation(wireBytes: _d, strings: &_strings)
+      case 12:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.remainingDistanceMeters != nil { throw ProtoReader.leftToProtobufC() }
+        storage.remainingDistanceMeters = try GoogleProtobuf.Int32Value(wireBytes: _d, strings: &_strings).value
+      case 13:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.etaToFirstWaypoint != nil { throw ProtoReader.leftToProtobufC() }
+        storage.etaToFirstWaypoint = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 14:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.intermediateDestinations.isEmpty { storage.intermediateDestinations.reserveCapacity(1 + _r.occurrences(of: 14)) }
+        storage.intermediateDestinations.append(try FleetEngine.TerminalLocation(wireBytes: _d, strings: &_strings))
+      case 15:
+        storage.intermediateDestinationIndex = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 16:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.remainingWaypoints.isEmpty { storage.remainingWaypoints.reserveCapacity(1 + _r.occurrences(of: 16)) }
+        storage.remainingWaypoints.append(try FleetEngine.TripWaypoint(wireBytes: _d, strings: &_strings))
+      case 17:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.currentRouteSegmentVersion != nil { throw ProtoReader.leftToProtobufC() }
+        storage.currentRouteSegmentVersion = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 19:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.remainingWaypointsVersion != nil { throw ProtoReader.leftToProtobufC() }
+        storage.remainingWaypointsVersion = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 20:
+        _ = try _r.delimited(_tag.wireType)
+        _list20 = true
+      case 21:
+        storage.currentRouteSegment = try _strings.string(_r.delimited(_tag.wireType))
+      case 22:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.actualPickupPoint != nil { throw ProtoReader.leftToProtobufC() }
+        storage.actualPickupPoint = try FleetEngine.StopLocation(wireBytes: _d, strings: &_strings)
+      case 23:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.actualDropoffPoint != nil { throw ProtoReader.leftToProtobufC() }
+        storage.actualDropoffPoint = try FleetEngine.StopLocation(wireBytes: _d, strings: &_strings)
+      case 24:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.currentRouteSegmentEndPoint != nil { throw ProtoReader.leftToProtobufC() }
+        if let _s = storage.remainingWaypoints.first, ProtoReader.same(_d, ProtoReader.first(16, in: _bytes)) {
+          storage.currentRouteSegmentEndPoint = _s
+        } else if let _s = storage.vehicleWaypoints.first, ProtoReader.same(_d, ProtoReader.first(20, in: _bytes)) {
+          storage.currentRouteSegmentEndPoint = _s
+        } else {
+          storage.currentRouteSegmentEndPoint = try FleetEngine.TripWaypoint(wireBytes: _d, strings: &_strings)
+        }
+      case 25:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.intermediateDestinationsVersion != nil { throw ProtoReader.leftToProtobufC() }
+        storage.intermediateDestinationsVersion = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 26:
+        storage.lastLocationSnappable = try _r.bool(_tag.wireType)
+      case 27:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.remainingTimeToFirstWaypoint != nil { throw ProtoReader.leftToProtobufC() }
+        storage.remainingTimeToFirstWaypoint = try GoogleProtobuf.Duration(wireBytes: _d, strings: &_strings)
+      case 28:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.currentRouteSegmentTraffic != nil { throw ProtoReader.leftToProtobufC() }
+        if let _s = storage.remainingWaypoints.first?.trafficToWaypoint, ProtoReader.same(_d, ProtoReader.first(10, in: ProtoReader.first(16, in: _bytes))) {
+          storage.currentRouteSegmentTraffic = _s
+        } else if let _s = storage.vehicleWaypoints.first?.trafficToWaypoint, ProtoReader.same(_d, ProtoReader.first(10, in: ProtoReader.first(20, in: _bytes))) {
+          storage.currentRouteSegmentTraffic = _s
+        } else {
+          storage.currentRouteSegmentTraffic = try FleetEngine.ConsumableTrafficPolyline(wireBytes: _d, strings: &_strings)
+        }
+      case 29:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.remainingWaypointsRouteVersion != nil { throw ProtoReader.leftToProtobufC() }
+        storage.remainingWaypointsRouteVersion = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 30:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.currentRouteSegmentTrafficVersion != nil { throw ProtoReader.leftToProtobufC() }
+        storage.currentRouteSegmentTrafficVersion = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 31:
+        storage.view = FleetEngine.TripView(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 32:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.actualPickupArrivalPoint != nil { throw ProtoReader.leftToProtobufC() }
+        storage.actualPickupArrivalPoint = try FleetEngine.StopLocation(wireBytes: _d, strings: &_strings)
+      case 33:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.actualIntermediateDestinationArrivalPoints.isEmpty { storage.actualIntermediateDestinationArrivalPoints.reserveCapacity(1 + _r.occurrences(of: 33)) }
+        storage.actualIntermediateDestinationArrivalPoints.append(try FleetEngine.StopLocation(wireBytes: _d, strings: &_strings))
+      case 34:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.actualIntermediateDestinations.isEmpty { storage.actualIntermediateDestinations.reserveCapacity(1 + _r.occurrences(of: 34)) }
+        storage.actualIntermediateDestinations.append(try FleetEngine.StopLocation(wireBytes: _d, strings: &_strings))
+      case 35:
+        let _d = try _r.delimited(_tag.wireType)
+        if storage.attributes.isEmpty { storage.attributes.reserveCapacity(1 + _r.occurrences(of: 35)) }
+        storage.attributes.append(try FleetEngine.TripAttribute(wireBytes: _d, strings: &_strings))
+      default:
+        try _r.unknown(_tag, into: &storage.unknownFields)
+      }
+    }
+    if _list20 {
+      try ProtoListSharing.decode(&storage.vehicleWaypoints, _bytes, 20, earlier: storage.remainingWaypoints, in: _bytes, 16) { (_d) throws(ProtoDecodingError) in try FleetEngine.TripWaypoint(wireBytes: _d, strings: &_strings) }
+    }
+    if _list9 {
+      try ProtoListSharing.decode(&storage.route, _bytes, 9, earlier: (storage.remainingWaypoints.first?.pathToWaypoint ?? []), in: ProtoReader.first(16, in: _bytes), 4) { (_d) throws(ProtoDecodingError) in try GoogleType.LatLng(wireBytes: _d, strings: &_strings) }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -1135,6 +1288,29 @@ extension FleetEngine.StopLocation: CBridgedMessage {
     if let v = timestamp { c.pointee.timestamp = arena.message(v) }
     if let v = stopTime { c.pointee.stop_time = arena.message(v) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if point != nil { throw ProtoReader.leftToProtobufC() }
+        point = try GoogleType.LatLng(wireBytes: _d, strings: &_strings)
+      case 2:
+        let _d = try _r.delimited(_tag.wireType)
+        if timestamp != nil { throw ProtoReader.leftToProtobufC() }
+        timestamp = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      case 3:
+        let _d = try _r.delimited(_tag.wireType)
+        if stopTime != nil { throw ProtoReader.leftToProtobufC() }
+        stopTime = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {

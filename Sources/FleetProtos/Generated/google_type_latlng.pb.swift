@@ -25,7 +25,7 @@ extension GoogleType {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -59,6 +59,21 @@ extension GoogleType.LatLng: CBridgedMessage {
     c.pointee.latitude = latitude
     c.pointee.longitude = longitude
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        latitude = Double(bitPattern: try _r.fixed64(_tag.wireType))
+      case 2:
+        longitude = Double(bitPattern: try _r.fixed64(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {

@@ -16,7 +16,7 @@ extension GRPCHealthV1 {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -36,7 +36,7 @@ extension GRPCHealthV1 {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -118,6 +118,19 @@ extension GRPCHealthV1.HealthCheckRequest: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        service = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.service, tagSize: 1, omittingEmpty: true)
@@ -153,6 +166,19 @@ extension GRPCHealthV1.HealthCheckResponse: CBridgedMessage {
   @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Health__V1__HealthCheckResponse>, _ arena: ProtoArena) {
     c.pointee.status = .init(rawValue: .init(truncatingIfNeeded: status.rawValue))
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        status = GRPCHealthV1.HealthCheckResponse.ServingStatus(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {

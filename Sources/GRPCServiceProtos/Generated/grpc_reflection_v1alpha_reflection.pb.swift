@@ -21,7 +21,7 @@ extension GRPCReflectionV1Alpha {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -72,7 +72,7 @@ extension GRPCReflectionV1Alpha {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -97,7 +97,7 @@ extension GRPCReflectionV1Alpha {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -141,7 +141,7 @@ extension GRPCReflectionV1Alpha {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -166,7 +166,7 @@ extension GRPCReflectionV1Alpha {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -189,7 +189,7 @@ extension GRPCReflectionV1Alpha {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -213,7 +213,7 @@ extension GRPCReflectionV1Alpha {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -236,7 +236,7 @@ extension GRPCReflectionV1Alpha {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -301,6 +301,29 @@ extension GRPCReflectionV1Alpha.ServerReflectionRequest: CBridgedMessage {
     case nil: break
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        host = try _strings.string(_r.delimited(_tag.wireType))
+      case 3:
+        messageRequest = .fileByFilename(try _strings.string(_r.delimited(_tag.wireType)))
+      case 4:
+        messageRequest = .fileContainingSymbol(try _strings.string(_r.delimited(_tag.wireType)))
+      case 5:
+        messageRequest = .fileContainingExtension(try GRPCReflectionV1Alpha.ExtensionRequest(wireBytes: _r.delimited(_tag.wireType), strings: &_strings))
+      case 6:
+        messageRequest = .allExtensionNumbersOfType(try _strings.string(_r.delimited(_tag.wireType)))
+      case 7:
+        messageRequest = .listServices(try _strings.string(_r.delimited(_tag.wireType)))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -371,6 +394,21 @@ extension GRPCReflectionV1Alpha.ExtensionRequest: CBridgedMessage {
     if !containingType.isEmpty { c.pointee.containing_type = arena.cString(containingType) }
     c.pointee.extension_number = extensionNumber
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        containingType = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        extensionNumber = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -444,6 +482,31 @@ extension GRPCReflectionV1Alpha.ServerReflectionResponse: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        validHost = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        let _d = try _r.delimited(_tag.wireType)
+        if originalRequest != nil { throw ProtoReader.leftToProtobufC() }
+        originalRequest = try GRPCReflectionV1Alpha.ServerReflectionRequest(wireBytes: _d, strings: &_strings)
+      case 4:
+        messageResponse = .fileDescriptorResponse(try GRPCReflectionV1Alpha.FileDescriptorResponse(wireBytes: _r.delimited(_tag.wireType), strings: &_strings))
+      case 5:
+        messageResponse = .allExtensionNumbersResponse(try GRPCReflectionV1Alpha.ExtensionNumberResponse(wireBytes: _r.delimited(_tag.wireType), strings: &_strings))
+      case 6:
+        messageResponse = .listServicesResponse(try GRPCReflectionV1Alpha.ListServiceResponse(wireBytes: _r.delimited(_tag.wireType), strings: &_strings))
+      case 7:
+        messageResponse = .errorResponse(try GRPCReflectionV1Alpha.ErrorResponse(wireBytes: _r.delimited(_tag.wireType), strings: &_strings))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.validHost, tagSize: 1, omittingEmpty: true)
@@ -514,6 +577,20 @@ extension GRPCReflectionV1Alpha.FileDescriptorResponse: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        if fileDescriptorProto.isEmpty { fileDescriptorProto.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        fileDescriptorProto.append(ProtoReader.bytes(try _r.delimited(_tag.wireType)))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.fileDescriptorProto {
@@ -559,6 +636,26 @@ extension GRPCReflectionV1Alpha.ExtensionNumberResponse: CBridgedMessage {
       c.pointee.extension_number = arena.copy(extensionNumber)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        baseTypeName = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        if _tag.wireType == 2 {
+          try _r.appendPackedVarints(to: &extensionNumber) { Int32(truncatingIfNeeded: $0) }
+        } else {
+          if extensionNumber.isEmpty { extensionNumber.reserveCapacity(1 + _r.occurrences(of: 2)) }
+          extensionNumber.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+        }
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -613,6 +710,21 @@ extension GRPCReflectionV1Alpha.ListServiceResponse: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if service.isEmpty { service.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        service.append(try GRPCReflectionV1Alpha.ServiceResponse(wireBytes: _d, strings: &_strings))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.service {
@@ -654,6 +766,19 @@ extension GRPCReflectionV1Alpha.ServiceResponse: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        name = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.name, tagSize: 1, omittingEmpty: true)
@@ -692,6 +817,21 @@ extension GRPCReflectionV1Alpha.ErrorResponse: CBridgedMessage {
     c.pointee.error_code = errorCode
     if !errorMessage.isEmpty { c.pointee.error_message = arena.cString(errorMessage) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        errorCode = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 2:
+        errorMessage = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {

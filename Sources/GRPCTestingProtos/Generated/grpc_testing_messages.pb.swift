@@ -113,7 +113,7 @@ extension GRPCTesting {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -137,7 +137,7 @@ extension GRPCTesting {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -160,7 +160,7 @@ extension GRPCTesting {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -208,7 +208,7 @@ extension GRPCTesting {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -242,7 +242,7 @@ extension GRPCTesting {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -269,7 +269,7 @@ extension GRPCTesting {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -291,7 +291,7 @@ extension GRPCTesting {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -321,7 +321,7 @@ extension GRPCTesting {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -354,7 +354,7 @@ extension GRPCTesting {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -376,7 +376,7 @@ extension GRPCTesting {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -398,7 +398,7 @@ extension GRPCTesting {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -422,7 +422,7 @@ extension GRPCTesting {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -445,7 +445,7 @@ extension GRPCTesting {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -469,7 +469,7 @@ extension GRPCTesting {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -487,7 +487,7 @@ extension GRPCTesting {
       public init() {}
 
       public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-        self = try Self.decodeThroughC(bytes)
+        self = try Self.decodeFromWire(bytes)
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
@@ -508,7 +508,7 @@ extension GRPCTesting {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -543,7 +543,7 @@ extension GRPCTesting {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -564,7 +564,7 @@ extension GRPCTesting {
       public init() {}
 
       public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-        self = try Self.decodeThroughC(bytes)
+        self = try Self.decodeFromWire(bytes)
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
@@ -592,7 +592,7 @@ extension GRPCTesting {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -612,7 +612,7 @@ extension GRPCTesting {
       public init() {}
 
       public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-        self = try Self.decodeThroughC(bytes)
+        self = try Self.decodeFromWire(bytes)
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
@@ -673,7 +673,7 @@ extension GRPCTesting {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -699,7 +699,7 @@ extension GRPCTesting {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -730,6 +730,19 @@ extension GRPCTesting.BoolValue: CBridgedMessage {
   @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__BoolValue>, _ arena: ProtoArena) {
     c.pointee.value = value ? 1 : 0
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        value = try _r.bool(_tag.wireType)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -772,6 +785,21 @@ extension GRPCTesting.Payload: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        type = GRPCTesting.PayloadType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 2:
+        body = ProtoReader.bytes(try _r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.type.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.type.rawValue) }
@@ -812,6 +840,21 @@ extension GRPCTesting.EchoStatus: CBridgedMessage {
     c.pointee.code = code
     if !message.isEmpty { c.pointee.message = arena.cString(message) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        code = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 2:
+        message = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -884,6 +927,53 @@ extension GRPCTesting.SimpleRequest: CBridgedMessage {
     if let v = orcaPerQueryReport { c.pointee.orca_per_query_report = arena.message(v) }
     if let v = orcaOobReport { c.pointee.orca_oob_report = arena.message(v) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        responseType = GRPCTesting.PayloadType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 2:
+        responseSize = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 3:
+        let _d = try _r.delimited(_tag.wireType)
+        if payload != nil { throw ProtoReader.leftToProtobufC() }
+        payload = try GRPCTesting.Payload(wireBytes: _d, strings: &_strings)
+      case 4:
+        fillUsername = try _r.bool(_tag.wireType)
+      case 5:
+        fillOauthScope = try _r.bool(_tag.wireType)
+      case 6:
+        let _d = try _r.delimited(_tag.wireType)
+        if responseCompressed != nil { throw ProtoReader.leftToProtobufC() }
+        responseCompressed = try GRPCTesting.BoolValue(wireBytes: _d, strings: &_strings)
+      case 7:
+        let _d = try _r.delimited(_tag.wireType)
+        if responseStatus != nil { throw ProtoReader.leftToProtobufC() }
+        responseStatus = try GRPCTesting.EchoStatus(wireBytes: _d, strings: &_strings)
+      case 8:
+        let _d = try _r.delimited(_tag.wireType)
+        if expectCompressed != nil { throw ProtoReader.leftToProtobufC() }
+        expectCompressed = try GRPCTesting.BoolValue(wireBytes: _d, strings: &_strings)
+      case 9:
+        fillServerID = try _r.bool(_tag.wireType)
+      case 10:
+        fillGrpclbRouteType = try _r.bool(_tag.wireType)
+      case 11:
+        let _d = try _r.delimited(_tag.wireType)
+        if orcaPerQueryReport != nil { throw ProtoReader.leftToProtobufC() }
+        orcaPerQueryReport = try GRPCTesting.TestOrcaReport(wireBytes: _d, strings: &_strings)
+      case 12:
+        let _d = try _r.delimited(_tag.wireType)
+        if orcaOobReport != nil { throw ProtoReader.leftToProtobufC() }
+        orcaOobReport = try GRPCTesting.TestOrcaReport(wireBytes: _d, strings: &_strings)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -984,6 +1074,31 @@ extension GRPCTesting.SimpleResponse: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if payload != nil { throw ProtoReader.leftToProtobufC() }
+        payload = try GRPCTesting.Payload(wireBytes: _d, strings: &_strings)
+      case 2:
+        username = try _strings.string(_r.delimited(_tag.wireType))
+      case 3:
+        oauthScope = try _strings.string(_r.delimited(_tag.wireType))
+      case 4:
+        serverID = try _strings.string(_r.delimited(_tag.wireType))
+      case 5:
+        grpclbRouteType = GRPCTesting.GrpclbRouteType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 6:
+        hostname = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.payload {
@@ -1038,6 +1153,25 @@ extension GRPCTesting.StreamingInputCallRequest: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if payload != nil { throw ProtoReader.leftToProtobufC() }
+        payload = try GRPCTesting.Payload(wireBytes: _d, strings: &_strings)
+      case 2:
+        let _d = try _r.delimited(_tag.wireType)
+        if expectCompressed != nil { throw ProtoReader.leftToProtobufC() }
+        expectCompressed = try GRPCTesting.BoolValue(wireBytes: _d, strings: &_strings)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.payload {
@@ -1085,6 +1219,19 @@ extension GRPCTesting.StreamingInputCallResponse: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        aggregatedPayloadSize = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.aggregatedPayloadSize != 0 { size += 1 + ProtoWire.int32Size(self.aggregatedPayloadSize) }
@@ -1126,6 +1273,25 @@ extension GRPCTesting.ResponseParameters: CBridgedMessage {
     c.pointee.interval_us = intervalUs
     if let v = compressed { c.pointee.compressed = arena.message(v) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        size = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 2:
+        intervalUs = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 3:
+        let _d = try _r.delimited(_tag.wireType)
+        if compressed != nil { throw ProtoReader.leftToProtobufC() }
+        compressed = try GRPCTesting.BoolValue(wireBytes: _d, strings: &_strings)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -1186,6 +1352,35 @@ extension GRPCTesting.StreamingOutputCallRequest: CBridgedMessage {
     if let v = responseStatus { c.pointee.response_status = arena.message(v) }
     if let v = orcaOobReport { c.pointee.orca_oob_report = arena.message(v) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        responseType = GRPCTesting.PayloadType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 2:
+        let _d = try _r.delimited(_tag.wireType)
+        if responseParameters.isEmpty { responseParameters.reserveCapacity(1 + _r.occurrences(of: 2)) }
+        responseParameters.append(try GRPCTesting.ResponseParameters(wireBytes: _d, strings: &_strings))
+      case 3:
+        let _d = try _r.delimited(_tag.wireType)
+        if payload != nil { throw ProtoReader.leftToProtobufC() }
+        payload = try GRPCTesting.Payload(wireBytes: _d, strings: &_strings)
+      case 7:
+        let _d = try _r.delimited(_tag.wireType)
+        if responseStatus != nil { throw ProtoReader.leftToProtobufC() }
+        responseStatus = try GRPCTesting.EchoStatus(wireBytes: _d, strings: &_strings)
+      case 8:
+        let _d = try _r.delimited(_tag.wireType)
+        if orcaOobReport != nil { throw ProtoReader.leftToProtobufC() }
+        orcaOobReport = try GRPCTesting.TestOrcaReport(wireBytes: _d, strings: &_strings)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -1249,6 +1444,21 @@ extension GRPCTesting.StreamingOutputCallResponse: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if payload != nil { throw ProtoReader.leftToProtobufC() }
+        payload = try GRPCTesting.Payload(wireBytes: _d, strings: &_strings)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.payload {
@@ -1288,6 +1498,19 @@ extension GRPCTesting.ReconnectParams: CBridgedMessage {
   @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ReconnectParams>, _ arena: ProtoArena) {
     c.pointee.max_reconnect_backoff_ms = maxReconnectBackoffMs
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        maxReconnectBackoffMs = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -1331,6 +1554,26 @@ extension GRPCTesting.ReconnectInfo: CBridgedMessage {
       c.pointee.backoff_ms = arena.copy(backoffMs)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        passed = try _r.bool(_tag.wireType)
+      case 2:
+        if _tag.wireType == 2 {
+          try _r.appendPackedVarints(to: &backoffMs) { Int32(truncatingIfNeeded: $0) }
+        } else {
+          if backoffMs.isEmpty { backoffMs.reserveCapacity(1 + _r.occurrences(of: 2)) }
+          backoffMs.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+        }
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -1385,6 +1628,21 @@ extension GRPCTesting.LoadBalancerStatsRequest: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        numRpcs = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 2:
+        timeoutSec = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.numRpcs != 0 { size += 1 + ProtoWire.int32Size(self.numRpcs) }
@@ -1433,6 +1691,29 @@ extension GRPCTesting.LoadBalancerStatsResponse.RpcsByPeer: CBridgedMessage {
       }
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        var _e = ProtoReader(try _r.delimited(_tag.wireType))
+        var _k: String = ""
+        var _v: Int32 = 0
+        while let _t = try _e.nextTag() {
+          switch _t.number {
+          case 1: _k = try _strings.string(_e.delimited(_t.wireType))
+          case 2: _v = Int32(truncatingIfNeeded: try _e.varint(_t.wireType))
+          default: _ = try _e.skip(wireType: _t.wireType)
+          }
+        }
+        rpcsByPeer[_k] = _v
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -1513,6 +1794,46 @@ extension GRPCTesting.LoadBalancerStatsResponse: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        var _e = ProtoReader(try _r.delimited(_tag.wireType))
+        var _k: String = ""
+        var _v: Int32 = 0
+        while let _t = try _e.nextTag() {
+          switch _t.number {
+          case 1: _k = try _strings.string(_e.delimited(_t.wireType))
+          case 2: _v = Int32(truncatingIfNeeded: try _e.varint(_t.wireType))
+          default: _ = try _e.skip(wireType: _t.wireType)
+          }
+        }
+        rpcsByPeer[_k] = _v
+      case 2:
+        numFailures = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 3:
+        var _e = ProtoReader(try _r.delimited(_tag.wireType))
+        var _k: String = ""
+        var _v: GRPCTesting.LoadBalancerStatsResponse.RpcsByPeer? = nil
+        while let _t = try _e.nextTag() {
+          switch _t.number {
+          case 1: _k = try _strings.string(_e.delimited(_t.wireType))
+          case 2:
+            let _d = try _e.delimited(_t.wireType)
+            if _v != nil { throw ProtoReader.leftToProtobufC() }
+            _v = try GRPCTesting.LoadBalancerStatsResponse.RpcsByPeer(wireBytes: _d, strings: &_strings)
+          default: _ = try _e.skip(wireType: _t.wireType)
+          }
+        }
+        rpcsByMethod[_k] = _v ?? GRPCTesting.LoadBalancerStatsResponse.RpcsByPeer()
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for (key, value) in self.rpcsByPeer.sorted(by: { $0.key < $1.key }) {
@@ -1575,6 +1896,12 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsRequest: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() { try _r.unknown(_tag, into: &unknownFields) }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if !self.unknownFields.isEmpty { size += ProtoWire.unknownSize(self.unknownFields) }
@@ -1622,6 +1949,31 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats: CBridged
       }
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        rpcsStarted = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 2:
+        var _e = ProtoReader(try _r.delimited(_tag.wireType))
+        var _k: Int32 = 0
+        var _v: Int32 = 0
+        while let _t = try _e.nextTag() {
+          switch _t.number {
+          case 1: _k = Int32(truncatingIfNeeded: try _e.varint(_t.wireType))
+          case 2: _v = Int32(truncatingIfNeeded: try _e.varint(_t.wireType))
+          default: _ = try _e.skip(wireType: _t.wireType)
+          }
+        }
+        result[_k] = _v
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -1729,6 +2081,68 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsResponse: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        var _e = ProtoReader(try _r.delimited(_tag.wireType))
+        var _k: String = ""
+        var _v: Int32 = 0
+        while let _t = try _e.nextTag() {
+          switch _t.number {
+          case 1: _k = try _strings.string(_e.delimited(_t.wireType))
+          case 2: _v = Int32(truncatingIfNeeded: try _e.varint(_t.wireType))
+          default: _ = try _e.skip(wireType: _t.wireType)
+          }
+        }
+        numRpcsStartedByMethod[_k] = _v
+      case 2:
+        var _e = ProtoReader(try _r.delimited(_tag.wireType))
+        var _k: String = ""
+        var _v: Int32 = 0
+        while let _t = try _e.nextTag() {
+          switch _t.number {
+          case 1: _k = try _strings.string(_e.delimited(_t.wireType))
+          case 2: _v = Int32(truncatingIfNeeded: try _e.varint(_t.wireType))
+          default: _ = try _e.skip(wireType: _t.wireType)
+          }
+        }
+        numRpcsSucceededByMethod[_k] = _v
+      case 3:
+        var _e = ProtoReader(try _r.delimited(_tag.wireType))
+        var _k: String = ""
+        var _v: Int32 = 0
+        while let _t = try _e.nextTag() {
+          switch _t.number {
+          case 1: _k = try _strings.string(_e.delimited(_t.wireType))
+          case 2: _v = Int32(truncatingIfNeeded: try _e.varint(_t.wireType))
+          default: _ = try _e.skip(wireType: _t.wireType)
+          }
+        }
+        numRpcsFailedByMethod[_k] = _v
+      case 4:
+        var _e = ProtoReader(try _r.delimited(_tag.wireType))
+        var _k: String = ""
+        var _v: GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats? = nil
+        while let _t = try _e.nextTag() {
+          switch _t.number {
+          case 1: _k = try _strings.string(_e.delimited(_t.wireType))
+          case 2:
+            let _d = try _e.delimited(_t.wireType)
+            if _v != nil { throw ProtoReader.leftToProtobufC() }
+            _v = try GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats(wireBytes: _d, strings: &_strings)
+          default: _ = try _e.skip(wireType: _t.wireType)
+          }
+        }
+        statsPerMethod[_k] = _v ?? GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats()
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for (key, value) in self.numRpcsStartedByMethod.sorted(by: { $0.key < $1.key }) {
@@ -1830,6 +2244,23 @@ extension GRPCTesting.ClientConfigureRequest.Metadata: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        type = GRPCTesting.ClientConfigureRequest.RpcType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 2:
+        key = try _strings.string(_r.delimited(_tag.wireType))
+      case 3:
+        value = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.type.rawValue != 0 { size += 1 + ProtoWire.int32Size(self.type.rawValue) }
@@ -1883,6 +2314,30 @@ extension GRPCTesting.ClientConfigureRequest: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        if _tag.wireType == 2 {
+          try _r.appendPackedVarints(to: &types) { GRPCTesting.ClientConfigureRequest.RpcType(rawValue: Int32(truncatingIfNeeded: $0)) }
+        } else {
+          if types.isEmpty { types.reserveCapacity(1 + _r.occurrences(of: 1)) }
+          types.append(GRPCTesting.ClientConfigureRequest.RpcType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))))
+        }
+      case 2:
+        let _d = try _r.delimited(_tag.wireType)
+        if metadata.isEmpty { metadata.reserveCapacity(1 + _r.occurrences(of: 2)) }
+        metadata.append(try GRPCTesting.ClientConfigureRequest.Metadata(wireBytes: _d, strings: &_strings))
+      case 3:
+        timeoutSec = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if !self.types.isEmpty {
@@ -1931,6 +2386,12 @@ extension GRPCTesting.ClientConfigureResponse: CBridgedMessage {
 
   @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Grpc__Testing__ClientConfigureResponse>, _ arena: ProtoArena) {
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() { try _r.unknown(_tag, into: &unknownFields) }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -1997,6 +2458,45 @@ extension GRPCTesting.TestOrcaReport: CBridgedMessage {
       }
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        cpuUtilization = Double(bitPattern: try _r.fixed64(_tag.wireType))
+      case 2:
+        memoryUtilization = Double(bitPattern: try _r.fixed64(_tag.wireType))
+      case 3:
+        var _e = ProtoReader(try _r.delimited(_tag.wireType))
+        var _k: String = ""
+        var _v: Double = 0
+        while let _t = try _e.nextTag() {
+          switch _t.number {
+          case 1: _k = try _strings.string(_e.delimited(_t.wireType))
+          case 2: _v = Double(bitPattern: try _e.fixed64(_t.wireType))
+          default: _ = try _e.skip(wireType: _t.wireType)
+          }
+        }
+        requestCost[_k] = _v
+      case 4:
+        var _e = ProtoReader(try _r.delimited(_tag.wireType))
+        var _k: String = ""
+        var _v: Double = 0
+        while let _t = try _e.nextTag() {
+          switch _t.number {
+          case 1: _k = try _strings.string(_e.delimited(_t.wireType))
+          case 2: _v = Double(bitPattern: try _e.fixed64(_t.wireType))
+          default: _ = try _e.skip(wireType: _t.wireType)
+          }
+        }
+        utilization[_k] = _v
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {

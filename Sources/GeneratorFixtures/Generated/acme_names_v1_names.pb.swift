@@ -27,7 +27,7 @@ extension AcmeNamesV1 {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -50,7 +50,7 @@ extension AcmeNamesV1 {
       public init() {}
 
       public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-        self = try Self.decodeThroughC(bytes)
+        self = try Self.decodeFromWire(bytes)
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
@@ -129,6 +129,19 @@ extension AcmeNamesV1.Keywords.TypeMessage: CBridgedMessage {
       c.pointee.is = v
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        `is` = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -262,6 +275,58 @@ extension AcmeNamesV1.Keywords: CBridgedMessage {
     case nil: break
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        `class` = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 2:
+        `protocol` = try _strings.string(_r.delimited(_tag.wireType))
+      case 3:
+        if _tag.wireType == 2 {
+          try _r.appendPackedVarints(to: &`init`) { Int32(truncatingIfNeeded: $0) }
+        } else {
+          if `init`.isEmpty { `init`.reserveCapacity(1 + _r.occurrences(of: 3)) }
+          `init`.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+        }
+      case 4:
+        `default` = try _r.bool(_tag.wireType)
+      case 5:
+        type = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 6:
+        var _e = ProtoReader(try _r.delimited(_tag.wireType))
+        var _k: String = ""
+        var _v: Int32 = 0
+        while let _t = try _e.nextTag() {
+          switch _t.number {
+          case 1: _k = try _strings.string(_e.delimited(_t.wireType))
+          case 2: _v = Int32(truncatingIfNeeded: try _e.varint(_t.wireType))
+          default: _ = try _e.skip(wireType: _t.wireType)
+          }
+        }
+        `in`[_k] = _v
+      case 7:
+        let _d = try _r.delimited(_tag.wireType)
+        if kind != nil { throw ProtoReader.leftToProtobufC() }
+        kind = try AcmeNamesV1.Keywords.TypeMessage(wireBytes: _d, strings: &_strings)
+      case 8:
+        `where` = .`for`(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 9:
+        `where` = .`return`(try _strings.string(_r.delimited(_tag.wireType)))
+      case 10:
+        selfValue = AcmeNamesV1.Keywords.SelfEnum(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 11:
+        let _d = try _r.delimited(_tag.wireType)
+        if at != nil { throw ProtoReader.leftToProtobufC() }
+        at = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {

@@ -18,7 +18,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -61,7 +61,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -93,7 +93,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -112,7 +112,7 @@ extension GoogleProtobuf {
       public init() {}
 
       public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-        self = try Self.decodeThroughC(bytes)
+        self = try Self.decodeFromWire(bytes)
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
@@ -134,7 +134,7 @@ extension GoogleProtobuf {
       public init() {}
 
       public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-        self = try Self.decodeThroughC(bytes)
+        self = try Self.decodeFromWire(bytes)
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
@@ -156,7 +156,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -227,7 +227,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -424,7 +424,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -454,7 +454,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -478,7 +478,7 @@ extension GoogleProtobuf {
       public init() {}
 
       public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-        self = try Self.decodeThroughC(bytes)
+        self = try Self.decodeFromWire(bytes)
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
@@ -502,7 +502,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -525,7 +525,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -555,7 +555,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -659,7 +659,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -776,7 +776,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -866,7 +866,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -979,7 +979,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -1008,7 +1008,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -1034,7 +1034,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -1060,7 +1060,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -1087,7 +1087,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -1168,7 +1168,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -1191,7 +1191,7 @@ extension GoogleProtobuf {
       public init() {}
 
       public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-        self = try Self.decodeThroughC(bytes)
+        self = try Self.decodeFromWire(bytes)
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
@@ -1257,7 +1257,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -1353,7 +1353,7 @@ extension GoogleProtobuf {
       public init() {}
 
       public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-        self = try Self.decodeThroughC(bytes)
+        self = try Self.decodeFromWire(bytes)
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
@@ -1379,7 +1379,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -1407,7 +1407,7 @@ extension GoogleProtobuf {
       public init() {}
 
       public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-        self = try Self.decodeThroughC(bytes)
+        self = try Self.decodeFromWire(bytes)
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
@@ -1442,6 +1442,21 @@ extension GoogleProtobuf.FileDescriptorSet: CBridgedMessage {
       c.pointee.file = arena.messages(file)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if file.isEmpty { file.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        file.append(try GoogleProtobuf.FileDescriptorProto(wireBytes: _d, strings: &_strings))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -1555,6 +1570,64 @@ extension GoogleProtobuf.FileDescriptorProto: CBridgedMessage {
       c.pointee.syntax = arena.cString(v)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        name = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        package = try _strings.string(_r.delimited(_tag.wireType))
+      case 3:
+        if dependency.isEmpty { dependency.reserveCapacity(1 + _r.occurrences(of: 3)) }
+        dependency.append(try _strings.string(_r.delimited(_tag.wireType)))
+      case 4:
+        let _d = try _r.delimited(_tag.wireType)
+        if messageType.isEmpty { messageType.reserveCapacity(1 + _r.occurrences(of: 4)) }
+        messageType.append(try GoogleProtobuf.DescriptorProto(wireBytes: _d, strings: &_strings))
+      case 5:
+        let _d = try _r.delimited(_tag.wireType)
+        if enumType.isEmpty { enumType.reserveCapacity(1 + _r.occurrences(of: 5)) }
+        enumType.append(try GoogleProtobuf.EnumDescriptorProto(wireBytes: _d, strings: &_strings))
+      case 6:
+        let _d = try _r.delimited(_tag.wireType)
+        if service.isEmpty { service.reserveCapacity(1 + _r.occurrences(of: 6)) }
+        service.append(try GoogleProtobuf.ServiceDescriptorProto(wireBytes: _d, strings: &_strings))
+      case 7:
+        let _d = try _r.delimited(_tag.wireType)
+        if `extension`.isEmpty { `extension`.reserveCapacity(1 + _r.occurrences(of: 7)) }
+        `extension`.append(try GoogleProtobuf.FieldDescriptorProto(wireBytes: _d, strings: &_strings))
+      case 8:
+        let _d = try _r.delimited(_tag.wireType)
+        if options != nil { throw ProtoReader.leftToProtobufC() }
+        options = try GoogleProtobuf.FileOptions(wireBytes: _d, strings: &_strings)
+      case 9:
+        let _d = try _r.delimited(_tag.wireType)
+        if sourceCodeInfo != nil { throw ProtoReader.leftToProtobufC() }
+        sourceCodeInfo = try GoogleProtobuf.SourceCodeInfo(wireBytes: _d, strings: &_strings)
+      case 10:
+        if _tag.wireType == 2 {
+          try _r.appendPackedVarints(to: &publicDependency) { Int32(truncatingIfNeeded: $0) }
+        } else {
+          if publicDependency.isEmpty { publicDependency.reserveCapacity(1 + _r.occurrences(of: 10)) }
+          publicDependency.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+        }
+      case 11:
+        if _tag.wireType == 2 {
+          try _r.appendPackedVarints(to: &weakDependency) { Int32(truncatingIfNeeded: $0) }
+        } else {
+          if weakDependency.isEmpty { weakDependency.reserveCapacity(1 + _r.occurrences(of: 11)) }
+          weakDependency.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+        }
+      case 12:
+        syntax = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -1684,6 +1757,25 @@ extension GoogleProtobuf.DescriptorProto.ExtensionRange: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        start = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 2:
+        end = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 3:
+        let _d = try _r.delimited(_tag.wireType)
+        if options != nil { throw ProtoReader.leftToProtobufC() }
+        options = try GoogleProtobuf.ExtensionRangeOptions(wireBytes: _d, strings: &_strings)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.start {
@@ -1752,6 +1844,21 @@ extension GoogleProtobuf.DescriptorProto.ReservedRange: CBridgedMessage {
       c.pointee.end = v
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        start = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 2:
+        end = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -1858,6 +1965,54 @@ extension GoogleProtobuf.DescriptorProto: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        name = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        let _d = try _r.delimited(_tag.wireType)
+        if field.isEmpty { field.reserveCapacity(1 + _r.occurrences(of: 2)) }
+        field.append(try GoogleProtobuf.FieldDescriptorProto(wireBytes: _d, strings: &_strings))
+      case 3:
+        let _d = try _r.delimited(_tag.wireType)
+        if nestedType.isEmpty { nestedType.reserveCapacity(1 + _r.occurrences(of: 3)) }
+        nestedType.append(try GoogleProtobuf.DescriptorProto(wireBytes: _d, strings: &_strings))
+      case 4:
+        let _d = try _r.delimited(_tag.wireType)
+        if enumType.isEmpty { enumType.reserveCapacity(1 + _r.occurrences(of: 4)) }
+        enumType.append(try GoogleProtobuf.EnumDescriptorProto(wireBytes: _d, strings: &_strings))
+      case 5:
+        let _d = try _r.delimited(_tag.wireType)
+        if extensionRange.isEmpty { extensionRange.reserveCapacity(1 + _r.occurrences(of: 5)) }
+        extensionRange.append(try GoogleProtobuf.DescriptorProto.ExtensionRange(wireBytes: _d, strings: &_strings))
+      case 6:
+        let _d = try _r.delimited(_tag.wireType)
+        if `extension`.isEmpty { `extension`.reserveCapacity(1 + _r.occurrences(of: 6)) }
+        `extension`.append(try GoogleProtobuf.FieldDescriptorProto(wireBytes: _d, strings: &_strings))
+      case 7:
+        let _d = try _r.delimited(_tag.wireType)
+        if options != nil { throw ProtoReader.leftToProtobufC() }
+        options = try GoogleProtobuf.MessageOptions(wireBytes: _d, strings: &_strings)
+      case 8:
+        let _d = try _r.delimited(_tag.wireType)
+        if oneofDecl.isEmpty { oneofDecl.reserveCapacity(1 + _r.occurrences(of: 8)) }
+        oneofDecl.append(try GoogleProtobuf.OneofDescriptorProto(wireBytes: _d, strings: &_strings))
+      case 9:
+        let _d = try _r.delimited(_tag.wireType)
+        if reservedRange.isEmpty { reservedRange.reserveCapacity(1 + _r.occurrences(of: 9)) }
+        reservedRange.append(try GoogleProtobuf.DescriptorProto.ReservedRange(wireBytes: _d, strings: &_strings))
+      case 10:
+        if reservedName.isEmpty { reservedName.reserveCapacity(1 + _r.occurrences(of: 10)) }
+        reservedName.append(try _strings.string(_r.delimited(_tag.wireType)))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.name {
@@ -1954,6 +2109,21 @@ extension GoogleProtobuf.ExtensionRangeOptions: CBridgedMessage {
       c.pointee.uninterpreted_option = arena.messages(uninterpretedOption)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 999:
+        let _d = try _r.delimited(_tag.wireType)
+        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.occurrences(of: 999)) }
+        uninterpretedOption.append(try GoogleProtobuf.UninterpretedOption(wireBytes: _d, strings: &_strings))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -2092,6 +2262,41 @@ extension GoogleProtobuf.FieldDescriptorProto: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        name = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        extendee = try _strings.string(_r.delimited(_tag.wireType))
+      case 3:
+        number = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 4:
+        label = GoogleProtobuf.FieldDescriptorProto.Label(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 5:
+        type = GoogleProtobuf.FieldDescriptorProto.TypeEnum(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 6:
+        typeName = try _strings.string(_r.delimited(_tag.wireType))
+      case 7:
+        defaultValue = try _strings.string(_r.delimited(_tag.wireType))
+      case 8:
+        let _d = try _r.delimited(_tag.wireType)
+        if options != nil { throw ProtoReader.leftToProtobufC() }
+        options = try GoogleProtobuf.FieldOptions(wireBytes: _d, strings: &_strings)
+      case 9:
+        oneofIndex = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 10:
+        jsonName = try _strings.string(_r.delimited(_tag.wireType))
+      case 17:
+        proto3Optional = try _r.bool(_tag.wireType)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.name {
@@ -2202,6 +2407,23 @@ extension GoogleProtobuf.OneofDescriptorProto: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        name = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        let _d = try _r.delimited(_tag.wireType)
+        if options != nil { throw ProtoReader.leftToProtobufC() }
+        options = try GoogleProtobuf.OneofOptions(wireBytes: _d, strings: &_strings)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.name {
@@ -2264,6 +2486,21 @@ extension GoogleProtobuf.EnumDescriptorProto.EnumReservedRange: CBridgedMessage 
       c.pointee.end = v
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        start = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 2:
+        end = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -2338,6 +2575,34 @@ extension GoogleProtobuf.EnumDescriptorProto: CBridgedMessage {
       c.pointee.reserved_name = arena.map(reservedName) { v in arena.cString(v) }
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        name = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        let _d = try _r.delimited(_tag.wireType)
+        if value.isEmpty { value.reserveCapacity(1 + _r.occurrences(of: 2)) }
+        value.append(try GoogleProtobuf.EnumValueDescriptorProto(wireBytes: _d, strings: &_strings))
+      case 3:
+        let _d = try _r.delimited(_tag.wireType)
+        if options != nil { throw ProtoReader.leftToProtobufC() }
+        options = try GoogleProtobuf.EnumOptions(wireBytes: _d, strings: &_strings)
+      case 4:
+        let _d = try _r.delimited(_tag.wireType)
+        if reservedRange.isEmpty { reservedRange.reserveCapacity(1 + _r.occurrences(of: 4)) }
+        reservedRange.append(try GoogleProtobuf.EnumDescriptorProto.EnumReservedRange(wireBytes: _d, strings: &_strings))
+      case 5:
+        if reservedName.isEmpty { reservedName.reserveCapacity(1 + _r.occurrences(of: 5)) }
+        reservedName.append(try _strings.string(_r.delimited(_tag.wireType)))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -2424,6 +2689,25 @@ extension GoogleProtobuf.EnumValueDescriptorProto: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        name = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        number = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 3:
+        let _d = try _r.delimited(_tag.wireType)
+        if options != nil { throw ProtoReader.leftToProtobufC() }
+        options = try GoogleProtobuf.EnumValueOptions(wireBytes: _d, strings: &_strings)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.name {
@@ -2490,6 +2774,27 @@ extension GoogleProtobuf.ServiceDescriptorProto: CBridgedMessage {
     }
     if let v = options { c.pointee.options = arena.message(v) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        name = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        let _d = try _r.delimited(_tag.wireType)
+        if method.isEmpty { method.reserveCapacity(1 + _r.occurrences(of: 2)) }
+        method.append(try GoogleProtobuf.MethodDescriptorProto(wireBytes: _d, strings: &_strings))
+      case 3:
+        let _d = try _r.delimited(_tag.wireType)
+        if options != nil { throw ProtoReader.leftToProtobufC() }
+        options = try GoogleProtobuf.ServiceOptions(wireBytes: _d, strings: &_strings)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -2590,6 +2895,31 @@ extension GoogleProtobuf.MethodDescriptorProto: CBridgedMessage {
       c.pointee.server_streaming = v ? 1 : 0
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        name = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        inputType = try _strings.string(_r.delimited(_tag.wireType))
+      case 3:
+        outputType = try _strings.string(_r.delimited(_tag.wireType))
+      case 4:
+        let _d = try _r.delimited(_tag.wireType)
+        if options != nil { throw ProtoReader.leftToProtobufC() }
+        options = try GoogleProtobuf.MethodOptions(wireBytes: _d, strings: &_strings)
+      case 5:
+        clientStreaming = try _r.bool(_tag.wireType)
+      case 6:
+        serverStreaming = try _r.bool(_tag.wireType)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -2856,6 +3186,61 @@ extension GoogleProtobuf.FileOptions: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        javaPackage = try _strings.string(_r.delimited(_tag.wireType))
+      case 8:
+        javaOuterClassname = try _strings.string(_r.delimited(_tag.wireType))
+      case 9:
+        optimizeFor = GoogleProtobuf.FileOptions.OptimizeMode(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 10:
+        javaMultipleFiles = try _r.bool(_tag.wireType)
+      case 11:
+        goPackage = try _strings.string(_r.delimited(_tag.wireType))
+      case 16:
+        ccGenericServices = try _r.bool(_tag.wireType)
+      case 17:
+        javaGenericServices = try _r.bool(_tag.wireType)
+      case 18:
+        pyGenericServices = try _r.bool(_tag.wireType)
+      case 20:
+        javaGenerateEqualsAndHash = try _r.bool(_tag.wireType)
+      case 23:
+        deprecated = try _r.bool(_tag.wireType)
+      case 27:
+        javaStringCheckUtf8 = try _r.bool(_tag.wireType)
+      case 31:
+        ccEnableArenas = try _r.bool(_tag.wireType)
+      case 36:
+        objcClassPrefix = try _strings.string(_r.delimited(_tag.wireType))
+      case 37:
+        csharpNamespace = try _strings.string(_r.delimited(_tag.wireType))
+      case 39:
+        swiftPrefix = try _strings.string(_r.delimited(_tag.wireType))
+      case 40:
+        phpClassPrefix = try _strings.string(_r.delimited(_tag.wireType))
+      case 41:
+        phpNamespace = try _strings.string(_r.delimited(_tag.wireType))
+      case 42:
+        phpGenericServices = try _r.bool(_tag.wireType)
+      case 44:
+        phpMetadataNamespace = try _strings.string(_r.delimited(_tag.wireType))
+      case 45:
+        rubyPackage = try _strings.string(_r.delimited(_tag.wireType))
+      case 999:
+        let _d = try _r.delimited(_tag.wireType)
+        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.occurrences(of: 999)) }
+        uninterpretedOption.append(try GoogleProtobuf.UninterpretedOption(wireBytes: _d, strings: &_strings))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.javaPackage {
@@ -3060,6 +3445,29 @@ extension GoogleProtobuf.MessageOptions: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        messageSetWireFormat = try _r.bool(_tag.wireType)
+      case 2:
+        noStandardDescriptorAccessor = try _r.bool(_tag.wireType)
+      case 3:
+        deprecated = try _r.bool(_tag.wireType)
+      case 7:
+        mapEntry = try _r.bool(_tag.wireType)
+      case 999:
+        let _d = try _r.delimited(_tag.wireType)
+        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.occurrences(of: 999)) }
+        uninterpretedOption.append(try GoogleProtobuf.UninterpretedOption(wireBytes: _d, strings: &_strings))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.messageSetWireFormat != nil {
@@ -3198,6 +3606,35 @@ extension GoogleProtobuf.FieldOptions: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        ctype = GoogleProtobuf.FieldOptions.CType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 2:
+        packed = try _r.bool(_tag.wireType)
+      case 3:
+        deprecated = try _r.bool(_tag.wireType)
+      case 5:
+        lazy = try _r.bool(_tag.wireType)
+      case 6:
+        jstype = GoogleProtobuf.FieldOptions.JSType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 10:
+        weak = try _r.bool(_tag.wireType)
+      case 15:
+        unverifiedLazy = try _r.bool(_tag.wireType)
+      case 999:
+        let _d = try _r.delimited(_tag.wireType)
+        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.occurrences(of: 999)) }
+        uninterpretedOption.append(try GoogleProtobuf.UninterpretedOption(wireBytes: _d, strings: &_strings))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.ctype {
@@ -3284,6 +3721,21 @@ extension GoogleProtobuf.OneofOptions: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 999:
+        let _d = try _r.delimited(_tag.wireType)
+        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.occurrences(of: 999)) }
+        uninterpretedOption.append(try GoogleProtobuf.UninterpretedOption(wireBytes: _d, strings: &_strings))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.uninterpretedOption {
@@ -3346,6 +3798,25 @@ extension GoogleProtobuf.EnumOptions: CBridgedMessage {
       c.pointee.uninterpreted_option = arena.messages(uninterpretedOption)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 2:
+        allowAlias = try _r.bool(_tag.wireType)
+      case 3:
+        deprecated = try _r.bool(_tag.wireType)
+      case 999:
+        let _d = try _r.delimited(_tag.wireType)
+        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.occurrences(of: 999)) }
+        uninterpretedOption.append(try GoogleProtobuf.UninterpretedOption(wireBytes: _d, strings: &_strings))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -3414,6 +3885,23 @@ extension GoogleProtobuf.EnumValueOptions: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        deprecated = try _r.bool(_tag.wireType)
+      case 999:
+        let _d = try _r.delimited(_tag.wireType)
+        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.occurrences(of: 999)) }
+        uninterpretedOption.append(try GoogleProtobuf.UninterpretedOption(wireBytes: _d, strings: &_strings))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.deprecated != nil {
@@ -3472,6 +3960,23 @@ extension GoogleProtobuf.ServiceOptions: CBridgedMessage {
       c.pointee.uninterpreted_option = arena.messages(uninterpretedOption)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 33:
+        deprecated = try _r.bool(_tag.wireType)
+      case 999:
+        let _d = try _r.delimited(_tag.wireType)
+        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.occurrences(of: 999)) }
+        uninterpretedOption.append(try GoogleProtobuf.UninterpretedOption(wireBytes: _d, strings: &_strings))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -3544,6 +4049,25 @@ extension GoogleProtobuf.MethodOptions: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 33:
+        deprecated = try _r.bool(_tag.wireType)
+      case 34:
+        idempotencyLevel = GoogleProtobuf.MethodOptions.IdempotencyLevel(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+      case 999:
+        let _d = try _r.delimited(_tag.wireType)
+        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.occurrences(of: 999)) }
+        uninterpretedOption.append(try GoogleProtobuf.UninterpretedOption(wireBytes: _d, strings: &_strings))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.deprecated != nil {
@@ -3598,6 +4122,27 @@ extension GoogleProtobuf.UninterpretedOption.NamePart: CBridgedMessage {
     if !namePart.isEmpty { c.pointee.name_part = arena.cString(namePart) }
     c.pointee.is_extension = isExtension ? 1 : 0
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    var _seen1 = false
+    var _seen2 = false
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        _seen1 = true
+        namePart = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        _seen2 = true
+        isExtension = try _r.bool(_tag.wireType)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+    guard _seen1 else { throw ProtoReader.leftToProtobufC() }
+    guard _seen2 else { throw ProtoReader.leftToProtobufC() }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -3698,6 +4243,33 @@ extension GoogleProtobuf.UninterpretedOption: CBridgedMessage {
       c.pointee.aggregate_value = arena.cString(v)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 2:
+        let _d = try _r.delimited(_tag.wireType)
+        if name.isEmpty { name.reserveCapacity(1 + _r.occurrences(of: 2)) }
+        name.append(try GoogleProtobuf.UninterpretedOption.NamePart(wireBytes: _d, strings: &_strings))
+      case 3:
+        identifierValue = try _strings.string(_r.delimited(_tag.wireType))
+      case 4:
+        positiveIntValue = try _r.varint(_tag.wireType)
+      case 5:
+        negativeIntValue = Int64(bitPattern: try _r.varint(_tag.wireType))
+      case 6:
+        doubleValue = Double(bitPattern: try _r.fixed64(_tag.wireType))
+      case 7:
+        stringValue = ProtoReader.bytes(try _r.delimited(_tag.wireType))
+      case 8:
+        aggregateValue = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -3810,6 +4382,38 @@ extension GoogleProtobuf.SourceCodeInfo.Location: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        if _tag.wireType == 2 {
+          try _r.appendPackedVarints(to: &path) { Int32(truncatingIfNeeded: $0) }
+        } else {
+          if path.isEmpty { path.reserveCapacity(1 + _r.occurrences(of: 1)) }
+          path.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+        }
+      case 2:
+        if _tag.wireType == 2 {
+          try _r.appendPackedVarints(to: &span) { Int32(truncatingIfNeeded: $0) }
+        } else {
+          if span.isEmpty { span.reserveCapacity(1 + _r.occurrences(of: 2)) }
+          span.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+        }
+      case 3:
+        leadingComments = try _strings.string(_r.delimited(_tag.wireType))
+      case 4:
+        trailingComments = try _strings.string(_r.delimited(_tag.wireType))
+      case 6:
+        if leadingDetachedComments.isEmpty { leadingDetachedComments.reserveCapacity(1 + _r.occurrences(of: 6)) }
+        leadingDetachedComments.append(try _strings.string(_r.delimited(_tag.wireType)))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if !self.path.isEmpty {
@@ -3890,6 +4494,21 @@ extension GoogleProtobuf.SourceCodeInfo: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if location.isEmpty { location.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        location.append(try GoogleProtobuf.SourceCodeInfo.Location(wireBytes: _d, strings: &_strings))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.location {
@@ -3963,6 +4582,30 @@ extension GoogleProtobuf.GeneratedCodeInfo.Annotation: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        if _tag.wireType == 2 {
+          try _r.appendPackedVarints(to: &path) { Int32(truncatingIfNeeded: $0) }
+        } else {
+          if path.isEmpty { path.reserveCapacity(1 + _r.occurrences(of: 1)) }
+          path.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+        }
+      case 2:
+        sourceFile = try _strings.string(_r.delimited(_tag.wireType))
+      case 3:
+        begin = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 4:
+        end = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if !self.path.isEmpty {
@@ -4029,6 +4672,21 @@ extension GoogleProtobuf.GeneratedCodeInfo: CBridgedMessage {
       c.pointee.annotation = arena.messages(annotation)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if annotation.isEmpty { annotation.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        annotation.append(try GoogleProtobuf.GeneratedCodeInfo.Annotation(wireBytes: _d, strings: &_strings))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {

@@ -21,7 +21,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -47,6 +47,12 @@ extension GoogleProtobuf.Empty: CBridgedMessage {
 
   @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Empty>, _ arena: ProtoArena) {
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() { try _r.unknown(_tag, into: &unknownFields) }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {

@@ -215,7 +215,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -249,6 +249,20 @@ extension GoogleProtobuf.FieldMask: CBridgedMessage {
       c.pointee.paths = arena.map(paths) { v in arena.cString(v) }
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        if paths.isEmpty { paths.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        paths.append(try _strings.string(_r.delimited(_tag.wireType)))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {

@@ -19,7 +19,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -43,7 +43,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -67,7 +67,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -91,7 +91,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -115,7 +115,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -139,7 +139,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -163,7 +163,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -187,7 +187,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -211,7 +211,7 @@ extension GoogleProtobuf {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -242,6 +242,19 @@ extension GoogleProtobuf.DoubleValue: CBridgedMessage {
   @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__DoubleValue>, _ arena: ProtoArena) {
     c.pointee.value = value
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        value = Double(bitPattern: try _r.fixed64(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -281,6 +294,19 @@ extension GoogleProtobuf.FloatValue: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        value = Float(bitPattern: try _r.fixed32(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.value != 0 { size += 1 + 4 }
@@ -316,6 +342,19 @@ extension GoogleProtobuf.Int64Value: CBridgedMessage {
   @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Int64Value>, _ arena: ProtoArena) {
     c.pointee.value = value
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        value = Int64(bitPattern: try _r.varint(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -355,6 +394,19 @@ extension GoogleProtobuf.UInt64Value: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        value = try _r.varint(_tag.wireType)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.value != 0 { size += 1 + ProtoWire.varintSize(self.value) }
@@ -390,6 +442,19 @@ extension GoogleProtobuf.Int32Value: CBridgedMessage {
   @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__Int32Value>, _ arena: ProtoArena) {
     c.pointee.value = value
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        value = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -429,6 +494,19 @@ extension GoogleProtobuf.UInt32Value: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        value = UInt32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if self.value != 0 { size += 1 + ProtoWire.varintSize(UInt64(self.value)) }
@@ -464,6 +542,19 @@ extension GoogleProtobuf.BoolValue: CBridgedMessage {
   @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__BoolValue>, _ arena: ProtoArena) {
     c.pointee.value = value ? 1 : 0
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        value = try _r.bool(_tag.wireType)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -503,6 +594,19 @@ extension GoogleProtobuf.StringValue: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        value = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.value, tagSize: 1, omittingEmpty: true)
@@ -538,6 +642,19 @@ extension GoogleProtobuf.BytesValue: CBridgedMessage {
   @_spi(GeneratedCode) public func fill(_ c: UnsafeMutablePointer<Google__Protobuf__BytesValue>, _ arena: ProtoArena) {
     if !value.isEmpty { c.pointee.value = arena.binary(value) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        value = ProtoReader.bytes(try _r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {

@@ -24,7 +24,7 @@ extension GoogleRPC {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -49,7 +49,7 @@ extension GoogleRPC {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -73,7 +73,7 @@ extension GoogleRPC {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -97,7 +97,7 @@ extension GoogleRPC {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -132,7 +132,7 @@ extension GoogleRPC {
       public init() {}
 
       public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-        self = try Self.decodeThroughC(bytes)
+        self = try Self.decodeFromWire(bytes)
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
@@ -158,7 +158,7 @@ extension GoogleRPC {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -181,7 +181,7 @@ extension GoogleRPC {
       public init() {}
 
       public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-        self = try Self.decodeThroughC(bytes)
+        self = try Self.decodeFromWire(bytes)
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
@@ -206,7 +206,7 @@ extension GoogleRPC {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -233,7 +233,7 @@ extension GoogleRPC {
       public init() {}
 
       public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-        self = try Self.decodeThroughC(bytes)
+        self = try Self.decodeFromWire(bytes)
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
@@ -259,7 +259,7 @@ extension GoogleRPC {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -287,7 +287,7 @@ extension GoogleRPC {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -309,7 +309,7 @@ extension GoogleRPC {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -330,7 +330,7 @@ extension GoogleRPC {
       public init() {}
 
       public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-        self = try Self.decodeThroughC(bytes)
+        self = try Self.decodeFromWire(bytes)
       }
 
       public func encode(appendingTo buffer: inout [UInt8]) {
@@ -355,7 +355,7 @@ extension GoogleRPC {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -403,6 +403,33 @@ extension GoogleRPC.ErrorInfo: CBridgedMessage {
       }
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        reason = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        domain = try _strings.string(_r.delimited(_tag.wireType))
+      case 3:
+        var _e = ProtoReader(try _r.delimited(_tag.wireType))
+        var _k: String = ""
+        var _v: String = ""
+        while let _t = try _e.nextTag() {
+          switch _t.number {
+          case 1: _k = try _strings.string(_e.delimited(_t.wireType))
+          case 2: _v = try _strings.string(_e.delimited(_t.wireType))
+          default: _ = try _e.skip(wireType: _t.wireType)
+          }
+        }
+        metadata[_k] = _v
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -459,6 +486,21 @@ extension GoogleRPC.RetryInfo: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if retryDelay != nil { throw ProtoReader.leftToProtobufC() }
+        retryDelay = try GoogleProtobuf.Duration(wireBytes: _d, strings: &_strings)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     if let v = self.retryDelay {
@@ -504,6 +546,22 @@ extension GoogleRPC.DebugInfo: CBridgedMessage {
     }
     if !detail.isEmpty { c.pointee.detail = arena.cString(detail) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        if stackEntries.isEmpty { stackEntries.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        stackEntries.append(try _strings.string(_r.delimited(_tag.wireType)))
+      case 2:
+        detail = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -588,6 +646,43 @@ extension GoogleRPC.QuotaFailure.Violation: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        subject = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        description = try _strings.string(_r.delimited(_tag.wireType))
+      case 3:
+        apiService = try _strings.string(_r.delimited(_tag.wireType))
+      case 4:
+        quotaMetric = try _strings.string(_r.delimited(_tag.wireType))
+      case 5:
+        quotaID = try _strings.string(_r.delimited(_tag.wireType))
+      case 6:
+        var _e = ProtoReader(try _r.delimited(_tag.wireType))
+        var _k: String = ""
+        var _v: String = ""
+        while let _t = try _e.nextTag() {
+          switch _t.number {
+          case 1: _k = try _strings.string(_e.delimited(_t.wireType))
+          case 2: _v = try _strings.string(_e.delimited(_t.wireType))
+          default: _ = try _e.skip(wireType: _t.wireType)
+          }
+        }
+        quotaDimensions[_k] = _v
+      case 7:
+        quotaValue = Int64(bitPattern: try _r.varint(_tag.wireType))
+      case 8:
+        futureQuotaValue = Int64(bitPattern: try _r.varint(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.subject, tagSize: 1, omittingEmpty: true)
@@ -659,6 +754,21 @@ extension GoogleRPC.QuotaFailure: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if violations.isEmpty { violations.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        violations.append(try GoogleRPC.QuotaFailure.Violation(wireBytes: _d, strings: &_strings))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.violations {
@@ -706,6 +816,23 @@ extension GoogleRPC.PreconditionFailure.Violation: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        type = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        subject = try _strings.string(_r.delimited(_tag.wireType))
+      case 3:
+        description = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.type, tagSize: 1, omittingEmpty: true)
@@ -748,6 +875,21 @@ extension GoogleRPC.PreconditionFailure: CBridgedMessage {
       c.pointee.violations = arena.messages(violations)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if violations.isEmpty { violations.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        violations.append(try GoogleRPC.PreconditionFailure.Violation(wireBytes: _d, strings: &_strings))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -800,6 +942,27 @@ extension GoogleRPC.BadRequest.FieldViolation: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        field = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        description = try _strings.string(_r.delimited(_tag.wireType))
+      case 3:
+        reason = try _strings.string(_r.delimited(_tag.wireType))
+      case 4:
+        let _d = try _r.delimited(_tag.wireType)
+        if localizedMessage != nil { throw ProtoReader.leftToProtobufC() }
+        localizedMessage = try GoogleRPC.LocalizedMessage(wireBytes: _d, strings: &_strings)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.field, tagSize: 1, omittingEmpty: true)
@@ -850,6 +1013,21 @@ extension GoogleRPC.BadRequest: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if fieldViolations.isEmpty { fieldViolations.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        fieldViolations.append(try GoogleRPC.BadRequest.FieldViolation(wireBytes: _d, strings: &_strings))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     for v in self.fieldViolations {
@@ -892,6 +1070,21 @@ extension GoogleRPC.RequestInfo: CBridgedMessage {
     if !requestID.isEmpty { c.pointee.request_id = arena.cString(requestID) }
     if !servingData.isEmpty { c.pointee.serving_data = arena.cString(servingData) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        requestID = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        servingData = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -942,6 +1135,25 @@ extension GoogleRPC.ResourceInfo: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        resourceType = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        resourceName = try _strings.string(_r.delimited(_tag.wireType))
+      case 3:
+        owner = try _strings.string(_r.delimited(_tag.wireType))
+      case 4:
+        description = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.resourceType, tagSize: 1, omittingEmpty: true)
@@ -988,6 +1200,21 @@ extension GoogleRPC.Help.Link: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        description = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        url = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.description, tagSize: 1, omittingEmpty: true)
@@ -1028,6 +1255,21 @@ extension GoogleRPC.Help: CBridgedMessage {
       c.pointee.links = arena.messages(links)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if links.isEmpty { links.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        links.append(try GoogleRPC.Help.Link(wireBytes: _d, strings: &_strings))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -1072,6 +1314,21 @@ extension GoogleRPC.LocalizedMessage: CBridgedMessage {
     if !locale.isEmpty { c.pointee.locale = arena.cString(locale) }
     if !message.isEmpty { c.pointee.message = arena.cString(message) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        locale = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        message = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {

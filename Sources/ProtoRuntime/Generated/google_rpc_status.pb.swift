@@ -23,7 +23,7 @@ extension GoogleRPC {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -63,6 +63,25 @@ extension GoogleRPC.Status: CBridgedMessage {
       c.pointee.details = arena.messages(details)
     }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        code = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 2:
+        message = try _strings.string(_r.delimited(_tag.wireType))
+      case 3:
+        let _d = try _r.delimited(_tag.wireType)
+        if details.isEmpty { details.reserveCapacity(1 + _r.occurrences(of: 3)) }
+        details.append(try GoogleProtobuf.AnyMessage(wireBytes: _d, strings: &_strings))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {

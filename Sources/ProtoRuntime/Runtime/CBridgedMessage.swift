@@ -26,6 +26,14 @@ public protocol CBridgedMessage: ProtoMessage {
   @_spi(GeneratedCode) init(
     cMessage: UnsafePointer<CMessage>, strings: inout ProtoDecodeStrings
   ) throws(ProtoDecodingError)
+  /// Decodes the wire bytes `bytes` straight into a Swift value, read field by field
+  /// (``ProtoReader``), without protobuf-c's unpack; `strings` holds the long strings and
+  /// messages this decode has built, which the same bytes reuse. Throws where protobuf-c's
+  /// unpack fails, and also for what it leaves to protobuf-c (see
+  /// ``decodeFromWire(_:)``).
+  @_spi(GeneratedCode) init(
+    wireBytes bytes: UnsafeRawBufferPointer, strings: inout ProtoDecodeStrings
+  ) throws(ProtoDecodingError)
   /// Whether `cMessage` decodes to exactly this value, read in place without decoding it
   /// (see ``ProtoC``'s matching). Never true for a message that decodes to something else;
   /// false for an equal map field that is not empty (a decode then tells).
@@ -44,6 +52,36 @@ extension CBridgedMessage {
     _ bytes: UnsafeRawBufferPointer
   ) throws(ProtoDecodingError) -> Self {
     try withUnpacked(bytes) { (c) throws(ProtoDecodingError) -> Self in try Self(cMessage: c) }
+  }
+
+  /// Decodes `bytes` straight from the wire (``init(wireBytes:strings:)``); when that throws,
+  /// through protobuf-c (``decodeThroughC(_:)``), whose verdict and value are the answer.
+  ///
+  /// The straight decode reads every field as protobuf-c's unpack reads it, and throws for
+  /// everything protobuf-c refuses; it also throws for what it does not reproduce: a
+  /// non-repeated message field seen twice (protobuf-c merges the two, by rules of its own),
+  /// a string that is not UTF-8 (which protobuf-c's unpack never checks: the bridge refuses
+  /// it only if it survives into the tree), a field number protobuf-c would keep as unknown
+  /// but the bridge refuses. All are bad or unusual input; a second decode costs them nothing
+  /// that matters, and makes the answer protobuf-c's for every input.
+  @_spi(GeneratedCode) public static func decodeFromWire(_ bytes: UnsafeRawBufferPointer)
+    throws(ProtoDecodingError) -> Self
+  {
+    var strings = ProtoDecodeStrings()
+    do {
+      return try Self(wireBytes: bytes, strings: &strings)
+    } catch {
+      return try decodeThroughC(bytes)
+    }
+  }
+
+  /// For messages generated before grpc-wire-gen wrote a straight decode: protobuf-c's
+  /// unpack of `bytes` (a merge of a field seen twice is then this message's own, not its
+  /// parent's: the parent's straight decode hands such input to protobuf-c first).
+  @_spi(GeneratedCode) public init(
+    wireBytes bytes: UnsafeRawBufferPointer, strings: inout ProtoDecodeStrings
+  ) throws(ProtoDecodingError) {
+    self = try Self.decodeThroughC(bytes)
   }
 
   /// Copies an unpacked C message into a Swift value, a decode of its own: long strings are

@@ -14,14 +14,14 @@
 /// `vehicle_waypoints` repeat `remaining_waypoints`. Swift keeps strings of up to 15 UTF-8
 /// bytes inline, without an allocation, so only longer ones are remembered.
 ///
-/// It also remembers the last four values of copy-on-write messages that hold a string or a
+/// It also remembers the last eight values of copy-on-write messages that hold a string or a
 /// list (``ProtoStorageMessage``) decoded at a field of their own type (``message(_:as:)``):
 /// a later such field whose C message `matches(cMessage:)` one of them is that value, its
 /// storage shared (a retain, not an allocation per storage, array and long string). They are
 /// kept as their storage objects with their type's identifier, so no value is boxed and no
 /// dynamic cast is made.
 ///
-/// Each kind has four entries, replaced in turn (one ``ProtoRecentRing`` each). A string is
+/// Each kind has eight entries, replaced in turn (one ``ProtoRecentRing`` each). A string is
 /// compared with an entry only when their lengths agree, then byte for byte (memcmp): no
 /// hashing, no table, no thread-local lookup (an
 /// earlier per-thread cache cost more than the mallocs it saved, 9082048). One value lives on
@@ -52,10 +52,22 @@
   @usableFromInline struct Recent {
     @usableFromInline var type: ObjectIdentifier?
     @usableFromInline var storage: AnyObject?
+    /// The wire bytes it was decoded from, in a decode straight from the wire.
+    @usableFromInline var bytes: UnsafeRawBufferPointer?
 
-    @inlinable init(_ type: ObjectIdentifier?, _ storage: AnyObject?) {
+    @inlinable init(
+      _ type: ObjectIdentifier?, _ storage: AnyObject?, _ bytes: UnsafeRawBufferPointer? = nil
+    ) {
       self.type = type
       self.storage = storage
+      self.bytes = bytes
+    }
+
+    @inlinable func recall<M: ProtoStorageMessage>(wire data: UnsafeRawBufferPointer) -> M? {
+      guard type == ObjectIdentifier(M.self), let storage, ProtoReader.same(data, bytes) else {
+        return nil
+      }
+      return M(sharedStorage: storage)
     }
 
     @inlinable func recall<M: ProtoStorageMessage>(_ p: UnsafePointer<M.CMessage>) -> M? {
@@ -77,6 +89,44 @@
     let decoded = try M(cMessage: p, strings: &self)
     messages.add(Recent(ObjectIdentifier(M.self), decoded.sharedStorage))
     return decoded
+  }
+
+  /// The message whose wire bytes are `data`: one remembered that was decoded from the same
+  /// bytes, else decoded (and remembered).
+  @inlinable @_spi(GeneratedCode) public mutating func message<M: ProtoStorageMessage>(
+    wire data: UnsafeRawBufferPointer, as _: M.Type
+  ) throws(ProtoDecodingError) -> M {
+    if let held: M = messages.first({ $0.recall(wire: data) }) { return held }
+    let decoded = try M(wireBytes: data, strings: &self)
+    messages.add(Recent(ObjectIdentifier(M.self), decoded.sharedStorage, data))
+    return decoded
+  }
+
+  /// A string field whose data is `data`, read as the bridge reads the C string protobuf-c
+  /// copies it into: cut at its first NUL, then UTF-8 checked (`.invalidUTF8`); the same bytes
+  /// give an equal string, a long one the String already built.
+  @inlinable @_spi(GeneratedCode) public mutating func string(_ data: UnsafeRawBufferPointer)
+    throws(ProtoDecodingError) -> String
+  {
+    guard let base = data.baseAddress, !data.isEmpty else { return "" }
+    let count = memchr(base, 0, data.count).map { UnsafeRawPointer($0) - base } ?? data.count
+    guard count > Self.smallLimit else { return try Self.validated(base, count) }
+    let p = base.assumingMemoryBound(to: CChar.self)
+    if let held = strings.first({ $0.holds(p, count) }) { return held }
+    let s = try Self.validated(base, count)
+    strings.add(Entry(p, count, s))
+    return s
+  }
+
+  @inlinable static func validated(_ p: UnsafeRawPointer, _ count: Int)
+    throws(ProtoDecodingError) -> String
+  {
+    guard count > 0 else { return "" }
+    let utf8 = UnsafeBufferPointer(start: p.assumingMemoryBound(to: UInt8.self), count: count)
+    guard let s = String(validating: utf8, as: UTF8.self) else {
+      throw ProtoDecodingError(message: "", reason: .invalidUTF8, byteCount: 0)
+    }
+    return s
   }
 
   /// Swift's limit for a string stored inline (UTF-8 bytes, 64-bit platforms).
@@ -103,31 +153,39 @@
   }
 }
 
-/// Four values, the oldest replaced by the next one added: what ``ProtoDecodeStrings``
-/// remembers of each kind. Four stored properties rather than an array: no allocation, and
-/// the lookups unroll.
+/// Eight values, the oldest replaced by the next one added: what ``ProtoDecodeStrings``
+/// remembers of each kind. Stored properties rather than an array: no allocation, and the
+/// lookups unroll. Eight, not four: a decode straight from the wire meets a Trip's fields in
+/// number order, and a waypoint's stop (field 24's location) comes after the pickup point's
+/// place ID (field 5) by more than four long strings (issue 37).
 @usableFromInline struct ProtoRecentRing<Element> {
   @usableFromInline var e0: Element
   @usableFromInline var e1: Element
   @usableFromInline var e2: Element
   @usableFromInline var e3: Element
+  @usableFromInline var e4: Element
+  @usableFromInline var e5: Element
+  @usableFromInline var e6: Element
+  @usableFromInline var e7: Element
   /// The entry the next value added replaces.
   @usableFromInline var next = 0
 
-  /// Four copies of `empty`, a value no lookup finds anything in.
+  /// Eight copies of `empty`, a value no lookup finds anything in.
   @inlinable init(_ empty: Element) {
-    e0 = empty
-    e1 = empty
-    e2 = empty
-    e3 = empty
+    (e0, e1, e2, e3) = (empty, empty, empty, empty)
+    (e4, e5, e6, e7) = (empty, empty, empty, empty)
   }
 
-  /// The first non-nil result of `found` over the four entries, in slot order.
+  /// The first non-nil result of `found` over the entries, in slot order.
   @inlinable func first<Result>(_ found: (Element) -> Result?) -> Result? {
     if let r = found(e0) { return r }
     if let r = found(e1) { return r }
     if let r = found(e2) { return r }
-    return found(e3)
+    if let r = found(e3) { return r }
+    if let r = found(e4) { return r }
+    if let r = found(e5) { return r }
+    if let r = found(e6) { return r }
+    return found(e7)
   }
 
   @inlinable mutating func add(_ value: Element) {
@@ -135,8 +193,12 @@
     case 0: e0 = value
     case 1: e1 = value
     case 2: e2 = value
-    default: e3 = value
+    case 3: e3 = value
+    case 4: e4 = value
+    case 5: e5 = value
+    case 6: e6 = value
+    default: e7 = value
     }
-    next = (next + 1) & 3
+    next = (next + 1) & 7
   }
 }

@@ -21,7 +21,7 @@ extension Routeguide {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -46,7 +46,7 @@ extension Routeguide {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -72,7 +72,7 @@ extension Routeguide {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -96,7 +96,7 @@ extension Routeguide {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -128,7 +128,7 @@ extension Routeguide {
     public init() {}
 
     public init(serializedBytes bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-      self = try Self.decodeThroughC(bytes)
+      self = try Self.decodeFromWire(bytes)
     }
 
     public func encode(appendingTo buffer: inout [UInt8]) {
@@ -162,6 +162,21 @@ extension Routeguide.Point: CBridgedMessage {
     c.pointee.latitude = latitude
     c.pointee.longitude = longitude
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        latitude = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 2:
+        longitude = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -204,6 +219,25 @@ extension Routeguide.Rectangle: CBridgedMessage {
     if let v = lo { c.pointee.lo = arena.message(v) }
     if let v = hi { c.pointee.hi = arena.message(v) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if lo != nil { throw ProtoReader.leftToProtobufC() }
+        lo = try Routeguide.Point(wireBytes: _d, strings: &_strings)
+      case 2:
+        let _d = try _r.delimited(_tag.wireType)
+        if hi != nil { throw ProtoReader.leftToProtobufC() }
+        hi = try Routeguide.Point(wireBytes: _d, strings: &_strings)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -256,6 +290,23 @@ extension Routeguide.Feature: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        name = try _strings.string(_r.delimited(_tag.wireType))
+      case 2:
+        let _d = try _r.delimited(_tag.wireType)
+        if location != nil { throw ProtoReader.leftToProtobufC() }
+        location = try Routeguide.Point(wireBytes: _d, strings: &_strings)
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
+  }
+
   @_spi(GeneratedCode) public func encodedSize() -> Int {
     var size = 0
     size += ProtoWire.stringSize(self.name, tagSize: 1, omittingEmpty: true)
@@ -300,6 +351,23 @@ extension Routeguide.RouteNote: CBridgedMessage {
     if let v = location { c.pointee.location = arena.message(v) }
     if !message.isEmpty { c.pointee.message = arena.cString(message) }
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        let _d = try _r.delimited(_tag.wireType)
+        if location != nil { throw ProtoReader.leftToProtobufC() }
+        location = try Routeguide.Point(wireBytes: _d, strings: &_strings)
+      case 2:
+        message = try _strings.string(_r.delimited(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {
@@ -352,6 +420,25 @@ extension Routeguide.RouteSummary: CBridgedMessage {
     c.pointee.distance = distance
     c.pointee.elapsed_time = elapsedTime
     unknownFields.fill(c, arena)
+  }
+
+  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
+    self.init()
+    var _r = ProtoReader(_bytes)
+    while let _tag = try _r.nextTag() {
+      switch _tag.number {
+      case 1:
+        pointCount = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 2:
+        featureCount = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 3:
+        distance = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      case 4:
+        elapsedTime = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
+      default:
+        try _r.unknown(_tag, into: &unknownFields)
+      }
+    }
   }
 
   @_spi(GeneratedCode) public func encodedSize() -> Int {

@@ -1,0 +1,139 @@
+@_spi(GeneratedCode) import FleetProtos
+import FleetProtosFixtures
+import PeerSupport
+@_spi(GeneratedCode) import ProtoRuntime
+import Testing
+
+/// The decode straight from the wire gives protobuf-c's values and verdicts (its unpack with
+/// the bridge, `decodeThroughC`, is the codec of record): on the bad-input corpora, on every
+/// message type a peer can send, and on the cases where protobuf-c's rules are its own.
+@Suite("Decoding straight from the wire agrees with protobuf-c", .timeLimit(.minutes(2)))
+struct WireDecodeTests {
+  let valid = SampleTrips.fullyPopulated.serializedBytes()
+
+  /// Checks every input as a Trip; how many decoded straight and how many protobuf-c accepted.
+  func agree(_ inputs: [[UInt8]]) -> (straight: Int, accepted: Int) {
+    var counts = (straight: 0, accepted: 0)
+    for bytes in inputs {
+      let verdict = WireDecodeCheck.check(FleetEngine.Trip.self, bytes)
+      #expect(verdict.problem == nil, "\(bytes)")
+      if verdict.straight { counts.straight += 1 }
+      if verdict.accepted { counts.accepted += 1 }
+    }
+    return counts
+  }
+
+  @Test("the sample Trip decodes straight, to the value sent")
+  func sampleTrip() throws {
+    var strings = ProtoDecodeStrings()
+    let trip = try valid.withUnsafeBytes { (raw) throws(ProtoDecodingError) in
+      try FleetEngine.Trip(wireBytes: raw, strings: &strings)
+    }
+    #expect(trip == SampleTrips.fullyPopulated)
+    #expect(WireDecodeCheck.check(FleetEngine.Trip.self, valid).problem == nil)
+  }
+
+  @Test("5,000 seeded random byte strings: the same verdicts")
+  func randomBytes() {
+    var random = FuzzRandom(seed: 0x5EED_F1EE7)
+    let inputs = (0..<5_000).map { _ in
+      (0..<Int(random.next() % 300)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+    }
+    let counts = agree(inputs)
+    #expect(counts.accepted > 0)
+  }
+
+  @Test("3,000 corruptions and every truncation of the sample Trip: the same values and verdicts")
+  func corruptionsAndTruncations() {
+    var random = FuzzRandom(seed: 42)
+    let corrupted = (0..<3_000).map { _ in random.corrupted(valid) }
+    let truncated = (0...valid.count).map { Array(valid[..<$0]) }
+    let counts = agree(corrupted + truncated)
+    // Truncations between top-level fields are valid Trips; nearly all decode straight.
+    #expect(counts.accepted > valid.count / 4)
+    #expect(counts.straight > counts.accepted / 2)
+  }
+
+  @Test("every message type a peer can send: random bytes and corruptions of a real one")
+  func everyPeerType() {
+    var random = FuzzRandom(seed: 7)
+    let tripBytes = valid
+    for type in PeerMessageTypes.all {
+      guard let bridged = type as? any CBridgedMessage.Type else {
+        Issue.record("\(type) is not bridged")
+        continue
+      }
+      for _ in 0..<200 {
+        let bytes =
+          random.next() % 2 == 0
+          ? random.corrupted(tripBytes)
+          : (0..<Int(random.next() % 64)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        let verdict = WireDecodeCheck.check(bridged, bytes)
+        #expect(verdict.problem == nil, "\(type): \(bytes)")
+      }
+    }
+  }
+
+  @Test(
+    "protobuf-c's own rules: merges, oneofs, packing, bools, strings, lengths",
+    arguments: [
+      (
+        "pickup_point twice: protobuf-c merges them",
+        [0x2A, 0x02, 0x22, 0x00, 0x2A, 0x02, 0x32, 0x00]
+      ),
+      (
+        "pickup_point twice, each with a trip ID",
+        [0x2A, 0x03, 0x22, 0x01, 0x61, 0x2A, 0x03, 0x22, 0x01, 0x62]
+      ),
+      ("last_location twice, the second empty", [0xA2, 0x01, 0x02, 0x08, 0x01, 0xA2, 0x01, 0x00]),
+      ("name twice: the last wins", [0x0A, 0x01, 0x61, 0x0A, 0x01, 0x62]),
+      ("a name that is not UTF-8, then a valid one", [0x0A, 0x01, 0xFF, 0x0A, 0x01, 0x62]),
+      ("a name with a NUL, then bytes that are not UTF-8", [0x0A, 0x03, 0x61, 0x00, 0xFF]),
+      ("a name claiming 2^32 bytes", [0x0A, 0x80, 0x80, 0x80, 0x80, 0x10, 0x61]),
+      ("last_location_snappable as a varint of 0x80 0x00", [0xD0, 0x01, 0x80, 0x00]),
+      (
+        "last_location_snappable as fixed64 of 0x80s",
+        [0xD1, 0x01] + Array(repeating: 0x80, count: 8)
+      ),
+      ("last_location_snappable length-delimited", [0xD2, 0x01, 0x00]),
+      ("trip_status as a 10-byte varint", [0x18] + Array(repeating: 0xFF, count: 9) + [0x01]),
+      ("number_of_passengers negative", [0x50] + Array(repeating: 0xFF, count: 9) + [0x01]),
+      (
+        "an unknown varint, fixed64, bytes and fixed32",
+        [0xC0, 0x3E, 0x2A, 0xC1, 0x3E, 1, 2, 3, 4, 5, 6, 7, 8, 0xC2, 0x3E, 0x01, 0x61]
+          + [0xC5, 0x3E, 1, 2, 3, 4]
+      ),
+    ] as [(String, [UInt8])])
+  func protobufCRules(_ what: String, _ bytes: [UInt8]) {
+    #expect(WireDecodeCheck.check(FleetEngine.Trip.self, bytes).problem == nil, "\(what)")
+  }
+
+  @Test(
+    "a oneof seen twice, and repeated scalars packed, unpacked and mixed",
+    arguments: [
+      // TerminalPointId: oneof id { place_id = 2; generated_id = 3 }, value = 4.
+      ("place_id then generated_id", [0x12, 0x01, 0x61, 0x1A, 0x01, 0x62]),
+      ("place_id twice", [0x12, 0x01, 0x61, 0x12, 0x01, 0x62]),
+      ("generated_id then place_id, not UTF-8 first", [0x1A, 0x01, 0xFF, 0x12, 0x01, 0x62]),
+    ] as [(String, [UInt8])])
+  func oneofs(_ what: String, _ bytes: [UInt8]) {
+    let verdict = WireDecodeCheck.check(FleetEngine.TerminalPointId.self, bytes)
+    #expect(verdict.problem == nil, "\(what)")
+  }
+
+  @Test("google.rpc.Status details, wrappers and a field mask: the straight decode agrees")
+  func wellKnownTypes() {
+    let inputs: [(any CBridgedMessage.Type, [UInt8])] = [
+      // Int32Value twice (protobuf-c merges), a bool wrapper with an unknown field 0.
+      (GoogleProtobuf.Int32Value.self, [0x08, 0x05, 0x08, 0x07]),
+      (GoogleProtobuf.BoolValue.self, [0x08, 0x02]),
+      (GoogleProtobuf.FieldMask.self, [0x0A, 0x01, 0x61, 0x0A, 0x01, 0x62]),
+      (GoogleRPC.Status.self, [0x08, 0x05, 0x1A, 0x02, 0x0A, 0x00, 0x1A, 0x00]),
+      // RemainingDistance as an Int32Value field twice in a Trip: merged by protobuf-c.
+      (FleetEngine.Trip.self, [0xBA, 0x01, 0x02, 0x08, 0x01, 0xBA, 0x01, 0x00]),
+    ]
+    for (type, bytes) in inputs {
+      #expect(WireDecodeCheck.check(type, bytes).problem == nil, "\(type): \(bytes)")
+    }
+  }
+}
