@@ -1,5 +1,6 @@
 @_spi(GeneratedCode) import FleetProtos
 import FleetProtosFixtures
+import GRPCTestingProtos
 import PeerSupport
 @_spi(GeneratedCode) import ProtoRuntime
 import Testing
@@ -85,7 +86,16 @@ struct WireDecodeTests {
         "pickup_point twice, each with a trip ID",
         [0x2A, 0x03, 0x22, 0x01, 0x61, 0x2A, 0x03, 0x22, 0x01, 0x62]
       ),
-      ("last_location twice, the second empty", [0xA2, 0x01, 0x02, 0x08, 0x01, 0xA2, 0x01, 0x00]),
+      // last_location = 11; its heading (an Int32Value) = 2.
+      ("last_location twice, the second empty", [0x5A, 0x02, 0x12, 0x00, 0x5A, 0x00]),
+      (
+        "last_location twice, each with a heading: protobuf-c merges them",
+        [0x5A, 0x04, 0x12, 0x02, 0x08, 0x05, 0x5A, 0x04, 0x12, 0x02, 0x08, 0x07]
+      ),
+      (
+        "vehicle_waypoints twice, the second empty",
+        [0xA2, 0x01, 0x02, 0x08, 0x01, 0xA2, 0x01, 0x00]
+      ),
       ("name twice: the last wins", [0x0A, 0x01, 0x61, 0x0A, 0x01, 0x62]),
       ("a name that is not UTF-8, then a valid one", [0x0A, 0x01, 0xFF, 0x0A, 0x01, 0x62]),
       ("a name with a NUL, then bytes that are not UTF-8", [0x0A, 0x03, 0x61, 0x00, 0xFF]),
@@ -109,7 +119,7 @@ struct WireDecodeTests {
   }
 
   @Test(
-    "a oneof seen twice, and repeated scalars packed, unpacked and mixed",
+    "a oneof seen twice",
     arguments: [
       // TerminalPointId: oneof id { place_id = 2; generated_id = 3 }, value = 4.
       ("place_id then generated_id", [0x12, 0x01, 0x61, 0x1A, 0x01, 0x62]),
@@ -119,18 +129,50 @@ struct WireDecodeTests {
   func oneofs(_ what: String, _ bytes: [UInt8]) {
     let verdict = WireDecodeCheck.check(FleetEngine.TerminalPointId.self, bytes)
     #expect(verdict.problem == nil, "\(what)")
+    #expect(verdict.accepted, "\(what)")
+  }
+
+  @Test(
+    "repeated scalars packed, unpacked and mixed, and bools: the straight decode agrees",
+    arguments: [
+      // grpc.testing.ReconnectInfo: bool passed = 1; repeated int32 backoff_ms = 2.
+      ("packed", [0x12, 0x04, 0x01, 0x02, 0x96, 0x01] as [UInt8], true),
+      ("unpacked", [0x10, 0x01, 0x10, 0x02, 0x10, 0x96, 0x01], true),
+      ("mixed", [0x10, 0x01, 0x12, 0x02, 0x02, 0x03, 0x10, 0x04], true),
+      ("packed, empty", [0x12, 0x00], true),
+      ("packed negative: ten bytes", [0x12, 0x0A] + [UInt8](repeating: 0xFF, count: 9) + [1], true),
+      ("packed run ending inside a varint", [0x12, 0x02, 0x01, 0x80], false),
+      ("a bool of 2", [0x08, 0x02], true),
+      ("a bool of 0x80 0x00", [0x08, 0x80, 0x00], true),
+      ("a bool as fixed32", [0x0D, 0x01, 0x00, 0x00, 0x00], true),
+    ] as [(String, [UInt8], Bool)])
+  func repeatedScalars(_ what: String, _ bytes: [UInt8], _ protobufCAccepts: Bool) {
+    let verdict = WireDecodeCheck.check(GRPCTesting.ReconnectInfo.self, bytes)
+    #expect(verdict.problem == nil, "\(what)")
+    #expect(verdict.accepted == protobufCAccepts, "\(what)")
+  }
+
+  @Test("a repeated enum packed and unpacked: the straight decode agrees")
+  func repeatedEnums() {
+    // grpc.testing.ClientConfigureRequest: repeated RpcType types = 1 (0, 1 and unknown 5).
+    for bytes: [UInt8] in [[0x0A, 0x03, 0x00, 0x01, 0x05], [0x08, 0x01, 0x08, 0x05, 0x08, 0x00]] {
+      let verdict = WireDecodeCheck.check(GRPCTesting.ClientConfigureRequest.self, bytes)
+      #expect(verdict.problem == nil, "\(bytes)")
+      #expect(verdict.accepted, "\(bytes)")
+    }
   }
 
   @Test("google.rpc.Status details, wrappers and a field mask: the straight decode agrees")
   func wellKnownTypes() {
     let inputs: [(any CBridgedMessage.Type, [UInt8])] = [
-      // Int32Value twice (protobuf-c merges), a bool wrapper with an unknown field 0.
+      // Int32Value's value twice (the last wins), a bool wrapper whose varint is 2.
       (GoogleProtobuf.Int32Value.self, [0x08, 0x05, 0x08, 0x07]),
       (GoogleProtobuf.BoolValue.self, [0x08, 0x02]),
       (GoogleProtobuf.FieldMask.self, [0x0A, 0x01, 0x61, 0x0A, 0x01, 0x62]),
       (GoogleRPC.Status.self, [0x08, 0x05, 0x1A, 0x02, 0x0A, 0x00, 0x1A, 0x00]),
-      // RemainingDistance as an Int32Value field twice in a Trip: merged by protobuf-c.
-      (FleetEngine.Trip.self, [0xBA, 0x01, 0x02, 0x08, 0x01, 0xBA, 0x01, 0x00]),
+      // remaining_distance_meters (12), an Int32Value, twice in a Trip: merged by protobuf-c.
+      (FleetEngine.Trip.self, [0x62, 0x02, 0x08, 0x01, 0x62, 0x02, 0x08, 0x07]),
+      (FleetEngine.Trip.self, [0x62, 0x02, 0x08, 0x01, 0x62, 0x00]),
     ]
     for (type, bytes) in inputs {
       #expect(WireDecodeCheck.check(type, bytes).problem == nil, "\(type): \(bytes)")
