@@ -5,7 +5,7 @@ extension TripWireDigests {
   /// Where the stop of `payload`, a serialized `TripWaypoint`, lies: `location` (1), `trip_id`
   /// (2) and `waypoint_type` (3), one run of occurrences (empty when none); and whether it
   /// sends no path (`path_to_waypoint` 4, a non-empty `encoded_path_to_waypoint` 5,
-  /// `traffic_to_waypoint` 6). Nil when its fields do not parse or the stop is not one run.
+  /// `traffic_to_waypoint` 10). Nil when its fields do not parse or the stop is not one run.
   static func waypointParts(_ payload: UnsafeRawBufferPointer) -> (stop: Range<Int>, bare: Bool)? {
     var stop: Range<Int>? = nil
     var afterStop = false
@@ -22,7 +22,7 @@ extension TripWireDigests {
         if !field.payload.isEmpty { bare = false }
       default:
         if stop != nil { afterStop = true }
-        if field.number == 4 || field.number == 6 { bare = false }
+        if field.number == 4 || field.number == 10 { bare = false }
       }
     }
     return (stop ?? 0..<0, bare)

@@ -141,6 +141,48 @@ struct TripWireDigestsTests {
     #expect(waypointsLeftOut > 60, "seed \(seed)")
   }
 
+  @Test(
+    "a waypoint that sends its distance and times but no path or traffic has its stop left out")
+  func stopsLeftOutBesideDistance() throws {
+    // As fleet-sim answers: every waypoint sends distance_meters (6), eta and duration; only
+    // the first sends its path. The first's duration moves between the answers.
+    var answer = SampleTrips.fullyPopulated
+    for index in answer.remainingWaypoints.indices {
+      answer.remainingWaypoints[index].distanceMeters = 1_000 * Int32(index + 1)
+      answer.remainingWaypoints[index].duration = GoogleProtobuf.Duration()
+      answer.remainingWaypoints[index].duration!.seconds = 60
+      guard index > 0 else { continue }
+      answer.remainingWaypoints[index].pathToWaypoint = []
+      answer.remainingWaypoints[index].encodedPathToWaypoint = ""
+      answer.remainingWaypoints[index].trafficToWaypoint = nil
+    }
+    try #require(answer.remainingWaypoints.count > 1)
+    var held = TripWireDigests()
+    var first = try #require(TripWireDigests.Scan(of: answer.serializedBytes()))
+    held.update(from: &first)
+    for index in answer.remainingWaypoints.indices {
+      answer.remainingWaypoints[index].duration!.seconds = 59
+    }
+    let second = try #require(TripWireDigests.Scan(of: answer.serializedBytes()))
+    let leftOut = second.unchanged(since: held)
+    let all: UInt64 = (1 << UInt64(answer.remainingWaypoints.count)) - 1
+    // Every waypoint changed; all but the first, which sends its path, keep their stop.
+    #expect(leftOut.waypoints == 0)
+    #expect(leftOut.stops == all & ~1)
+
+    // Traffic (10) is a path's: a waypoint that sends it keeps its stop in the answer.
+    answer.remainingWaypoints[1].trafficToWaypoint =
+      SampleTrips.fullyPopulated.remainingWaypoints[0].trafficToWaypoint
+    try #require(answer.remainingWaypoints[1].trafficToWaypoint != nil)
+    var third = try #require(TripWireDigests.Scan(of: answer.serializedBytes()))
+    held.update(from: &third)
+    for index in answer.remainingWaypoints.indices {
+      answer.remainingWaypoints[index].duration!.seconds = 58
+    }
+    let fourth = try #require(TripWireDigests.Scan(of: answer.serializedBytes()))
+    #expect(fourth.unchanged(since: held).stops == all & ~0b11)
+  }
+
   @Test("an answer that starts naming another trip's stop is hidden as when unpacked whole")
   func otherTripAppears() throws {
     var digested = Self.polling()
