@@ -12,9 +12,14 @@ extension MessageWriter {
     let cow = cowMessages.contains(b.full)
     let prefix = cow ? "storage." : ""
     line(
-      "  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings \(stringsName): inout ProtoDecodeStrings) throws(ProtoDecodingError) {"
-    )
+      "  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, "
+        + "strings \(stringsName): inout ProtoDecodeStrings) throws(ProtoDecodingError) {")
     line("    self.init()")
+    if recursive(b.full) {
+      // Hostile bytes could nest it until the stack overflows: refused past a depth.
+      line("    try \(stringsName).enter()")
+      line("    defer { \(stringsName).leave() }")
+    }
     line("    var _r = ProtoReader(_bytes)")
     let unknown = "\(prefix)unknownFields"
     guard !b.plain.isEmpty || !b.oneofs.isEmpty else {
@@ -24,36 +29,50 @@ extension MessageWriter {
     }
     var finishing: [String] = []
     for f in b.plain where f.required { line("    var _seen\(f.number) = false") }
+    let plan = sharingPlan(b, prefix: prefix)
+    for number in plan.spans.sorted() { line("    var _at\(number) = ProtoFieldSpan()") }
+    // Notes where a field that others share with was met.
+    func noted(_ f: MessageField) -> [String] {
+      plan.spans.contains(f.number) ? ["_at\(f.number).add(_d, field: _at)"] : []
+    }
     var cases: [(number: Int32, body: [String])] = []
     for (index, f) in b.plain.enumerated() {
       let prop = prefix + f.id
       var body: [String] = []
       if f.required { body.append("_seen\(f.number) = true") }
-      let sources = sharingSources(f, b.plain[..<index], prefix: prefix)
+      let sources = plan.sources[index]
       if f.map {
         body += mapEntry(f, prop)
       } else if f.repeated {
-        if f.kind == .message, let source = sources.first(where: \.list) {
+        if let source = plan.lists[index] {
           // Read once the rest is: the list it shares may come after it on the wire.
-          let seen = "_list\(f.number)"
-          line("    var \(seen) = false")
-          body.append("_ = try _r.delimited(_tag.wireType)")
-          body.append("\(seen) = true")
-          finishing.append("if \(seen) {")
-          finishing.append(
-            "  try ProtoListSharing.decode(&\(prop), _bytes, \(f.number), earlier: \(source.value), in: \(parentBytes(source.numbers)), \(source.numbers.last!)) { (_d) throws(ProtoDecodingError) in try \(f.swift)(wireBytes: _d, strings: &\(stringsName)) }"
-          )
-          finishing.append("}")
+          body.append("_at\(f.number).add(try _r.delimited(_tag.wireType), field: _at)")
+          let within =
+            source.numbers.count == 1
+            ? "_at\(source.numbers[0]).bytes" : "_at\(source.numbers[0]).first"
+          finishing += [
+            "if let _s = _at\(f.number).bytes {",
+            "  try ProtoListSharing.decode(&\(prop), _s, \(f.number), "
+              + "earlier: \(source.value), in: \(within), \(source.numbers.last!)) {",
+            "    (_d) throws(ProtoDecodingError) in "
+              + "try \(f.swift)(wireBytes: _d, strings: &\(stringsName))",
+            "  }",
+            "}",
+          ]
         } else {
-          body += repeatedElement(f, prop)
+          body += repeatedElement(f, prop, noting: noted(f))
         }
       } else if f.kind == .message && f.presentIf == nil {
         body.append("let _d = try _r.delimited(_tag.wireType)")
+        body += noted(f)
         // protobuf-c merges a message field seen twice; its merge is left to it.
         body.append("if \(prop) != nil { throw ProtoReader.leftToProtobufC() }")
         var keyword = "if"
         for source in sources {
-          let bytes = "ProtoReader.first(\(source.numbers.last!), in: \(parentBytes(source.numbers)))"
+          let first = "_at\(source.numbers[0]).first"
+          let bytes =
+            source.numbers.count == 1
+            ? first : "ProtoReader.first(\(source.numbers.last!), in: \(first))"
           body.append("\(keyword) let _s = \(source.value), ProtoReader.same(_d, \(bytes)) {")
           body.append("  \(prop) = _s")
           keyword = "} else if"
@@ -74,7 +93,8 @@ extension MessageWriter {
       } else if f.kind == .message {
         // A one-field oneof standing for proto3 `optional`: the last one wins, as in a oneof.
         body.append(
-          "\(prop) = try \(f.swift)(wireBytes: _r.delimited(_tag.wireType), strings: &\(stringsName))")
+          "\(prop) = try \(f.swift)(wireBytes: _r.delimited(_tag.wireType), "
+            + "strings: &\(stringsName))")
       } else if case .wrapper = f.kind {
         let wrapper = model.swift[f.proto.typeName ?? ""] ?? ""
         body.append("let _d = try _r.delimited(_tag.wireType)")
@@ -102,7 +122,13 @@ extension MessageWriter {
         cases.append((f.number, ["\(prop) = .\(f.id)(\(value))"]))
       }
     }
-    line("    while let _tag = try _r.nextTag() {")
+    if plan.spans.isEmpty {
+      line("    while let _tag = try _r.nextTag() {")
+    } else {
+      line("    while true {")
+      line("      let _at = _r.here")
+      line("      guard let _tag = try _r.nextTag() else { break }")
+    }
     line("      switch _tag.number {")
     for (number, body) in cases.sorted(by: { $0.number < $1.number }) {
       line("      case \(number):")
@@ -119,22 +145,57 @@ extension MessageWriter {
     line("  }")
   }
 
-  /// The bytes the last of `numbers` is looked for in: the message's own, or those of the
-  /// first field numbered `numbers[0]` in it.
-  private func parentBytes(_ numbers: [Int32]) -> String {
-    numbers.count == 1 ? "_bytes" : "ProtoReader.first(\(numbers[0]), in: _bytes)"
+  /// Per field of `b.plain`, the earlier values it may share (none read after the pass), the
+  /// list it is read after the pass to share with, if any, and the fields whose places the
+  /// pass notes (``ProtoFieldSpan``) for these comparisons.
+  private func sharingPlan(_ b: Bridge, prefix: String) -> (
+    sources: [[SharingSource]], lists: [SharingSource?], spans: Set<Int32>
+  ) {
+    var sources: [[SharingSource]] = []
+    var lists: [SharingSource?] = []
+    var spans: Set<Int32> = []
+    // The lists read once the rest is: in the pass they are still empty, so nothing read in
+    // the pass looks for its value in them; after it, every list before one is complete.
+    var deferred: Set<Int32> = []
+    for (index, f) in b.plain.enumerated() {
+      let all = sharingSources(f, b.plain[..<index], prefix: prefix)
+      let list = f.repeated && f.kind == .message && !f.map ? all.first(where: \.list) : nil
+      let used = list.map { [$0] } ?? all.filter { !deferred.contains($0.numbers[0]) }
+      if list != nil { deferred.insert(f.number) }
+      for source in used { spans.insert(source.numbers[0]) }
+      sources.append(list == nil ? used : [])
+      lists.append(list)
+    }
+    return (sources, lists, spans.union(deferred))
+  }
+
+  /// Whether a message of `type` can hold one of its own type, however deep down.
+  private func recursive(_ type: String) -> Bool {
+    var seen: Set<String> = []
+    var next = [type]
+    while let t = next.popLast() {
+      for f in model.messages[t]?.message.field ?? [] where f.type == .message {
+        guard let sub = f.typeName else { continue }
+        if sub == type { return true }
+        if seen.insert(sub).inserted { next.append(sub) }
+      }
+    }
+    return false
   }
 
   /// Appending one element (or a packed run) of a repeated field that shares nothing.
-  private func repeatedElement(_ f: MessageField, _ prop: String) -> [String] {
+  private func repeatedElement(_ f: MessageField, _ prop: String, noting: [String])
+    -> [String]
+  {
     let type = f.proto.type ?? .unrecognized(0)
-    let reserve = "if \(prop).isEmpty { \(prop).reserveCapacity(1 + _r.occurrences(of: \(f.number))) }"
+    let reserve =
+      "if \(prop).isEmpty { \(prop).reserveCapacity(1 + _r.run(of: \(f.number))) }"
     let element: [String]
     if f.kind == .message {
-      element = [
-        "let _d = try _r.delimited(_tag.wireType)", reserve,
-        "\(prop).append(try \(f.swift)(wireBytes: _d, strings: &\(stringsName)))",
-      ]
+      element =
+        ["let _d = try _r.delimited(_tag.wireType)"] + noting + [
+          reserve, "\(prop).append(try \(f.swift)(wireBytes: _d, strings: &\(stringsName)))",
+        ]
     } else {
       element = [reserve, "\(prop).append(\(wireValue(f.proto, swift: f.swift)))"]
     }

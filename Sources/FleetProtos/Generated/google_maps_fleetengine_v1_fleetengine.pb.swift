@@ -847,7 +847,7 @@ extension FleetEngine.TripWaypoint: CBridgedMessage {
         waypointType = FleetEngine.WaypointType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
       case 4:
         let _d = try _r.delimited(_tag.wireType)
-        if pathToWaypoint.isEmpty { pathToWaypoint.reserveCapacity(1 + _r.occurrences(of: 4)) }
+        if pathToWaypoint.isEmpty { pathToWaypoint.reserveCapacity(1 + _r.run(of: 4)) }
         pathToWaypoint.append(try GoogleType.LatLng(wireBytes: _d, strings: &_strings))
       case 5:
         encodedPathToWaypoint = try _strings.string(_r.delimited(_tag.wireType))

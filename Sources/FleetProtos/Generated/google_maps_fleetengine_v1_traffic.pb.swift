@@ -215,7 +215,7 @@ extension FleetEngine.ConsumableTrafficPolyline: CBridgedMessage {
       switch _tag.number {
       case 1:
         let _d = try _r.delimited(_tag.wireType)
-        if speedReadingInterval.isEmpty { speedReadingInterval.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        if speedReadingInterval.isEmpty { speedReadingInterval.reserveCapacity(1 + _r.run(of: 1)) }
         speedReadingInterval.append(try FleetEngine.SpeedReadingInterval(wireBytes: _d, strings: &_strings))
       case 2:
         encodedPathToWaypoint = try _strings.string(_r.delimited(_tag.wireType))

@@ -618,7 +618,7 @@ extension FleetEngine.ReportBillableTripRequest: CBridgedMessage {
       case 5:
         platform = FleetEngine.BillingPlatformIdentifier(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
       case 6:
-        if relatedIds.isEmpty { relatedIds.reserveCapacity(1 + _r.occurrences(of: 6)) }
+        if relatedIds.isEmpty { relatedIds.reserveCapacity(1 + _r.run(of: 6)) }
         relatedIds.append(try _strings.string(_r.delimited(_tag.wireType)))
       case 7:
         solutionType = FleetEngine.ReportBillableTripRequest.SolutionType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
@@ -883,7 +883,7 @@ extension FleetEngine.SearchTripsResponse: CBridgedMessage {
       switch _tag.number {
       case 1:
         let _d = try _r.delimited(_tag.wireType)
-        if trips.isEmpty { trips.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        if trips.isEmpty { trips.reserveCapacity(1 + _r.run(of: 1)) }
         trips.append(try FleetEngine.Trip(wireBytes: _d, strings: &_strings))
       case 2:
         nextPageToken = try _strings.string(_r.delimited(_tag.wireType))

@@ -917,9 +917,14 @@ extension FleetEngine.Trip: CBridgedMessage {
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
     var _r = ProtoReader(_bytes)
-    var _list20 = false
-    var _list9 = false
-    while let _tag = try _r.nextTag() {
+    var _at5 = ProtoFieldSpan()
+    var _at9 = ProtoFieldSpan()
+    var _at14 = ProtoFieldSpan()
+    var _at16 = ProtoFieldSpan()
+    var _at20 = ProtoFieldSpan()
+    while true {
+      let _at = _r.here
+      guard let _tag = try _r.nextTag() else { break }
       switch _tag.number {
       case 1:
         storage.name = try _strings.string(_r.delimited(_tag.wireType))
@@ -931,6 +936,7 @@ extension FleetEngine.Trip: CBridgedMessage {
         storage.tripType = FleetEngine.TripType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
       case 5:
         let _d = try _r.delimited(_tag.wireType)
+        _at5.add(_d, field: _at)
         if storage.pickupPoint != nil { throw ProtoReader.leftToProtobufC() }
         storage.pickupPoint = try FleetEngine.TerminalLocation(wireBytes: _d, strings: &_strings)
       case 6:
@@ -940,9 +946,9 @@ extension FleetEngine.Trip: CBridgedMessage {
       case 7:
         let _d = try _r.delimited(_tag.wireType)
         if storage.dropoffPoint != nil { throw ProtoReader.leftToProtobufC() }
-        if let _s = storage.pickupPoint, ProtoReader.same(_d, ProtoReader.first(5, in: _bytes)) {
+        if let _s = storage.pickupPoint, ProtoReader.same(_d, _at5.first) {
           storage.dropoffPoint = _s
-        } else if let _s = storage.intermediateDestinations.first, ProtoReader.same(_d, ProtoReader.first(14, in: _bytes)) {
+        } else if let _s = storage.intermediateDestinations.first, ProtoReader.same(_d, _at14.first) {
           storage.dropoffPoint = _s
         } else {
           storage.dropoffPoint = try FleetEngine.TerminalLocation(wireBytes: _d, strings: &_strings)
@@ -952,8 +958,7 @@ extension FleetEngine.Trip: CBridgedMessage {
         if storage.dropoffTime != nil { throw ProtoReader.leftToProtobufC() }
         storage.dropoffTime = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
       case 9:
-        _ = try _r.delimited(_tag.wireType)
-        _list9 = true
+        _at9.add(try _r.delimited(_tag.wireType), field: _at)
       case 10:
         storage.numberOfPassengers = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
       case 11:
@@ -970,13 +975,15 @@ extension FleetEngine.Trip: CBridgedMessage {
         storage.etaToFirstWaypoint = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
       case 14:
         let _d = try _r.delimited(_tag.wireType)
-        if storage.intermediateDestinations.isEmpty { storage.intermediateDestinations.reserveCapacity(1 + _r.occurrences(of: 14)) }
+        _at14.add(_d, field: _at)
+        if storage.intermediateDestinations.isEmpty { storage.intermediateDestinations.reserveCapacity(1 + _r.run(of: 14)) }
         storage.intermediateDestinations.append(try FleetEngine.TerminalLocation(wireBytes: _d, strings: &_strings))
       case 15:
         storage.intermediateDestinationIndex = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
       case 16:
         let _d = try _r.delimited(_tag.wireType)
-        if storage.remainingWaypoints.isEmpty { storage.remainingWaypoints.reserveCapacity(1 + _r.occurrences(of: 16)) }
+        _at16.add(_d, field: _at)
+        if storage.remainingWaypoints.isEmpty { storage.remainingWaypoints.reserveCapacity(1 + _r.run(of: 16)) }
         storage.remainingWaypoints.append(try FleetEngine.TripWaypoint(wireBytes: _d, strings: &_strings))
       case 17:
         let _d = try _r.delimited(_tag.wireType)
@@ -987,8 +994,7 @@ extension FleetEngine.Trip: CBridgedMessage {
         if storage.remainingWaypointsVersion != nil { throw ProtoReader.leftToProtobufC() }
         storage.remainingWaypointsVersion = try GoogleProtobuf.Timestamp(wireBytes: _d, strings: &_strings)
       case 20:
-        _ = try _r.delimited(_tag.wireType)
-        _list20 = true
+        _at20.add(try _r.delimited(_tag.wireType), field: _at)
       case 21:
         storage.currentRouteSegment = try _strings.string(_r.delimited(_tag.wireType))
       case 22:
@@ -1002,9 +1008,7 @@ extension FleetEngine.Trip: CBridgedMessage {
       case 24:
         let _d = try _r.delimited(_tag.wireType)
         if storage.currentRouteSegmentEndPoint != nil { throw ProtoReader.leftToProtobufC() }
-        if let _s = storage.remainingWaypoints.first, ProtoReader.same(_d, ProtoReader.first(16, in: _bytes)) {
-          storage.currentRouteSegmentEndPoint = _s
-        } else if let _s = storage.vehicleWaypoints.first, ProtoReader.same(_d, ProtoReader.first(20, in: _bytes)) {
+        if let _s = storage.remainingWaypoints.first, ProtoReader.same(_d, _at16.first) {
           storage.currentRouteSegmentEndPoint = _s
         } else {
           storage.currentRouteSegmentEndPoint = try FleetEngine.TripWaypoint(wireBytes: _d, strings: &_strings)
@@ -1022,9 +1026,7 @@ extension FleetEngine.Trip: CBridgedMessage {
       case 28:
         let _d = try _r.delimited(_tag.wireType)
         if storage.currentRouteSegmentTraffic != nil { throw ProtoReader.leftToProtobufC() }
-        if let _s = storage.remainingWaypoints.first?.trafficToWaypoint, ProtoReader.same(_d, ProtoReader.first(10, in: ProtoReader.first(16, in: _bytes))) {
-          storage.currentRouteSegmentTraffic = _s
-        } else if let _s = storage.vehicleWaypoints.first?.trafficToWaypoint, ProtoReader.same(_d, ProtoReader.first(10, in: ProtoReader.first(20, in: _bytes))) {
+        if let _s = storage.remainingWaypoints.first?.trafficToWaypoint, ProtoReader.same(_d, ProtoReader.first(10, in: _at16.first)) {
           storage.currentRouteSegmentTraffic = _s
         } else {
           storage.currentRouteSegmentTraffic = try FleetEngine.ConsumableTrafficPolyline(wireBytes: _d, strings: &_strings)
@@ -1045,25 +1047,29 @@ extension FleetEngine.Trip: CBridgedMessage {
         storage.actualPickupArrivalPoint = try FleetEngine.StopLocation(wireBytes: _d, strings: &_strings)
       case 33:
         let _d = try _r.delimited(_tag.wireType)
-        if storage.actualIntermediateDestinationArrivalPoints.isEmpty { storage.actualIntermediateDestinationArrivalPoints.reserveCapacity(1 + _r.occurrences(of: 33)) }
+        if storage.actualIntermediateDestinationArrivalPoints.isEmpty { storage.actualIntermediateDestinationArrivalPoints.reserveCapacity(1 + _r.run(of: 33)) }
         storage.actualIntermediateDestinationArrivalPoints.append(try FleetEngine.StopLocation(wireBytes: _d, strings: &_strings))
       case 34:
         let _d = try _r.delimited(_tag.wireType)
-        if storage.actualIntermediateDestinations.isEmpty { storage.actualIntermediateDestinations.reserveCapacity(1 + _r.occurrences(of: 34)) }
+        if storage.actualIntermediateDestinations.isEmpty { storage.actualIntermediateDestinations.reserveCapacity(1 + _r.run(of: 34)) }
         storage.actualIntermediateDestinations.append(try FleetEngine.StopLocation(wireBytes: _d, strings: &_strings))
       case 35:
         let _d = try _r.delimited(_tag.wireType)
-        if storage.attributes.isEmpty { storage.attributes.reserveCapacity(1 + _r.occurrences(of: 35)) }
+        if storage.attributes.isEmpty { storage.attributes.reserveCapacity(1 + _r.run(of: 35)) }
         storage.attributes.append(try FleetEngine.TripAttribute(wireBytes: _d, strings: &_strings))
       default:
         try _r.unknown(_tag, into: &storage.unknownFields)
       }
     }
-    if _list20 {
-      try ProtoListSharing.decode(&storage.vehicleWaypoints, _bytes, 20, earlier: storage.remainingWaypoints, in: _bytes, 16) { (_d) throws(ProtoDecodingError) in try FleetEngine.TripWaypoint(wireBytes: _d, strings: &_strings) }
+    if let _s = _at20.bytes {
+      try ProtoListSharing.decode(&storage.vehicleWaypoints, _s, 20, earlier: storage.remainingWaypoints, in: _at16.bytes, 16) {
+        (_d) throws(ProtoDecodingError) in try FleetEngine.TripWaypoint(wireBytes: _d, strings: &_strings)
+      }
     }
-    if _list9 {
-      try ProtoListSharing.decode(&storage.route, _bytes, 9, earlier: (storage.remainingWaypoints.first?.pathToWaypoint ?? []), in: ProtoReader.first(16, in: _bytes), 4) { (_d) throws(ProtoDecodingError) in try GoogleType.LatLng(wireBytes: _d, strings: &_strings) }
+    if let _s = _at9.bytes {
+      try ProtoListSharing.decode(&storage.route, _s, 9, earlier: (storage.remainingWaypoints.first?.pathToWaypoint ?? []), in: _at16.first, 4) {
+        (_d) throws(ProtoDecodingError) in try GoogleType.LatLng(wireBytes: _d, strings: &_strings)
+      }
     }
   }
 

@@ -583,7 +583,7 @@ extension GRPCReflectionV1Alpha.FileDescriptorResponse: CBridgedMessage {
     while let _tag = try _r.nextTag() {
       switch _tag.number {
       case 1:
-        if fileDescriptorProto.isEmpty { fileDescriptorProto.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        if fileDescriptorProto.isEmpty { fileDescriptorProto.reserveCapacity(1 + _r.run(of: 1)) }
         fileDescriptorProto.append(ProtoReader.bytes(try _r.delimited(_tag.wireType)))
       default:
         try _r.unknown(_tag, into: &unknownFields)
@@ -649,7 +649,7 @@ extension GRPCReflectionV1Alpha.ExtensionNumberResponse: CBridgedMessage {
         if _tag.wireType == 2 {
           try _r.appendPackedVarints(to: &extensionNumber) { Int32(truncatingIfNeeded: $0) }
         } else {
-          if extensionNumber.isEmpty { extensionNumber.reserveCapacity(1 + _r.occurrences(of: 2)) }
+          if extensionNumber.isEmpty { extensionNumber.reserveCapacity(1 + _r.run(of: 2)) }
           extensionNumber.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
         }
       default:
@@ -717,7 +717,7 @@ extension GRPCReflectionV1Alpha.ListServiceResponse: CBridgedMessage {
       switch _tag.number {
       case 1:
         let _d = try _r.delimited(_tag.wireType)
-        if service.isEmpty { service.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        if service.isEmpty { service.reserveCapacity(1 + _r.run(of: 1)) }
         service.append(try GRPCReflectionV1Alpha.ServiceResponse(wireBytes: _d, strings: &_strings))
       default:
         try _r.unknown(_tag, into: &unknownFields)

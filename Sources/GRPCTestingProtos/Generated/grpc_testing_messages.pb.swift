@@ -1363,7 +1363,7 @@ extension GRPCTesting.StreamingOutputCallRequest: CBridgedMessage {
         responseType = GRPCTesting.PayloadType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
       case 2:
         let _d = try _r.delimited(_tag.wireType)
-        if responseParameters.isEmpty { responseParameters.reserveCapacity(1 + _r.occurrences(of: 2)) }
+        if responseParameters.isEmpty { responseParameters.reserveCapacity(1 + _r.run(of: 2)) }
         responseParameters.append(try GRPCTesting.ResponseParameters(wireBytes: _d, strings: &_strings))
       case 3:
         let _d = try _r.delimited(_tag.wireType)
@@ -1567,7 +1567,7 @@ extension GRPCTesting.ReconnectInfo: CBridgedMessage {
         if _tag.wireType == 2 {
           try _r.appendPackedVarints(to: &backoffMs) { Int32(truncatingIfNeeded: $0) }
         } else {
-          if backoffMs.isEmpty { backoffMs.reserveCapacity(1 + _r.occurrences(of: 2)) }
+          if backoffMs.isEmpty { backoffMs.reserveCapacity(1 + _r.run(of: 2)) }
           backoffMs.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
         }
       default:
@@ -2323,12 +2323,12 @@ extension GRPCTesting.ClientConfigureRequest: CBridgedMessage {
         if _tag.wireType == 2 {
           try _r.appendPackedVarints(to: &types) { GRPCTesting.ClientConfigureRequest.RpcType(rawValue: Int32(truncatingIfNeeded: $0)) }
         } else {
-          if types.isEmpty { types.reserveCapacity(1 + _r.occurrences(of: 1)) }
+          if types.isEmpty { types.reserveCapacity(1 + _r.run(of: 1)) }
           types.append(GRPCTesting.ClientConfigureRequest.RpcType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))))
         }
       case 2:
         let _d = try _r.delimited(_tag.wireType)
-        if metadata.isEmpty { metadata.reserveCapacity(1 + _r.occurrences(of: 2)) }
+        if metadata.isEmpty { metadata.reserveCapacity(1 + _r.run(of: 2)) }
         metadata.append(try GRPCTesting.ClientConfigureRequest.Metadata(wireBytes: _d, strings: &_strings))
       case 3:
         timeoutSec = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))

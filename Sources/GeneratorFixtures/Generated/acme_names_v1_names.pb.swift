@@ -290,7 +290,7 @@ extension AcmeNamesV1.Keywords: CBridgedMessage {
         if _tag.wireType == 2 {
           try _r.appendPackedVarints(to: &`init`) { Int32(truncatingIfNeeded: $0) }
         } else {
-          if `init`.isEmpty { `init`.reserveCapacity(1 + _r.occurrences(of: 3)) }
+          if `init`.isEmpty { `init`.reserveCapacity(1 + _r.run(of: 3)) }
           `init`.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
         }
       case 4:

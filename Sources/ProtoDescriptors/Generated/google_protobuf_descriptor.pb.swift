@@ -1451,7 +1451,7 @@ extension GoogleProtobuf.FileDescriptorSet: CBridgedMessage {
       switch _tag.number {
       case 1:
         let _d = try _r.delimited(_tag.wireType)
-        if file.isEmpty { file.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        if file.isEmpty { file.reserveCapacity(1 + _r.run(of: 1)) }
         file.append(try GoogleProtobuf.FileDescriptorProto(wireBytes: _d, strings: &_strings))
       default:
         try _r.unknown(_tag, into: &unknownFields)
@@ -1582,23 +1582,23 @@ extension GoogleProtobuf.FileDescriptorProto: CBridgedMessage {
       case 2:
         package = try _strings.string(_r.delimited(_tag.wireType))
       case 3:
-        if dependency.isEmpty { dependency.reserveCapacity(1 + _r.occurrences(of: 3)) }
+        if dependency.isEmpty { dependency.reserveCapacity(1 + _r.run(of: 3)) }
         dependency.append(try _strings.string(_r.delimited(_tag.wireType)))
       case 4:
         let _d = try _r.delimited(_tag.wireType)
-        if messageType.isEmpty { messageType.reserveCapacity(1 + _r.occurrences(of: 4)) }
+        if messageType.isEmpty { messageType.reserveCapacity(1 + _r.run(of: 4)) }
         messageType.append(try GoogleProtobuf.DescriptorProto(wireBytes: _d, strings: &_strings))
       case 5:
         let _d = try _r.delimited(_tag.wireType)
-        if enumType.isEmpty { enumType.reserveCapacity(1 + _r.occurrences(of: 5)) }
+        if enumType.isEmpty { enumType.reserveCapacity(1 + _r.run(of: 5)) }
         enumType.append(try GoogleProtobuf.EnumDescriptorProto(wireBytes: _d, strings: &_strings))
       case 6:
         let _d = try _r.delimited(_tag.wireType)
-        if service.isEmpty { service.reserveCapacity(1 + _r.occurrences(of: 6)) }
+        if service.isEmpty { service.reserveCapacity(1 + _r.run(of: 6)) }
         service.append(try GoogleProtobuf.ServiceDescriptorProto(wireBytes: _d, strings: &_strings))
       case 7:
         let _d = try _r.delimited(_tag.wireType)
-        if `extension`.isEmpty { `extension`.reserveCapacity(1 + _r.occurrences(of: 7)) }
+        if `extension`.isEmpty { `extension`.reserveCapacity(1 + _r.run(of: 7)) }
         `extension`.append(try GoogleProtobuf.FieldDescriptorProto(wireBytes: _d, strings: &_strings))
       case 8:
         let _d = try _r.delimited(_tag.wireType)
@@ -1612,14 +1612,14 @@ extension GoogleProtobuf.FileDescriptorProto: CBridgedMessage {
         if _tag.wireType == 2 {
           try _r.appendPackedVarints(to: &publicDependency) { Int32(truncatingIfNeeded: $0) }
         } else {
-          if publicDependency.isEmpty { publicDependency.reserveCapacity(1 + _r.occurrences(of: 10)) }
+          if publicDependency.isEmpty { publicDependency.reserveCapacity(1 + _r.run(of: 10)) }
           publicDependency.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
         }
       case 11:
         if _tag.wireType == 2 {
           try _r.appendPackedVarints(to: &weakDependency) { Int32(truncatingIfNeeded: $0) }
         } else {
-          if weakDependency.isEmpty { weakDependency.reserveCapacity(1 + _r.occurrences(of: 11)) }
+          if weakDependency.isEmpty { weakDependency.reserveCapacity(1 + _r.run(of: 11)) }
           weakDependency.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
         }
       case 12:
@@ -1967,6 +1967,8 @@ extension GoogleProtobuf.DescriptorProto: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _strings.enter()
+    defer { _strings.leave() }
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -1974,23 +1976,23 @@ extension GoogleProtobuf.DescriptorProto: CBridgedMessage {
         name = try _strings.string(_r.delimited(_tag.wireType))
       case 2:
         let _d = try _r.delimited(_tag.wireType)
-        if field.isEmpty { field.reserveCapacity(1 + _r.occurrences(of: 2)) }
+        if field.isEmpty { field.reserveCapacity(1 + _r.run(of: 2)) }
         field.append(try GoogleProtobuf.FieldDescriptorProto(wireBytes: _d, strings: &_strings))
       case 3:
         let _d = try _r.delimited(_tag.wireType)
-        if nestedType.isEmpty { nestedType.reserveCapacity(1 + _r.occurrences(of: 3)) }
+        if nestedType.isEmpty { nestedType.reserveCapacity(1 + _r.run(of: 3)) }
         nestedType.append(try GoogleProtobuf.DescriptorProto(wireBytes: _d, strings: &_strings))
       case 4:
         let _d = try _r.delimited(_tag.wireType)
-        if enumType.isEmpty { enumType.reserveCapacity(1 + _r.occurrences(of: 4)) }
+        if enumType.isEmpty { enumType.reserveCapacity(1 + _r.run(of: 4)) }
         enumType.append(try GoogleProtobuf.EnumDescriptorProto(wireBytes: _d, strings: &_strings))
       case 5:
         let _d = try _r.delimited(_tag.wireType)
-        if extensionRange.isEmpty { extensionRange.reserveCapacity(1 + _r.occurrences(of: 5)) }
+        if extensionRange.isEmpty { extensionRange.reserveCapacity(1 + _r.run(of: 5)) }
         extensionRange.append(try GoogleProtobuf.DescriptorProto.ExtensionRange(wireBytes: _d, strings: &_strings))
       case 6:
         let _d = try _r.delimited(_tag.wireType)
-        if `extension`.isEmpty { `extension`.reserveCapacity(1 + _r.occurrences(of: 6)) }
+        if `extension`.isEmpty { `extension`.reserveCapacity(1 + _r.run(of: 6)) }
         `extension`.append(try GoogleProtobuf.FieldDescriptorProto(wireBytes: _d, strings: &_strings))
       case 7:
         let _d = try _r.delimited(_tag.wireType)
@@ -1998,14 +2000,14 @@ extension GoogleProtobuf.DescriptorProto: CBridgedMessage {
         options = try GoogleProtobuf.MessageOptions(wireBytes: _d, strings: &_strings)
       case 8:
         let _d = try _r.delimited(_tag.wireType)
-        if oneofDecl.isEmpty { oneofDecl.reserveCapacity(1 + _r.occurrences(of: 8)) }
+        if oneofDecl.isEmpty { oneofDecl.reserveCapacity(1 + _r.run(of: 8)) }
         oneofDecl.append(try GoogleProtobuf.OneofDescriptorProto(wireBytes: _d, strings: &_strings))
       case 9:
         let _d = try _r.delimited(_tag.wireType)
-        if reservedRange.isEmpty { reservedRange.reserveCapacity(1 + _r.occurrences(of: 9)) }
+        if reservedRange.isEmpty { reservedRange.reserveCapacity(1 + _r.run(of: 9)) }
         reservedRange.append(try GoogleProtobuf.DescriptorProto.ReservedRange(wireBytes: _d, strings: &_strings))
       case 10:
-        if reservedName.isEmpty { reservedName.reserveCapacity(1 + _r.occurrences(of: 10)) }
+        if reservedName.isEmpty { reservedName.reserveCapacity(1 + _r.run(of: 10)) }
         reservedName.append(try _strings.string(_r.delimited(_tag.wireType)))
       default:
         try _r.unknown(_tag, into: &unknownFields)
@@ -2118,7 +2120,7 @@ extension GoogleProtobuf.ExtensionRangeOptions: CBridgedMessage {
       switch _tag.number {
       case 999:
         let _d = try _r.delimited(_tag.wireType)
-        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.occurrences(of: 999)) }
+        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.run(of: 999)) }
         uninterpretedOption.append(try GoogleProtobuf.UninterpretedOption(wireBytes: _d, strings: &_strings))
       default:
         try _r.unknown(_tag, into: &unknownFields)
@@ -2586,7 +2588,7 @@ extension GoogleProtobuf.EnumDescriptorProto: CBridgedMessage {
         name = try _strings.string(_r.delimited(_tag.wireType))
       case 2:
         let _d = try _r.delimited(_tag.wireType)
-        if value.isEmpty { value.reserveCapacity(1 + _r.occurrences(of: 2)) }
+        if value.isEmpty { value.reserveCapacity(1 + _r.run(of: 2)) }
         value.append(try GoogleProtobuf.EnumValueDescriptorProto(wireBytes: _d, strings: &_strings))
       case 3:
         let _d = try _r.delimited(_tag.wireType)
@@ -2594,10 +2596,10 @@ extension GoogleProtobuf.EnumDescriptorProto: CBridgedMessage {
         options = try GoogleProtobuf.EnumOptions(wireBytes: _d, strings: &_strings)
       case 4:
         let _d = try _r.delimited(_tag.wireType)
-        if reservedRange.isEmpty { reservedRange.reserveCapacity(1 + _r.occurrences(of: 4)) }
+        if reservedRange.isEmpty { reservedRange.reserveCapacity(1 + _r.run(of: 4)) }
         reservedRange.append(try GoogleProtobuf.EnumDescriptorProto.EnumReservedRange(wireBytes: _d, strings: &_strings))
       case 5:
-        if reservedName.isEmpty { reservedName.reserveCapacity(1 + _r.occurrences(of: 5)) }
+        if reservedName.isEmpty { reservedName.reserveCapacity(1 + _r.run(of: 5)) }
         reservedName.append(try _strings.string(_r.delimited(_tag.wireType)))
       default:
         try _r.unknown(_tag, into: &unknownFields)
@@ -2785,7 +2787,7 @@ extension GoogleProtobuf.ServiceDescriptorProto: CBridgedMessage {
         name = try _strings.string(_r.delimited(_tag.wireType))
       case 2:
         let _d = try _r.delimited(_tag.wireType)
-        if method.isEmpty { method.reserveCapacity(1 + _r.occurrences(of: 2)) }
+        if method.isEmpty { method.reserveCapacity(1 + _r.run(of: 2)) }
         method.append(try GoogleProtobuf.MethodDescriptorProto(wireBytes: _d, strings: &_strings))
       case 3:
         let _d = try _r.delimited(_tag.wireType)
@@ -3233,7 +3235,7 @@ extension GoogleProtobuf.FileOptions: CBridgedMessage {
         rubyPackage = try _strings.string(_r.delimited(_tag.wireType))
       case 999:
         let _d = try _r.delimited(_tag.wireType)
-        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.occurrences(of: 999)) }
+        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.run(of: 999)) }
         uninterpretedOption.append(try GoogleProtobuf.UninterpretedOption(wireBytes: _d, strings: &_strings))
       default:
         try _r.unknown(_tag, into: &unknownFields)
@@ -3460,7 +3462,7 @@ extension GoogleProtobuf.MessageOptions: CBridgedMessage {
         mapEntry = try _r.bool(_tag.wireType)
       case 999:
         let _d = try _r.delimited(_tag.wireType)
-        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.occurrences(of: 999)) }
+        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.run(of: 999)) }
         uninterpretedOption.append(try GoogleProtobuf.UninterpretedOption(wireBytes: _d, strings: &_strings))
       default:
         try _r.unknown(_tag, into: &unknownFields)
@@ -3627,7 +3629,7 @@ extension GoogleProtobuf.FieldOptions: CBridgedMessage {
         unverifiedLazy = try _r.bool(_tag.wireType)
       case 999:
         let _d = try _r.delimited(_tag.wireType)
-        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.occurrences(of: 999)) }
+        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.run(of: 999)) }
         uninterpretedOption.append(try GoogleProtobuf.UninterpretedOption(wireBytes: _d, strings: &_strings))
       default:
         try _r.unknown(_tag, into: &unknownFields)
@@ -3728,7 +3730,7 @@ extension GoogleProtobuf.OneofOptions: CBridgedMessage {
       switch _tag.number {
       case 999:
         let _d = try _r.delimited(_tag.wireType)
-        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.occurrences(of: 999)) }
+        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.run(of: 999)) }
         uninterpretedOption.append(try GoogleProtobuf.UninterpretedOption(wireBytes: _d, strings: &_strings))
       default:
         try _r.unknown(_tag, into: &unknownFields)
@@ -3811,7 +3813,7 @@ extension GoogleProtobuf.EnumOptions: CBridgedMessage {
         deprecated = try _r.bool(_tag.wireType)
       case 999:
         let _d = try _r.delimited(_tag.wireType)
-        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.occurrences(of: 999)) }
+        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.run(of: 999)) }
         uninterpretedOption.append(try GoogleProtobuf.UninterpretedOption(wireBytes: _d, strings: &_strings))
       default:
         try _r.unknown(_tag, into: &unknownFields)
@@ -3894,7 +3896,7 @@ extension GoogleProtobuf.EnumValueOptions: CBridgedMessage {
         deprecated = try _r.bool(_tag.wireType)
       case 999:
         let _d = try _r.delimited(_tag.wireType)
-        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.occurrences(of: 999)) }
+        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.run(of: 999)) }
         uninterpretedOption.append(try GoogleProtobuf.UninterpretedOption(wireBytes: _d, strings: &_strings))
       default:
         try _r.unknown(_tag, into: &unknownFields)
@@ -3971,7 +3973,7 @@ extension GoogleProtobuf.ServiceOptions: CBridgedMessage {
         deprecated = try _r.bool(_tag.wireType)
       case 999:
         let _d = try _r.delimited(_tag.wireType)
-        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.occurrences(of: 999)) }
+        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.run(of: 999)) }
         uninterpretedOption.append(try GoogleProtobuf.UninterpretedOption(wireBytes: _d, strings: &_strings))
       default:
         try _r.unknown(_tag, into: &unknownFields)
@@ -4060,7 +4062,7 @@ extension GoogleProtobuf.MethodOptions: CBridgedMessage {
         idempotencyLevel = GoogleProtobuf.MethodOptions.IdempotencyLevel(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
       case 999:
         let _d = try _r.delimited(_tag.wireType)
-        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.occurrences(of: 999)) }
+        if uninterpretedOption.isEmpty { uninterpretedOption.reserveCapacity(1 + _r.run(of: 999)) }
         uninterpretedOption.append(try GoogleProtobuf.UninterpretedOption(wireBytes: _d, strings: &_strings))
       default:
         try _r.unknown(_tag, into: &unknownFields)
@@ -4252,7 +4254,7 @@ extension GoogleProtobuf.UninterpretedOption: CBridgedMessage {
       switch _tag.number {
       case 2:
         let _d = try _r.delimited(_tag.wireType)
-        if name.isEmpty { name.reserveCapacity(1 + _r.occurrences(of: 2)) }
+        if name.isEmpty { name.reserveCapacity(1 + _r.run(of: 2)) }
         name.append(try GoogleProtobuf.UninterpretedOption.NamePart(wireBytes: _d, strings: &_strings))
       case 3:
         identifierValue = try _strings.string(_r.delimited(_tag.wireType))
@@ -4391,14 +4393,14 @@ extension GoogleProtobuf.SourceCodeInfo.Location: CBridgedMessage {
         if _tag.wireType == 2 {
           try _r.appendPackedVarints(to: &path) { Int32(truncatingIfNeeded: $0) }
         } else {
-          if path.isEmpty { path.reserveCapacity(1 + _r.occurrences(of: 1)) }
+          if path.isEmpty { path.reserveCapacity(1 + _r.run(of: 1)) }
           path.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
         }
       case 2:
         if _tag.wireType == 2 {
           try _r.appendPackedVarints(to: &span) { Int32(truncatingIfNeeded: $0) }
         } else {
-          if span.isEmpty { span.reserveCapacity(1 + _r.occurrences(of: 2)) }
+          if span.isEmpty { span.reserveCapacity(1 + _r.run(of: 2)) }
           span.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
         }
       case 3:
@@ -4406,7 +4408,7 @@ extension GoogleProtobuf.SourceCodeInfo.Location: CBridgedMessage {
       case 4:
         trailingComments = try _strings.string(_r.delimited(_tag.wireType))
       case 6:
-        if leadingDetachedComments.isEmpty { leadingDetachedComments.reserveCapacity(1 + _r.occurrences(of: 6)) }
+        if leadingDetachedComments.isEmpty { leadingDetachedComments.reserveCapacity(1 + _r.run(of: 6)) }
         leadingDetachedComments.append(try _strings.string(_r.delimited(_tag.wireType)))
       default:
         try _r.unknown(_tag, into: &unknownFields)
@@ -4501,7 +4503,7 @@ extension GoogleProtobuf.SourceCodeInfo: CBridgedMessage {
       switch _tag.number {
       case 1:
         let _d = try _r.delimited(_tag.wireType)
-        if location.isEmpty { location.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        if location.isEmpty { location.reserveCapacity(1 + _r.run(of: 1)) }
         location.append(try GoogleProtobuf.SourceCodeInfo.Location(wireBytes: _d, strings: &_strings))
       default:
         try _r.unknown(_tag, into: &unknownFields)
@@ -4591,7 +4593,7 @@ extension GoogleProtobuf.GeneratedCodeInfo.Annotation: CBridgedMessage {
         if _tag.wireType == 2 {
           try _r.appendPackedVarints(to: &path) { Int32(truncatingIfNeeded: $0) }
         } else {
-          if path.isEmpty { path.reserveCapacity(1 + _r.occurrences(of: 1)) }
+          if path.isEmpty { path.reserveCapacity(1 + _r.run(of: 1)) }
           path.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
         }
       case 2:
@@ -4681,7 +4683,7 @@ extension GoogleProtobuf.GeneratedCodeInfo: CBridgedMessage {
       switch _tag.number {
       case 1:
         let _d = try _r.delimited(_tag.wireType)
-        if annotation.isEmpty { annotation.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        if annotation.isEmpty { annotation.reserveCapacity(1 + _r.run(of: 1)) }
         annotation.append(try GoogleProtobuf.GeneratedCodeInfo.Annotation(wireBytes: _d, strings: &_strings))
       default:
         try _r.unknown(_tag, into: &unknownFields)

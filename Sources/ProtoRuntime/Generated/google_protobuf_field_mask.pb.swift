@@ -257,7 +257,7 @@ extension GoogleProtobuf.FieldMask: CBridgedMessage {
     while let _tag = try _r.nextTag() {
       switch _tag.number {
       case 1:
-        if paths.isEmpty { paths.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        if paths.isEmpty { paths.reserveCapacity(1 + _r.run(of: 1)) }
         paths.append(try _strings.string(_r.delimited(_tag.wireType)))
       default:
         try _r.unknown(_tag, into: &unknownFields)

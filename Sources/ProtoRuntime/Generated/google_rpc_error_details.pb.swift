@@ -554,7 +554,7 @@ extension GoogleRPC.DebugInfo: CBridgedMessage {
     while let _tag = try _r.nextTag() {
       switch _tag.number {
       case 1:
-        if stackEntries.isEmpty { stackEntries.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        if stackEntries.isEmpty { stackEntries.reserveCapacity(1 + _r.run(of: 1)) }
         stackEntries.append(try _strings.string(_r.delimited(_tag.wireType)))
       case 2:
         detail = try _strings.string(_r.delimited(_tag.wireType))
@@ -761,7 +761,7 @@ extension GoogleRPC.QuotaFailure: CBridgedMessage {
       switch _tag.number {
       case 1:
         let _d = try _r.delimited(_tag.wireType)
-        if violations.isEmpty { violations.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        if violations.isEmpty { violations.reserveCapacity(1 + _r.run(of: 1)) }
         violations.append(try GoogleRPC.QuotaFailure.Violation(wireBytes: _d, strings: &_strings))
       default:
         try _r.unknown(_tag, into: &unknownFields)
@@ -884,7 +884,7 @@ extension GoogleRPC.PreconditionFailure: CBridgedMessage {
       switch _tag.number {
       case 1:
         let _d = try _r.delimited(_tag.wireType)
-        if violations.isEmpty { violations.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        if violations.isEmpty { violations.reserveCapacity(1 + _r.run(of: 1)) }
         violations.append(try GoogleRPC.PreconditionFailure.Violation(wireBytes: _d, strings: &_strings))
       default:
         try _r.unknown(_tag, into: &unknownFields)
@@ -1020,7 +1020,7 @@ extension GoogleRPC.BadRequest: CBridgedMessage {
       switch _tag.number {
       case 1:
         let _d = try _r.delimited(_tag.wireType)
-        if fieldViolations.isEmpty { fieldViolations.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        if fieldViolations.isEmpty { fieldViolations.reserveCapacity(1 + _r.run(of: 1)) }
         fieldViolations.append(try GoogleRPC.BadRequest.FieldViolation(wireBytes: _d, strings: &_strings))
       default:
         try _r.unknown(_tag, into: &unknownFields)
@@ -1264,7 +1264,7 @@ extension GoogleRPC.Help: CBridgedMessage {
       switch _tag.number {
       case 1:
         let _d = try _r.delimited(_tag.wireType)
-        if links.isEmpty { links.reserveCapacity(1 + _r.occurrences(of: 1)) }
+        if links.isEmpty { links.reserveCapacity(1 + _r.run(of: 1)) }
         links.append(try GoogleRPC.Help.Link(wireBytes: _d, strings: &_strings))
       default:
         try _r.unknown(_tag, into: &unknownFields)

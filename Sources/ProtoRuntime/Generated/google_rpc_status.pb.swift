@@ -76,7 +76,7 @@ extension GoogleRPC.Status: CBridgedMessage {
         message = try _strings.string(_r.delimited(_tag.wireType))
       case 3:
         let _d = try _r.delimited(_tag.wireType)
-        if details.isEmpty { details.reserveCapacity(1 + _r.occurrences(of: 3)) }
+        if details.isEmpty { details.reserveCapacity(1 + _r.run(of: 3)) }
         details.append(try GoogleProtobuf.AnyMessage(wireBytes: _d, strings: &_strings))
       default:
         try _r.unknown(_tag, into: &unknownFields)

@@ -71,6 +71,11 @@ extension CBridgedMessage {
     do {
       return try Self(wireBytes: bytes, strings: &strings)
     } catch {
+      // Nested deeper than protobuf-c's unpack could go on a thread's stack: refused.
+      guard !strings.tooDeep else {
+        throw ProtoDecodingError(
+          message: protoMessageName, reason: .malformed, byteCount: bytes.count)
+      }
       return try decodeThroughC(bytes)
     }
   }

@@ -79,6 +79,33 @@
 
   @usableFromInline var messages = ProtoRecentRing(Recent(nil, nil))
 
+  /// How many messages of recursive types (one that can hold its own type) the decode is in.
+  @usableFromInline var depth = 0
+  /// Whether the decode went deeper than ``depthLimit``.
+  @_spi(GeneratedCode) public private(set) var tooDeep = false
+
+  /// How deep a straight decode nests messages of recursive types: Google's protobuf's
+  /// default recursion limit. protobuf-c has none: it recurses on the C stack, and bytes
+  /// nested deep enough (a 1 MB message holds 250,000 levels) overflow it; ours would too.
+  /// Deeper bytes are refused as malformed (``CBridgedMessage/decodeFromWire(_:)``), never
+  /// handed to protobuf-c; its verdict differs only for 101 to some thousands of levels,
+  /// which it decodes while its stack lasts.
+  @_spi(GeneratedCode) public static var depthLimit: Int { 100 }
+
+  /// Entering a message of a recursive type: throws past ``depthLimit`` levels.
+  @inlinable @_spi(GeneratedCode) public mutating func enter() throws(ProtoDecodingError) {
+    depth += 1
+    guard depth <= Self.depthLimit else { throw refuseDeeper() }
+  }
+
+  @usableFromInline mutating func refuseDeeper() -> ProtoDecodingError {
+    tooDeep = true
+    return ProtoDecodingError(message: "", reason: .malformed, byteCount: 0)
+  }
+
+  /// Leaving a message ``enter()`` entered.
+  @inlinable @_spi(GeneratedCode) public mutating func leave() { depth -= 1 }
+
   @inlinable @_spi(GeneratedCode) public init() {}
 
   /// The message at `p`: one remembered that matches it, else decoded (and remembered).
@@ -123,10 +150,29 @@
   {
     guard count > 0 else { return "" }
     let utf8 = UnsafeBufferPointer(start: p.assumingMemoryBound(to: UInt8.self), count: count)
+    // ASCII is valid UTF-8 as it is, and `String(decoding:)` builds it without the stdlib's
+    // generic `_validate` (a swift_getGenericMetadata lookup per string: 13 % of a Trip's
+    // decode, issue 37). Every string of a Trip is ASCII.
+    if isASCII(p, count) { return String(decoding: utf8, as: UTF8.self) }
     guard let s = String(validating: utf8, as: UTF8.self) else {
       throw ProtoDecodingError(message: "", reason: .invalidUTF8, byteCount: 0)
     }
     return s
+  }
+
+  /// Whether the `count` bytes at `p` are all below 0x80, eight at a time.
+  @inlinable static func isASCII(_ p: UnsafeRawPointer, _ count: Int) -> Bool {
+    var i = 0
+    var high: UInt64 = 0
+    while i + 8 <= count {
+      high |= p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+      i += 8
+    }
+    while i < count {
+      high |= UInt64(p.load(fromByteOffset: i, as: UInt8.self))
+      i += 1
+    }
+    return high & 0x8080_8080_8080_8080 == 0
   }
 
   /// Swift's limit for a string stored inline (UTF-8 bytes, 64-bit platforms).

@@ -141,15 +141,20 @@ extension ProtoReader {
 
   // MARK: Finding fields again
 
-  /// How many more fields numbered `number` follow, from here to the end: the room a list
-  /// reserves at its first element, so that it grows once (protobuf-c counts them the same
-  /// way before it allocates). Stops counting at bytes it cannot frame (the decode throws
-  /// there anyway).
-  @inlinable @_spi(GeneratedCode) public func occurrences(of number: UInt32) -> Int {
+  /// How many fields numbered `number` follow from here, one after the other: the room a list
+  /// reserves at its first element, so that it grows once. Every encoder writes a list's
+  /// elements together, so this is all of them (protobuf-c counts them before it allocates);
+  /// a list split by other fields grows again where it resumes. Counting only the run, not
+  /// every field to the end, keeps it to the list's own tags (it scanned the rest of the
+  /// message once per list: 5 % of a Trip's decode, issue 37). Stops at bytes it cannot frame
+  /// (the decode throws there anyway).
+  @inlinable @_spi(GeneratedCode) public func run(of number: UInt32) -> Int {
     var scan = self
     var count = 0
-    while let tag = try? scan.nextTag(), (try? scan.skip(wireType: tag.wireType)) != nil {
-      if tag.number == number { count += 1 }
+    while let tag = try? scan.nextTag(), tag.number == number,
+      (try? scan.skip(wireType: tag.wireType)) != nil
+    {
+      count += 1
     }
     return count
   }
@@ -173,6 +178,30 @@ extension ProtoReader {
     guard let other, other.count == data.count else { return false }
     guard let a = data.baseAddress, let b = other.baseAddress else { return true }
     return a == b || memcmp(a, b, data.count) == 0
+  }
+}
+
+/// Where one field number's occurrences are in the message a generated decode reads, noted
+/// as its pass meets them: the first one's data (what a later field sharing its value compares
+/// its bytes with) and the bytes from its tag to the last one's end (what a list read after
+/// the pass, ``ProtoListSharing``, looks for its elements in). Found again by a scan from the
+/// message's start, they cost 15 % of a Trip's decode (issue 37).
+@_spi(GeneratedCode) public struct ProtoFieldSpan {
+  /// The first occurrence's data; nil while none was met.
+  @_spi(GeneratedCode) public var first: UnsafeRawBufferPointer?
+  /// From the first occurrence's tag to the end of the last one's data.
+  @_spi(GeneratedCode) public var bytes: UnsafeRawBufferPointer?
+
+  @inlinable @_spi(GeneratedCode) public init() {}
+
+  /// Notes the occurrence whose tag starts at `field` and whose data is `data`.
+  @inlinable @_spi(GeneratedCode) public mutating func add(
+    _ data: UnsafeRawBufferPointer, field: UnsafeRawPointer
+  ) {
+    let start = bytes?.baseAddress.map { UnsafeRawPointer($0) } ?? field
+    if first == nil { first = data }
+    let end = data.baseAddress.map { UnsafeRawPointer($0) + data.count } ?? field
+    bytes = UnsafeRawBufferPointer(start: start, count: end - start)
   }
 }
 
@@ -236,7 +265,7 @@ extension ProtoReader {
     if matching {
       if same { return }
       matching = false
-      list.reserveCapacity(index + 1 + reader.occurrences(of: number))
+      list.reserveCapacity(index + 1 + reader.run(of: number))
       list.append(contentsOf: earlier[..<index])
     }
     list.append(same ? earlier[index] : try decode(data))

@@ -32,6 +32,9 @@
 
   @usableFromInline static var emptyBase: UnsafePointer<UInt8> { UnsafePointer(emptyByte) }
 
+  /// Where the next field's tag starts (``ProtoFieldSpan/add(_:field:)``).
+  @inlinable @_spi(GeneratedCode) public var here: UnsafeRawPointer { UnsafeRawPointer(position) }
+
   /// Bytes left to read.
   @inlinable @_spi(GeneratedCode) public var remaining: Int { end - position }
 
@@ -51,16 +54,23 @@
   {
     guard position < end else { return nil }
     let first = position.pointee
-    guard first & 0x80 == 0 else { return try nextLongTag() }
-    let number = UInt32(first >> 3)
     let wireType = first & 7
+    let number: UInt32
+    if first & 0x80 == 0 {
+      number = UInt32(first >> 3)
+      position += 1
+    } else {
+      // Two bytes (fields 16 to 2047: half of a Trip's) are common enough to inline too.
+      guard end - position > 1, position[1] & 0x80 == 0 else { return try nextLongTag() }
+      number = UInt32(first & 0x7f) >> 3 | UInt32(position[1]) << 4
+      position += 2
+    }
     // Field 0 and wire types 3, 4, 6 and 7 are refused, as below.
     guard number != 0, wireType <= 2 || wireType == 5 else { throw Self.malformed() }
-    position += 1
     return (number, wireType)
   }
 
-  /// ``nextTag()`` for a tag of more than one byte.
+  /// ``nextTag()`` for a tag of more than two bytes.
   @usableFromInline mutating func nextLongTag() throws(ProtoDecodingError)
     -> (number: UInt32, wireType: UInt8)?
   {
@@ -91,10 +101,18 @@
     }
   }
 
-  /// A varint (wire type 0): at most 10 bytes, protobuf-c's `parse_uint64` of them.
-  @inlinable @_spi(GeneratedCode) public mutating func varint() throws(ProtoDecodingError)
-    -> UInt64
+  /// A varint (wire type 0): at most 10 bytes, protobuf-c's `parse_uint64` of them. Always
+  /// inlined for one byte (values up to 127: enums, counts, most lengths of time).
+  @inlinable @inline(__always) @_spi(GeneratedCode) public mutating func varint()
+    throws(ProtoDecodingError) -> UInt64
   {
+    guard position < end, position.pointee & 0x80 == 0 else { return try longVarint() }
+    defer { position += 1 }
+    return UInt64(position.pointee)
+  }
+
+  /// ``varint()`` of more than one byte.
+  @usableFromInline mutating func longVarint() throws(ProtoDecodingError) -> UInt64 {
     let limit = min(10, remaining)
     var value: UInt64 = 0
     var shift: UInt64 = 0
