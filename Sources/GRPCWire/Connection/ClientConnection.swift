@@ -171,8 +171,10 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
     of source: UnsafeMutableRawPointer, into buffer: UnsafeMutableRawBufferPointer,
     resume: inout [CheckedContinuation<Void, any Error>]
   ) -> BodyPull {
-    Unmanaged<ClientStream>.fromOpaque(source).takeUnretainedValue()
-      .pullBody(into: buffer, resume: &resume)
+    // The stream is in `streams` while nghttp2 may pull its body: not retained for the pull.
+    Unmanaged<ClientStream>.fromOpaque(source)._withUnsafeGuaranteedRef {
+      $0.pullBody(into: buffer, resume: &resume)
+    }
   }
 
   /// Acknowledges `count` received bytes: for the stream and the connection while the stream is

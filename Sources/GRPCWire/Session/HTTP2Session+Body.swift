@@ -41,22 +41,24 @@ private func onStreamBodyRead(
   _ length: Int, _ flags: UnsafeMutablePointer<UInt32>?,
   _ source: UnsafeMutablePointer<nghttp2_data_source>?, _ userData: UnsafeMutableRawPointer?
 ) -> Int {
-  let session = Unmanaged<HTTP2Session>.fromOpaque(userData!).takeUnretainedValue()
-  // Writers the pull made room for are resumed once mem_send has returned
-  // (HTTP2Session.handOver), not inside it.
-  let pull = session.role!.pullBody(
-    of: source!.pointee.ptr, into: UnsafeMutableRawBufferPointer(start: buffer, count: length),
-    resume: &session.writersToResume)
-  switch pull {
-  case .deferred:
-    return Int(NGHTTP2_ERR_DEFERRED.rawValue)
-  case .bytes(let count, let last):
-    if last {
-      flags!.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue)
-      if session.sessionRole == .server {
-        flags!.pointee |= UInt32(NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue)
+  // Neither retained nor released: nghttp2 calls back from inside the session's mem_send.
+  Unmanaged<HTTP2Session>.fromOpaque(userData!)._withUnsafeGuaranteedRef { session in
+    // Writers the pull made room for are resumed once mem_send has returned
+    // (HTTP2Session.handOver), not inside it.
+    let pull = session.role!.pullBody(
+      of: source!.pointee.ptr, into: UnsafeMutableRawBufferPointer(start: buffer, count: length),
+      resume: &session.writersToResume)
+    switch pull {
+    case .deferred:
+      return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+    case .bytes(let count, let last):
+      if last {
+        flags!.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue)
+        if session.sessionRole == .server {
+          flags!.pointee |= UInt32(NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue)
+        }
       }
+      return count
     }
-    return count
   }
 }

@@ -89,7 +89,12 @@ final class HTTP2Session: TickEndHandler {
   /// Set by ``start(_:settings:)``.
   private(set) var sessionRole = Role.client
   /// What nghttp2's callbacks recorded and the role has not yet been told.
-  var recorded = SessionEvents()
+  ///
+  /// This, ``recentHeaderTexts`` and ``writersToResume`` are changed in place by every
+  /// callback (a dozen per call): their exclusivity is not checked at run time, as they are
+  /// loop-only and no access to one of them spans a call that could reach it again (the
+  /// callbacks record and return; the hand-over swaps the batch out before the role acts).
+  @exclusivity(unchecked) var recorded = SessionEvents()
   /// The batch being handed to the role, while new events go to `recorded`.
   private var handing = SessionEvents()
   private var handingOver = false
@@ -97,7 +102,7 @@ final class HTTP2Session: TickEndHandler {
   var isHandingOver: Bool { handingOver }
   /// Writers whose room nghttp2's data providers made (inside mem_send): resumed once it
   /// has returned.
-  var writersToResume: [CheckedContinuation<Void, any Error>] = []
+  @exclusivity(unchecked) var writersToResume: [CheckedContinuation<Void, any Error>] = []
   /// The writers being resumed, while new ones go to `writersToResume` (swapped, so that
   /// neither array gives up its capacity).
   private var resuming: [CheckedContinuation<Void, any Error>] = []
@@ -106,7 +111,7 @@ final class HTTP2Session: TickEndHandler {
   /// outside it.
   private(set) var lentInput: UnsafeRawBufferPointer?
   /// The header texts received lately that are not common ones (see RecentHeaderTexts).
-  var recentHeaderTexts = RecentHeaderTexts()
+  @exclusivity(unchecked) var recentHeaderTexts = RecentHeaderTexts()
   /// Unowned: the role owns the session, and every call into the role comes from one of its
   /// own calls (mem_recv, mem_send) or from the flush it scheduled, which holds it.
   unowned(unsafe) var role: (any HTTP2SessionRole)?

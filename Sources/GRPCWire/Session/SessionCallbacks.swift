@@ -82,24 +82,32 @@ func makeSession(_ role: HTTP2Session.Role, userData: UnsafeMutableRawPointer) -
   return session!
 }
 
-private func session(_ userData: UnsafeMutableRawPointer?) -> HTTP2Session {
-  Unmanaged<HTTP2Session>.fromOpaque(userData!).takeUnretainedValue()
+/// `body` with the session `userData` points to, neither retained nor released: the session
+/// is alive throughout, since nghttp2 calls back only from inside its own calls, which the
+/// session (or its role, which owns it) makes. A dozen callbacks per call each paid a
+/// retain and a release for it.
+@inline(__always)
+private func withSession<R>(
+  _ userData: UnsafeMutableRawPointer?, _ body: (HTTP2Session) -> R
+) -> R {
+  Unmanaged<HTTP2Session>.fromOpaque(userData!)._withUnsafeGuaranteedRef(body)
 }
 
 private func onBeginHeaders(
   _ nghttp2: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?,
   _ userData: UnsafeMutableRawPointer?
 ) -> Int32 {
-  let owner = session(userData)
-  guard frame!.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else {
-    owner.recorded.headersBegin(streamID: frame!.pointee.hd.stream_id, keep: false)
+  withSession(userData) { owner in
+    guard frame!.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else {
+      owner.recorded.headersBegin(streamID: frame!.pointee.hd.stream_id, keep: false)
+      return 0
+    }
+    // Decided once per block, not per field: a block's frames come back to back (HTTP/2 lets
+    // nothing in between), so the answer holds for each of its fields.
+    owner.recorded.headersBegin(
+      streamID: frame!.pointee.hd.stream_id, keep: owner.keepsFields(of: headersKind(frame!)))
     return 0
   }
-  // Decided once per block, not per field: a block's frames come back to back (HTTP/2 lets
-  // nothing in between), so the answer holds for each of its fields.
-  owner.recorded.headersBegin(
-    streamID: frame!.pointee.hd.stream_id, keep: owner.keepsFields(of: headersKind(frame!)))
-  return 0
 }
 
 private func headersKind(_ frame: UnsafePointer<nghttp2_frame>) -> ReceivedHeaders.Kind {
@@ -115,27 +123,33 @@ private func onHeader(
   _ name: UnsafePointer<UInt8>?, _ nameLength: Int, _ value: UnsafePointer<UInt8>?,
   _ valueLength: Int, _ flags: UInt8, _ userData: UnsafeMutableRawPointer?
 ) -> Int32 {
-  let owner = session(userData)
-  owner.recorded.field(
-    name: name, nameLength: nameLength, value: value, valueLength: valueLength,
-    recent: &owner.recentHeaderTexts)
-  return 0
+  withSession(userData) { owner in
+    owner.recorded.field(
+      name: name, nameLength: nameLength, value: value, valueLength: valueLength,
+      recent: &owner.recentHeaderTexts)
+    return 0
+  }
 }
 
 private func onFrameReceived(
   _ nghttp2: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?,
   _ userData: UnsafeMutableRawPointer?
 ) -> Int32 {
-  let owner = session(userData)
-  let hd = frame!.pointee.hd
+  withSession(userData) { owner in frameReceived(frame!, by: owner) }
+}
+
+private func frameReceived(_ frame: UnsafePointer<nghttp2_frame>, by owner: HTTP2Session)
+  -> Int32
+{
+  let hd = frame.pointee.hd
   switch hd.type {
   case UInt8(NGHTTP2_HEADERS.rawValue):
     owner.recorded.headersEnded(
       ReceivedHeaders(
-        streamID: hd.stream_id, kind: headersKind(frame!),
+        streamID: hd.stream_id, kind: headersKind(frame),
         endStream: hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0))
   case UInt8(NGHTTP2_GOAWAY.rawValue):
-    let goAway = frame!.pointee.goaway
+    let goAway = frame.pointee.goaway
     owner.recorded.goAway(
       lastStreamID: goAway.last_stream_id, errorCode: goAway.error_code,
       debugData: UnsafeRawBufferPointer(start: goAway.opaque_data, count: goAway.opaque_data_len))
@@ -151,21 +165,23 @@ private func onDataChunk(
   _ nghttp2: OpaquePointer?, _ flags: UInt8, _ streamID: Int32, _ data: UnsafePointer<UInt8>?,
   _ length: Int, _ userData: UnsafeMutableRawPointer?
 ) -> Int32 {
-  let owner = session(userData)
-  owner.recorded.data(
-    streamID: streamID, UnsafeRawBufferPointer(start: data, count: length), lent: owner.lentInput)
-  return 0
+  withSession(userData) { owner in
+    owner.recorded.data(
+      streamID: streamID, UnsafeRawBufferPointer(start: data, count: length), lent: owner.lentInput)
+    return 0
+  }
 }
 
 private func onStreamClose(
   _ nghttp2: OpaquePointer?, _ streamID: Int32, _ errorCode: UInt32,
   _ userData: UnsafeMutableRawPointer?
 ) -> Int32 {
-  let owner = session(userData)
-  // A block still arriving on the stream never ends now: nghttp2 drops the rest unseen.
-  owner.recorded.dropOpenBlock(of: streamID)
-  owner.recorded.append(.streamClosed(streamID, errorCode: errorCode))
-  return 0
+  withSession(userData) { owner in
+    // A block still arriving on the stream never ends now: nghttp2 drops the rest unseen.
+    owner.recorded.dropOpenBlock(of: streamID)
+    owner.recorded.append(.streamClosed(streamID, errorCode: errorCode))
+    return 0
+  }
 }
 
 /// nghttp2 refused a frame. For HEADERS this is a stream error (RFC 9113 §8.1.1: a field
@@ -178,17 +194,18 @@ private func onInvalidFrame(
 ) -> Int32 {
   let hd = frame!.pointee.hd
   guard hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
-  let owner = session(userData)
-  owner.recorded.dropOpenBlock(of: hd.stream_id)
-  owner.recorded.append(.headersRejected(streamID: hd.stream_id, libError: libError))
-  return 0
+  return withSession(userData) { owner in
+    owner.recorded.dropOpenBlock(of: hd.stream_id)
+    owner.recorded.append(.headersRejected(streamID: hd.stream_id, libError: libError))
+    return 0
+  }
 }
 
 private func onBeginFrame(
   _ nghttp2: OpaquePointer?, _ header: UnsafePointer<nghttp2_frame_hd>?,
   _ userData: UnsafeMutableRawPointer?
 ) -> Int32 {
-  session(userData).role?.frameBegins(header!.pointee)
+  withSession(userData) { $0.role?.frameBegins(header!.pointee) }
   return 0
 }
 
@@ -197,7 +214,7 @@ private func onFrameSent(
   _ userData: UnsafeMutableRawPointer?
 ) -> Int32 {
   guard frame!.pointee.hd.type == UInt8(NGHTTP2_RST_STREAM.rawValue) else { return 0 }
-  session(userData).role?.resetSent(errorCode: frame!.pointee.rst_stream.error_code)
+  withSession(userData) { $0.role?.resetSent(errorCode: frame!.pointee.rst_stream.error_code) }
   return 0
 }
 
