@@ -17,7 +17,8 @@ internal import Logging
 /// Bytes of complete messages stay unacknowledged until the caller takes the message, so a
 /// slow reader holds at most one stream window of complete messages plus one partial one.
 final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
-  // @unchecked Sendable: immutable lets, a Mutex, and loop-only vars (see above).
+  // @unchecked Sendable: immutable lets, `shared` under its lock (or loop-confined), and
+  // loop-only vars (see above).
 
   let loop: EventLoop
   /// The request fields every call to this method sends (see RequestHeaderPrefix).
@@ -69,7 +70,13 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
   var endQueued = false
 
   // MARK: Shared
-  let shared: PosixMutex<Shared>
+  /// The lock of `shared`, for a call with a caller off the loop; nil for a loop-driven call,
+  /// whose `shared` is loop-confined: it allocates no lock it would never take.
+  private let sharedLock: PosixMutex<Void>?
+  /// Reached only through ``withShared(_:)``: under `sharedLock`, or on the loop. Its
+  /// exclusivity is not checked at run time (those are the checks; a nested `withShared`
+  /// would deadlock on the lock).
+  @exclusivity(unchecked) private var shared: Shared
 
   struct Shared {
     /// Request bytes for nghttp2 (kept for a replay until the call is committed: response
@@ -167,16 +174,19 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
     self.timeout = timeout
     self.deadline = timeout.map { MonotonicInstant.now.advanced(by: $0) }
     self.core = StreamCore(maxReceiveSize: maxReceiveSize)
-    self.shared = PosixMutex(Shared(outbound: initialRequest, outboundFinished: finished))
+    self.shared = Shared(outbound: initialRequest, outboundFinished: finished)
+    self.sharedLock = loopDriven ? nil : PosixMutex(())
   }
 
   /// Runs `body` on the shared state: under its lock, or for a loop-driven call, whose every
   /// side runs on the loop, without it — on the loop thread only, checked in every build.
   @inline(__always)
   func withShared<T>(_ body: (inout Shared) -> T) -> T {
-    guard loopDriven else { return shared.withLock(body) }
-    loop.preconditionInEventLoop("a loop-driven call's state")
-    return shared.unsafeWithoutLock(body)
+    guard let sharedLock else {
+      loop.preconditionInEventLoop("a loop-driven call's state")
+      return body(&shared)
+    }
+    return sharedLock.withLock { _ in body(&shared) }
   }
 
   // MARK: Loop side
