@@ -131,7 +131,7 @@ struct LoadReport: Encodable {
     count = measured.units ?? Int(histogram.totalCount)
     durationSeconds = ProgressBar.seconds(measured.elapsed)
     rate = durationSeconds > 0 ? Double(count) / durationSeconds : 0
-    latencyMicroseconds = Self.latency(histogram)
+    latencyMicroseconds = Self.latency(measured.tally)
     statusCodes = measured.tally.codes
     errors = measured.tally.errors.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(10)
       .map { ErrorCount(message: $0.key, count: $0.value) }
@@ -149,7 +149,8 @@ struct LoadReport: Encodable {
     partial = measured.partial
   }
 
-  static func latency(_ histogram: Histogram<UInt64>) -> Latency {
+  static func latency(_ tally: LatencyRecorder.Tally) -> Latency {
+    let histogram = tally.histogram
     guard histogram.totalCount > 0 else {
       return Latency(
         fastest: 0, slowest: 0, mean: 0, p50: 0, p75: 0, p90: 0, p95: 0, p99: 0, p999: 0)
@@ -159,7 +160,7 @@ struct LoadReport: Encodable {
     }
     return Latency(
       fastest: Double(histogram.min) / 1000, slowest: Double(histogram.max) / 1000,
-      mean: histogram.mean / 1000, p50: micros(50), p75: micros(75), p90: micros(90),
+      mean: tally.meanLatency / 1000, p50: micros(50), p75: micros(75), p90: micros(90),
       p95: micros(95), p99: micros(99), p999: micros(99.9))
   }
 

@@ -77,7 +77,7 @@ struct TripLoad {
       pollIntervalSeconds: options.followsTripFeed
         ? nil : ProgressBar.seconds(options.pollInterval),
       updatesPerSecond: seconds > 0 ? Double(count) / seconds : 0,
-      callbackLatencyMicroseconds: LoadReport.latency(measured.tally.histogram),
+      callbackLatencyMicroseconds: LoadReport.latency(measured.tally),
       errors: failures, completedTrips: counter.completedTrips,
       tripsUpdated: counter.tripsUpdated,
       cpuCores: seconds > 0 ? cpu / seconds : 0, baselineRSSBytes: baselineRSS,

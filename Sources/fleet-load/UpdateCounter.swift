@@ -62,7 +62,7 @@ final class UpdateCounter: TripModelSubscriber {
       state.updatedModels.insert(ObjectIdentifier(model))
       // An update without a location stamp counts, but has no latency to show.
       if let latency {
-        _ = state.tally.histogram.record(min(latency, LatencyRecorder.highestTrackable))
+        state.tally.record(min(latency, LatencyRecorder.highestTrackable))
       }
     }
   }

@@ -46,7 +46,7 @@ struct WorkerLog {
     // it allocate a fresh buffer every batch.
     if ok > 0 { codes["OK", default: 0] += ok }
     shard.withLock { tally in
-      for latency in latencies { _ = tally.histogram.record(latency) }
+      for latency in latencies { tally.record(latency) }
       tally.codes.merge(codes, uniquingKeysWith: +)
       tally.errors.merge(errors, uniquingKeysWith: +)
       tally.responses += responses
