@@ -70,7 +70,7 @@ extension ClientStream {
     // A message already here (the usual case while a stream runs ahead of its reader) is
     // taken without suspending: no continuation, no hop through the executor.
     let (ready, scheduleCredit) = withShared { s in Self.take(&s) }
-    if scheduleCredit { loop.execute { self.returnHeldCredit() } }
+    if scheduleCredit { loop.execute { self.acknowledgeReadCredit() } }
     if let ready { return try ready.get() }
     return try await withCheckedThrowingContinuation {
       (c: CheckedContinuation<Received?, any Error>) in
@@ -79,7 +79,7 @@ extension ClientStream {
         if now == nil { s.mailbox.readerWaiting = c }
         return (now, schedule)
       }
-      if scheduleCredit { loop.execute { self.returnHeldCredit() } }
+      if scheduleCredit { loop.execute { self.acknowledgeReadCredit() } }
       if let now { c.resume(with: now) }
     }
   }

@@ -10,7 +10,7 @@ extension ClientStream {
   func receivedHeaders(_ fields: [HeaderField], endStream: Bool) {
     loop.assertInLoop()
     loop.checkOutsideCallbacks()
-    let action = machine.receiveResponseHeaders(fields, endStream: endStream)
+    let action = core.machine.receiveResponseHeaders(fields, endStream: endStream)
     switch action {
     case .responseHead(let head):
       let waiters = withShared { s in
@@ -44,12 +44,12 @@ extension ClientStream {
 
   func receivedData(_ bytes: UnsafeRawBufferPointer) {
     loop.assertInLoop()
-    switch machine.receiveData() {
+    switch core.machine.receiveData() {
     case .drop:
       // The call is over (we cancelled it); the bytes still count against the connection.
-      connection?.consume(streamID: streamID, bytes.count, streamOpen: false)
+      acknowledge(bytes.count, streamOpen: false)
     case .protocolViolation(let error):
-      connection?.consume(streamID: streamID, bytes.count, streamOpen: false)
+      acknowledge(bytes.count, streamOpen: false)
       finish(.failure(error), reset: true)
     case .accept(let encoding):
       let inbound: StreamCore.Inbound<Received>
@@ -58,14 +58,14 @@ extension ClientStream {
           Received(frame: frame, encoding: encoding, owed: owed)
         }
       } catch {
-        connection?.consume(streamID: streamID, bytes.count, streamOpen: true)
+        acknowledge(bytes.count, streamOpen: true)
         // Closes the machine too: DATA still arriving is dropped, not deframed from the
         // middle of the refused message and handed on after the end.
         fail(Self.deframingError(error), reset: true)
         return
       }
       if inbound.partialBytes > 0 {
-        connection?.consume(streamID: streamID, inbound.partialBytes, streamOpen: true)
+        acknowledge(inbound.partialBytes, streamOpen: true)
       }
       guard let first = inbound.first else { return }
       core.owe(inbound.owedByMessages)
@@ -73,7 +73,7 @@ extension ClientStream {
       if oneResponse && messagesReceived > 1 {
         // doc/statuscodes.md: a response cardinality violation is UNIMPLEMENTED. Failed now,
         // not when the server ends the call (which may be never, or at the deadline).
-        returnCredit(inbound.owedByMessages)
+        readerTook(inbound.owedByMessages)
         fail(
           RPCError(
             code: .unimplemented,
@@ -100,10 +100,10 @@ extension ClientStream {
       // Outside nghttp2's callbacks (the session hands DATA over once mem_recv has returned):
       // the observer may start or reset calls. It has read each message when it returns.
       observer.received(first, from: self)
-      returnCredit(first.owed)
+      readerTook(first.owed)
       for message in more {
         observer.received(message, from: self)
-        returnCredit(message.owed)
+        readerTook(message.owed)
       }
       return
     }
@@ -115,22 +115,13 @@ extension ClientStream {
     }
     if let (reader, message) = handed {
       // Straight into a waiting reader: acknowledge now, no hop back needed.
-      returnCredit(message.owed)
+      readerTook(message.owed)
       reader.resume(returning: message)
     }
   }
 
-  /// Returns the credit readers have accumulated since the last time.
-  func returnHeldCredit() {
-    let credit = withShared { $0.mailbox.takeCredit() }
-    if credit > 0 { returnCredit(credit) }
-  }
-
-  /// The caller has read messages worth `credit` bytes.
-  func returnCredit(_ credit: Int) {
-    loop.assertInLoop()
-    guard !streamClosed else { return }
-    core.acknowledged(credit)
-    connection?.consume(streamID: streamID, credit, streamOpen: true)
+  /// Acknowledges `count` received bytes through the connection (see ``StreamRole``).
+  func acknowledge(_ count: Int, streamOpen: Bool) {
+    connection?.consume(streamID: streamID, count, streamOpen: streamOpen)
   }
 }

@@ -4,7 +4,7 @@ internal import Logging
 /// One call: its HTTP/2 stream as seen by the connection's loop, and its request and response
 /// queues as seen by the caller's task.
 ///
-/// Loop-only state (`machine`, `core`, stream ID, timers, flow-control debts) is touched
+/// Loop-only state (`core`: state machine, deframer, owed bytes, deadline; stream ID) is touched
 /// only on `loop`. What both sides touch — outbound request bytes, received messages, the
 /// waiting continuations and the outcome — sits in `shared`; decisions are made inside its
 /// lock and continuations are resumed after it is released. A loop-driven call
@@ -16,7 +16,7 @@ internal import Logging
 /// since the message cannot complete otherwise and its size is bounded by `maxReceiveSize`.
 /// Bytes of complete messages stay unacknowledged until the caller takes the message, so a
 /// slow reader holds at most one stream window of complete messages plus one partial one.
-final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
+final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable {
   // @unchecked Sendable: immutable lets, `shared` under its lock (or loop-confined), and
   // loop-only vars (see above).
 
@@ -45,16 +45,13 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
   /// retain and release of it takes the slow path (about 5% of a call's CPU). The cycle with
   /// the connection's stream table is broken when the stream closes (`closed`) or retries.
   var connection: ClientConnection?
-  var machine = StreamStateMachine.client()
-  /// What both roles' streams do alike (so far: DATA deframed into messages).
+  /// What both roles' streams keep alike: the state machine (client configuration), the
+  /// deframer, the bytes owed, the deadline timer (see ``StreamRole``).
   var core: StreamCore
-  var deadlineTimer: TimerID?
   /// The call is over (``finish(_:reset:)`` ran): `shared`'s outcome is set. The loop's own
   /// copy, so the pool and the connection check it with no lock.
   var ended = false
   var streamClosed = false
-  /// The data provider said "deferred": new request bytes must resume it.
-  var dataDeferred = false
   /// Transparent retries so far (see ``closed(http2ErrorCode:lostConnection:)``).
   var transparentRetries = 0
   /// The call's driver when no task waits on it (a ``LoopCall``): told of the messages (if
@@ -78,7 +75,7 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
   /// would deadlock on the lock).
   @exclusivity(unchecked) private var shared: Shared
 
-  struct Shared {
+  struct Shared: StreamShared {
     /// Request bytes for nghttp2 (kept for a replay until the call is committed: response
     /// headers arrived, or too much was sent to keep), responses for the caller.
     var mailbox: StreamMailbox<Received>
@@ -173,7 +170,7 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
     self.maxSendSize = maxSendSize
     self.timeout = timeout
     self.deadline = timeout.map { MonotonicInstant.now.advanced(by: $0) }
-    self.core = StreamCore(maxReceiveSize: maxReceiveSize)
+    self.core = StreamCore(.client(), maxReceiveSize: maxReceiveSize)
     self.shared = Shared(outbound: initialRequest, outboundFinished: finished)
     self.sharedLock = loopDriven ? nil : PosixMutex(())
   }
@@ -203,14 +200,14 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
   /// for a connection (or for ready) still ends on time.
   func armDeadline() {
     loop.assertInLoop()
-    if let deadline, deadlineTimer == nil, !machine.isClosed {
-      deadlineTimer = loop.scheduleTimer(at: deadline, target: self)
+    if let deadline, core.deadlineTimer == nil, !core.machine.isClosed {
+      core.deadlineTimer = loop.scheduleTimer(at: deadline, target: self)
     }
   }
 
   /// The deadline passed (the timer ``armDeadline()`` set).
   func timerFired() {
-    deadlineTimer = nil
+    core.deadlineTimer = nil
     fail(
       RPCError(
         code: .deadlineExceeded,
@@ -218,27 +215,11 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
       reset: true)
   }
 
-  /// The request body, for nghttp2's data provider (inside mem_send): request bytes copied
-  /// into `buffer`, the last once the caller has half-closed; the writer the copy made room
-  /// for goes to `resume`.
-  func pullBody(
-    into buffer: UnsafeMutableRawBufferPointer,
-    resume: inout [CheckedContinuation<Void, any Error>]
-  ) -> BodyPull {
-    loop.assertInLoop()
-    let (pull, writer) = withShared { s in
-      s.mailbox.pull(into: buffer, finished: s.outboundFinished)
-    }
-    if let writer { resume.append(writer) }
-    if pull == .deferred { dataDeferred = true }
-    return pull
-  }
-
   /// New request bytes or a half-close arrived from the caller.
   func resumeData() {
     loop.assertInLoop()
     withShared { $0.mailbox.resumeHopRan() }
-    guard dataDeferred, !streamClosed, let connection else { return }
+    guard core.bodyDeferred, !streamClosed, let connection else { return }
     connection.resumeData(of: self)
   }
 
@@ -260,15 +241,15 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
       let retry = retryTransparently()
       if retry != .done { return retry }
     }
-    if let lostConnection, !machine.isClosed {
-      machine.close()
+    if let lostConnection, !core.machine.isClosed {
+      core.machine.close()
       finish(.failure(lostConnection), reset: false)
-    } else if let error = machine.streamClosed(http2ErrorCode: http2ErrorCode) {
+    } else if let error = core.machine.streamClosed(http2ErrorCode: http2ErrorCode) {
       finish(.failure(error), reset: false)
     }
     streamClosed = true
     // Messages nobody read any more still hold connection window: give it back now.
-    connection?.consume(streamID: streamID, core.releaseOwed(), streamOpen: false)
+    releaseOwed()
     connection = nil
     return .done
   }
@@ -280,18 +261,19 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
   /// a retry, and it returns it to the connection; a caller that dropped the `.retry` would
   /// strand the call (off its connection, with no stream ID, never ended).
   private func retryTransparently() -> AfterClose {
-    guard !machine.isClosed, transparentRetries < Self.maxTransparentRetries else { return .done }
+    guard !core.machine.isClosed, transparentRetries < Self.maxTransparentRetries else {
+      return .done
+    }
     let replayable = withShared { s -> Bool in
       s.outcome == nil && s.mailbox.rewindForReplay()
     }
     guard replayable else { return .done }
     transparentRetries += 1
-    connection?.consume(streamID: streamID, core.releaseOwed(), streamOpen: false)
+    releaseOwed()
     streamID = -1
     connection = nil
-    dataDeferred = false
     unaryResponse = nil
-    core = StreamCore(maxReceiveSize: maxReceiveSize)
+    core.restartInbound(maxReceiveSize: maxReceiveSize)
     return .retry(
       number: transparentRetries, after: Self.transparentRetryDelay(after: transparentRetries))
   }
@@ -305,31 +287,20 @@ final class ClientStream: TimerTarget, LoopTask, @unchecked Sendable {
   /// Fails the call unless it is already over; `reset` sends RST_STREAM(CANCEL).
   func fail(_ error: RPCError, reset: Bool) {
     loop.assertInLoop()
-    guard !machine.isClosed else { return }
-    machine.close()
+    guard !core.machine.isClosed else { return }
+    core.machine.close()
     finish(.failure(error), reset: reset)
   }
 
   func finish(_ outcome: CallOutcome, reset: Bool) {
     loop.assertInLoop()
     loop.checkOutsideCallbacks()
-    if let deadlineTimer {
-      loop.cancelTimer(deadlineTimer)
-      self.deadlineTimer = nil
-    }
     if reset, !streamClosed, streamID > 0 { connection?.reset(streamID: streamID) }
     ended = true
-    let (reader, writer, heads, ends) = withShared { s in
-      if s.outcome == nil { s.outcome = outcome }
-      let (reader, writer) = s.mailbox.removeWaiters()
-      return (reader, writer, s.headWaiters.exchange([]), s.endWaiters.exchange([]))
-    }
     let error: RPCError? = if case .failure(let e) = outcome { e } else { nil }
-    if let reader {
-      if let error { reader.resume(throwing: error) } else { reader.resume(returning: nil) }
-    }
-    if let writer {
-      writer.resume(throwing: error ?? RPCError(code: .failedPrecondition, message: "the call has already ended"))
+    let (heads, ends) = end(error) { s in
+      if s.outcome == nil { s.outcome = outcome }
+      return (s.headWaiters.exchange([]), s.endWaiters.exchange([]))
     }
     for head in heads {
       if let error { head.resume(throwing: error) } else { head.resume(returning: Metadata()) }

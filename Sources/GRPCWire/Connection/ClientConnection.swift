@@ -164,7 +164,7 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
     loop.assertInLoop()
     guard let session, streams[stream.streamID] != nil else { return }
     // Fails only when nghttp2 no longer defers the stream's data: nothing waits to resume.
-    _ = session.resumeBody(of: stream.streamID, deferred: &stream.dataDeferred)
+    _ = session.resumeBody(of: stream.streamID, deferred: &stream.core.bodyDeferred)
   }
 
   func pullBody(
@@ -173,7 +173,7 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
   ) -> BodyPull {
     // The stream is in `streams` while nghttp2 may pull its body: not retained for the pull.
     Unmanaged<ClientStream>.fromOpaque(source)._withUnsafeGuaranteedRef {
-      $0.pullBody(into: buffer, resume: &resume)
+      $0.pullQueued(into: buffer, resume: &resume) { _ -> Void? in nil }.pull
     }
   }
 

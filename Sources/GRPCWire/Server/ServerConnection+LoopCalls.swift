@@ -11,7 +11,8 @@ extension ServerConnection {
   }
 
   private func answer(_ stream: ServerStream) {
-    guard let handler = stream.loopHandler, let context = stream.context, !stream.machine.isClosed
+    guard let handler = stream.loopHandler, let context = stream.context,
+      !stream.core.machine.isClosed
     else { return }
     stream.loopHandler = nil
     // A spent budget means writers already wait for room: this response waits its turn

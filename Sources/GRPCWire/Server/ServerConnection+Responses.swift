@@ -32,7 +32,7 @@ extension ServerConnection {
   func responseBytesQueued(for stream: ServerStream) {
     loop.assertInLoop()
     guard session.nghttp2 != nil else { return }
-    switch stream.machine.responseQueued() {
+    switch stream.core.machine.responseQueued() {
     case .startResponse: startResponse(stream)
     case .resumeBody: resumeBody(of: stream)
     case .ignore: break
@@ -41,20 +41,17 @@ extension ServerConnection {
 
   /// Resumes the response body, if nghttp2 deferred it for want of bytes.
   private func resumeBody(of stream: ServerStream) {
-    guard stream.dataDeferred else { return }
-    checkSubmitted(session.resumeBody(of: stream.id, deferred: &stream.dataDeferred), stream)
+    guard stream.core.bodyDeferred else { return }
+    checkSubmitted(session.resumeBody(of: stream.id, deferred: &stream.core.bodyDeferred), stream)
   }
 
   /// The handler finished (or the call was aborted): status and trailers follow the body.
   func finishResponse(of stream: ServerStream) {
     loop.assertInLoop()
     guard session.nghttp2 != nil else { return }
-    if let deadlineTimer = stream.deadlineTimer {
-      loop.cancelTimer(deadlineTimer)
-      stream.deadlineTimer = nil
-    }
-    let unsent = stream.machine.awaitsResponseStart ? stream.finishedWithoutBody : nil
-    switch stream.machine.finish(bodyQueued: unsent == nil) {
+    stream.cancelDeadline()
+    let unsent = stream.core.machine.awaitsResponseStart ? stream.finishedWithoutBody : nil
+    switch stream.core.machine.finish(bodyQueued: unsent == nil) {
     case .trailersOnly:
       guard let (status, trailers) = unsent else { return }
       // Nothing was sent: a trailers-only response carries status and metadata together.

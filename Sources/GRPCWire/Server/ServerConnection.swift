@@ -259,7 +259,7 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
     streams.removeAll()
     readyOnLoop.removeAll()
     for stream in open.values {
-      if stream.machine.streamClosed(http2ErrorCode: HTTP2ErrorCode.cancel) != nil {
+      if stream.core.machine.streamClosed(http2ErrorCode: HTTP2ErrorCode.cancel) != nil {
         stream.abort(RPCError(code: .unavailable, message: "the connection from \(peer) was lost"))
       }
       stream.discardQueues()

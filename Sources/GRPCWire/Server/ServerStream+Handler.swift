@@ -71,14 +71,6 @@ extension ServerStream {
     }
   }
 
-  func acknowledgeReadCredit() {
-    loop.assertInLoop()
-    let credit = shared.withLock { $0.mailbox.takeCredit() }
-    guard credit > 0 else { return }
-    core.acknowledged(credit)
-    connection?.consume(streamID: id, credit, streamOpen: !machine.isClosed)
-  }
-
   /// Queues one response message, framed straight into the outbound queue; suspends only while
   /// too much waits unsent: ``ServerOptions/streamSendBuffer`` (the client's window is shut),
   /// or, for a handler running on the loop's own thread, ``loopWriteLimit``. Before the

@@ -3,13 +3,13 @@ internal import FleetSync
 /// One call arriving at a server: its HTTP/2 stream as the connection's loop sees it, and its
 /// request and response queues as the handler's task sees them.
 ///
-/// Loop-only: the request deframer (in `core`), whether response headers went out,
-/// timers. Shared (decided under `shared`'s lock, acted on outside it): request messages for
+/// Loop-only: `core` (the state machine, request deframer, deadline timer), the handler
+/// task. Shared (decided under `shared`'s lock, acted on outside it): request messages for
 /// the handler, framed response bytes for nghttp2's data provider, the final status.
 ///
 /// Response headers are sent lazily — with the first message, or with the status — so a call
 /// that fails before answering becomes a trailers-only response, as gRPC servers send.
-final class ServerStream: TimerTarget, @unchecked Sendable {
+final class ServerStream: StreamRole, TimerTarget, @unchecked Sendable {
   // @unchecked Sendable: immutable lets, a PosixMutex, and loop-only vars (see above).
 
   let loop: EventLoop
@@ -21,11 +21,11 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   var connection: ServerConnection?
 
   // MARK: Loop-only
-  /// The call's gRPC state: request headers checked, answered, closed.
-  var machine = StreamStateMachine.server()
   var acceptsGzip = false
-  /// What both roles' streams do alike (so far: DATA deframed into messages).
-  var core = StreamCore(maxReceiveSize: 4 << 20)
+  /// What both roles' streams keep alike: the state machine (server configuration: request
+  /// headers checked, answered, closed), the deframer, the bytes owed, the deadline timer
+  /// (see ``StreamRole``).
+  var core = StreamCore(.server(), maxReceiveSize: 4 << 20)
   /// Set once, on the loop, before the handler's task starts; read-only afterwards.
   var maxSendMessageSize = 4 << 20
   /// The deframer's limit, for the handler's side (the deframer itself is the loop's).
@@ -36,12 +36,10 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   /// How much framed response data may wait unsent before a write suspends (off the loop;
   /// ``ServerOptions/streamSendBuffer``); the mailbox holds the same limit.
   let outboundLimit: Int
-  var deadlineTimer: TimerID?
   var handlerTask: Task<Void, Never>?
   /// The method's handler when it runs on the loop (``LoopHandler``): called once the
   /// client has finished its request stream, instead of a task started with the call.
   var loopHandler: LoopHandler?
-  var dataDeferred = false
   /// DATA frames too small for a message prefix received so far (see
   /// ``ServerConnection/tinyDataFrameReceived(_:)``).
   var tinyFrames = 0
@@ -61,7 +59,7 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   // MARK: Shared
   let shared: PosixMutex<Shared>
 
-  struct Shared {
+  struct Shared: StreamShared {
     /// Requests for the handler, response bytes for nghttp2.
     var mailbox: StreamMailbox<QueuedRequest>
     var requestsFinished = false
@@ -69,6 +67,8 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
     var status: (Status, Metadata)?
     /// Why the call ended early: the client reset it, or its deadline passed.
     var aborted: RPCError?
+    /// The handler is done, or the call was aborted: no more response bytes come.
+    var outboundFinished: Bool { status != nil || aborted != nil }
   }
 
   /// For a handler running on the loop's thread, the most framed response data that may wait
@@ -82,6 +82,15 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
     self.id = id
     self.outboundLimit = outboundLimit
     shared = PosixMutex(Shared(mailbox: StreamMailbox(outboundLimit: outboundLimit)))
+  }
+
+  /// Runs `body` on the shared state, under its lock.
+  @inline(__always)
+  func withShared<T>(_ body: (inout Shared) -> T) -> T { shared.withLock(body) }
+
+  /// Acknowledges `count` request bytes through the connection (see ``StreamRole``).
+  func acknowledge(_ count: Int, streamOpen: Bool) {
+    connection?.consume(streamID: id, count, streamOpen: streamOpen)
   }
 
   // MARK: Loop side
@@ -99,7 +108,7 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
       inbound = try core.receive(bytes) { frame, owed in QueuedRequest(frame: frame, owed: owed) }
     } catch {
       // The call fails; its bytes still count against the connection's window.
-      connection?.consume(streamID: id, bytes.count, streamOpen: false)
+      acknowledge(bytes.count, streamOpen: false)
       switch error {
       case .tooLarge(let announced, let limit):
         return RPCError(
@@ -112,12 +121,12 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
     if encoding != .gzip,
       inbound.first?.frame.compressed == true || inbound.more.contains(where: \.frame.compressed)
     {
-      connection?.consume(streamID: id, bytes.count, streamOpen: false)
+      acknowledge(bytes.count, streamOpen: false)
       return RPCError(
         code: .internalError,
         message: "a request message is compressed but grpc-encoding is not gzip")
     }
-    connection?.consume(streamID: id, inbound.partialBytes, streamOpen: true)
+    acknowledge(inbound.partialBytes, streamOpen: true)
     guard let first = inbound.first else { return nil }
     core.owe(inbound.owedByMessages)
     // A waiting reader gets its request under the same lock that queued it, and its bytes
@@ -128,8 +137,7 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
       return handed
     }
     if let (reader, request) = handed {
-      core.acknowledged(request.owed)
-      connection?.consume(streamID: id, request.owed, streamOpen: true)
+      readerTook(request.owed)
       reader.resume(returning: request)
     }
     return nil
@@ -155,25 +163,16 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
   /// Ends the call early: the client reset it, the deadline passed, or the connection went.
   /// The handler's task is cancelled and its reads and writes throw `error`.
   func abort(_ error: RPCError) {
-    loop.assertInLoop()
-    loop.checkOutsideCallbacks()
-    if let deadlineTimer {
-      loop.cancelTimer(deadlineTimer)
-      self.deadlineTimer = nil
-    }
-    let (reader, writer) = shared.withLock { s in
+    end(error) { s in
       if s.aborted == nil && s.status == nil { s.aborted = error }
-      return s.mailbox.removeWaiters()
     }
-    reader?.resume(throwing: error)
-    writer?.resume(throwing: error)
     sendBudget?.cancel(stream: id, error)
     handlerTask?.cancel()
   }
 
   /// The call's deadline (its `grpc-timeout`) passed: it ends with DEADLINE_EXCEEDED.
   func timerFired() {
-    deadlineTimer = nil
+    core.deadlineTimer = nil
     abort(RPCError(code: .deadlineExceeded, message: "the call's deadline passed on the server"))
     connection?.finishResponse(of: self)
   }
@@ -190,7 +189,7 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
       return s.mailbox.removeUnsent()
     }
     sendBudget?.released(dropped)
-    connection?.consume(streamID: id, core.releaseOwed(), streamOpen: false)
+    releaseOwed()
   }
 
   func responseBytesQueued() {
@@ -207,19 +206,12 @@ final class ServerStream: TimerTarget, @unchecked Sendable {
     into buffer: UnsafeMutableRawBufferPointer,
     resume: inout [CheckedContinuation<Void, any Error>]
   ) -> (pull: BodyPull, end: (Status, Metadata)?) {
-    loop.assertInLoop()
-    let (pull, writer, end) = shared.withLock {
-      s -> (BodyPull, CheckedContinuation<Void, any Error>?, (Status, Metadata)?) in
-      let over = s.status != nil || s.aborted != nil
-      let (pull, writer) = s.mailbox.pull(into: buffer, finished: over)
-      guard case .bytes(_, last: true) = pull else { return (pull, writer, nil) }
-      return (pull, writer, s.status ?? s.aborted.map { ($0.status, Metadata()) })
+    let (pull, end) = pullQueued(into: buffer, resume: &resume) { s in
+      s.status ?? s.aborted.map { ($0.status, Metadata()) }
     }
-    if let writer { resume.append(writer) }
     if case .bytes(let count, _) = pull, let admitted = sendBudget?.releasing(count) {
       resume.append(admitted)
     }
-    if pull == .deferred { dataDeferred = true }
     return (pull, end)
   }
 

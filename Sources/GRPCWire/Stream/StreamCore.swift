@@ -2,23 +2,44 @@
 /// (``ClientStream``: a call; ``ServerStream``: a request to a handler), which adds its policy:
 /// whom it hands messages to, what a failure means, and how the connection is told.
 ///
-/// Loop-only, a value inside its stream. It decides and returns what to do; the stream does
-/// it (acknowledges bytes to its connection, resumes its reader). So far it holds the inbound
-/// hand-off: a stream's DATA deframed into complete messages, with the flow-control bytes that
-/// are acknowledged at once, and the account of those its messages still owe until their
-/// reader takes them. (Issue 33 moves the two roles' other mirrored pairs here one at a
-/// time: outbound queue, abort, finish.)
+/// Loop-only, a value inside its stream. It holds the stream's gRPC state (``machine``, with
+/// the role's configuration), the inbound hand-off (DATA deframed into complete messages, with
+/// the flow-control bytes acknowledged at once and the account of those its messages owe
+/// until their reader takes them), whether nghttp2 deferred the body, and the deadline timer.
+/// What the loop shares with the reader's and writer's task — the ``StreamMailbox`` — sits
+/// under the role's lock; ``StreamRole`` reaches both for what the roles do alike (taking the
+/// reader's credit, pulling the body, ending the waiters, releasing what is owed).
 struct StreamCore {
+  /// The stream's gRPC state: its peer's head, messages and end.
+  var machine: StreamStateMachine
   /// Received DATA in, complete messages out.
   var deframer: MessageDeframer
   /// Receive-window bytes of complete messages handed on and not yet acknowledged: each
   /// message's share is acknowledged as its reader takes it, and what is left as the stream
   /// closes (for the connection only, then).
   private(set) var owedBytes = 0
+  /// What is owed was released (``releaseOwed()``): the stream closed, and a reader's credit
+  /// that comes later was given back with it.
+  private(set) var released = false
+  /// nghttp2's data provider said "deferred": bytes queued later must resume the body.
+  var bodyDeferred = false
+  /// The call's deadline, while it is armed.
+  var deadlineTimer: TimerID?
 
-  /// A core whose messages may be at most `maxReceiveSize` bytes.
-  init(maxReceiveSize: Int) {
+  /// A core in `machine`'s first state whose messages may be at most `maxReceiveSize` bytes.
+  init(_ machine: StreamStateMachine, maxReceiveSize: Int) {
+    self.machine = machine
     deframer = MessageDeframer(maxMessageSize: maxReceiveSize)
+  }
+
+  /// The inbound side starts over, its messages now at most `maxReceiveSize` bytes (a server
+  /// learns its limit with the request's method; a client's stream sent again whole receives
+  /// from scratch); the machine and the timer stay. Nothing may be owed.
+  mutating func restartInbound(maxReceiveSize: Int) {
+    deframer = MessageDeframer(maxMessageSize: maxReceiveSize)
+    owedBytes = 0
+    released = false
+    bodyDeferred = false
   }
 
   /// What one chunk of DATA brought.
@@ -60,15 +81,20 @@ struct StreamCore {
     owedBytes += count
   }
 
-  /// Readers took messages owing `count` bytes, which the stream now acknowledges.
-  mutating func acknowledged(_ count: Int) {
-    owedBytes -= count
-  }
-
   /// The stream is over (or starts over): every byte still owed, which the stream
-  /// acknowledges for the connection only; nothing is owed afterwards.
+  /// acknowledges for the connection only; nothing is owed afterwards, and a reader's
+  /// credit that still comes is not acknowledged again (``creditToAcknowledge(_:)``).
   mutating func releaseOwed() -> Int {
+    released = true
     defer { owedBytes = 0 }
     return owedBytes
+  }
+
+  /// A reader took messages owing `credit` bytes: how many to acknowledge now — all of them,
+  /// or none once the stream released what was owed (they went back with it).
+  mutating func creditToAcknowledge(_ credit: Int) -> Int {
+    guard credit > 0, !released else { return 0 }
+    owedBytes -= credit
+    return credit
   }
 }

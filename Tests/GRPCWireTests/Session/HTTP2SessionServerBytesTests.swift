@@ -122,6 +122,26 @@ struct HTTP2SessionServerBytesTests {
     try await Self.unaryCall(bytewise: true)
   }
 
+  /// The call's deadline (its `grpc-timeout`) is its stream core's timer: when it passes
+  /// before the request has ended, the call is answered at once, trailers-only.
+  @Test("a request whose grpc-timeout passes before its body ends: trailers-only, status 4")
+  func deadlineTrailersOnly() async throws {
+    try await Self.withServer { port in
+      let socket = try RawSocket(port: port)
+      socket.send(RawHTTP2.preface + Self.requestHeaders(on: 1, extra: [("grpc-timeout", "50m")]))
+      let (_, frames, _) = await socket.frames(timeout: .seconds(10)) { frames in
+        frames.contains { $0.stream == 1 && $0.type == 0x1 }
+      }
+      let answer = try #require(
+        frames.first { $0.stream == 1 && $0.type == 0x1 }, "frames: \(frames)")
+      // HEADERS, END_STREAM | END_HEADERS: the status, with no body before it.
+      #expect(Array(answer.bytes[3..<9]) == [0x01, 0x05, 0x00, 0x00, 0x00, 0x01])
+      let fields = try #require(HPACKReader().fields(of: answer))
+      #expect(fields.first?.name == ":status" && fields.first?.value == "200")
+      #expect(fields.contains { $0.name == "grpc-status" && $0.value == "4" }, "\(fields)")
+    }
+  }
+
   @Test("a PING is answered with a PING ACK carrying its 8 opaque bytes")
   func ping() async throws {
     try await Self.withServer { port in

@@ -25,7 +25,7 @@ struct StreamCoreTests {
 
   @Test("one chunk of one whole message: it comes first, owes all its bytes, none partial")
   func oneWholeMessage() throws {
-    var core = StreamCore(maxReceiveSize: 1 << 20)
+    var core = StreamCore(.client(), maxReceiveSize: 1 << 20)
     let inbound = try Self.receive(&core, Self.framed([1, 2, 3]))
     #expect(inbound.first?.payload == [1, 2, 3])
     #expect(inbound.first?.owed == 8)
@@ -36,7 +36,7 @@ struct StreamCoreTests {
 
   @Test("two whole messages and the start of a third: in order, the start set apart")
   func twoMessagesAndAStart() throws {
-    var core = StreamCore(maxReceiveSize: 1 << 20)
+    var core = StreamCore(.client(), maxReceiveSize: 1 << 20)
     let third = Self.framed(Array(repeating: 9, count: 20))
     let chunk = Self.framed([1]) + Self.framed([2, 2]) + third.prefix(7)
     let inbound = try Self.receive(&core, chunk)
@@ -58,7 +58,7 @@ struct StreamCoreTests {
 
   @Test("a chunk inside a message completes none: all its bytes are partial")
   func insideAMessage() throws {
-    var core = StreamCore(maxReceiveSize: 1 << 20)
+    var core = StreamCore(.client(), maxReceiveSize: 1 << 20)
     let message = Self.framed(Array(repeating: 1, count: 50))
     let inbound = try Self.receive(&core, Array(message.prefix(30)))
     #expect(inbound.first == nil)
@@ -69,7 +69,7 @@ struct StreamCoreTests {
 
   @Test("a message over the receive limit throws tooLarge")
   func overTheLimit() {
-    var core = StreamCore(maxReceiveSize: 4)
+    var core = StreamCore(.client(), maxReceiveSize: 4)
     #expect(throws: MessageDeframer.Failure.tooLarge(announced: 5, limit: 4)) {
       try Self.receive(&core, Self.framed([1, 2, 3, 4, 5]))
     }
@@ -77,17 +77,46 @@ struct StreamCoreTests {
 
   @Test("what handed-on messages owe is owed until acknowledged; the rest is released once")
   func owedBytes() throws {
-    var core = StreamCore(maxReceiveSize: 1 << 20)
+    var core = StreamCore(.client(), maxReceiveSize: 1 << 20)
     let inbound = try Self.receive(&core, Self.framed([1]) + Self.framed([2, 2]))
     core.owe(inbound.owedByMessages)
     #expect(core.owedBytes == 13)
     // The reader took the first message: its 6 bytes are acknowledged.
     let first = try #require(inbound.first)
-    core.acknowledged(first.owed)
+    #expect(core.creditToAcknowledge(first.owed) == 6)
     #expect(core.owedBytes == 7)
     // The stream closes with the second unread: its 7 bytes go back, once.
     #expect(core.releaseOwed() == 7)
     #expect(core.owedBytes == 0)
     #expect(core.releaseOwed() == 0)
+    // Its reader takes it after all: the bytes went back with the close, not again.
+    #expect(core.creditToAcknowledge(7) == 0)
+  }
+
+  @Test("the inbound side starts over: a new limit, nothing owed; the machine and timer stay")
+  func restartInbound() throws {
+    var core = StreamCore(.server(), maxReceiveSize: 4)
+    let request: [HeaderField] = [
+      HeaderField(name: ":method", value: "POST"), HeaderField(name: ":path", value: "/s/m"),
+      HeaderField(name: "content-type", value: "application/grpc"),
+    ]
+    guard case .start = core.machine.receiveRequestHeaders(request, hasMethod: { _ in true })
+    else {
+      Issue.record("the request headers did not start the call")
+      return
+    }
+    core.bodyDeferred = true
+    core.owe(3)
+    _ = core.releaseOwed()
+    core.restartInbound(maxReceiveSize: 1 << 20)
+    #expect(core.owedBytes == 0)
+    #expect(!core.bodyDeferred)
+    #expect(core.creditToAcknowledge(2) == 2, "a new account: credit is acknowledged again")
+    // The machine still has the call open: DATA is accepted, and a 5-byte message fits.
+    guard case .accept = core.machine.receiveData() else {
+      Issue.record("the machine started over too")
+      return
+    }
+    #expect(try Self.receive(&core, Self.framed([1, 2, 3, 4, 5])).first?.payload == [1, 2, 3, 4, 5])
   }
 }

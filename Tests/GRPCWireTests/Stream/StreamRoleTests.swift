@@ -1,0 +1,145 @@
+import Testing
+
+@testable import GRPCWire
+
+/// What both roles' streams do alike, written once over the core and the mailbox
+/// (``StreamRole``): a reader's credit acknowledged, the body pulled, the waiters ended, what
+/// is owed released. A role that only records what it is asked to acknowledge stands in for
+/// the client's and the server's stream; everything runs on its loop, as it must.
+@Suite("Stream role: what both roles do alike")
+struct StreamRoleTests {
+  struct Message: MailboxMessage {
+    var owed: Int
+    var payloadCount: Int { 1 }
+    static var taken: Self { Self(owed: 0) }
+  }
+
+  struct Shared: StreamShared {
+    var mailbox = StreamMailbox<Message>(outboundLimit: 1 << 20)
+    var outboundFinished = false
+    var ended = 0
+  }
+
+  final class Role: StreamRole, @unchecked Sendable {
+    // @unchecked Sendable: touched on `loop` only (the tests run their bodies there).
+    let loop: EventLoop
+    var core = StreamCore(.client(), maxReceiveSize: 1 << 20)
+    var shared = Shared()
+    /// What the role was asked to acknowledge, in order: bytes, and whether for the stream.
+    var acknowledged: [(count: Int, streamOpen: Bool)] = []
+
+    init(loop: EventLoop) { self.loop = loop }
+
+    func withShared<T>(_ body: (inout Shared) -> T) -> T { body(&shared) }
+
+    func acknowledge(_ count: Int, streamOpen: Bool) {
+      acknowledged.append((count, streamOpen))
+    }
+  }
+
+  /// Runs `body` on a fresh loop, with a role of it.
+  static func onLoop<T: Sendable>(_ body: @escaping @Sendable (Role) -> T) async -> T {
+    let loop = EventLoop(name: "StreamRoleTests")
+    defer { loop.shutdown() }
+    let role = Role(loop: loop)
+    return await withCheckedContinuation { (c: CheckedContinuation<T, Never>) in
+      loop.execute { c.resume(returning: body(role)) }
+    }
+  }
+
+  @Test("taken on the loop: for the stream while open, the connection once closed, none released")
+  func readerTook() async {
+    let acknowledged = await Self.onLoop { role in
+      role.core.owe(10)
+      role.readerTook(4)
+      role.core.machine.close()
+      role.readerTook(3)
+      role.releaseOwed()
+      role.readerTook(2)
+      return role.acknowledged.map { "\($0.count) \($0.streamOpen)" }
+    }
+    #expect(acknowledged == ["4 true", "3 false", "3 false"])
+  }
+
+  @Test("what readers took from the mailbox is acknowledged in one go when the hop runs")
+  func readCreditInOneGo() async {
+    let (claimed, acknowledged) = await Self.onLoop { role in
+      role.core.owe(12)
+      _ = role.shared.mailbox.deliver([Message(owed: 5), Message(owed: 7)])
+      let first = role.shared.mailbox.takeMessage()
+      let second = role.shared.mailbox.takeMessage()
+      role.acknowledgeReadCredit()
+      role.acknowledgeReadCredit()
+      return (
+        [first?.returnCredit, second?.returnCredit],
+        role.acknowledged.map { "\($0.count) \($0.streamOpen)" }
+      )
+    }
+    // The queue ran dry with the second: one hop, for both messages' bytes.
+    #expect(claimed == [false, true])
+    #expect(acknowledged == ["12 true"])
+  }
+
+  @Test("an empty queue defers the body; queued bytes come, the last with what follows it")
+  func pullQueued() async {
+    let pulls = await Self.onLoop { role -> [String] in
+      var resume: [CheckedContinuation<Void, any Error>] = []
+      var buffer = [UInt8](repeating: 0, count: 16)
+      return buffer.withUnsafeMutableBytes { buffer in
+        var seen: [String] = []
+        let deferred = role.pullQueued(into: buffer, resume: &resume) { _ in "trailers" }
+        seen.append("\(deferred.pull) \(deferred.end ?? "-") \(role.core.bodyDeferred)")
+        _ = role.shared.mailbox.write(announce: false) { $0.append(contentsOf: [1, 2, 3]) }
+        let some = role.pullQueued(into: buffer, resume: &resume) { _ in "trailers" }
+        seen.append("\(some.pull) \(some.end ?? "-")")
+        _ = role.shared.mailbox.write(announce: false) { $0.append(contentsOf: [4, 5]) }
+        role.shared.outboundFinished = true
+        let last = role.pullQueued(into: buffer, resume: &resume) { s in "trailers \(s.ended)" }
+        seen.append("\(last.pull) \(last.end ?? "-")")
+        return seen
+      }
+    }
+    #expect(
+      pulls == [
+        "deferred - true", "bytes(3, last: false) -", "bytes(2, last: true) trailers 0",
+      ])
+  }
+
+  @Test("the end settles, resumes the waiting reader with no message, stops the deadline")
+  func endAfterSuccess() async throws {
+    let loop = EventLoop(name: "StreamRoleTests-end")
+    defer { loop.shutdown() }
+    let role = Role(loop: loop)
+    let message = try await withCheckedThrowingContinuation {
+      (c: CheckedContinuation<Message?, any Error>) in
+      loop.execute {
+        role.core.deadlineTimer = loop.scheduleTimer(at: .now.advanced(by: .seconds(60))) {}
+        role.shared.mailbox.readerWaiting = c
+        let settled = role.end(nil) { s -> Int in
+          s.ended += 1
+          return s.ended
+        }
+        #expect(settled == 1)
+        #expect(role.core.deadlineTimer == nil)
+      }
+    }
+    #expect(message == nil)
+  }
+
+  @Test("an end with an error throws it to the waiting reader")
+  func endWithError() async {
+    let loop = EventLoop(name: "StreamRoleTests-error")
+    defer { loop.shutdown() }
+    let role = Role(loop: loop)
+    let error = RPCError(code: .cancelled, message: "the client reset the stream")
+    await #expect(throws: error) {
+      _ = try await withCheckedThrowingContinuation {
+        (c: CheckedContinuation<Message?, any Error>) in
+        loop.execute {
+          role.shared.mailbox.readerWaiting = c
+          role.end(error) { _ in }
+        }
+      }
+    }
+  }
+}
