@@ -1,4 +1,5 @@
 import FleetSync
+import Foundation
 import Histogram
 
 /// Latencies and outcomes of one phase, gathered from every worker into a few shards.
@@ -56,8 +57,12 @@ final class LatencyRecorder: Sendable {
 
   private let shards: [PosixMutex<Tally>]
 
+  /// Shards for `workers` workers: no more than the cores, as only that many threads run at
+  /// once and a flush holds its shard for microseconds, while every shard costs a 270 KB
+  /// histogram to clear at start-up and to merge at the end.
   init(workers: Int) {
-    shards = (0..<min(max(workers, 1), 8)).map { _ in PosixMutex(Tally()) }
+    let threads = max(ProcessInfo.processInfo.activeProcessorCount, 1)
+    shards = (0..<min(max(workers, 1), threads, 8)).map { _ in PosixMutex(Tally()) }
   }
 
   /// A fresh log for worker number `worker`.
