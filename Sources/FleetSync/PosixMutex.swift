@@ -37,14 +37,6 @@ public struct PosixMutex<Value>: @unchecked Sendable {
     }
   }
 
-  /// Runs `body` on the value without taking the lock: only for an owner that keeps the value
-  /// on one thread for good and checks, at every call, that it is on it (a loop-driven call's
-  /// state in GRPCWire, whose every side runs on its loop). Anywhere else it races.
-  @inlinable
-  public func unsafeWithoutLock<Result>(_ body: (inout Value) -> Result) -> Result {
-    storage.withUnsafeMutablePointerToHeader { body(&$0.pointee) }
-  }
-
   /// The value and its mutex in one object.
   @usableFromInline
   final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
