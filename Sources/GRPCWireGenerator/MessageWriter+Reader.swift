@@ -11,6 +11,10 @@ extension MessageWriter {
   mutating func wireDecode(_ b: Bridge) throws(GeneratorError) {
     let cow = cowMessages.contains(b.full)
     let prefix = cow ? "storage." : ""
+    if reachesRecursive(b.full) {
+      line("  @_spi(GeneratedCode) public static var reachesRecursiveType: Bool { true }")
+      line("")
+    }
     line(
       "  @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, "
         + "strings \(stringsName): inout ProtoDecodeStrings) throws(ProtoDecodingError) {")
@@ -178,6 +182,19 @@ extension MessageWriter {
         guard let sub = f.typeName else { continue }
         if sub == type { return true }
         if seen.insert(sub).inserted { next.append(sub) }
+      }
+    }
+    return false
+  }
+
+  /// Whether a message of `type` can hold one of a recursive type (itself or one below).
+  private func reachesRecursive(_ type: String) -> Bool {
+    var seen: Set<String> = [type]
+    var next = [type]
+    while let t = next.popLast() {
+      if recursive(t) { return true }
+      for f in model.messages[t]?.message.field ?? [] where f.type == .message {
+        if let sub = f.typeName, seen.insert(sub).inserted { next.append(sub) }
       }
     }
     return false

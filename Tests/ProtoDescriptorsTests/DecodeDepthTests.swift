@@ -26,6 +26,22 @@ struct DecodeDepthTests {
     return reversed.reversed()
   }
 
+  /// Field `tag`'s wire bytes: the tag (one byte), a length prefix and `payload`.
+  static func field(_ tag: UInt8, _ payload: [UInt8]) -> [UInt8] {
+    var bytes = [tag]
+    var count = payload.count
+    repeat {
+      bytes.append(UInt8(count & 0x7f) | (count > 0x7f ? 0x80 : 0))
+      count >>= 7
+    } while count > 0
+    return bytes + payload
+  }
+
+  /// `name` (field 1) = "\xFF", not UTF-8: the straight decode throws at it, protobuf-c not.
+  static let badName = field(0x0a, [0xff])
+  /// `options` (field 7) sent twice: the straight decode leaves the merge to protobuf-c.
+  static let optionsTwice = field(0x3a, []) + field(0x3a, [])
+
   static func depth(_ message: GoogleProtobuf.DescriptorProto) -> Int {
     var depth = 1
     var m = message
@@ -73,5 +89,45 @@ struct DecodeDepthTests {
       try GoogleProtobuf.DescriptorProto(serializedBytes: bytes)
     }
     #expect(error?.reason == .malformed)
+  }
+
+  /// Refused as malformed, without a crash: each input below starts with what makes the
+  /// straight decode throw before it reaches a level past the limit, which used to hand the
+  /// 100,000 levels to protobuf-c's unpack (it recursed until the stack overflowed).
+  static func expectRefused<M: CBridgedMessage>(_: M.Type, _ bytes: [UInt8]) {
+    let error = #expect(throws: ProtoDecodingError.self) { try M(serializedBytes: bytes) }
+    #expect(error?.reason == .malformed)
+    #expect(error?.message == M.protoMessageName)
+    #expect(error?.byteCount == bytes.count)
+  }
+
+  @Test("a name not UTF-8, then 100,000 levels: refused, not handed to protobuf-c")
+  func invalidNameFirst() {
+    Self.expectRefused(GoogleProtobuf.DescriptorProto.self, Self.badName + Self.nested(100_000))
+  }
+
+  @Test("options sent twice, then 100,000 levels: refused, not handed to protobuf-c")
+  func optionsTwiceFirst() {
+    Self.expectRefused(
+      GoogleProtobuf.DescriptorProto.self, Self.optionsTwice + Self.nested(100_000))
+  }
+
+  @Test("a file whose name is not UTF-8, its message type 100,000 levels deep: refused")
+  func fileHoldingTheNesting() {
+    Self.expectRefused(
+      GoogleProtobuf.FileDescriptorProto.self,
+      Self.badName + Self.field(0x22, Self.nested(100_000)))
+  }
+
+  @Test("options twice within the limit: protobuf-c's merge, no refusal")
+  func shallowLeftToProtobufC() throws {
+    let bytes = Self.optionsTwice + Self.nested(ProtoDecodeStrings.depthLimit - 1)
+    let ours = try GoogleProtobuf.DescriptorProto(serializedBytes: bytes)
+    let theirs = try bytes.withUnsafeBytes { (raw) throws(ProtoDecodingError) in
+      try GoogleProtobuf.DescriptorProto.decodeThroughC(raw)
+    }
+    #expect(ours == theirs)
+    #expect(Self.depth(ours) == ProtoDecodeStrings.depthLimit)
+    #expect(ours.options != nil)
   }
 }

@@ -1444,6 +1444,8 @@ extension GoogleProtobuf.FileDescriptorSet: CBridgedMessage {
     unknownFields.fill(c, arena)
   }
 
+  @_spi(GeneratedCode) public static var reachesRecursiveType: Bool { true }
+
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
     var _r = ProtoReader(_bytes)
@@ -1571,6 +1573,8 @@ extension GoogleProtobuf.FileDescriptorProto: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @_spi(GeneratedCode) public static var reachesRecursiveType: Bool { true }
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
@@ -1964,6 +1968,8 @@ extension GoogleProtobuf.DescriptorProto: CBridgedMessage {
     }
     unknownFields.fill(c, arena)
   }
+
+  @_spi(GeneratedCode) public static var reachesRecursiveType: Bool { true }
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()

@@ -45,9 +45,15 @@ public protocol CBridgedMessage: ProtoMessage {
   /// Writes the wire encoding, protobuf-c's pack of this value byte for byte, at `writer`,
   /// which has room for ``encodedSize()`` bytes.
   @_spi(GeneratedCode) func write(to writer: inout ProtoWriter)
+  /// Whether this message can hold a message of a recursive type (one that can hold its own
+  /// type), however deep down: then bytes can nest it past any stack (see
+  /// ``ProtoDecodeStrings/depthLimit``). grpc-wire-gen writes `true` for those; else false.
+  @_spi(GeneratedCode) static var reachesRecursiveType: Bool { get }
 }
 
 extension CBridgedMessage {
+  @_spi(GeneratedCode) public static var reachesRecursiveType: Bool { false }
+
   @_spi(GeneratedCode) public static func decodeThroughC(
     _ bytes: UnsafeRawBufferPointer
   ) throws(ProtoDecodingError) -> Self {
@@ -63,7 +69,12 @@ extension CBridgedMessage {
   /// a string that is not UTF-8 (which protobuf-c's unpack never checks: the bridge refuses
   /// it only if it survives into the tree), a field number protobuf-c would keep as unknown
   /// but the bridge refuses. All are bad or unusual input; a second decode costs them nothing
-  /// that matters, and makes the answer protobuf-c's for every input.
+  /// that matters, and makes the answer protobuf-c's for every input but one kind: bytes that
+  /// nest past ``ProtoDecodeStrings/depthLimit`` levels are refused as malformed on purpose,
+  /// never handed to protobuf-c, whose unpack recurses without limit. The straight decode
+  /// refuses them when it reaches the level past the limit; when it throws earlier in wire
+  /// order, a message that can hold a recursive type is first scanned for nesting
+  /// (``ProtoReader/nests(_:deeperThan:)``, iterative).
   @_spi(GeneratedCode) public static func decodeFromWire(_ bytes: UnsafeRawBufferPointer)
     throws(ProtoDecodingError) -> Self
   {
@@ -72,7 +83,11 @@ extension CBridgedMessage {
       return try Self(wireBytes: bytes, strings: &strings)
     } catch {
       // Nested deeper than protobuf-c's unpack could go on a thread's stack: refused.
-      guard !strings.tooDeep else {
+      guard
+        !strings.tooDeep,
+        !(reachesRecursiveType
+          && ProtoReader.nests(bytes, deeperThan: ProtoDecodeStrings.depthLimit))
+      else {
         throw ProtoDecodingError(
           message: protoMessageName, reason: .malformed, byteCount: bytes.count)
       }

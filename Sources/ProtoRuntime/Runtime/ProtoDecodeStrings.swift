@@ -90,6 +90,14 @@
   /// Deeper bytes are refused as malformed (``CBridgedMessage/decodeFromWire(_:)``), never
   /// handed to protobuf-c; its verdict differs only for 101 to some thousands of levels,
   /// which it decodes while its stack lasts.
+  ///
+  /// Two checks hold it. The straight decode counts the levels of recursive types and throws
+  /// at the first past the limit. Whatever makes it throw earlier in wire order (an invalid
+  /// UTF-8 string, a message field sent twice, both left to protobuf-c) would hand the rest,
+  /// however deep, to protobuf-c: so before that, a message that can hold a recursive type
+  /// (``CBridgedMessage/reachesRecursiveType``) is scanned without recursion
+  /// (``ProtoReader/nests(_:deeperThan:)``), every length-delimited level counted, as Google's
+  /// limit counts them, and refused past this many.
   @_spi(GeneratedCode) public static var depthLimit: Int { 100 }
 
   /// Entering a message of a recursive type: throws past ``depthLimit`` levels.
