@@ -6,7 +6,10 @@ import Testing
 /// (``StreamRole``): a reader's credit acknowledged, the body pulled, the waiters ended, what
 /// is owed released. A role that only records what it is asked to acknowledge stands in for
 /// the client's and the server's stream; everything runs on its loop, as it must.
-@Suite("Stream role: what both roles do alike")
+///
+/// A continuation a regression never resumes fails the suite at its time limit instead of
+/// hanging the run.
+@Suite("Stream role: what both roles do alike", .timeLimit(.minutes(1)))
 struct StreamRoleTests {
   struct Message: MailboxMessage {
     var owed: Int
