@@ -5,26 +5,34 @@ import Testing
 
 /// A following model reuses its last poll's token without asking the token cache each time;
 /// this holds it to what the cache would hand out: a token is refetched once it is within
-/// the refresh margin of its expiry, not kept for the model's life.
+/// the refresh margin of its expiry, not kept for the model's life. The simulator checks each
+/// call's token expiry itself (``TokenPolicy/perTrip``), so a token kept too long is refused
+/// however fast or slow the polls run.
 @Suite("Tokens reused while following")
 struct TokenReuseWhileFollowingTests {
-  /// Tokens that live one second each, numbered in the order they are fetched.
+  /// Tokens declared to live two seconds (so handed out for one), which the simulator
+  /// refuses four seconds after they were fetched (`exp` rounds down: at least three). The
+  /// two seconds between are for a poll that took its token just in time to reach the server.
   final class ShortLivedTokens: AccessTokenProvider {
     private let fetches = FleetSyncCounter()
 
     var fetchCount: Int { fetches.value }
 
     func accessToken(for context: AuthorizationContext) async throws -> AccessToken {
-      let number = fetches.increment()
-      return AccessToken("short-\(number)", expiresAt: Date().addingTimeInterval(1))
+      fetches.increment()
+      let now = Date()
+      return AccessToken(
+        SimulatorToken.jwt(tripID: nil, expiresAt: now.addingTimeInterval(4)),
+        expiresAt: now.addingTimeInterval(2))
     }
   }
 
   @Test("a token near its expiry is fetched again while the model polls every 100 ms")
   func expiringTokenRefetched() async throws {
     var simulatorOptions = SimulatorOptions()
-    // 15 simulated minutes in about 4 s.
-    simulatorOptions.timeScale = 240
+    // 15 simulated minutes in about 7.5 s: longer than a token is accepted.
+    simulatorOptions.timeScale = 120
+    simulatorOptions.tokenPolicy = .perTrip
     let simulator = try await FleetSimulator.start(
       host: "127.0.0.1", port: 0, options: simulatorOptions)
     let name = try simulator.createDemoTrip()
@@ -46,12 +54,10 @@ struct TokenReuseWhileFollowingTests {
     service.shutdown()
     await simulator.shutdown(gracePeriod: .seconds(1))
 
+    // A token kept past the simulator's expiry would have been refused (UNAUTHENTICATED).
     #expect(events.contains(.tripStatus(.complete)))
     #expect(!events.contains { $0.error != nil })
-    // Each token may be handed out for half its life (the margin is at most half of it):
-    // about two fetches a second. One fetch would mean the first token was kept.
-    #expect(followed > 2, "the trip ended too soon to see a token expire")
-    #expect(
-      tokens.fetchCount >= Int(followed), "\(tokens.fetchCount) fetches in \(followed) s")
+    #expect(followed > 4, "the trip ended before the first token stopped being accepted")
+    #expect(tokens.fetchCount >= 2, "\(tokens.fetchCount) fetches in \(followed) s")
   }
 }
