@@ -1,5 +1,5 @@
+import FleetConsumer
 import FleetSync
-import Foundation
 import Histogram
 
 /// Latencies and outcomes of one phase, gathered from every worker into a few shards.
@@ -59,9 +59,10 @@ final class LatencyRecorder: Sendable {
 
   /// Shards for `workers` workers: no more than the cores, as only that many threads run at
   /// once and a flush holds its shard for microseconds, while every shard costs a 270 KB
-  /// histogram to clear at start-up and to merge at the end.
+  /// histogram to clear at start-up and to merge at the end. The cores are counted as
+  /// FleetConsumer counts them for its event loops (`TripService.Options.availableCores`).
   init(workers: Int) {
-    let threads = max(ProcessInfo.processInfo.activeProcessorCount, 1)
+    let threads = TripService.Options.availableCores
     shards = (0..<min(max(workers, 1), threads, 8)).map { _ in PosixMutex(Tally()) }
   }
 
