@@ -4,8 +4,9 @@ import Testing
 
 /// ``SessionEvents``' DATA: bytes inside the input nghttp2 is reading are referred to where
 /// they lie (no copy per frame), bytes elsewhere are copied, and ``SessionEvents/keepLentBytes()``
-/// turns the references into copies that outlive the input.
-@Suite("Session events: DATA lent from the read, or copied")
+/// turns the references into copies that outlive the input. Header blocks' buffers are kept
+/// from read to read, within a bound.
+@Suite("Session events: DATA lent from the read, or copied; header block buffers kept")
 struct SessionEventsTests {
   /// The bytes each DATA event of `events` hands over, with its stream, and whether it was
   /// lent (referred to where it lies) rather than copied.
@@ -81,5 +82,42 @@ struct SessionEventsTests {
     #expect(got.map(\.stream) == [1, 3])
     #expect(got.map(\.bytes) == expected)
     #expect(events.events.count == 3)
+  }
+
+  /// Records `count` header blocks of one field each, as one read with that many blocks does.
+  static func recordBlocks(_ count: Int, into events: inout SessionEvents) {
+    var recent = RecentHeaderTexts()
+    let name = Array("grpc-status".utf8)
+    let value = Array("0".utf8)
+    for stream in 0..<count {
+      events.headersBegin(streamID: Int32(2 * stream + 1), keep: true)
+      events.field(
+        name: name, nameLength: name.count, value: value, valueLength: value.count,
+        recent: &recent)
+      events.headersEnded(
+        ReceivedHeaders(streamID: Int32(2 * stream + 1), kind: .trailers, endStream: true))
+    }
+  }
+
+  @Test("A read's header blocks keep their buffers for the next read: 128 of 64 calls' blocks")
+  func headerBlockBuffersAreKept() {
+    var events = SessionEvents()
+    Self.recordBlocks(128, into: &events)
+    events.removeAll()
+    #expect(events.blocks.count == 128)
+    #expect(events.blocks.allSatisfy { $0.isEmpty && $0.capacity >= 12 })
+    // The next read's blocks go into those buffers.
+    Self.recordBlocks(128, into: &events)
+    #expect(events.blocks.count == 128)
+    #expect(events.blocks.allSatisfy { $0.count == 1 })
+  }
+
+  @Test("A burst of more header blocks than are kept lets the extra buffers go")
+  func burstBlocksAreDropped() {
+    var events = SessionEvents()
+    Self.recordBlocks(SessionEvents.keptBlocks + 50, into: &events)
+    #expect(events.blocks.count == SessionEvents.keptBlocks + 50)
+    events.removeAll()
+    #expect(events.blocks.count == SessionEvents.keptBlocks)
   }
 }
