@@ -80,16 +80,20 @@ private struct ParsedHeaders {
     // Most blocks carry gRPC's own fields only: metadata is built when some field may be one.
     var mayCarryMetadata = false
     for field in fields {
-      switch field.name {
-      case ":status": httpStatus = Int(field.value)
-      case "content-type": contentType = field.value
-      case "grpc-status": grpcStatus = field.value
-      case "grpc-message": grpcMessage = field.value
-      case "grpc-status-details-bin": statusDetails = field.value
-      case "grpc-encoding": encoding = .init(headerValue: field.value)
-      case "grpc-retry-pushback-ms": retryPushback = field.value
+      let name = field.name
+      // By the name's length first: every response passes here twice, and a switch over the
+      // names compared each field with one name after another (1.5 % of fleet-load's CPU).
+      switch name.utf8.count {
+      case 7 where name == ":status":
+        httpStatus = field.value == "200" ? 200 : Int(field.value)
+      case 11 where name == "grpc-status": grpcStatus = field.value
+      case 12 where name == "content-type": contentType = field.value
+      case 12 where name == "grpc-message": grpcMessage = field.value
+      case 13 where name == "grpc-encoding": encoding = .init(headerValue: field.value)
+      case 22 where name == "grpc-retry-pushback-ms": retryPushback = field.value
+      case 23 where name == "grpc-status-details-bin": statusDetails = field.value
       default:
-        if !mayCarryMetadata, !Metadata.isReserved(field.name) { mayCarryMetadata = true }
+        if !mayCarryMetadata, !Metadata.isReserved(name) { mayCarryMetadata = true }
       }
     }
     metadata =
