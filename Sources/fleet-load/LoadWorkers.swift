@@ -70,8 +70,11 @@ struct LoadWorkers: Sendable {
     if phase.interval == nil, channel.eventLoop.inEventLoop,
       let prepared = try? channel.prepare(method, options: options).laidOut()
     {
-      let worker = LoopUnaryWorker<Response>(
-        channel: channel, prepared: prepared, requests: requests, phase: phase, log: log)
+      let worker = LoopUnaryWorker(
+        channel: channel, prepared: prepared, requests: requests,
+        decode: { message in
+          message.decoded(by: ProtoDeserializer<Response>()).map { _ in message.bytes.count }
+        }, phase: phase, log: log)
       await worker.run()
       log = worker.log
       return

@@ -9,12 +9,18 @@ import ProtoRuntime
 /// For closed-loop runs (no `--rps`) whose worker runs on the channel's loop; the awaited
 /// calls of ``LoadWorkers`` serve the rest. Counts and outcomes are logged as those log them:
 /// a call the run itself cancelled (the phase is over) is neither a failure nor a latency.
-final class LoopUnaryWorker<Response: ProtoMessage>: UnaryCallReceiver, @unchecked Sendable {
+///
+/// Not generic over the response: a generic class's methods are not specialized, and each
+/// call's `Result` of a generic type cost a runtime metadata look-up. The response type is
+/// in ``decode``, made where it is concrete.
+final class LoopUnaryWorker: UnaryCallReceiver, @unchecked Sendable {
   // @unchecked Sendable: made on the loop by the worker's task (which runs there) and then
   // touched only on the loop: the calls' callbacks run there, and `cancel` hops there.
   private let channel: GRPCChannel
   private let prepared: PreparedCall
   private let requests: [[UInt8]]
+  /// Decodes a response and gives its size as it arrived, or the error the call fails with.
+  private let decode: (ReceivedMessage) -> Result<Int, RPCError>
   private let phase: LoadPhase
   private(set) var log: WorkerLog
   private var call: LoopCall?
@@ -26,12 +32,14 @@ final class LoopUnaryWorker<Response: ProtoMessage>: UnaryCallReceiver, @uncheck
   private var endedWhileStarting = false
 
   init(
-    channel: GRPCChannel, prepared: PreparedCall, requests: [[UInt8]], phase: LoadPhase,
+    channel: GRPCChannel, prepared: PreparedCall, requests: [[UInt8]],
+    decode: @escaping (ReceivedMessage) -> Result<Int, RPCError>, phase: LoadPhase,
     log: WorkerLog
   ) {
     self.channel = channel
     self.prepared = prepared
     self.requests = requests
+    self.decode = decode
     self.phase = phase
     self.log = log
   }
@@ -68,10 +76,10 @@ final class LoopUnaryWorker<Response: ProtoMessage>: UnaryCallReceiver, @uncheck
 
   func ended(_ result: Result<ReceivedMessage, RPCError>) {
     call = nil
-    switch result.flatMap({ $0.decoded(by: SizedProtoDeserializer<Response>()) }) {
-    case .success(let response):
+    switch result.flatMap(decode) {
+    case .success(let byteCount):
       log.record(.now - begin)
-      log.response(byteCount: response.byteCount)
+      log.response(byteCount: byteCount)
       log.outcome(nil)
       phase.completed()
     case .failure(let error):
