@@ -19,9 +19,12 @@ extension HeaderField {
     _ bytes: UnsafePointer<UInt8>?, _ count: Int, _ recent: inout RecentHeaderTexts
   ) -> String {
     guard let bytes else { return "" }
-    if count < commonByLength.count {
-      for candidate in commonByLength[count] where same(candidate, bytes, count) {
-        return candidate
+    if count < commonByLength.count, !commonByLength[count].isEmpty {
+      // The bytes read once into words, then compared with each candidate's words: a memcmp
+      // call per candidate cost more than the rest of recording the field.
+      let words = HeaderTextWords(bytes, count)
+      for candidate in commonByLength[count] where candidate.words == words {
+        return candidate.text
       }
     }
     return recent.text(bytes, count)
@@ -34,8 +37,9 @@ extension HeaderField {
       == true
   }
 
-  /// Header names and values of gRPC requests and responses, indexed by their UTF-8 length.
-  private static let commonByLength: [[String]] = {
+  /// Header names and values of gRPC requests and responses with their bytes as words,
+  /// indexed by their UTF-8 length (at most ``HeaderTextWords/capacity``).
+  static let commonByLength: [[(text: String, words: HeaderTextWords)]] = {
     let common = [
       ":status", ":method", ":scheme", ":path", ":authority", "content-type", "te",
       "user-agent", "grpc-accept-encoding", "grpc-encoding", "grpc-status", "grpc-message",
@@ -43,10 +47,34 @@ extension HeaderField {
       "200", "POST", "http", "https", "application/grpc", "trailers", "identity,gzip",
       "identity,deflate,gzip", "gzip", "identity", "0",
     ]
-    var table = [[String]](repeating: [], count: 1 + common.map(\.utf8.count).max()!)
-    for text in common { table[text.utf8.count].append(text) }
+    var table = [[(text: String, words: HeaderTextWords)]](
+      repeating: [], count: 1 + common.map(\.utf8.count).max()!)
+    precondition(table.count - 1 <= HeaderTextWords.capacity)
+    for text in common {
+      let words = Array(text.utf8).withUnsafeBufferPointer {
+        HeaderTextWords($0.baseAddress!, $0.count)
+      }
+      table[text.utf8.count].append((text, words))
+    }
     return table
   }()
+}
+
+/// Up to 24 bytes as three words, the rest zero: texts of the same length are equal when
+/// their words are.
+struct HeaderTextWords: Equatable {
+  static let capacity = 24
+  private var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
+
+  /// The `count` (at most ``capacity``) bytes at `bytes`.
+  init(_ bytes: UnsafePointer<UInt8>, _ count: Int) {
+    precondition(count <= Self.capacity)
+    withUnsafeMutableBytes(of: &words) { $0.baseAddress!.copyMemory(from: bytes, byteCount: count) }
+  }
+
+  static func == (a: Self, b: Self) -> Bool {
+    a.words.0 == b.words.0 && a.words.1 == b.words.1 && a.words.2 == b.words.2
+  }
 }
 
 /// The last few header names and values a session received that are not among the common

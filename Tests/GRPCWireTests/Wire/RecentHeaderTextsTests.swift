@@ -56,4 +56,33 @@ struct RecentHeaderTextsTests {
     #expect(text(Array("a\u{FFFD}b".utf8), &recent) == "a\u{FFFD}b")
     #expect(text(invalid, &recent) == decoded)
   }
+
+  private func field(_ value: [UInt8], _ recent: inout RecentHeaderTexts) -> String {
+    value.withUnsafeBufferPointer {
+      HeaderField(
+        name: $0.baseAddress, nameLength: $0.count, value: $0.baseAddress, valueLength: $0.count,
+        recent: &recent
+      ).name
+    }
+  }
+
+  @Test("every common text's bytes give the shared string; bytes one off give their own")
+  func commonTexts() {
+    var recent = RecentHeaderTexts()
+    let common = HeaderField.commonByLength.joined().map(\.text)
+    #expect(common.contains("grpc-status-details-bin") && common.contains("0"))
+    for text in common {
+      let bytes = Array(text.utf8)
+      let got = field(bytes, &recent)
+      #expect(got == text)
+      // Up to 15 bytes a String holds its bytes itself: there is no storage to share.
+      if bytes.count > 15 { #expect(sameStorage(got, text), "\(text): not the shared string") }
+      // The same length, a byte different at the start or at the end: not the common text.
+      for index in [0, bytes.count - 1] {
+        var other = bytes
+        other[index] ^= 0x20
+        #expect(field(other, &recent) == String(decoding: other, as: UTF8.self))
+      }
+    }
+  }
 }
