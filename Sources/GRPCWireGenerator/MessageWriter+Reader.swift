@@ -24,6 +24,7 @@ extension MessageWriter {
       line("    try \(stringsName).enter()")
       line("    defer { \(stringsName).leave() }")
     }
+    for text in fixedLayout(b) { line("    \(text)") }
     line("    var _r = ProtoReader(_bytes)")
     let unknown = "\(prefix)unknownFields"
     guard !b.plain.isEmpty || !b.oneofs.isEmpty else {
@@ -214,7 +215,12 @@ extension MessageWriter {
           reserve, "\(prop).append(try \(f.swift)(wireBytes: _d, strings: &\(stringsName)))",
         ]
     } else {
-      element = [reserve, "\(prop).append(\(wireValue(f.proto, swift: f.swift)))"]
+      // The value first: counted from its tag, the run ahead would be one short, and counted
+      // from within the value (a length prefix read as a tag) about none, so the list would
+      // grow by doubling.
+      element = [
+        "let _v = \(wireValue(f.proto, swift: f.swift))", reserve, "\(prop).append(_v)",
+      ]
     }
     guard let packed = packedRun(type, swift: f.swift, prop) else { return element }
     // protobuf-c reads a length-delimited run of any packable field as packed, whatever the
@@ -248,7 +254,7 @@ extension MessageWriter {
     }
   }
 
-  private func fixedValue(_ type: FieldType, _ v: String) -> String {
+  func fixedValue(_ type: FieldType, _ v: String) -> String {
     switch type {
     case .float: "Float(bitPattern: \(v))"
     case .double: "Double(bitPattern: \(v))"

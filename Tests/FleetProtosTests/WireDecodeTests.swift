@@ -178,4 +178,47 @@ struct WireDecodeTests {
       #expect(WireDecodeCheck.check(type, bytes).problem == nil, "\(type): \(bytes)")
     }
   }
+
+  @Test("varints of 1 to 11 bytes, at the end and with 9 bytes after: protobuf-c's values")
+  func varintLengths() {
+    // google.protobuf.Timestamp: int64 seconds = 1, int32 nanos = 2 (its low 32 bits).
+    var inputs: [[UInt8]] = []
+    for length in 1...11 {
+      for last: UInt8 in [0x00, 0x01, 0x7F] {
+        for body: UInt8 in [0x80, 0xFF, 0xAA] {
+          let varint = [UInt8](repeating: body, count: length - 1) + [last]
+          for field: UInt8 in [0x08, 0x10] {
+            inputs.append([field] + varint)
+            inputs.append([field] + varint + [0x10, 0x01, 0x1D, 1, 2, 3, 4, 0x20, 0x05])
+          }
+        }
+      }
+    }
+    var accepted = 0
+    for bytes in inputs {
+      let verdict = WireDecodeCheck.check(GoogleProtobuf.Timestamp.self, bytes)
+      #expect(verdict.problem == nil, "\(bytes)")
+      if verdict.straight { accepted += 1 }
+    }
+    // Lengths 1 to 10 decode straight; 11 bytes are refused.
+    #expect(accepted == inputs.count * 10 / 11)
+  }
+
+  @Test("LatLng: both fields in order, reordered, one left out, repeated or unknown agree")
+  func latLngLayouts() {
+    let lat: [UInt8] = [0x09, 1, 2, 3, 4, 5, 6, 0xF0, 0x3F]
+    let lng: [UInt8] = [0x11, 8, 7, 6, 5, 4, 3, 0x20, 0xC0]
+    let inputs: [[UInt8]] = [
+      lat + lng, lng + lat, lat, lng, lat + lat, lat + lng + [0x18, 0x01],
+      [0x0D, 1, 2, 3, 4] + lng + [0, 0, 0, 0], lat + [0x12, 0x07, 1, 2, 3, 4, 5, 6, 7],
+      Array((lat + lng)[..<17]), [0x09] + Array(repeating: 0, count: 17),
+    ]
+    var straight = 0
+    for bytes in inputs {
+      let verdict = WireDecodeCheck.check(GoogleType.LatLng.self, bytes)
+      #expect(verdict.problem == nil, "\(bytes)")
+      if verdict.straight { straight += 1 }
+    }
+    #expect(straight == 6)
+  }
 }

@@ -618,8 +618,9 @@ extension FleetEngine.ReportBillableTripRequest: CBridgedMessage {
       case 5:
         platform = FleetEngine.BillingPlatformIdentifier(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
       case 6:
+        let _v = try _strings.string(_r.delimited(_tag.wireType))
         if relatedIds.isEmpty { relatedIds.reserveCapacity(1 + _r.run(of: 6)) }
-        relatedIds.append(try _strings.string(_r.delimited(_tag.wireType)))
+        relatedIds.append(_v)
       case 7:
         solutionType = FleetEngine.ReportBillableTripRequest.SolutionType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
       default:

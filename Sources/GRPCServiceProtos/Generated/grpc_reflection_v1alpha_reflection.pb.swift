@@ -583,8 +583,9 @@ extension GRPCReflectionV1Alpha.FileDescriptorResponse: CBridgedMessage {
     while let _tag = try _r.nextTag() {
       switch _tag.number {
       case 1:
+        let _v = ProtoReader.bytes(try _r.delimited(_tag.wireType))
         if fileDescriptorProto.isEmpty { fileDescriptorProto.reserveCapacity(1 + _r.run(of: 1)) }
-        fileDescriptorProto.append(ProtoReader.bytes(try _r.delimited(_tag.wireType)))
+        fileDescriptorProto.append(_v)
       default:
         try _r.unknown(_tag, into: &unknownFields)
       }
@@ -649,8 +650,9 @@ extension GRPCReflectionV1Alpha.ExtensionNumberResponse: CBridgedMessage {
         if _tag.wireType == 2 {
           try _r.appendPackedVarints(to: &extensionNumber) { Int32(truncatingIfNeeded: $0) }
         } else {
+          let _v = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
           if extensionNumber.isEmpty { extensionNumber.reserveCapacity(1 + _r.run(of: 2)) }
-          extensionNumber.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+          extensionNumber.append(_v)
         }
       default:
         try _r.unknown(_tag, into: &unknownFields)

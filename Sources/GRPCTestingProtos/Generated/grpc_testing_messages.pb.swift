@@ -1567,8 +1567,9 @@ extension GRPCTesting.ReconnectInfo: CBridgedMessage {
         if _tag.wireType == 2 {
           try _r.appendPackedVarints(to: &backoffMs) { Int32(truncatingIfNeeded: $0) }
         } else {
+          let _v = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
           if backoffMs.isEmpty { backoffMs.reserveCapacity(1 + _r.run(of: 2)) }
-          backoffMs.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+          backoffMs.append(_v)
         }
       default:
         try _r.unknown(_tag, into: &unknownFields)
@@ -2323,8 +2324,9 @@ extension GRPCTesting.ClientConfigureRequest: CBridgedMessage {
         if _tag.wireType == 2 {
           try _r.appendPackedVarints(to: &types) { GRPCTesting.ClientConfigureRequest.RpcType(rawValue: Int32(truncatingIfNeeded: $0)) }
         } else {
+          let _v = GRPCTesting.ClientConfigureRequest.RpcType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
           if types.isEmpty { types.reserveCapacity(1 + _r.run(of: 1)) }
-          types.append(GRPCTesting.ClientConfigureRequest.RpcType(rawValue: Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))))
+          types.append(_v)
         }
       case 2:
         let _d = try _r.delimited(_tag.wireType)

@@ -290,8 +290,9 @@ extension AcmeNamesV1.Keywords: CBridgedMessage {
         if _tag.wireType == 2 {
           try _r.appendPackedVarints(to: &`init`) { Int32(truncatingIfNeeded: $0) }
         } else {
+          let _v = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
           if `init`.isEmpty { `init`.reserveCapacity(1 + _r.run(of: 3)) }
-          `init`.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+          `init`.append(_v)
         }
       case 4:
         `default` = try _r.bool(_tag.wireType)

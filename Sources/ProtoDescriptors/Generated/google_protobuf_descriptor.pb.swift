@@ -1586,8 +1586,9 @@ extension GoogleProtobuf.FileDescriptorProto: CBridgedMessage {
       case 2:
         package = try _strings.string(_r.delimited(_tag.wireType))
       case 3:
+        let _v = try _strings.string(_r.delimited(_tag.wireType))
         if dependency.isEmpty { dependency.reserveCapacity(1 + _r.run(of: 3)) }
-        dependency.append(try _strings.string(_r.delimited(_tag.wireType)))
+        dependency.append(_v)
       case 4:
         let _d = try _r.delimited(_tag.wireType)
         if messageType.isEmpty { messageType.reserveCapacity(1 + _r.run(of: 4)) }
@@ -1616,15 +1617,17 @@ extension GoogleProtobuf.FileDescriptorProto: CBridgedMessage {
         if _tag.wireType == 2 {
           try _r.appendPackedVarints(to: &publicDependency) { Int32(truncatingIfNeeded: $0) }
         } else {
+          let _v = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
           if publicDependency.isEmpty { publicDependency.reserveCapacity(1 + _r.run(of: 10)) }
-          publicDependency.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+          publicDependency.append(_v)
         }
       case 11:
         if _tag.wireType == 2 {
           try _r.appendPackedVarints(to: &weakDependency) { Int32(truncatingIfNeeded: $0) }
         } else {
+          let _v = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
           if weakDependency.isEmpty { weakDependency.reserveCapacity(1 + _r.run(of: 11)) }
-          weakDependency.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+          weakDependency.append(_v)
         }
       case 12:
         syntax = try _strings.string(_r.delimited(_tag.wireType))
@@ -2013,8 +2016,9 @@ extension GoogleProtobuf.DescriptorProto: CBridgedMessage {
         if reservedRange.isEmpty { reservedRange.reserveCapacity(1 + _r.run(of: 9)) }
         reservedRange.append(try GoogleProtobuf.DescriptorProto.ReservedRange(wireBytes: _d, strings: &_strings))
       case 10:
+        let _v = try _strings.string(_r.delimited(_tag.wireType))
         if reservedName.isEmpty { reservedName.reserveCapacity(1 + _r.run(of: 10)) }
-        reservedName.append(try _strings.string(_r.delimited(_tag.wireType)))
+        reservedName.append(_v)
       default:
         try _r.unknown(_tag, into: &unknownFields)
       }
@@ -2605,8 +2609,9 @@ extension GoogleProtobuf.EnumDescriptorProto: CBridgedMessage {
         if reservedRange.isEmpty { reservedRange.reserveCapacity(1 + _r.run(of: 4)) }
         reservedRange.append(try GoogleProtobuf.EnumDescriptorProto.EnumReservedRange(wireBytes: _d, strings: &_strings))
       case 5:
+        let _v = try _strings.string(_r.delimited(_tag.wireType))
         if reservedName.isEmpty { reservedName.reserveCapacity(1 + _r.run(of: 5)) }
-        reservedName.append(try _strings.string(_r.delimited(_tag.wireType)))
+        reservedName.append(_v)
       default:
         try _r.unknown(_tag, into: &unknownFields)
       }
@@ -4399,23 +4404,26 @@ extension GoogleProtobuf.SourceCodeInfo.Location: CBridgedMessage {
         if _tag.wireType == 2 {
           try _r.appendPackedVarints(to: &path) { Int32(truncatingIfNeeded: $0) }
         } else {
+          let _v = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
           if path.isEmpty { path.reserveCapacity(1 + _r.run(of: 1)) }
-          path.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+          path.append(_v)
         }
       case 2:
         if _tag.wireType == 2 {
           try _r.appendPackedVarints(to: &span) { Int32(truncatingIfNeeded: $0) }
         } else {
+          let _v = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
           if span.isEmpty { span.reserveCapacity(1 + _r.run(of: 2)) }
-          span.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+          span.append(_v)
         }
       case 3:
         leadingComments = try _strings.string(_r.delimited(_tag.wireType))
       case 4:
         trailingComments = try _strings.string(_r.delimited(_tag.wireType))
       case 6:
+        let _v = try _strings.string(_r.delimited(_tag.wireType))
         if leadingDetachedComments.isEmpty { leadingDetachedComments.reserveCapacity(1 + _r.run(of: 6)) }
-        leadingDetachedComments.append(try _strings.string(_r.delimited(_tag.wireType)))
+        leadingDetachedComments.append(_v)
       default:
         try _r.unknown(_tag, into: &unknownFields)
       }
@@ -4599,8 +4607,9 @@ extension GoogleProtobuf.GeneratedCodeInfo.Annotation: CBridgedMessage {
         if _tag.wireType == 2 {
           try _r.appendPackedVarints(to: &path) { Int32(truncatingIfNeeded: $0) }
         } else {
+          let _v = Int32(truncatingIfNeeded: try _r.varint(_tag.wireType))
           if path.isEmpty { path.reserveCapacity(1 + _r.run(of: 1)) }
-          path.append(Int32(truncatingIfNeeded: try _r.varint(_tag.wireType)))
+          path.append(_v)
         }
       case 2:
         sourceFile = try _strings.string(_r.delimited(_tag.wireType))

@@ -257,8 +257,9 @@ extension GoogleProtobuf.FieldMask: CBridgedMessage {
     while let _tag = try _r.nextTag() {
       switch _tag.number {
       case 1:
+        let _v = try _strings.string(_r.delimited(_tag.wireType))
         if paths.isEmpty { paths.reserveCapacity(1 + _r.run(of: 1)) }
-        paths.append(try _strings.string(_r.delimited(_tag.wireType)))
+        paths.append(_v)
       default:
         try _r.unknown(_tag, into: &unknownFields)
       }

@@ -554,8 +554,9 @@ extension GoogleRPC.DebugInfo: CBridgedMessage {
     while let _tag = try _r.nextTag() {
       switch _tag.number {
       case 1:
+        let _v = try _strings.string(_r.delimited(_tag.wireType))
         if stackEntries.isEmpty { stackEntries.reserveCapacity(1 + _r.run(of: 1)) }
-        stackEntries.append(try _strings.string(_r.delimited(_tag.wireType)))
+        stackEntries.append(_v)
       case 2:
         detail = try _strings.string(_r.delimited(_tag.wireType))
       default:

@@ -113,6 +113,22 @@
 
   /// ``varint()`` of more than one byte.
   @usableFromInline mutating func longVarint() throws(ProtoDecodingError) -> UInt64 {
+    // Up to 8 bytes from one load, with 8 ahead: where the first byte without the high bit
+    // is, and its 7-bit groups packed together in three steps, without a branch per byte (a
+    // Timestamp's seconds and nanos take 5 each: 4 % of a Trip's decode, issue 37).
+    if remaining >= 8 {
+      let word = UInt64(littleEndian: UnsafeRawPointer(position).loadUnaligned(as: UInt64.self))
+      let stops = ~word & 0x8080_8080_8080_8080
+      if stops != 0 {
+        let bits = stops.trailingZeroBitCount + 1
+        var v = word & ((1 << bits) &- 1) & 0x7f7f_7f7f_7f7f_7f7f
+        v = (v & 0x007f_007f_007f_007f) | (v & 0x7f00_7f00_7f00_7f00) >> 1
+        v = (v & 0x0000_3fff_0000_3fff) | (v & 0x3fff_0000_3fff_0000) >> 2
+        v = (v & 0x0000_0000_0fff_ffff) | (v & 0x0fff_ffff_0000_0000) >> 4
+        position += bits / 8
+        return v
+      }
+    }
     let limit = min(10, remaining)
     var value: UInt64 = 0
     var shift: UInt64 = 0

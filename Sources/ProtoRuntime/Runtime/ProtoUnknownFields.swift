@@ -23,9 +23,11 @@ public struct ProtoUnknownFields: Hashable, Sendable {
   /// In the order they arrived.
   public var fields: [Field] = []
 
-  public var isEmpty: Bool { fields.isEmpty }
+  @inlinable public var isEmpty: Bool { fields.isEmpty }
 
-  public init() {}
+  /// Inlinable: every message's decode starts with one (a call per message was 1.4 % of a
+  /// frozen Trip's decode, issue 37).
+  @inlinable public init() {}
 
   /// Field numbers a message may use (protobuf's encoding guide: 1 to 2^29 - 1).
   @usableFromInline static let validNumbers: ClosedRange<UInt32> = 1...((1 << 29) - 1)
