@@ -10,6 +10,8 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 
+__thread const void *fleet_current_loop_storage = NULL;
+
 int fleet_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
 int fleet_epoll_ctl(int epfd, int op, int fd, uint32_t events) {

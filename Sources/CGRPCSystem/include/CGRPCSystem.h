@@ -43,4 +43,11 @@ long fleet_send_nosignal(int fd, const void *bytes, unsigned long count);
 /// Names the calling thread (at most 15 bytes are kept), for debuggers and top.
 void fleet_set_thread_name(const char *name);
 
+/// The event loop whose thread this is, as an opaque pointer, or NULL on any other thread.
+/// The loop's thread sets it once before it runs, so "am I on loop X?" is one thread-local
+/// load and a compare, cheap enough to check at every loop-only entry point in every build.
+extern __thread const void *fleet_current_loop_storage;
+static inline const void *fleet_current_loop(void) { return fleet_current_loop_storage; }
+static inline void fleet_set_current_loop(const void *loop) { fleet_current_loop_storage = loop; }
+
 #endif

@@ -127,7 +127,7 @@ extension ClientStream {
   /// Once a loop-driven unary call is over (on the loop): its response, if one came (see
   /// ``deliver(_:_:)``), and the outcome.
   func takeUnaryEnd() -> (response: Received?, outcome: CallOutcome) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     let response = unaryResponse
     unaryResponse = nil
     return (response, withShared { s in s.outcome! })

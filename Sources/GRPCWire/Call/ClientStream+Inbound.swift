@@ -8,7 +8,7 @@ extension ClientStream {
   /// A header block arrived: `fields`, which its connection collected (HTTP/2 sends a
   /// block's frames back to back, so one buffer per connection serves every stream).
   func receivedHeaders(_ fields: [HeaderField], endStream: Bool) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     loop.checkOutsideCallbacks()
     let action = core.machine.receiveResponseHeaders(fields, endStream: endStream)
     switch action {
@@ -43,7 +43,7 @@ extension ClientStream {
   }
 
   func receivedData(_ bytes: UnsafeRawBufferPointer) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     switch core.machine.receiveData() {
     case .drop:
       // The call is over (we cancelled it); the bytes still count against the connection.

@@ -190,7 +190,7 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
 
   /// The stream was submitted to nghttp2 as `id`.
   func started(id: Int32, on connection: ClientConnection) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     streamID = id
     self.connection = connection
     armDeadline()
@@ -199,7 +199,7 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
   /// Starts the deadline timer, once: when the pool first takes the call, so a call waiting
   /// for a connection (or for ready) still ends on time.
   func armDeadline() {
-    loop.assertInLoop()
+    loop.checkInLoop()
     if let deadline, core.deadlineTimer == nil, !core.machine.isClosed {
       core.deadlineTimer = loop.scheduleTimer(at: deadline, target: self)
     }
@@ -217,7 +217,7 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
 
   /// New request bytes or a half-close arrived from the caller.
   func resumeData() {
-    loop.assertInLoop()
+    loop.checkInLoop()
     withShared { $0.mailbox.resumeHopRan() }
     guard core.bodyDeferred, !streamClosed, let connection else { return }
     connection.resumeData(of: self)
@@ -236,7 +236,7 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
   /// connection: `lostConnection` then says why). Returns whether the connection's pool is to
   /// start it again (``AfterClose/retry(number:after:)``).
   func closed(http2ErrorCode: UInt32, lostConnection: RPCError? = nil) -> AfterClose {
-    loop.assertInLoop()
+    loop.checkInLoop()
     if lostConnection == nil, http2ErrorCode == HTTP2ErrorCode.refusedStream {
       let retry = retryTransparently()
       if retry != .done { return retry }
@@ -286,14 +286,14 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
 
   /// Fails the call unless it is already over; `reset` sends RST_STREAM(CANCEL).
   func fail(_ error: RPCError, reset: Bool) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     guard !core.machine.isClosed else { return }
     core.machine.close()
     finish(.failure(error), reset: reset)
   }
 
   func finish(_ outcome: CallOutcome, reset: Bool) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     loop.checkOutsideCallbacks()
     if reset, !streamClosed, streamID > 0 { connection?.reset(streamID: streamID) }
     ended = true

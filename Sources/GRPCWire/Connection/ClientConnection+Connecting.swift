@@ -8,7 +8,7 @@ extension ClientConnection {
   /// Connects to the first of `addresses` that accepts, within `timeout` for TCP, TLS and the
   /// server's first SETTINGS together.
   func connect(to addresses: [SocketAddress], timeout: Duration) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     let first = machine.connect(to: addresses, target: target)
     if case .ignore = first { return }
     logger.debug("connecting", metadata: ["grpc.addresses": "\(addresses.map { "\($0)" })"])
@@ -24,7 +24,7 @@ extension ClientConnection {
 
   /// Name resolution failed (it runs off the loop).
   func resolutionFailed(_ error: RPCError) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     close(with: error)
   }
 

@@ -116,7 +116,7 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
 
   /// Starts `stream` here, now if the connection is ready, else once it is.
   func start(_ stream: ClientStream) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     switch machine.state {
     case .idle, .connecting, .tunnelling, .handshaking, .awaitingSettings:
       waiting.append(stream)
@@ -161,7 +161,7 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
   }
 
   func resumeData(of stream: ClientStream) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     guard let session, streams[stream.streamID] != nil else { return }
     // Fails only when nghttp2 no longer defers the stream's data: nothing waits to resume.
     _ = session.resumeBody(of: stream.streamID, deferred: &stream.core.bodyDeferred)
@@ -185,7 +185,7 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
   }
 
   func reset(streamID: Int32) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     loop.checkOutsideCallbacks()
     guard let nghttp2 = session?.nghttp2 else { return }
     // A call reset once its deadline has passed is one that timed out here: ClientStream's
@@ -203,7 +203,7 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
 
   /// Cancels every call on this connection with `error` (graceful close's last step).
   func cancelAll(_ error: RPCError) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     for stream in Array(streams.values) + waiting { stream.fail(error, reset: true) }
   }
 
@@ -315,7 +315,7 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
 
   /// Closes now: frames queued this tick (a RST_STREAM, say) go out first, then a GOAWAY.
   func shutDown(_ error: RPCError) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     if session?.nghttp2 != nil, !isClosed {
       // Flush first: once a terminating GOAWAY is queued nghttp2 drops queued RST_STREAMs.
       flush()

@@ -4,7 +4,7 @@ extension ConnectionPool {
   /// Stops new calls, lets open ones finish for up to `gracePeriod`, then cancels the rest and
   /// closes every connection. Resumes `done` when nothing is left.
   func shutdown(gracePeriod: Duration, done: CheckedContinuation<Void, Never>?) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     switch shutdownState {
     case .shutdown:
       done?.resume()

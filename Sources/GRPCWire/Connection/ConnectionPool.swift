@@ -125,7 +125,7 @@ final class ConnectionPool: @unchecked Sendable {
   // MARK: Calls (loop)
 
   func start(_ stream: ClientStream) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     guard !stream.ended else { return }
     stream.armDeadline()
     guard case .running = shutdownState else {
@@ -159,7 +159,7 @@ final class ConnectionPool: @unchecked Sendable {
   /// the channel connecting: at once when it is idle, after the backoff when the last attempt
   /// failed, and again whenever a connection is lost. Dropped at shutdown, never run.
   func whenReady(_ body: @escaping @Sendable () -> Void) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     guard case .running = shutdownState else { return }
     readyWaiters.append(body)
     if connectivity == .idle && connections.isEmpty { _ = openConnection() }
@@ -169,7 +169,7 @@ final class ConnectionPool: @unchecked Sendable {
   /// no connection holds it, so the pool does: a shutdown meanwhile fails it rather than
   /// leaving it to a timer that a stopped loop never fires.
   func start(_ stream: ClientStream, after delay: Duration) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     retryingLater.append(stream)
     _ = loop.scheduleTimer(at: .now.advanced(by: delay)) { [self] in
       guard let index = retryingLater.firstIndex(where: { $0 === stream }) else { return }

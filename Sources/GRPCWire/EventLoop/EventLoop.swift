@@ -8,8 +8,8 @@ internal import Synchronization
 /// Work from other threads arrives through ``execute(_:)``: a queue plus an eventfd wake-up.
 /// Everything registered with the loop (file descriptors, timers, end-of-tick hooks) is only
 /// touched on the loop thread; the public loop-only functions check that in every build
-/// (``preconditionInEventLoop(_:file:line:)``), the internal ones in debug builds. The
-/// loop runs until ``shutdown()``.
+/// (``preconditionInEventLoop(_:file:line:)``), and so do the internal ones
+/// (``checkInLoop(_:_:)``). The loop runs until ``shutdown()``.
 ///
 /// The loop is also a Swift `TaskExecutor`. A task that prefers it
 /// (`Task(executorPreference: loop)`, `withTaskExecutorPreference(loop)`,
@@ -19,8 +19,9 @@ internal import Synchronization
 /// tick. Such code must not block; it shares the thread with every socket of the loop.
 public final class EventLoop: TaskExecutor, @unchecked Sendable {
   // @unchecked Sendable: `pending` is behind a Mutex, `pendingAnnounced` atomic; every other
-  // stored property is only read or written on the loop thread (asserted by `assertInLoop`),
-  // except `thread`, written once before the loop is shared.
+  // stored property is only read or written on the loop thread (checked by `checkInLoop`, in
+  // every build), except `thread`, written once before the loop is shared and then only
+  // joined or detached (the thread check reads a thread-local, not `thread`).
 
   private let epollFD: Int32
   private let wakeFD: Int32
@@ -83,8 +84,11 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
 
   deinit { readBuffer.deallocate() }
 
-  /// Whether the caller is on this loop's thread.
-  public var inEventLoop: Bool { pthread_equal(pthread_self(), thread) != 0 }
+  /// Whether the caller is on this loop's thread: the thread's current loop (a thread-local
+  /// the loop's thread sets before it runs) is this one. One load and a compare, no call.
+  public var inEventLoop: Bool {
+    fleet_current_loop() == UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+  }
 
   /// Runs `work` on the loop thread, soon; callable from any thread, including the loop's
   /// (then it runs later in the same tick, never inside the caller).
@@ -156,8 +160,21 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     precondition(!insideNGHTTP2, "called inside an nghttp2 callback, which may only record", file: file, line: line)
   }
 
-  package func assertInLoop(_ file: StaticString = #fileID, _ line: UInt = #line) {
-    assert(inEventLoop, "loop-only code called off the loop thread", file: file, line: line)
+  /// Stops the process, in every build, unless called on this loop's thread: the check at
+  /// every entry point of the transport's loop-only state (streams, connections, the pool,
+  /// sessions, the server and its connections), whose types are `@unchecked Sendable` because
+  /// that state is only reached here. A call from another thread is our bug, which would
+  /// otherwise race with the loop unseen in a release build. A thread-local load and a compare
+  /// (``inEventLoop``).
+  @inline(__always)
+  package func checkInLoop(_ file: StaticString = #fileID, _ line: UInt = #line) {
+    if _slowPath(!inEventLoop) { Self.calledOffLoop(file, line) }
+  }
+
+  /// ``checkInLoop(_:_:)`` failed: `fatalError`, whose message a release build prints too.
+  @inline(never)
+  static func calledOffLoop(_ file: StaticString, _ line: UInt) -> Never {
+    fatalError("loop-only code called off its event loop's thread", file: file, line: line)
   }
 
   /// Stops the process, in every build, unless called on this loop's thread: the check of
@@ -185,14 +202,14 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
   }
 
   func register(_ fd: Int32, _ interest: Interest, _ handler: any EventHandler) {
-    assertInLoop()
+    checkInLoop()
     handlers[fd] = handler
     let result = fleet_epoll_ctl(epollFD, 1, fd, interest.rawValue)
     precondition(result == 0, "epoll_ctl(ADD, \(fd)) failed: errno \(errno)")
   }
 
   func modify(_ fd: Int32, _ interest: Interest) {
-    assertInLoop()
+    checkInLoop()
     let result = fleet_epoll_ctl(epollFD, 3, fd, interest.rawValue)
     precondition(result == 0, "epoll_ctl(MOD, \(fd)) failed: errno \(errno)")
   }
@@ -215,7 +232,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
 
   /// Forgets `fd` (before the caller closes it).
   func unregister(_ fd: Int32) {
-    assertInLoop()
+    checkInLoop()
     handlers[fd] = nil
     _ = fleet_epoll_ctl(epollFD, 2, fd, 0)
   }
@@ -395,6 +412,8 @@ private func loopThreadMain(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutab
   fleet_set_thread_name(String(start.name.prefix(15)))
   // Every socket write happens on this thread; one to a reset peer must not kill the process.
   fleet_block_sigpipe_on_this_thread()
+  fleet_set_current_loop(UnsafeRawPointer(Unmanaged.passUnretained(start.loop).toOpaque()))
+  defer { fleet_set_current_loop(nil) }
   start.loop.run()
   return nil
 }

@@ -189,7 +189,7 @@ final class ServerCore: EventHandler, @unchecked Sendable {
   func handler(for path: String) -> ServerMethod? { handlers[path] }
 
   func listen(host: String, port: Int, handlers: [String: ServerMethod]) throws(RPCError) -> Int {
-    loop.assertInLoop()
+    loop.checkInLoop()
     self.handlers = handlers
     if let tls = options.tls {
       tlsContext = try TLSContext(
@@ -367,7 +367,7 @@ final class ServerCore: EventHandler, @unchecked Sendable {
   }
 
   func shutdown(gracePeriod: Duration, done: CheckedContinuation<Void, Never>) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     stopListening()
     if shutdownWaiters != nil {
       if connections.isEmpty { done.resume() } else { shutdownWaiters!.append(done) }

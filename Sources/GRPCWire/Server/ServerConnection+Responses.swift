@@ -30,7 +30,7 @@ extension ServerConnection {
   }
 
   func responseBytesQueued(for stream: ServerStream) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     guard session.nghttp2 != nil else { return }
     switch stream.core.machine.responseQueued() {
     case .startResponse: startResponse(stream)
@@ -47,7 +47,7 @@ extension ServerConnection {
 
   /// The handler finished (or the call was aborted): status and trailers follow the body.
   func finishResponse(of stream: ServerStream) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     guard session.nghttp2 != nil else { return }
     stream.cancelDeadline()
     let unsent = stream.core.machine.awaitsResponseStart ? stream.finishedWithoutBody : nil

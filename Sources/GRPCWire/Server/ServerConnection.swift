@@ -84,7 +84,7 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
 
   /// Starts serving: the TLS handshake if there is one, then the HTTP/2 session.
   func start() {
-    loop.assertInLoop()
+    loop.checkInLoop()
     // Every timer of the connection holds it strongly and is cancelled when the socket closes.
     // Never `[weak self]`: one weak reference gives the object a side table for good, and
     // then every retain and release of it (several per call, from nghttp2's callbacks) takes
@@ -159,7 +159,7 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
   /// otherwise it drains, and closes when its last call ends (or the server's grace period
   /// does).
   func serverShuttingDown(_ error: RPCError) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     if machine.serverShuttingDown(openCalls: streams.count) {
       beginDraining()
     } else {
@@ -177,7 +177,7 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
   /// Closes the socket at once, without GOAWAY: calls in flight see the connection drop
   /// (fault injection).
   func drop() {
-    loop.assertInLoop()
+    loop.checkInLoop()
     closeSocket()
   }
 

@@ -27,7 +27,7 @@ extension ServerStream {
   /// ``nextRequest()`` for a handler on the loop, called once the client has finished its
   /// request stream, when every request is here and nothing is waited for.
   func takeRequest() throws -> [UInt8]? {
-    loop.assertInLoop()
+    loop.checkInLoop()
     guard let ready = take() else {
       throw RPCError(code: .internalError, message: "a request was read before the requests ended")
     }
@@ -103,7 +103,7 @@ extension ServerStream {
   /// connection has checked its ``SendBudget`` has room, and nothing waits for the queue to
   /// drain (the status follows the message at once). The connection starts the response.
   func queueResponseOnLoop(compress: Bool, serialize: (inout [UInt8]) throws -> Void) throws {
-    loop.assertInLoop()
+    loop.checkInLoop()
     _ = try queueResponse(compress: compress, limit: .max, announce: false, serialize: serialize)
   }
 

@@ -100,7 +100,7 @@ final class ServerStream: StreamRole, TimerTarget, @unchecked Sendable {
   func receivedData(
     _ bytes: UnsafeRawBufferPointer, encoding: StreamStateMachine.MessageEncoding
   ) -> RPCError? {
-    loop.assertInLoop()
+    loop.checkInLoop()
     loop.checkOutsideCallbacks()
     // A complete message's bytes are acknowledged when the handler reads it.
     let inbound: StreamCore.Inbound<QueuedRequest>
@@ -145,7 +145,7 @@ final class ServerStream: StreamRole, TimerTarget, @unchecked Sendable {
 
   /// The client finished its request stream (END_STREAM).
   func requestsEnded() -> RPCError? {
-    loop.assertInLoop()
+    loop.checkInLoop()
     loop.checkOutsideCallbacks()
     if core.deframer.bufferedByteCount > 0 {
       return RPCError(
@@ -181,7 +181,7 @@ final class ServerStream: StreamRole, TimerTarget, @unchecked Sendable {
   /// sent, and the requests it holds will never be read; the connection's send budget and
   /// its receive window get them back.
   func discardQueues() {
-    loop.assertInLoop()
+    loop.checkInLoop()
     let dropped = shared.withLock { s -> Int in
       // What the messages owe, read or not, is the core's account (released below).
       s.mailbox.removeMessages()
@@ -193,7 +193,7 @@ final class ServerStream: StreamRole, TimerTarget, @unchecked Sendable {
   }
 
   func responseBytesQueued() {
-    loop.assertInLoop()
+    loop.checkInLoop()
     shared.withLock { $0.mailbox.resumeHopRan() }
     connection?.responseBytesQueued(for: self)
   }

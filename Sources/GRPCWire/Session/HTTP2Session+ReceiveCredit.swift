@@ -9,7 +9,7 @@ extension HTTP2Session {
   /// table), else — or when nghttp2 no longer knows the stream — for the connection only,
   /// which the bytes counted against all the same.
   func acknowledge(_ count: Int, streamID: Int32, streamOpen: Bool) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     guard let nghttp2, count > 0 else { return }
     if !streamOpen || nghttp2_session_consume(nghttp2, streamID, count) != 0 {
       nghttp2_session_consume_connection(nghttp2, count)

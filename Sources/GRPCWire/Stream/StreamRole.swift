@@ -33,7 +33,7 @@ extension StreamRole {
   /// A reader took a message owing `owed` bytes straight from the loop (handed to a waiting
   /// reader or an observer): acknowledged now, unless the stream already released them.
   func readerTook(_ owed: Int) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     let count = core.creditToAcknowledge(owed)
     if count > 0 { acknowledge(count, streamOpen: !core.machine.isClosed) }
   }
@@ -53,7 +53,7 @@ extension StreamRole {
     resume: inout [CheckedContinuation<Void, any Error>],
     end: (inout Shared) -> End?
   ) -> (pull: BodyPull, end: End?) {
-    loop.assertInLoop()
+    loop.checkInLoop()
     let (pull, writer, ending) = withShared { s in
       let (pull, writer) = s.mailbox.pull(into: buffer, finished: s.outboundFinished)
       guard case .bytes(_, last: true) = pull else { return (pull, writer, End?.none) }
@@ -77,7 +77,7 @@ extension StreamRole {
   /// has already ended"), outside the lock. Stops the deadline timer. Returns what `settle`
   /// returned.
   func end<T>(_ error: RPCError?, settle: (inout Shared) -> T) -> T {
-    loop.assertInLoop()
+    loop.checkInLoop()
     loop.checkOutsideCallbacks()
     cancelDeadline()
     let (reader, writer, settled) = withShared { s in
@@ -96,7 +96,7 @@ extension StreamRole {
   /// The stream closed (or starts over): every received byte its messages still owe, read or
   /// not, goes back to the connection.
   func releaseOwed() {
-    loop.assertInLoop()
+    loop.checkInLoop()
     acknowledge(core.releaseOwed(), streamOpen: false)
   }
 }
