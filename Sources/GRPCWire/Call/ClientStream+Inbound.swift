@@ -120,8 +120,9 @@ extension ClientStream {
     }
   }
 
-  /// Acknowledges `count` received bytes through the connection (see ``StreamRole``).
+  /// Acknowledges `count` received bytes through the session (see ``StreamRole``): for the
+  /// stream too while nghttp2 still has it open.
   func acknowledge(_ count: Int, streamOpen: Bool) {
-    connection?.consume(streamID: streamID, count, streamOpen: streamOpen)
+    session?.acknowledge(count, streamID: streamID, streamOpen: streamOpen && !streamClosed)
   }
 }

@@ -41,10 +41,13 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
 
   // MARK: Loop-only
   var streamID: Int32 = -1
-  /// Strong, not weak: a weak reference gives the connection a side table, after which every
-  /// retain and release of it takes the slow path (about 5% of a call's CPU). The cycle with
-  /// the connection's stream table is broken when the stream closes (`closed`) or retries.
-  var connection: ClientConnection?
+  /// The session the stream is open on, from its submission to its close (or retry): what
+  /// it acknowledges received bytes, resumes its body and resets itself through. Not the
+  /// connection: a stream's close and retry go back to it as ``AfterClose``, and its other
+  /// part in a reset (a keepalive probe after a deadline) the session asks of its role.
+  /// Strong, not weak (a weak reference gives the session a side table, after which every
+  /// retain and release of it takes the slow path); cleared as the stream closes or retries.
+  var session: HTTP2Session?
   /// What both roles' streams keep alike: the state machine (client configuration), the
   /// deframer, the bytes owed, the deadline timer (see ``StreamRole``).
   var core: StreamCore
@@ -188,11 +191,11 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
 
   // MARK: Loop side
 
-  /// The stream was submitted to nghttp2 as `id`.
-  func started(id: Int32, on connection: ClientConnection) {
+  /// The stream was submitted to nghttp2 as `id`, on `session`.
+  func started(id: Int32, on session: HTTP2Session) {
     loop.checkInLoop()
     streamID = id
-    self.connection = connection
+    self.session = session
     armDeadline()
   }
 
@@ -219,8 +222,9 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
   func resumeData() {
     loop.checkInLoop()
     withShared { $0.mailbox.resumeHopRan() }
-    guard core.bodyDeferred, !streamClosed, let connection else { return }
-    connection.resumeData(of: self)
+    guard core.bodyDeferred, !streamClosed, let session else { return }
+    // Fails only when nghttp2 no longer defers the stream's data: nothing waits to resume.
+    _ = session.resumeBody(of: streamID, deferred: &core.bodyDeferred)
   }
 
   /// What the connection does with a stream that closed: nothing more, or start it again
@@ -250,7 +254,7 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
     streamClosed = true
     // Messages nobody read any more still hold connection window: give it back now.
     releaseOwed()
-    connection = nil
+    session = nil
     return .done
   }
 
@@ -271,7 +275,7 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
     transparentRetries += 1
     releaseOwed()
     streamID = -1
-    connection = nil
+    session = nil
     unaryResponse = nil
     core.restartInbound(maxReceiveSize: maxReceiveSize)
     return .retry(
@@ -295,7 +299,10 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
   func finish(_ outcome: CallOutcome, reset: Bool) {
     loop.checkInLoop()
     loop.checkOutsideCallbacks()
-    if reset, !streamClosed, streamID > 0 { connection?.reset(streamID: streamID) }
+    if reset, !streamClosed, streamID > 0 {
+      // Reset once its deadline has passed: a call that timed out on this connection.
+      session?.cancel(streamID, deadlinePassed: deadline.map { $0 <= .now } ?? false)
+    }
     ended = true
     let error: RPCError? = if case .failure(let e) = outcome { e } else { nil }
     let (heads, ends) = end(error) { s in
@@ -308,11 +315,11 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
     for end in ends { end.resume() }
     guard observer != nil || unaryReceiver != nil, !endQueued else { return }
     endQueued = true
-    if let connection, connection.session?.isHandingOver == true {
+    if let session, session.isHandingOver {
       // Ended by what its session is handing over (the server's trailers, a reset, a broken
-      // response): the connection hands the end on once the batch is through, after the
+      // response): the session hands the end on once the batch is through, after the
       // stream's close and with no trip through the loop's queue.
-      connection.endedCalls.append(self)
+      session.afterBatch(self)
     } else {
       // Ended by a timer, a cancel, a lost connection, or as it started (a closed channel):
       // after the code that ended it has returned, so that a driver never hears of the end
@@ -321,7 +328,7 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
     }
   }
 
-  /// Hands the end to the observer (``finish(_:reset:)`` queued it with the connection or on
+  /// Hands the end to the observer (``finish(_:reset:)`` queued it with the session or on
   /// the loop); outside nghttp2's callbacks, so the observer may start or reset calls.
   func runOnLoop() {
     loop.checkOutsideCallbacks()

@@ -35,7 +35,7 @@ extension ClientConnection {
       stream.receivedData(bytes)
     } else {
       // A stream we no longer track: its bytes still count against the connection window.
-      consume(streamID: streamID, bytes.count, streamOpen: false)
+      session?.acknowledge(bytes.count, streamID: streamID, streamOpen: false)
     }
   }
 
@@ -71,16 +71,6 @@ extension ClientConnection {
     // the call within milliseconds. Each further retry waits twice as long (the call's
     // deadline still holds; a call that ends meanwhile is not started again).
     pool.start(stream, after: delay)
-  }
-
-  func batchHandedOver() {
-    // A driver's code may end more of this connection's calls (closing the channel): theirs
-    // follow in this same call.
-    while !endedCalls.isEmpty {
-      swap(&endedCalls, &endingCalls)
-      for stream in endingCalls { stream.runOnLoop() }
-      endingCalls.removeAll(keepingCapacity: true)
-    }
   }
 
   func headersRejected(streamID: Int32, reason: String) {

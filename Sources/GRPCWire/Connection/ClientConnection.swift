@@ -47,11 +47,6 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
   /// The stream `stream(_:)` found last; always one of `streams` (cleared when it leaves).
   var lastLookedUp: ClientStream?
   var waiting: [ClientStream] = []
-  /// Loop-driven calls that ended in the batch of events the session is handing over: their
-  /// ends go to their drivers once the batch is through (``batchHandedOver()``).
-  var endedCalls: [ClientStream] = []
-  /// `endedCalls` being handed on, while new ones go there (swapped, keeping both capacities).
-  var endingCalls: [ClientStream] = []
   var connectTimer: TimerID?
   var keepaliveTimer: TimerID?
   /// Set while a PING of ours awaits its ACK: it closes the connection when it fires.
@@ -81,6 +76,16 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
     self.proxyTLS = proxyTLS
     self.keepalive = keepalive
     self.allowInsecureCredentials = allowInsecureCredentials
+  }
+
+  deinit {
+    // Its calls' streams hold the session (to acknowledge, resume and reset through), which
+    // holds its role unowned: a session that outlives its connection (one let go unclosed, as
+    // its loop stopped) is ended first, so that nothing reaches the role through it.
+    if let session {
+      session.role = nil
+      session.end()
+    }
   }
 
   // MARK: What the pool asks
@@ -142,11 +147,15 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
         .insecureCredentials(to: remoteAddress.map { "\($0)" } ?? target), reset: false)
       return
     }
+    // Ready: the session is there (a closed connection fails its waiting calls instead).
+    guard let session else {
+      return stream.fail(.interrupted("the connection to \(target) closed"), reset: false)
+    }
     var provider = HTTP2Session.bodyProvider(for: stream)
     let id = HeaderBlock.withNameValues(stream.headerPrefix, stream.requestHeaders) {
       nva, count in
       nghttp2_submit_request(
-        session?.nghttp2, nil, nva, count, &provider, Unmanaged.passUnretained(stream).toOpaque())
+        session.nghttp2, nil, nva, count, &provider, Unmanaged.passUnretained(stream).toOpaque())
     }
     guard id > 0 else {
       stream.fail(
@@ -155,16 +164,9 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
       return
     }
     streams[id] = stream
-    stream.started(id: id, on: self)
+    stream.started(id: id, on: session)
     if streams.count == 1 { scheduleKeepalive() }
     scheduleFlush()
-  }
-
-  func resumeData(of stream: ClientStream) {
-    loop.checkInLoop()
-    guard let session, streams[stream.streamID] != nil else { return }
-    // Fails only when nghttp2 no longer defers the stream's data: nothing waits to resume.
-    _ = session.resumeBody(of: stream.streamID, deferred: &stream.core.bodyDeferred)
   }
 
   func pullBody(
@@ -177,28 +179,14 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
     }
   }
 
-  /// Acknowledges `count` received bytes: for the stream and the connection while the stream is
-  /// open in nghttp2, else for the connection only.
-  func consume(streamID: Int32, _ count: Int, streamOpen: Bool) {
-    session?.acknowledge(
-      count, streamID: streamID, streamOpen: streamOpen && streams[streamID] != nil)
-  }
-
-  func reset(streamID: Int32) {
-    loop.checkInLoop()
-    loop.checkOutsideCallbacks()
-    guard let nghttp2 = session?.nghttp2 else { return }
-    // A call reset once its deadline has passed is one that timed out here: ClientStream's
-    // deadline timer fails the call and resets its stream through this method.
-    if let deadline = streams[streamID]?.deadline, deadline <= .now { callTimedOut() }
-    guard nghttp2_submit_rst_stream(nghttp2, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, HTTP2ErrorCode.cancel) == 0
-    else {
-      // Out of memory: the stream cannot be reset alone; the connection goes with it.
-      return loop.execute { [weak self] in
-        self?.close(with: .interrupted("the connection to \(self?.target ?? "") failed: nghttp2 could not queue a reset"))
-      }
+  /// A call's stream could not be reset (out of memory: see
+  /// ``HTTP2Session/cancel(_:deadlinePassed:)``): the connection goes with it.
+  func resetNotQueued(_ id: Int32) {
+    loop.execute { [weak self] in
+      guard let self else { return }
+      close(with: .interrupted(
+        "the connection to \(target) failed: nghttp2 could not queue a reset"))
     }
-    scheduleFlush()
   }
 
   /// Cancels every call on this connection with `error` (graceful close's last step).

@@ -38,9 +38,12 @@ protocol HTTP2SessionRole: EventHandler {
   func readProcessed() -> Bool
   /// The end-of-tick flush the session scheduled: write, and act on how it went.
   func flush()
-  /// A batch of events has been handed over (outside nghttp2's callbacks): what the role
-  /// deferred until the batch was through (a client's loop-driven calls' ends) is due now.
-  func batchHandedOver()
+  /// A stream of ours is being reset as its call's deadline passed
+  /// (``HTTP2Session/cancel(_:deadlinePassed:)``), before its RST_STREAM is queued.
+  func callTimedOut()
+  /// nghttp2 could not queue the RST_STREAM of stream `id` (out of memory): the stream cannot
+  /// be reset alone.
+  func resetNotQueued(_ id: Int32)
   /// nghttp2's data provider (inside mem_send, ``HTTP2Session/bodyProvider(for:)``): the body
   /// of the stream `source` (the role's own stream object) copied into `buffer`; the writers
   /// the copy made room for go to `resume`, resumed once mem_send has returned.
@@ -54,7 +57,8 @@ extension HTTP2SessionRole {
   func frameBegins(_ header: nghttp2_frame_hd) {}
   func resetSent(errorCode: UInt32) {}
   func headersRejected(streamID: Int32, reason: String) {}
-  func batchHandedOver() {}
+  func callTimedOut() {}
+  func resetNotQueued(_ id: Int32) {}
   var readSlice: Int { .max }
 }
 
@@ -100,6 +104,12 @@ final class HTTP2Session: TickEndHandler {
   private var handingOver = false
   /// Whether recorded events are being handed to the role (``handOver()``).
   var isHandingOver: Bool { handingOver }
+  /// What a stream deferred until the batch being handed over is through (a loop-driven
+  /// call's end, which its driver must not hear inside the hand-over of its stream's close):
+  /// run in order once the role has had the batch, outside nghttp2 (``afterBatch(_:)``).
+  private var deferred: [any LoopTask] = []
+  /// `deferred` being run, while new ones go there (swapped, keeping both capacities).
+  private var runningDeferred: [any LoopTask] = []
   /// Writers whose room nghttp2's data providers made (inside mem_send): resumed once it
   /// has returned.
   @exclusivity(unchecked) var writersToResume: [CheckedContinuation<Void, any Error>] = []
@@ -280,13 +290,29 @@ final class HTTP2Session: TickEndHandler {
       swap(&recorded, &handing)
       // A header block split across two reads: its fields so far wait for the rest.
       handing.carryOpenBlock(to: &recorded)
-      if let role {
-        deliver(handing, to: role)
-        role.batchHandedOver()
-      }
+      if let role { deliver(handing, to: role) }
+      runDeferred()
       handing.removeAll()
     }
     return true
+  }
+
+  /// Runs `task` once the batch being handed over is through (``isHandingOver`` must be true):
+  /// after every event of it, outside nghttp2's callbacks, before the next batch.
+  func afterBatch(_ task: any LoopTask) {
+    loop.checkInLoop()
+    precondition(handingOver, "afterBatch outside a hand-over")
+    deferred.append(task)
+  }
+
+  private func runDeferred() {
+    // What a deferred task does may defer more (a driver closing its channel ends more of
+    // this session's calls): theirs follow in this same call.
+    while !deferred.isEmpty {
+      swap(&deferred, &runningDeferred)
+      for task in runningDeferred { task.runOnLoop() }
+      runningDeferred.removeAll(keepingCapacity: true)
+    }
   }
 
   private func deliver(_ batch: SessionEvents, to role: any HTTP2SessionRole) {
