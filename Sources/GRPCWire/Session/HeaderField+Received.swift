@@ -19,15 +19,20 @@ extension HeaderField {
     _ bytes: UnsafePointer<UInt8>?, _ count: Int, _ recent: inout RecentHeaderTexts
   ) -> String {
     guard let bytes else { return "" }
-    if count < commonByLength.count, !commonByLength[count].isEmpty {
-      // The bytes read once into words, then compared with each candidate's words: a memcmp
-      // call per candidate cost more than the rest of recording the field.
-      let words = HeaderTextWords(bytes, count)
-      for candidate in commonByLength[count] where candidate.words == words {
-        return candidate.text
-      }
+    return common(bytes, count) ?? recent.text(bytes, count)
+  }
+
+  /// The shared string of the common text (``commonByLength``) whose UTF-8 bytes are the
+  /// `count` bytes at `bytes`, or nil when they are no common text's.
+  static func common(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> String? {
+    guard count < commonByLength.count, !commonByLength[count].isEmpty else { return nil }
+    // The bytes read once into words, then compared with each candidate's words: a memcmp
+    // call per candidate cost more than the rest of recording the field.
+    let words = HeaderTextWords(bytes, count)
+    for candidate in commonByLength[count] where candidate.words == words {
+      return candidate.text
     }
-    return recent.text(bytes, count)
+    return nil
   }
 
   /// Whether `text`'s UTF-8 bytes are the `count` bytes at `bytes` (`text` has that many).

@@ -66,13 +66,23 @@ struct RecentHeaderTextsTests {
     }
   }
 
+  private func common(_ bytes: [UInt8]) -> String? {
+    bytes.withUnsafeBufferPointer { HeaderField.common($0.baseAddress!, $0.count) }
+  }
+
   @Test("every common text's bytes give the shared string; bytes one off give their own")
   func commonTexts() {
     var recent = RecentHeaderTexts()
     let common = HeaderField.commonByLength.joined().map(\.text)
     #expect(common.contains("grpc-status-details-bin") && common.contains("0"))
+    for text in ["0", "200", ":status", "grpc-status", "te", "POST"] {
+      #expect(common.contains(text))
+    }
     for text in common {
       let bytes = Array(text.utf8)
+      // Matched in the table, short texts too (whose strings hold their bytes themselves, so
+      // only the lookup shows they were matched rather than decoded anew).
+      #expect(self.common(bytes) == text, "\(text): not matched")
       let got = field(bytes, &recent)
       #expect(got == text)
       // Up to 15 bytes a String holds its bytes itself: there is no storage to share.
@@ -81,6 +91,7 @@ struct RecentHeaderTextsTests {
       for index in [0, bytes.count - 1] {
         var other = bytes
         other[index] ^= 0x20
+        #expect(self.common(other) == nil, "\(text) with byte \(index) flipped: matched")
         #expect(field(other, &recent) == String(decoding: other, as: UTF8.self))
       }
     }
