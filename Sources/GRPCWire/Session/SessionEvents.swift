@@ -54,12 +54,20 @@ struct SessionEvents {
     case headersRejected(streamID: Int32, libError: Int32)
   }
 
-  /// The header blocks whose buffers are kept from batch to batch. One read can bring two
-  /// blocks per call in flight (response headers and trailers): with 64 calls in flight, 128.
-  /// Were fewer kept, every such read would allocate the rest anew (0.3 allocations per call
-  /// at 64 in flight when 64 were kept). At most about 100 KB per session (a block's kept
-  /// buffer holds 12 to 32 fields), and only a session that once had such a read holds it.
-  static let keptBlocks = 256
+  /// The bytes of header-block buffers kept from batch to batch (a block's buffer costs its
+  /// capacity in fields, 32 bytes each, and its place in ``blocks``): a session holds two
+  /// batches (the one recorded and the one handed over), so about 128 KB at most, either role.
+  /// One read can bring two blocks per call in flight, response headers (3 fields from our
+  /// server) and trailers (1), each in a buffer made for 12 fields (about 400 bytes): 128
+  /// blocks, 50 KB, with 64 calls in flight, which are kept; were fewer kept, every such
+  /// read would allocate the rest anew (0.3 allocations per call at 64 in flight when 64
+  /// blocks were kept). A burst of more blocks, or of larger ones, lets the excess go.
+  static let keptBytes = 64 * 1024
+
+  /// What keeping `block`'s buffer costs, in bytes, towards ``keptBytes``.
+  static func keptCost(of block: [HeaderField]) -> Int {
+    MemoryLayout<[HeaderField]>.stride + block.capacity * MemoryLayout<HeaderField>.stride
+  }
 
   private(set) var events: [Event] = []
   /// The body bytes of the `.data` events (and GOAWAY's debug data), back to back.
@@ -171,8 +179,21 @@ struct SessionEvents {
     lentEvents = 0
     bytes.removeAll(keepingCapacity: bytes.capacity <= SessionOutput.keptCapacity)
     for i in 0..<blockCount { blocks[i].clearKeepingUsualCapacity() }
-    if blocks.count > Self.keptBlocks { blocks.removeSubrange(Self.keptBlocks...) }
+    if blockCount > 0 { keepBlocksWithinBound() }
     blockCount = 0
     openBlock = nil
+  }
+
+  /// Lets the buffers beyond ``keptBytes`` go. Only a batch that used blocks can have
+  /// grown them: the others leave the kept ones as the last such batch did.
+  private mutating func keepBlocksWithinBound() {
+    var cost = 0
+    for i in blocks.indices {
+      cost += Self.keptCost(of: blocks[i])
+      guard cost > Self.keptBytes else { continue }
+      // A new array: the burst's room in `blocks` goes too.
+      blocks = Array(blocks[..<i])
+      return
+    }
   }
 }

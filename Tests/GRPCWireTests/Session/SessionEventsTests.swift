@@ -84,19 +84,32 @@ struct SessionEventsTests {
     #expect(events.events.count == 3)
   }
 
-  /// Records `count` header blocks of one field each, as one read with that many blocks does.
-  static func recordBlocks(_ count: Int, into events: inout SessionEvents) {
+  /// Records `count` header blocks of `fields` fields each, as one read with that many
+  /// blocks does.
+  static func recordBlocks(_ count: Int, fields: Int = 1, into events: inout SessionEvents) {
     var recent = RecentHeaderTexts()
     let name = Array("grpc-status".utf8)
     let value = Array("0".utf8)
     for stream in 0..<count {
       events.headersBegin(streamID: Int32(2 * stream + 1), keep: true)
-      events.field(
-        name: name, nameLength: name.count, value: value, valueLength: value.count,
-        recent: &recent)
+      for _ in 0..<fields {
+        events.field(
+          name: name, nameLength: name.count, value: value, valueLength: value.count,
+          recent: &recent)
+      }
       events.headersEnded(
         ReceivedHeaders(streamID: Int32(2 * stream + 1), kind: .trailers, endStream: true))
     }
+  }
+
+  /// Where each block's buffer lies.
+  static func bufferAddresses(_ events: SessionEvents) -> [UnsafeRawPointer?] {
+    events.blocks.map { $0.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) } }
+  }
+
+  /// What the kept buffers cost towards the bound.
+  static func keptCost(_ events: SessionEvents) -> Int {
+    events.blocks.map(SessionEvents.keptCost(of:)).reduce(0, +)
   }
 
   @Test("A read's header blocks keep their buffers for the next read: 128 of 64 calls' blocks")
@@ -106,18 +119,39 @@ struct SessionEventsTests {
     events.removeAll()
     #expect(events.blocks.count == 128)
     #expect(events.blocks.allSatisfy { $0.isEmpty && $0.capacity >= 12 })
-    // The next read's blocks go into those buffers.
+    let kept = Self.bufferAddresses(events)
+    #expect(Set(kept).count == 128 && !kept.contains(nil))
+    // The next read's blocks go into those very buffers, none made anew.
     Self.recordBlocks(128, into: &events)
-    #expect(events.blocks.count == 128)
     #expect(events.blocks.allSatisfy { $0.count == 1 })
+    #expect(Self.bufferAddresses(events) == kept)
+    #expect(Self.keptCost(events) <= SessionEvents.keptBytes)
   }
 
-  @Test("A burst of more header blocks than are kept lets the extra buffers go")
+  @Test("A burst of header blocks beyond the bytes kept lets the extra buffers go")
   func burstBlocksAreDropped() {
     var events = SessionEvents()
-    Self.recordBlocks(SessionEvents.keptBlocks + 50, into: &events)
-    #expect(events.blocks.count == SessionEvents.keptBlocks + 50)
+    Self.recordBlocks(1_000, into: &events)
+    #expect(events.blocks.count == 1_000)
+    let perBlock = SessionEvents.keptCost(of: events.blocks[0])
     events.removeAll()
-    #expect(events.blocks.count == SessionEvents.keptBlocks)
+    #expect(events.blocks.count == SessionEvents.keptBytes / perBlock)
+    #expect(Self.keptCost(events) <= SessionEvents.keptBytes)
+    #expect(events.blocks.capacity < 2 * events.blocks.count)
+  }
+
+  @Test("Larger blocks count for more: fewer of them are kept, within the same bytes")
+  func largerBlocksKeepFewer() {
+    var small = SessionEvents()
+    Self.recordBlocks(300, into: &small)
+    small.removeAll()
+    var large = SessionEvents()
+    Self.recordBlocks(300, fields: 20, into: &large)
+    let perBlock = SessionEvents.keptCost(of: large.blocks[0])
+    #expect(perBlock > SessionEvents.keptCost(of: small.blocks[0]))
+    large.removeAll()
+    #expect(large.blocks.count == SessionEvents.keptBytes / perBlock)
+    #expect(large.blocks.count < small.blocks.count)
+    #expect(Self.keptCost(large) <= SessionEvents.keptBytes)
   }
 }
