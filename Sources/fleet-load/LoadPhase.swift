@@ -17,7 +17,8 @@ final class LoadPhase: Sendable {
   private let tickets = Atomic<Int>(0)
   private let units = Atomic<Int>(0)
   private let failures = Atomic<Int>(0)
-  private let stopped = Atomic<Bool>(false)
+  /// Nanoseconds from `start` to the first ``stop()``; -1 while the phase runs.
+  private let stoppedAfter = Atomic<Int64>(-1)
   private let halted = Atomic<Bool>(false)
 
   init(
@@ -99,11 +100,25 @@ final class LoadPhase: Sendable {
   /// Units completed so far.
   var completedUnits: Int { min(units.load(ordering: .relaxed), limit ?? .max) }
 
-  var isStopped: Bool { stopped.load(ordering: .relaxed) }
+  var isStopped: Bool { stoppedAfter.load(ordering: .relaxed) >= 0 }
+
+  /// How long the phase ran: until it was first stopped (or until now, still running).
+  /// Not until the watch thread or the workers noticed: nothing counts after the stop,
+  /// and a count's rate must not include the watch thread's sleep.
+  var elapsed: Duration {
+    let nanoseconds = stoppedAfter.load(ordering: .relaxed)
+    return nanoseconds >= 0 ? .nanoseconds(nanoseconds) : .now - start
+  }
 
   /// Ends the phase: no new call starts (but paced calls already due) and no further
-  /// message counts.
-  func stop() { stopped.store(true, ordering: .relaxed) }
+  /// message counts. The first call sets ``elapsed``.
+  func stop() {
+    guard !isStopped else { return }
+    let (seconds, attoseconds) = (ContinuousClock.now - start).components
+    let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    // Several workers may stop it at once: the first instant stands.
+    _ = stoppedAfter.compareExchange(expected: -1, desired: nanoseconds, ordering: .relaxed)
+  }
 
   /// Ends the phase at once (an interruption): not even due paced calls start.
   func halt() {

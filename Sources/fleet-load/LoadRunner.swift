@@ -66,6 +66,6 @@ struct LoadRunner: Sendable {
       }
     }
     progress?.clear()
-    return Outcome(tally: recorder.tally(), elapsed: .now - phase.start)
+    return Outcome(tally: recorder.tally(), elapsed: phase.elapsed)
   }
 }

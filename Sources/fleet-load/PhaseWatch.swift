@@ -29,8 +29,8 @@ enum PhaseWatch {
           ticks += 1
           var tick = period
           if let deadline = phase.deadline { tick = min(tick, deadline - .now) }
-          let micros = max(tick.components.attoseconds / 1_000_000_000_000, 100)
-          usleep(UInt32(tick.components.seconds > 0 ? 100_000 : micros))
+          // tick ≤ period < 1 s: its attoseconds are all of it.
+          usleep(UInt32(max(tick.components.attoseconds / 1_000_000_000_000, 100)))
         }
         over.resume()
       }

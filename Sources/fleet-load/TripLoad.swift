@@ -59,7 +59,7 @@ struct TripLoad {
       await wait(phase, label: "following")
       measured.tally = counter.end()
       measured.units = measured.tally.codes["OK"] ?? 0
-      measured.elapsed = clock.now - phase.start
+      measured.elapsed = phase.elapsed
       measured.after = ProcessUsage.now()
       connections = OpenConnections.count(toPort: configuration.endpoint.port)
       measured.partial = interruption.happened
