@@ -1,6 +1,7 @@
 import FleetProtos
 import GRPCTestingProtos
 import GRPCWire
+import ProtoRuntime
 
 /// The call loops of the workers, one per kind of workload: unary calls, a ping-pong stream,
 /// and server streams counted message by message.
@@ -72,9 +73,8 @@ struct LoadWorkers: Sendable {
     {
       let worker = LoopUnaryWorker(
         channel: channel, prepared: prepared, requests: requests,
-        decode: { message in
-          message.decoded(by: ProtoDeserializer<Response>()).map { _ in message.bytes.count }
-        }, phase: phase, log: log)
+        decode: { $0.decoded(by: SizedProtoDeserializer<Response>()).map(\.byteCount) },
+        phase: phase, log: log)
       await worker.run()
       log = worker.log
       return
@@ -209,5 +209,12 @@ struct LoadWorkers: Sendable {
     var payload = GRPCTesting.Payload()
     payload.body = [UInt8](repeating: 0, count: size)
     return payload
+  }
+}
+
+/// ProtoDeserializer's decode, also giving the size of the message as it arrived.
+struct SizedProtoDeserializer<Message: ProtoMessage>: MessageDeserializer {
+  func deserialize(_ message: ReceivedMessage) throws -> (message: Message, byteCount: Int) {
+    (try Message(serializedBytes: message.bytes), message.bytes.count)
   }
 }

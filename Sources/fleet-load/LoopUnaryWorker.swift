@@ -1,5 +1,4 @@
 import GRPCWire
-import ProtoRuntime
 
 /// One worker's unary calls driven by its channel's event loop: each call is started from
 /// the previous one's end callback (``GRPCChannel/startUnary(_:framedRequest:receiver:)``),
@@ -102,12 +101,5 @@ final class LoopUnaryWorker: UnaryCallReceiver, @unchecked Sendable {
   private func finish() {
     done?.resume()
     done = nil
-  }
-}
-
-/// ProtoDeserializer's decode, also giving the size of the message as it arrived.
-struct SizedProtoDeserializer<Message: ProtoMessage>: MessageDeserializer {
-  func deserialize(_ message: ReceivedMessage) throws -> (message: Message, byteCount: Int) {
-    (try Message(serializedBytes: message.bytes), message.bytes.count)
   }
 }
