@@ -28,6 +28,19 @@ extension ServiceStubs {
     var outputPackage: String
     var kind: CallKind
     var doc: [String]
+
+    /// The name of the `Client`'s loop-driven variant (`getTrip` → `startGetTrip`), for the
+    /// kinds that have one (unary, server streaming); nil for the others.
+    static func loopName(_ swiftName: String, _ kind: CallKind) -> String? {
+      switch kind {
+      case .unary, .serverStreaming: "start" + SwiftNames.upperFirst(Substring(swiftName))
+      case .clientStreaming, .bidirectionalStreaming: nil
+      }
+    }
+
+    var loopName: String? {
+      Self.loopName(swiftName.filter { $0 != "`" }, kind)
+    }
   }
 
   struct Service {
@@ -103,6 +116,17 @@ extension ServiceStubs {
             swiftName: SwiftNames.identifier(swiftName), path: "/\(full)/\(rpc)", input: input,
             output: output, inputPackage: inputPackage, outputPackage: outputPackage,
             kind: CallKind(method), doc: comments.doc([6, Int32(index), 2, Int32(methodIndex)])))
+      }
+      // `startX`, the loop-driven variant of `x`, must not be another RPC's name.
+      for method in service.method {
+        let rpc = method.name ?? ""
+        guard let loopName = Method.loopName(SwiftNames.methodName(rpc), CallKind(method)),
+          let other = seen[loopName]
+        else { continue }
+        throw GeneratorError(
+          file: fileName, element: "rpc \(name).\(other)",
+          reason: "its Swift name `\(loopName)` is also the loop-driven variant of rpc "
+            + "\(name).\(rpc)")
       }
     }
   }

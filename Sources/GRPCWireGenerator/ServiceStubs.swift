@@ -1,10 +1,12 @@
 public import ProtoDescriptors
 
 /// The typed stubs of a .proto file's services: for each `service`, a `Client` over
-/// `GRPCChannel`, a `ServiceProtocol` whose requirements are `GRPCServer.register`'s handler
-/// shapes, an extension answering UNIMPLEMENTED for every RPC an implementation leaves out,
-/// and `GRPCServer.register(_:)` serving them all. Both name the `ProtoMethod` descriptors the
-/// message layer declares (`Namespace.Service.method`), so path and serializers are those.
+/// `GRPCChannel` (per unary and server-streaming RPC also a loop-driven `startX`, over
+/// `GRPCChannel.startUnary` / `startServerStreaming`), a `ServiceProtocol` whose requirements
+/// are `GRPCServer.register`'s handler shapes, an extension answering UNIMPLEMENTED for every
+/// RPC an implementation leaves out, and `GRPCServer.register(_:)` serving them all. Both
+/// name the `ProtoMethod` descriptors the message layer declares (`Namespace.Service.method`),
+/// so path and serializers are those.
 ///
 /// Over protoc-gen-swift's messages (``Messages/swiftProtobuf``) each service also gets those
 /// descriptors, as `SwiftProtobufMethod`s (``SwiftProtobufSupport``), and the file imports
@@ -165,6 +167,7 @@ public struct ServiceStubs: Sendable {
           "      try await channel.bidirectionalStreaming(\(descriptor), options: options, body)")
       }
       out.line("    }")
+      loopDriven(method, descriptor: descriptor, &out)
     }
     out.line("  }")
     out.line("}")

@@ -58,6 +58,24 @@ struct StubErrorTests {
     }
   }
 
+  @Test("an RPC named like another RPC's loop-driven variant (`startGet` beside `get`)")
+  func loopVariant() throws {
+    #expect(
+      throws: GeneratorError(
+        file: "acme/orders.proto", element: "rpc Orders.StartGet",
+        reason: "its Swift name `startGet` is also the loop-driven variant of rpc Orders.Get")
+    ) {
+      try Self.generate(Self.set(rpcs: ["Get", "StartGet"]))
+    }
+    // A client-streaming Get has no loop-driven variant: `startGet` is StartGet's alone.
+    var set = Self.set(rpcs: ["Get", "StartGet"])
+    set.file[0].service[0].method[0].clientStreaming = true
+    let text = try Self.generate(set).joined()
+    // One loop-driven variant (a completion), StartGet's: `startStartGet`.
+    #expect(text.components(separatedBy: "completion: @escaping").count == 2)
+    #expect(text.contains("public func startStartGet("))
+  }
+
   @Test("an RPC whose type is not in the set")
   func missingType() {
     var set = Self.set(rpcs: ["Get"])

@@ -22,6 +22,25 @@ extension GRPCHealthV1.Health {
       try await channel.unary(GRPCHealthV1.Health.check, request, options: options)
     }
 
+    /// Starts `Check` as a loop-driven call (`GRPCWire.LoopCall`), with no task:
+    /// call it on the channel's loop (`channel.eventLoop`; elsewhere it stops the
+    /// process); `completion` runs on that loop once the call is over, with the
+    /// response or the call's `RPCError`.
+    ///
+    /// Throws at once, and starts nothing, when the call cannot be made (a closed
+    /// channel, invalid metadata, a deadline already passed, a request over the
+    /// send limit); everything after arrives as the call's `RPCError`. Interceptors
+    /// that are all `LoopClientInterceptor`s run on the loop and keep the call
+    /// task-free; with any other among them it runs in a task, still answered on
+    /// the loop.
+    public func startCheck(
+      _ request: GRPCHealthV1.HealthCheckRequest, options: GRPCWire.CallOptions = GRPCWire.CallOptions(),
+      completion: @escaping @Sendable (Swift.Result<GRPCHealthV1.HealthCheckResponse, GRPCWire.RPCError>) -> Void
+    ) throws(GRPCWire.RPCError) -> GRPCWire.LoopCall {
+      try channel.startUnary(
+        GRPCHealthV1.Health.check, request, options: options, completion: completion)
+    }
+
     /// Performs a watch for the serving status of the requested service.
     /// The server will immediately send back a message indicating the current
     /// serving status.  It will then subsequently send a new message whenever
@@ -42,6 +61,26 @@ extension GRPCHealthV1.Health {
       _ body: (GRPCWire.ResponseStream<GRPCHealthV1.HealthCheckResponse>) async throws -> Result
     ) async throws -> Result {
       try await channel.serverStreaming(GRPCHealthV1.Health.watch, request, options: options, body)
+    }
+
+    /// Starts `Watch` as a loop-driven call (`GRPCWire.LoopCall`), with no task:
+    /// call it on the channel's loop (`channel.eventLoop`; elsewhere it stops the
+    /// process); `onMessage` gets each response in order, then `onEnd` the
+    /// outcome (nil for OK), all on that loop.
+    ///
+    /// Throws at once, and starts nothing, when the call cannot be made (a closed
+    /// channel, invalid metadata, a deadline already passed, a request over the
+    /// send limit); everything after arrives as the call's `RPCError`. Interceptors
+    /// that are all `LoopClientInterceptor`s run on the loop and keep the call
+    /// task-free; with any other among them it runs in a task, still answered on
+    /// the loop.
+    public func startWatch(
+      _ request: GRPCHealthV1.HealthCheckRequest, options: GRPCWire.CallOptions = GRPCWire.CallOptions(),
+      onMessage: @escaping @Sendable (GRPCHealthV1.HealthCheckResponse) -> Void,
+      onEnd: @escaping @Sendable (GRPCWire.RPCError?) -> Void
+    ) throws(GRPCWire.RPCError) -> GRPCWire.LoopCall {
+      try channel.startServerStreaming(
+        GRPCHealthV1.Health.watch, request, options: options, onMessage: onMessage, onEnd: onEnd)
     }
   }
 }

@@ -22,6 +22,25 @@ extension GRPCTesting.BenchmarkService {
       try await channel.unary(GRPCTesting.BenchmarkService.unaryCall, request, options: options)
     }
 
+    /// Starts `UnaryCall` as a loop-driven call (`GRPCWire.LoopCall`), with no task:
+    /// call it on the channel's loop (`channel.eventLoop`; elsewhere it stops the
+    /// process); `completion` runs on that loop once the call is over, with the
+    /// response or the call's `RPCError`.
+    ///
+    /// Throws at once, and starts nothing, when the call cannot be made (a closed
+    /// channel, invalid metadata, a deadline already passed, a request over the
+    /// send limit); everything after arrives as the call's `RPCError`. Interceptors
+    /// that are all `LoopClientInterceptor`s run on the loop and keep the call
+    /// task-free; with any other among them it runs in a task, still answered on
+    /// the loop.
+    public func startUnaryCall(
+      _ request: GRPCTesting.SimpleRequest, options: GRPCWire.CallOptions = GRPCWire.CallOptions(),
+      completion: @escaping @Sendable (Swift.Result<GRPCTesting.SimpleResponse, GRPCWire.RPCError>) -> Void
+    ) throws(GRPCWire.RPCError) -> GRPCWire.LoopCall {
+      try channel.startUnary(
+        GRPCTesting.BenchmarkService.unaryCall, request, options: options, completion: completion)
+    }
+
     /// Repeated sequence of one request followed by one response.
     /// Should be called streaming ping-pong
     /// The server returns the client payload as-is on each response
@@ -48,6 +67,26 @@ extension GRPCTesting.BenchmarkService {
       _ body: (GRPCWire.ResponseStream<GRPCTesting.SimpleResponse>) async throws -> Result
     ) async throws -> Result {
       try await channel.serverStreaming(GRPCTesting.BenchmarkService.streamingFromServer, request, options: options, body)
+    }
+
+    /// Starts `StreamingFromServer` as a loop-driven call (`GRPCWire.LoopCall`), with no task:
+    /// call it on the channel's loop (`channel.eventLoop`; elsewhere it stops the
+    /// process); `onMessage` gets each response in order, then `onEnd` the
+    /// outcome (nil for OK), all on that loop.
+    ///
+    /// Throws at once, and starts nothing, when the call cannot be made (a closed
+    /// channel, invalid metadata, a deadline already passed, a request over the
+    /// send limit); everything after arrives as the call's `RPCError`. Interceptors
+    /// that are all `LoopClientInterceptor`s run on the loop and keep the call
+    /// task-free; with any other among them it runs in a task, still answered on
+    /// the loop.
+    public func startStreamingFromServer(
+      _ request: GRPCTesting.SimpleRequest, options: GRPCWire.CallOptions = GRPCWire.CallOptions(),
+      onMessage: @escaping @Sendable (GRPCTesting.SimpleResponse) -> Void,
+      onEnd: @escaping @Sendable (GRPCWire.RPCError?) -> Void
+    ) throws(GRPCWire.RPCError) -> GRPCWire.LoopCall {
+      try channel.startServerStreaming(
+        GRPCTesting.BenchmarkService.streamingFromServer, request, options: options, onMessage: onMessage, onEnd: onEnd)
     }
 
     /// Two-sided unbounded streaming between server to client

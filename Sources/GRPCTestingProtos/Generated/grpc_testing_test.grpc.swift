@@ -21,11 +21,49 @@ extension GRPCTesting.TestService {
       try await channel.unary(GRPCTesting.TestService.emptyCall, request, options: options)
     }
 
+    /// Starts `EmptyCall` as a loop-driven call (`GRPCWire.LoopCall`), with no task:
+    /// call it on the channel's loop (`channel.eventLoop`; elsewhere it stops the
+    /// process); `completion` runs on that loop once the call is over, with the
+    /// response or the call's `RPCError`.
+    ///
+    /// Throws at once, and starts nothing, when the call cannot be made (a closed
+    /// channel, invalid metadata, a deadline already passed, a request over the
+    /// send limit); everything after arrives as the call's `RPCError`. Interceptors
+    /// that are all `LoopClientInterceptor`s run on the loop and keep the call
+    /// task-free; with any other among them it runs in a task, still answered on
+    /// the loop.
+    public func startEmptyCall(
+      _ request: GRPCTesting.Empty, options: GRPCWire.CallOptions = GRPCWire.CallOptions(),
+      completion: @escaping @Sendable (Swift.Result<GRPCTesting.Empty, GRPCWire.RPCError>) -> Void
+    ) throws(GRPCWire.RPCError) -> GRPCWire.LoopCall {
+      try channel.startUnary(
+        GRPCTesting.TestService.emptyCall, request, options: options, completion: completion)
+    }
+
     /// One request followed by one response.
     nonisolated(nonsending) public func unaryCall(
       _ request: GRPCTesting.SimpleRequest, options: GRPCWire.CallOptions = GRPCWire.CallOptions()
     ) async throws -> GRPCWire.ClientResponse<GRPCTesting.SimpleResponse> {
       try await channel.unary(GRPCTesting.TestService.unaryCall, request, options: options)
+    }
+
+    /// Starts `UnaryCall` as a loop-driven call (`GRPCWire.LoopCall`), with no task:
+    /// call it on the channel's loop (`channel.eventLoop`; elsewhere it stops the
+    /// process); `completion` runs on that loop once the call is over, with the
+    /// response or the call's `RPCError`.
+    ///
+    /// Throws at once, and starts nothing, when the call cannot be made (a closed
+    /// channel, invalid metadata, a deadline already passed, a request over the
+    /// send limit); everything after arrives as the call's `RPCError`. Interceptors
+    /// that are all `LoopClientInterceptor`s run on the loop and keep the call
+    /// task-free; with any other among them it runs in a task, still answered on
+    /// the loop.
+    public func startUnaryCall(
+      _ request: GRPCTesting.SimpleRequest, options: GRPCWire.CallOptions = GRPCWire.CallOptions(),
+      completion: @escaping @Sendable (Swift.Result<GRPCTesting.SimpleResponse, GRPCWire.RPCError>) -> Void
+    ) throws(GRPCWire.RPCError) -> GRPCWire.LoopCall {
+      try channel.startUnary(
+        GRPCTesting.TestService.unaryCall, request, options: options, completion: completion)
     }
 
     /// One request followed by one response. Response has cache control
@@ -37,6 +75,25 @@ extension GRPCTesting.TestService {
       try await channel.unary(GRPCTesting.TestService.cacheableUnaryCall, request, options: options)
     }
 
+    /// Starts `CacheableUnaryCall` as a loop-driven call (`GRPCWire.LoopCall`), with no task:
+    /// call it on the channel's loop (`channel.eventLoop`; elsewhere it stops the
+    /// process); `completion` runs on that loop once the call is over, with the
+    /// response or the call's `RPCError`.
+    ///
+    /// Throws at once, and starts nothing, when the call cannot be made (a closed
+    /// channel, invalid metadata, a deadline already passed, a request over the
+    /// send limit); everything after arrives as the call's `RPCError`. Interceptors
+    /// that are all `LoopClientInterceptor`s run on the loop and keep the call
+    /// task-free; with any other among them it runs in a task, still answered on
+    /// the loop.
+    public func startCacheableUnaryCall(
+      _ request: GRPCTesting.SimpleRequest, options: GRPCWire.CallOptions = GRPCWire.CallOptions(),
+      completion: @escaping @Sendable (Swift.Result<GRPCTesting.SimpleResponse, GRPCWire.RPCError>) -> Void
+    ) throws(GRPCWire.RPCError) -> GRPCWire.LoopCall {
+      try channel.startUnary(
+        GRPCTesting.TestService.cacheableUnaryCall, request, options: options, completion: completion)
+    }
+
     /// One request followed by a sequence of responses (streamed download).
     /// The server returns the payload with client desired type and sizes.
     public func streamingOutputCall<Result>(
@@ -44,6 +101,26 @@ extension GRPCTesting.TestService {
       _ body: (GRPCWire.ResponseStream<GRPCTesting.StreamingOutputCallResponse>) async throws -> Result
     ) async throws -> Result {
       try await channel.serverStreaming(GRPCTesting.TestService.streamingOutputCall, request, options: options, body)
+    }
+
+    /// Starts `StreamingOutputCall` as a loop-driven call (`GRPCWire.LoopCall`), with no task:
+    /// call it on the channel's loop (`channel.eventLoop`; elsewhere it stops the
+    /// process); `onMessage` gets each response in order, then `onEnd` the
+    /// outcome (nil for OK), all on that loop.
+    ///
+    /// Throws at once, and starts nothing, when the call cannot be made (a closed
+    /// channel, invalid metadata, a deadline already passed, a request over the
+    /// send limit); everything after arrives as the call's `RPCError`. Interceptors
+    /// that are all `LoopClientInterceptor`s run on the loop and keep the call
+    /// task-free; with any other among them it runs in a task, still answered on
+    /// the loop.
+    public func startStreamingOutputCall(
+      _ request: GRPCTesting.StreamingOutputCallRequest, options: GRPCWire.CallOptions = GRPCWire.CallOptions(),
+      onMessage: @escaping @Sendable (GRPCTesting.StreamingOutputCallResponse) -> Void,
+      onEnd: @escaping @Sendable (GRPCWire.RPCError?) -> Void
+    ) throws(GRPCWire.RPCError) -> GRPCWire.LoopCall {
+      try channel.startServerStreaming(
+        GRPCTesting.TestService.streamingOutputCall, request, options: options, onMessage: onMessage, onEnd: onEnd)
     }
 
     /// A sequence of requests followed by one response (streamed upload).
@@ -82,6 +159,25 @@ extension GRPCTesting.TestService {
       _ request: GRPCTesting.Empty, options: GRPCWire.CallOptions = GRPCWire.CallOptions()
     ) async throws -> GRPCWire.ClientResponse<GRPCTesting.Empty> {
       try await channel.unary(GRPCTesting.TestService.unimplementedCall, request, options: options)
+    }
+
+    /// Starts `UnimplementedCall` as a loop-driven call (`GRPCWire.LoopCall`), with no task:
+    /// call it on the channel's loop (`channel.eventLoop`; elsewhere it stops the
+    /// process); `completion` runs on that loop once the call is over, with the
+    /// response or the call's `RPCError`.
+    ///
+    /// Throws at once, and starts nothing, when the call cannot be made (a closed
+    /// channel, invalid metadata, a deadline already passed, a request over the
+    /// send limit); everything after arrives as the call's `RPCError`. Interceptors
+    /// that are all `LoopClientInterceptor`s run on the loop and keep the call
+    /// task-free; with any other among them it runs in a task, still answered on
+    /// the loop.
+    public func startUnimplementedCall(
+      _ request: GRPCTesting.Empty, options: GRPCWire.CallOptions = GRPCWire.CallOptions(),
+      completion: @escaping @Sendable (Swift.Result<GRPCTesting.Empty, GRPCWire.RPCError>) -> Void
+    ) throws(GRPCWire.RPCError) -> GRPCWire.LoopCall {
+      try channel.startUnary(
+        GRPCTesting.TestService.unimplementedCall, request, options: options, completion: completion)
     }
   }
 }
@@ -216,6 +312,25 @@ extension GRPCTesting.UnimplementedService {
     ) async throws -> GRPCWire.ClientResponse<GRPCTesting.Empty> {
       try await channel.unary(GRPCTesting.UnimplementedService.unimplementedCall, request, options: options)
     }
+
+    /// Starts `UnimplementedCall` as a loop-driven call (`GRPCWire.LoopCall`), with no task:
+    /// call it on the channel's loop (`channel.eventLoop`; elsewhere it stops the
+    /// process); `completion` runs on that loop once the call is over, with the
+    /// response or the call's `RPCError`.
+    ///
+    /// Throws at once, and starts nothing, when the call cannot be made (a closed
+    /// channel, invalid metadata, a deadline already passed, a request over the
+    /// send limit); everything after arrives as the call's `RPCError`. Interceptors
+    /// that are all `LoopClientInterceptor`s run on the loop and keep the call
+    /// task-free; with any other among them it runs in a task, still answered on
+    /// the loop.
+    public func startUnimplementedCall(
+      _ request: GRPCTesting.Empty, options: GRPCWire.CallOptions = GRPCWire.CallOptions(),
+      completion: @escaping @Sendable (Swift.Result<GRPCTesting.Empty, GRPCWire.RPCError>) -> Void
+    ) throws(GRPCWire.RPCError) -> GRPCWire.LoopCall {
+      try channel.startUnary(
+        GRPCTesting.UnimplementedService.unimplementedCall, request, options: options, completion: completion)
+    }
   }
 }
 
@@ -262,10 +377,48 @@ extension GRPCTesting.ReconnectService {
       try await channel.unary(GRPCTesting.ReconnectService.start, request, options: options)
     }
 
+    /// Starts `Start` as a loop-driven call (`GRPCWire.LoopCall`), with no task:
+    /// call it on the channel's loop (`channel.eventLoop`; elsewhere it stops the
+    /// process); `completion` runs on that loop once the call is over, with the
+    /// response or the call's `RPCError`.
+    ///
+    /// Throws at once, and starts nothing, when the call cannot be made (a closed
+    /// channel, invalid metadata, a deadline already passed, a request over the
+    /// send limit); everything after arrives as the call's `RPCError`. Interceptors
+    /// that are all `LoopClientInterceptor`s run on the loop and keep the call
+    /// task-free; with any other among them it runs in a task, still answered on
+    /// the loop.
+    public func startStart(
+      _ request: GRPCTesting.ReconnectParams, options: GRPCWire.CallOptions = GRPCWire.CallOptions(),
+      completion: @escaping @Sendable (Swift.Result<GRPCTesting.Empty, GRPCWire.RPCError>) -> Void
+    ) throws(GRPCWire.RPCError) -> GRPCWire.LoopCall {
+      try channel.startUnary(
+        GRPCTesting.ReconnectService.start, request, options: options, completion: completion)
+    }
+
     nonisolated(nonsending) public func stop(
       _ request: GRPCTesting.Empty, options: GRPCWire.CallOptions = GRPCWire.CallOptions()
     ) async throws -> GRPCWire.ClientResponse<GRPCTesting.ReconnectInfo> {
       try await channel.unary(GRPCTesting.ReconnectService.stop, request, options: options)
+    }
+
+    /// Starts `Stop` as a loop-driven call (`GRPCWire.LoopCall`), with no task:
+    /// call it on the channel's loop (`channel.eventLoop`; elsewhere it stops the
+    /// process); `completion` runs on that loop once the call is over, with the
+    /// response or the call's `RPCError`.
+    ///
+    /// Throws at once, and starts nothing, when the call cannot be made (a closed
+    /// channel, invalid metadata, a deadline already passed, a request over the
+    /// send limit); everything after arrives as the call's `RPCError`. Interceptors
+    /// that are all `LoopClientInterceptor`s run on the loop and keep the call
+    /// task-free; with any other among them it runs in a task, still answered on
+    /// the loop.
+    public func startStop(
+      _ request: GRPCTesting.Empty, options: GRPCWire.CallOptions = GRPCWire.CallOptions(),
+      completion: @escaping @Sendable (Swift.Result<GRPCTesting.ReconnectInfo, GRPCWire.RPCError>) -> Void
+    ) throws(GRPCWire.RPCError) -> GRPCWire.LoopCall {
+      try channel.startUnary(
+        GRPCTesting.ReconnectService.stop, request, options: options, completion: completion)
     }
   }
 }
@@ -323,11 +476,49 @@ extension GRPCTesting.LoadBalancerStatsService {
       try await channel.unary(GRPCTesting.LoadBalancerStatsService.getClientStats, request, options: options)
     }
 
+    /// Starts `GetClientStats` as a loop-driven call (`GRPCWire.LoopCall`), with no task:
+    /// call it on the channel's loop (`channel.eventLoop`; elsewhere it stops the
+    /// process); `completion` runs on that loop once the call is over, with the
+    /// response or the call's `RPCError`.
+    ///
+    /// Throws at once, and starts nothing, when the call cannot be made (a closed
+    /// channel, invalid metadata, a deadline already passed, a request over the
+    /// send limit); everything after arrives as the call's `RPCError`. Interceptors
+    /// that are all `LoopClientInterceptor`s run on the loop and keep the call
+    /// task-free; with any other among them it runs in a task, still answered on
+    /// the loop.
+    public func startGetClientStats(
+      _ request: GRPCTesting.LoadBalancerStatsRequest, options: GRPCWire.CallOptions = GRPCWire.CallOptions(),
+      completion: @escaping @Sendable (Swift.Result<GRPCTesting.LoadBalancerStatsResponse, GRPCWire.RPCError>) -> Void
+    ) throws(GRPCWire.RPCError) -> GRPCWire.LoopCall {
+      try channel.startUnary(
+        GRPCTesting.LoadBalancerStatsService.getClientStats, request, options: options, completion: completion)
+    }
+
     /// Gets the accumulated stats for RPCs sent by a test client.
     nonisolated(nonsending) public func getClientAccumulatedStats(
       _ request: GRPCTesting.LoadBalancerAccumulatedStatsRequest, options: GRPCWire.CallOptions = GRPCWire.CallOptions()
     ) async throws -> GRPCWire.ClientResponse<GRPCTesting.LoadBalancerAccumulatedStatsResponse> {
       try await channel.unary(GRPCTesting.LoadBalancerStatsService.getClientAccumulatedStats, request, options: options)
+    }
+
+    /// Starts `GetClientAccumulatedStats` as a loop-driven call (`GRPCWire.LoopCall`), with no task:
+    /// call it on the channel's loop (`channel.eventLoop`; elsewhere it stops the
+    /// process); `completion` runs on that loop once the call is over, with the
+    /// response or the call's `RPCError`.
+    ///
+    /// Throws at once, and starts nothing, when the call cannot be made (a closed
+    /// channel, invalid metadata, a deadline already passed, a request over the
+    /// send limit); everything after arrives as the call's `RPCError`. Interceptors
+    /// that are all `LoopClientInterceptor`s run on the loop and keep the call
+    /// task-free; with any other among them it runs in a task, still answered on
+    /// the loop.
+    public func startGetClientAccumulatedStats(
+      _ request: GRPCTesting.LoadBalancerAccumulatedStatsRequest, options: GRPCWire.CallOptions = GRPCWire.CallOptions(),
+      completion: @escaping @Sendable (Swift.Result<GRPCTesting.LoadBalancerAccumulatedStatsResponse, GRPCWire.RPCError>) -> Void
+    ) throws(GRPCWire.RPCError) -> GRPCWire.LoopCall {
+      try channel.startUnary(
+        GRPCTesting.LoadBalancerStatsService.getClientAccumulatedStats, request, options: options, completion: completion)
     }
   }
 }
@@ -386,10 +577,48 @@ extension GRPCTesting.XdsUpdateHealthService {
       try await channel.unary(GRPCTesting.XdsUpdateHealthService.setServing, request, options: options)
     }
 
+    /// Starts `SetServing` as a loop-driven call (`GRPCWire.LoopCall`), with no task:
+    /// call it on the channel's loop (`channel.eventLoop`; elsewhere it stops the
+    /// process); `completion` runs on that loop once the call is over, with the
+    /// response or the call's `RPCError`.
+    ///
+    /// Throws at once, and starts nothing, when the call cannot be made (a closed
+    /// channel, invalid metadata, a deadline already passed, a request over the
+    /// send limit); everything after arrives as the call's `RPCError`. Interceptors
+    /// that are all `LoopClientInterceptor`s run on the loop and keep the call
+    /// task-free; with any other among them it runs in a task, still answered on
+    /// the loop.
+    public func startSetServing(
+      _ request: GRPCTesting.Empty, options: GRPCWire.CallOptions = GRPCWire.CallOptions(),
+      completion: @escaping @Sendable (Swift.Result<GRPCTesting.Empty, GRPCWire.RPCError>) -> Void
+    ) throws(GRPCWire.RPCError) -> GRPCWire.LoopCall {
+      try channel.startUnary(
+        GRPCTesting.XdsUpdateHealthService.setServing, request, options: options, completion: completion)
+    }
+
     nonisolated(nonsending) public func setNotServing(
       _ request: GRPCTesting.Empty, options: GRPCWire.CallOptions = GRPCWire.CallOptions()
     ) async throws -> GRPCWire.ClientResponse<GRPCTesting.Empty> {
       try await channel.unary(GRPCTesting.XdsUpdateHealthService.setNotServing, request, options: options)
+    }
+
+    /// Starts `SetNotServing` as a loop-driven call (`GRPCWire.LoopCall`), with no task:
+    /// call it on the channel's loop (`channel.eventLoop`; elsewhere it stops the
+    /// process); `completion` runs on that loop once the call is over, with the
+    /// response or the call's `RPCError`.
+    ///
+    /// Throws at once, and starts nothing, when the call cannot be made (a closed
+    /// channel, invalid metadata, a deadline already passed, a request over the
+    /// send limit); everything after arrives as the call's `RPCError`. Interceptors
+    /// that are all `LoopClientInterceptor`s run on the loop and keep the call
+    /// task-free; with any other among them it runs in a task, still answered on
+    /// the loop.
+    public func startSetNotServing(
+      _ request: GRPCTesting.Empty, options: GRPCWire.CallOptions = GRPCWire.CallOptions(),
+      completion: @escaping @Sendable (Swift.Result<GRPCTesting.Empty, GRPCWire.RPCError>) -> Void
+    ) throws(GRPCWire.RPCError) -> GRPCWire.LoopCall {
+      try channel.startUnary(
+        GRPCTesting.XdsUpdateHealthService.setNotServing, request, options: options, completion: completion)
     }
   }
 }
@@ -445,6 +674,25 @@ extension GRPCTesting.XdsUpdateClientConfigureService {
       _ request: GRPCTesting.ClientConfigureRequest, options: GRPCWire.CallOptions = GRPCWire.CallOptions()
     ) async throws -> GRPCWire.ClientResponse<GRPCTesting.ClientConfigureResponse> {
       try await channel.unary(GRPCTesting.XdsUpdateClientConfigureService.configure, request, options: options)
+    }
+
+    /// Starts `Configure` as a loop-driven call (`GRPCWire.LoopCall`), with no task:
+    /// call it on the channel's loop (`channel.eventLoop`; elsewhere it stops the
+    /// process); `completion` runs on that loop once the call is over, with the
+    /// response or the call's `RPCError`.
+    ///
+    /// Throws at once, and starts nothing, when the call cannot be made (a closed
+    /// channel, invalid metadata, a deadline already passed, a request over the
+    /// send limit); everything after arrives as the call's `RPCError`. Interceptors
+    /// that are all `LoopClientInterceptor`s run on the loop and keep the call
+    /// task-free; with any other among them it runs in a task, still answered on
+    /// the loop.
+    public func startConfigure(
+      _ request: GRPCTesting.ClientConfigureRequest, options: GRPCWire.CallOptions = GRPCWire.CallOptions(),
+      completion: @escaping @Sendable (Swift.Result<GRPCTesting.ClientConfigureResponse, GRPCWire.RPCError>) -> Void
+    ) throws(GRPCWire.RPCError) -> GRPCWire.LoopCall {
+      try channel.startUnary(
+        GRPCTesting.XdsUpdateClientConfigureService.configure, request, options: options, completion: completion)
     }
   }
 }

@@ -26,6 +26,25 @@ extension Routeguide.RouteGuide {
       try await channel.unary(Routeguide.RouteGuide.getFeature, request, options: options)
     }
 
+    /// Starts `GetFeature` as a loop-driven call (`GRPCWire.LoopCall`), with no task:
+    /// call it on the channel's loop (`channel.eventLoop`; elsewhere it stops the
+    /// process); `completion` runs on that loop once the call is over, with the
+    /// response or the call's `RPCError`.
+    ///
+    /// Throws at once, and starts nothing, when the call cannot be made (a closed
+    /// channel, invalid metadata, a deadline already passed, a request over the
+    /// send limit); everything after arrives as the call's `RPCError`. Interceptors
+    /// that are all `LoopClientInterceptor`s run on the loop and keep the call
+    /// task-free; with any other among them it runs in a task, still answered on
+    /// the loop.
+    public func startGetFeature(
+      _ request: Routeguide.Point, options: GRPCWire.CallOptions = GRPCWire.CallOptions(),
+      completion: @escaping @Sendable (Swift.Result<Routeguide.Feature, GRPCWire.RPCError>) -> Void
+    ) throws(GRPCWire.RPCError) -> GRPCWire.LoopCall {
+      try channel.startUnary(
+        Routeguide.RouteGuide.getFeature, request, options: options, completion: completion)
+    }
+
     /// A server-to-client streaming RPC.
     ///
     /// Obtains the Features available within the given Rectangle.  Results are
@@ -37,6 +56,26 @@ extension Routeguide.RouteGuide {
       _ body: (GRPCWire.ResponseStream<Routeguide.Feature>) async throws -> Result
     ) async throws -> Result {
       try await channel.serverStreaming(Routeguide.RouteGuide.listFeatures, request, options: options, body)
+    }
+
+    /// Starts `ListFeatures` as a loop-driven call (`GRPCWire.LoopCall`), with no task:
+    /// call it on the channel's loop (`channel.eventLoop`; elsewhere it stops the
+    /// process); `onMessage` gets each response in order, then `onEnd` the
+    /// outcome (nil for OK), all on that loop.
+    ///
+    /// Throws at once, and starts nothing, when the call cannot be made (a closed
+    /// channel, invalid metadata, a deadline already passed, a request over the
+    /// send limit); everything after arrives as the call's `RPCError`. Interceptors
+    /// that are all `LoopClientInterceptor`s run on the loop and keep the call
+    /// task-free; with any other among them it runs in a task, still answered on
+    /// the loop.
+    public func startListFeatures(
+      _ request: Routeguide.Rectangle, options: GRPCWire.CallOptions = GRPCWire.CallOptions(),
+      onMessage: @escaping @Sendable (Routeguide.Feature) -> Void,
+      onEnd: @escaping @Sendable (GRPCWire.RPCError?) -> Void
+    ) throws(GRPCWire.RPCError) -> GRPCWire.LoopCall {
+      try channel.startServerStreaming(
+        Routeguide.RouteGuide.listFeatures, request, options: options, onMessage: onMessage, onEnd: onEnd)
     }
 
     /// A client-to-server streaming RPC.
