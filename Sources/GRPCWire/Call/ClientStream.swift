@@ -72,7 +72,10 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
   // MARK: Shared
   /// The lock of `shared`, for a call with a caller off the loop; nil for a loop-driven call,
   /// whose `shared` is loop-confined: it allocates no lock it would never take.
-  private let sharedLock: PosixMutex<Void>?
+  /// It guards a byte, not `Void`: ThreadSanitizer sees the lock's inout access to a
+  /// zero-sized value at the start of the mutex's buffer, which every caller reads unlocked,
+  /// and reported each call's first withShared on another thread as a race.
+  private let sharedLock: PosixMutex<UInt8>?
   /// Reached only through ``withShared(_:)``: under `sharedLock`, or on the loop. Its
   /// exclusivity is not checked at run time (those are the checks; a nested `withShared`
   /// would deadlock on the lock).
@@ -175,7 +178,7 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
     self.deadline = timeout.map { MonotonicInstant.now.advanced(by: $0) }
     self.core = StreamCore(.client(), maxReceiveSize: maxReceiveSize)
     self.shared = Shared(outbound: initialRequest, outboundFinished: finished)
-    self.sharedLock = loopDriven ? nil : PosixMutex(())
+    self.sharedLock = loopDriven ? nil : PosixMutex(0)
   }
 
   /// Runs `body` on the shared state: under its lock, or for a loop-driven call, whose every
