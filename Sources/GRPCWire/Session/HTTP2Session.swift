@@ -286,7 +286,11 @@ final class HTTP2Session: TickEndHandler {
         for writer in resuming { writer.resume() }
         resuming.removeAll(keepingCapacity: true)
       }
-      guard !recorded.isEmpty else { continue }
+      // A writer resumed may have deferred an end too: it runs before this call returns.
+      guard !recorded.isEmpty else {
+        runDeferred()
+        continue
+      }
       swap(&recorded, &handing)
       // A header block split across two reads: its fields so far wait for the rest.
       handing.carryOpenBlock(to: &recorded)
