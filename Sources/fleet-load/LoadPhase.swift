@@ -114,15 +114,22 @@ final class LoadPhase: Sendable {
   /// message counts. The first call sets ``elapsed``.
   func stop() {
     guard !isStopped else { return }
-    let (seconds, attoseconds) = (ContinuousClock.now - start).components
-    let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     // Several workers may stop it at once: the first instant stands.
-    _ = stoppedAfter.compareExchange(expected: -1, desired: nanoseconds, ordering: .relaxed)
+    _ = stoppedAfter.compareExchange(
+      expected: -1, desired: (ContinuousClock.now - start).wholeNanoseconds, ordering: .relaxed)
   }
 
   /// Ends the phase at once (an interruption): not even due paced calls start.
   func halt() {
     halted.store(true, ordering: .relaxed)
     stop()
+  }
+}
+
+extension Duration {
+  /// The duration in whole nanoseconds (what a latency or a phase's length is counted in).
+  var wholeNanoseconds: Int64 {
+    let (seconds, attoseconds) = components
+    return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
   }
 }

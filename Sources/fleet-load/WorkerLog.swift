@@ -18,8 +18,7 @@ struct WorkerLog {
 
   /// One unit's latency.
   mutating func record(_ latency: Duration) {
-    let (seconds, attoseconds) = latency.components
-    let nanoseconds = max(seconds * 1_000_000_000 + attoseconds / 1_000_000_000, 0)
+    let nanoseconds = max(latency.wholeNanoseconds, 0)
     latencies.append(min(UInt64(nanoseconds), LatencyRecorder.highestTrackable))
     if latencies.count >= 256 { flush() }
   }

@@ -87,23 +87,15 @@ struct GeneratedLoopStubTests {
   ) async throws {
     let server = GRPCServer()
     server.register(Service())
-    let port = try await server.start()
     let events = Events()
-    let loop = EventLoop(name: "generated-loop-stubs")
-    var options = ChannelOptions()
-    if intercepted { options.interceptors = [Recording(events: events, loop: loop)] }
-    let channel = GRPCChannel(host: "127.0.0.1", port: port, options: options, eventLoop: loop)
-    do {
-      try await body(Client(channel: channel), events)
-    } catch {
-      channel.close()
-      loop.shutdown()
-      await server.shutdown(gracePeriod: .seconds(1))
-      throw error
-    }
-    channel.close()
-    loop.shutdown()
-    await server.shutdown(gracePeriod: .seconds(1))
+    try await Calls.withChannel(
+      to: server, loopName: "generated-loop-stubs",
+      options: { loop in
+        var options = ChannelOptions()
+        if intercepted { options.interceptors = [Recording(events: events, loop: loop)] }
+        return options
+      }
+    ) { channel in try await body(Client(channel: channel), events) }
   }
 
   /// Starts a `startUnaryCall` asking for `size` bytes, on the client's loop.

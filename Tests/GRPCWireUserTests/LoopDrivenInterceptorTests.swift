@@ -88,24 +88,15 @@ struct LoopDrivenInterceptorTests {
     _ interceptors: (Log, EventLoop) -> [any ClientInterceptor],
     _ body: (GRPCChannel, Log) async throws -> Void
   ) async throws {
-    let server = Calls.makeServer()
-    let port = try await server.start()
     let log = Log()
-    let loop = EventLoop(name: "user-interceptors")
-    var options = ChannelOptions()
-    options.interceptors = interceptors(log, loop)
-    let channel = GRPCChannel(host: "127.0.0.1", port: port, options: options, eventLoop: loop)
-    do {
-      try await body(channel, log)
-    } catch {
-      channel.close()
-      loop.shutdown()
-      await server.shutdown(gracePeriod: .seconds(1))
-      throw error
-    }
-    channel.close()
-    loop.shutdown()
-    await server.shutdown(gracePeriod: .seconds(1))
+    try await Calls.withChannel(
+      to: Calls.makeServer(), loopName: "user-interceptors",
+      options: { loop in
+        var options = ChannelOptions()
+        options.interceptors = interceptors(log, loop)
+        return options
+      }
+    ) { channel in try await body(channel, log) }
   }
 
   @Test("a loop interceptor sees each poll's metadata and status; the poll stays on the loop")
