@@ -331,7 +331,8 @@ let package = Package(
         // ValidationTests: the simulator's errors fall in the category a follower expects.
         "FleetConsumer",
       ]),
-    .testTarget(name: "FleetLoadTests", dependencies: ["PeerSupport"]),
+    // fleet-load's own types (LoadPhase, LoadRunner) beside the black-box runs of its binary.
+    .testTarget(name: "FleetLoadTests", dependencies: ["PeerSupport", "fleet-load"]),
     .testTarget(
       name: "FleetShareTests",
       dependencies: [
