@@ -30,6 +30,6 @@ extension ServerConnection {
     }
     // False when the call ended meanwhile (its deadline passed, or it broke a rule): that
     // ending has already sent the status.
-    if stream.setStatus(status, context.trailingMetadata) { finishResponse(of: stream) }
+    if stream.setStatus(status, context.trailingMetadata) { stream.finishResponse() }
   }
 }

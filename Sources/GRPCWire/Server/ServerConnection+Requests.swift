@@ -12,7 +12,7 @@ extension ServerConnection {
       self.idleTimer = nil
     }
     let stream = ServerStream(loop: loop, id: id, outboundLimit: options.streamSendBuffer)
-    stream.connection = self
+    stream.session = session
     streams[id] = stream
     return stream
   }
@@ -63,7 +63,7 @@ extension ServerConnection {
     guard case .accept(let encoding) = stream.core.machine.receiveData() else {
       return consume(streamID: stream.id, bytes.count, streamOpen: true)
     }
-    if let error = stream.receivedData(bytes, encoding: encoding) { fail(stream, error) }
+    if let error = stream.receivedData(bytes, encoding: encoding) { stream.fail(error) }
   }
 
   /// A DATA frame of fewer than 5 bytes that did not end the stream: past
@@ -102,7 +102,7 @@ extension ServerConnection {
         // Not POST (405), not gRPC (415), or a grpc-timeout that does not parse (the only
         // INTERNAL refusal): malformed, not merely unknown to this server.
         if httpStatus != 200 || status.code == .internalError { malformedRequestRefused() }
-        respondEarly(stream, status, httpStatus: httpStatus)
+        stream.respondEarly(status, httpStatus: httpStatus)
       }
       return
     }
@@ -115,7 +115,7 @@ extension ServerConnection {
       path: path,
       requestMetadata: Metadata(receivedHeaders: fields.lazy.map { (name: $0.name, value: $0.value) }),
       timeout: timeout, peer: peer, maxSendMessageSize: server.options.maxSendMessageSize,
-      connection: self)
+      session: LoopBound(session, on: loop))
     stream.context = context
     if let timeout {
       // The timer holds the stream until it is cancelled, when the call ends
@@ -143,7 +143,7 @@ extension ServerConnection {
   /// The client finished its request stream: a call answered on the loop is answered once
   /// mem_recv has returned (``answerReadyCalls()``).
   func endRequests(_ stream: ServerStream) {
-    if let error = stream.requestsEnded() { return fail(stream, error) }
+    if let error = stream.requestsEnded() { return stream.fail(error) }
     if stream.loopHandler != nil { readyOnLoop.append(stream) }
   }
 

@@ -80,6 +80,14 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
     session.role = self
   }
 
+  deinit {
+    // Its streams hold the session (to acknowledge and answer through), which holds its role
+    // unowned: a session that outlives its connection (one let go unclosed, as its loop
+    // stopped) is ended first, so that nothing reaches the role through it.
+    session.role = nil
+    session.end()
+  }
+
   var openCallCount: Int { streams.count }
 
   /// Starts serving: the TLS handshake if there is one, then the HTTP/2 session.

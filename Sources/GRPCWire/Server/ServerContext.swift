@@ -20,9 +20,8 @@ public final class ServerContext: Sendable {
   public let maxSendMessageSize: Int
 
   private let state = PosixMutex(MutableState())
-  /// The connection the call came on, for ``dropConnection()``. Strong: the context lives in
-  /// the call's stream, which the connection lets go of when the stream closes.
-  private let connection: ServerConnection
+  /// The session the call came on, for ``dropConnection()``: reached on its loop only.
+  private let session: LoopBound<HTTP2Session>
 
   private struct MutableState {
     var initialMetadata = Metadata()
@@ -33,11 +32,11 @@ public final class ServerContext: Sendable {
 
   init(
     path: String, requestMetadata: Metadata, timeout: Duration?, peer: String,
-    maxSendMessageSize: Int = 4 << 20, connection: ServerConnection
+    maxSendMessageSize: Int = 4 << 20, session: LoopBound<HTTP2Session>
   ) {
     (self.path, self.requestMetadata, self.timeout) = (path, requestMetadata, timeout)
     (self.peer, self.maxSendMessageSize) = (peer, maxSendMessageSize)
-    self.connection = connection
+    self.session = session
   }
 
   /// Closes this call's TCP connection abruptly, without GOAWAY: every call on it (this one
@@ -47,7 +46,7 @@ public final class ServerContext: Sendable {
   /// handler does afterwards — its answer included — is written, and never inside the
   /// HTTP/2 session's own callbacks (a cancellation handler may call this from there).
   public func dropConnection() {
-    connection.loop.execute { [connection] in connection.drop() }
+    session.loop.execute { [session] in session.value.dropConnection() }
   }
 
   /// Metadata for the response headers (sent with the first message, or with the status).

@@ -101,7 +101,7 @@ extension ServerStream {
 
   /// The one response of a unary call whose handler runs on the loop, queued whole: the
   /// connection has checked its ``SendBudget`` has room, and nothing waits for the queue to
-  /// drain (the status follows the message at once). The connection starts the response.
+  /// drain (the status follows the message at once). The caller starts the response.
   func queueResponseOnLoop(compress: Bool, serialize: (inout [UInt8]) throws -> Void) throws {
     loop.checkInLoop()
     _ = try queueResponse(compress: compress, limit: .max, announce: false, serialize: serialize)
@@ -118,7 +118,7 @@ extension ServerStream {
     var accounted = false
     // A writer that fails before it queues still lets the next waiting one in.
     defer { if !accounted { sendBudget?.queued(0) } }
-    let gzip = compress && (connection?.compressionAllowed(for: self) ?? false)
+    let gzip = compress && compressionAllowed
     let (schedule, full): (Bool, Bool)
     if gzip {
       // Compressed: framed apart, since the prefix needs the compressed length.
@@ -163,11 +163,11 @@ extension ServerStream {
 
   /// The handler is done: `status` and `trailers` go out after the queued responses.
   func finish(_ status: Status, trailers: Metadata) {
-    if setStatus(status, trailers) { loop.execute { self.connection?.finishResponse(of: self) } }
+    if setStatus(status, trailers) { loop.execute { self.finishResponse() } }
   }
 
-  /// ``finish(_:trailers:)`` for a handler on the loop: the connection then finishes the
-  /// response itself, with no hop. False when the call had already ended.
+  /// ``finish(_:trailers:)`` for a handler on the loop: its caller then finishes the response
+  /// (``finishResponse()``), with no hop. False when the call had already ended.
   func setStatus(_ status: Status, _ trailers: Metadata) -> Bool {
     shared.withLock { s -> Bool in
       guard s.status == nil, s.aborted == nil else { return false }

@@ -14,11 +14,12 @@ final class ServerStream: StreamRole, TimerTarget, @unchecked Sendable {
 
   let loop: EventLoop
   let id: Int32
-  /// Set once, before the handler starts. Strong, not weak (a weak reference makes every
-  /// retain and release of the connection take the slow path); the connection drops its
-  /// streams when they close, so a stream keeps a closed connection alive at most until the
-  /// handler's task ends.
-  var connection: ServerConnection?
+  /// The session the stream arrived on, set once as it begins: what it acknowledges request
+  /// bytes and submits its response through (``ServerStream+Response``); the connection's
+  /// part (ping strikes, a reset nghttp2 cannot queue) the session asks of its role. Strong,
+  /// not weak (a weak reference gives the session a side table, after which every retain and
+  /// release of it takes the runtime's slow path); the session holds no stream.
+  var session: HTTP2Session?
 
   // MARK: Loop-only
   var acceptsGzip = false
@@ -88,9 +89,11 @@ final class ServerStream: StreamRole, TimerTarget, @unchecked Sendable {
   @inline(__always)
   func withShared<T>(_ body: (inout Shared) -> T) -> T { shared.withLock(body) }
 
-  /// Acknowledges `count` request bytes through the connection (see ``StreamRole``).
+  /// Acknowledges `count` request bytes through the session (see ``StreamRole``): for the
+  /// stream too while it is open and in its connection's table (which drops it as its machine
+  /// closes).
   func acknowledge(_ count: Int, streamOpen: Bool) {
-    connection?.consume(streamID: id, count, streamOpen: streamOpen)
+    session?.acknowledge(count, streamID: id, streamOpen: streamOpen && !core.machine.isClosed)
   }
 
   // MARK: Loop side
@@ -173,8 +176,7 @@ final class ServerStream: StreamRole, TimerTarget, @unchecked Sendable {
   /// The call's deadline (its `grpc-timeout`) passed: it ends with DEADLINE_EXCEEDED.
   func timerFired() {
     core.deadlineTimer = nil
-    abort(RPCError(code: .deadlineExceeded, message: "the call's deadline passed on the server"))
-    connection?.finishResponse(of: self)
+    fail(RPCError(code: .deadlineExceeded, message: "the call's deadline passed on the server"))
   }
 
   /// The stream closed (reset, or its connection went): what it had queued will never be
@@ -190,12 +192,6 @@ final class ServerStream: StreamRole, TimerTarget, @unchecked Sendable {
     }
     sendBudget?.released(dropped)
     releaseOwed()
-  }
-
-  func responseBytesQueued() {
-    loop.checkInLoop()
-    shared.withLock { $0.mailbox.resumeHopRan() }
-    connection?.responseBytesQueued(for: self)
   }
 
   /// The response body, for nghttp2's data provider (inside mem_send): response bytes

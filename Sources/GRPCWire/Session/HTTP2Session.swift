@@ -44,6 +44,12 @@ protocol HTTP2SessionRole: EventHandler {
   /// nghttp2 could not queue the RST_STREAM of stream `id` (out of memory): the stream cannot
   /// be reset alone.
   func resetNotQueued(_ id: Int32)
+  /// A response with a body was submitted (server role:
+  /// ``HTTP2Session/submitResponse(_:_:body:)``).
+  func responseStarted()
+  /// Close the connection at once, without GOAWAY (server role, fault injection:
+  /// ``HTTP2Session/dropConnection()``).
+  func drop()
   /// nghttp2's data provider (inside mem_send, ``HTTP2Session/bodyProvider(for:)``): the body
   /// of the stream `source` (the role's own stream object) copied into `buffer`; the writers
   /// the copy made room for go to `resume`, resumed once mem_send has returned.
@@ -59,6 +65,8 @@ extension HTTP2SessionRole {
   func headersRejected(streamID: Int32, reason: String) {}
   func callTimedOut() {}
   func resetNotQueued(_ id: Int32) {}
+  func responseStarted() {}
+  func drop() {}
   var readSlice: Int { .max }
 }
 

@@ -9,18 +9,13 @@ import Testing
 /// inflater, everything else compared as bytes).
 @Suite("HTTP2Session, server role: frames in, frames out", .timeLimit(.minutes(1)))
 struct HTTP2SessionServerBytesTests {
-  /// A server whose UnaryCall answers a payload of "abc" to any request, on its loop thread:
-  /// no task, so the answer does not wait for a thread of the cooperative pool, which other
-  /// suites running alongside may hold.
-  static func withServer(_ body: (Int) async throws -> Void) async throws {
+  /// A server with the handlers `register` gives it — by default ``answerAbc(_:)`` — running
+  /// `body` with its port.
+  static func withServer(
+    registering register: (GRPCServer) -> Void = answerAbc, _ body: (Int) async throws -> Void
+  ) async throws {
     let server = GRPCServer()
-    server.registerOnLoop(unary: GRPCTesting.TestService.unaryCall) { _, _ in
-      var response = GRPCTesting.SimpleResponse()
-      var payload = GRPCTesting.Payload()
-      payload.body = Array("abc".utf8)
-      response.payload = payload
-      return response
-    }
+    register(server)
     let port = try await server.start()
     do {
       try await body(port)
@@ -29,6 +24,19 @@ struct HTTP2SessionServerBytesTests {
       throw error
     }
     await server.shutdown(gracePeriod: .seconds(1))
+  }
+
+  /// UnaryCall answers a payload of "abc" to any request, on the loop thread: no task, so the
+  /// answer does not wait for a thread of the cooperative pool, which other suites running
+  /// alongside may hold.
+  static func answerAbc(_ server: GRPCServer) {
+    server.registerOnLoop(unary: GRPCTesting.TestService.unaryCall) { _, _ in
+      var response = GRPCTesting.SimpleResponse()
+      var payload = GRPCTesting.Payload()
+      payload.body = Array("abc".utf8)
+      response.payload = payload
+      return response
+    }
   }
 
   /// The server's SETTINGS for ``ServerOptions``' defaults: MAX_CONCURRENT_STREAMS 1,000 and
@@ -48,10 +56,11 @@ struct HTTP2SessionServerBytesTests {
   /// A UnaryCall request's HEADERS on `stream` (`extra` fields after the usual ones), its
   /// body still open.
   static func requestHeaders(
-    on stream: UInt32, dropping dropped: String = "", extra: [(String, String)] = []
+    on stream: UInt32, method: String = "UnaryCall", dropping dropped: String = "",
+    extra: [(String, String)] = []
   ) -> [UInt8] {
     let fields = [
-      (":method", "POST"), (":scheme", "http"), (":path", "/grpc.testing.TestService/UnaryCall"),
+      (":method", "POST"), (":scheme", "http"), (":path", "/grpc.testing.TestService/\(method)"),
       (":authority", "localhost"), ("content-type", "application/grpc"), ("te", "trailers"),
     ].filter { $0.0 != dropped }
     return RawHTTP2.frame(type: 0x1, flags: 0x4, stream: stream, RawHTTP2.headerBlock(fields + extra))
