@@ -82,6 +82,7 @@ extension MessageWriter {
       line("  }")
       line("}")
     }
+    fixedLayoutConformance(b)
   }
 
   /// Whether a singular field of message type `type` is decoded through
@@ -171,7 +172,9 @@ extension MessageWriter {
       where g.typeName == type && (g.label == .repeated) == f.repeated && g.oneofIndex == nil {
         let name = SwiftNames.identifier(SwiftNames.camel(g.name ?? "", upperFirst: false))
         let list = prefix + e.id
-        let value = f.repeated ? "(\(list).first?.\(name) ?? [])" : "\(list).first?.\(name)"
+        // The element's field read in place: `first?.` copies the whole element (a retain
+        // per field of a waypoint) before taking the field.
+        let value = "(\(list).isEmpty ? \(f.repeated ? "[]" : "nil") : \(list)[0].\(name))"
         sources.append(
           SharingSource(value: value, list: f.repeated, numbers: [e.number, g.number ?? 0]))
       }

@@ -5,33 +5,84 @@ import ProtoDescriptors
 /// each with its one-byte tag (what protobuf-c, Google's encoders and ours write when no value
 /// is zero), the values are loaded from their places without the field loop. Any other bytes
 /// (a field left out at zero, repeated, reordered, unknown) take the loop, which reads them as
-/// protobuf-c does; on these bytes both read the same values.
+/// protobuf-c does; on these bytes both read the same values. Such a message conforms to the
+/// runtime's `ProtoFixedLayoutMessage`, and a repeated field of its type reads its run of
+/// elements in that layout at once (`ProtoReader.appendRun(of:to:after:)`).
 extension MessageWriter {
-  /// The lines of the shortcut for `b`, or none when a field is not a singular fixed-width
-  /// scalar without presence numbered 1 to 15 (a one-byte tag), or the message has a oneof.
+  /// The fields of the message `type` in their layout's order, with their tags and value
+  /// sizes, or nil when one is not a singular fixed-width scalar without presence numbered 1
+  /// to 15 (a one-byte tag), or the message has a oneof or copy-on-write storage. A function
+  /// of the descriptors alone, so that the writer of a message holding a list of `type` finds
+  /// the same answer as the writer of `type`, in whatever file and module it is.
+  func fixedLayoutFields(_ type: String) -> [(number: Int32, tag: Int, size: Int)]? {
+    guard let entry = model.messages[type], !cowMessages.contains(type) else { return nil }
+    let message = entry.message
+    let syntax = model.syntaxes[entry.file] ?? ""
+    // proto2's optional scalars have presence (a `has_` member), which the layout cannot say.
+    guard message.oneofDecl.isEmpty, !message.field.isEmpty, syntax != "", syntax != "proto2"
+    else { return nil }
+    var fields: [(number: Int32, tag: Int, size: Int)] = []
+    for f in message.field.sorted(by: { ($0.number ?? 0) < ($1.number ?? 0) }) {
+      guard f.label == .optional, f.oneofIndex == nil, f.proto3Optional != true,
+        let number = f.number, (1...15).contains(number),
+        let (wireType, size) = Self.fixedWidth(f.type)
+      else { return nil }
+      fields.append((number, Int(number) << 3 | wireType, size))
+    }
+    return fields
+  }
+
+  /// The size of the message `type`'s fixed layout, nil when it has none.
+  func fixedLayoutSize(_ type: String) -> Int? {
+    fixedLayoutFields(type).map { $0.reduce(0) { $0 + 1 + $1.size } }
+  }
+
+  /// The first lines of `init(wireBytes:strings:)` for `b`: the shortcut, or none.
   func fixedLayout(_ b: Bridge) -> [String] {
-    guard b.oneofs.isEmpty, !b.plain.isEmpty, !cowMessages.contains(b.full) else { return [] }
+    guard fixedLayoutFields(b.full) != nil else { return [] }
+    return [
+      "// Every field once, in number order: loaded in place, without the field loop.",
+      "if _bytes.count == Self.fixedLayoutSize, let _p = _bytes.baseAddress,",
+      "  let _v = Self.fixedLayout(at: _p)",
+      "{",
+      "  self = _v",
+      "  return",
+      "}",
+    ]
+  }
+
+  /// The conformance to `ProtoFixedLayoutMessage` of `b`, when it has a fixed layout.
+  mutating func fixedLayoutConformance(_ b: Bridge) {
+    guard let fields = fixedLayoutFields(b.full) else { return }
     var offset = 0
     var checks: [String] = []
     var loads: [String] = []
-    for f in b.plain.sorted(by: { $0.number < $1.number }) {
-      guard !f.repeated, !f.map, !f.required, f.presentIf == nil, f.kind == .plain,
-        (1...15).contains(f.number), let (wireType, size) = Self.fixedWidth(f.proto.type)
-      else { return [] }
-      let tag = Int(f.number) << 3 | wireType
-      checks.append("_p.load(fromByteOffset: \(offset), as: UInt8.self) == \(tag)")
-      let raw = size == 8 ? "UInt64" : "UInt32"
+    for f in fields {
+      guard let field = b.plain.first(where: { $0.number == f.number }) else { return }
+      checks.append("_p.load(fromByteOffset: \(offset), as: UInt8.self) == \(f.tag)")
+      let raw = f.size == 8 ? "UInt64" : "UInt32"
       let load =
         "\(raw)(littleEndian: _p.loadUnaligned(fromByteOffset: \(offset + 1), as: \(raw).self))"
-      loads.append("  \(f.id) = \(fixedValue(f.proto.type ?? .unrecognized(0), load))")
-      offset += 1 + size
+      loads.append(
+        "    _v.\(field.id) = \(fixedValue(field.proto.type ?? .unrecognized(0), load))")
+      offset += 1 + f.size
     }
-    let head = [
-      "// Every field once, in number order: loaded in place, without the field loop.",
-      "if _bytes.count == \(offset), let _p = _bytes.baseAddress,",
-    ]
-    let conditions = checks.enumerated().map { "  \($1)\($0 == checks.count - 1 ? "" : ",")" }
-    return head + conditions + ["{"] + loads + ["  return", "}"]
+    line()
+    line("extension \(model.swift[b.full]!): ProtoFixedLayoutMessage {")
+    line("  @_spi(GeneratedCode) public static var fixedLayoutSize: Int { \(offset) }")
+    line()
+    line(
+      "  @_spi(GeneratedCode) public static func fixedLayout(at _p: UnsafeRawPointer) -> Self? {")
+    line("    guard")
+    for (i, check) in checks.enumerated() {
+      line("      \(check)\(i == checks.count - 1 ? "" : ",")")
+    }
+    line("    else { return nil }")
+    line("    var _v = Self()")
+    for text in loads { line(text) }
+    line("    return _v")
+    line("  }")
+    line("}")
   }
 
   /// A fixed-width scalar type's wire type and size in bytes.

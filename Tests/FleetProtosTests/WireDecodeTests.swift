@@ -221,4 +221,61 @@ struct WireDecodeTests {
     }
     #expect(straight == 6)
   }
+
+  @Test("paths in the LatLng layout broken by other forms, routes sharing them or not: agree")
+  func latLngRuns() throws {
+    func point(_ i: Int) -> GoogleType.LatLng {
+      var p = GoogleType.LatLng()
+      (p.latitude, p.longitude) = (52 + Double(i) / 1000, 13 - Double(i) / 1000)
+      return p
+    }
+    var half = GoogleType.LatLng()  // the longitude alone: 9 bytes, not the layout
+    half.longitude = 13
+    var unknown = point(99)  // the layout's 18 bytes and 2 more
+    unknown.unknownFields.fields.append(.init(number: 3, wireType: 0, bytes: [1]))
+    let run = (0..<6).map(point)
+    let paths: [[GoogleType.LatLng]] = [
+      (0..<20).map(point), [GoogleType.LatLng()] + run, run + [half] + run, [unknown] + run,
+      run + [unknown, half] + run.reversed(),
+    ]
+    var inputs: [[UInt8]] = []
+    for path in paths {
+      var waypoint = FleetEngine.TripWaypoint()
+      waypoint.tripID = "trip-1"
+      waypoint.pathToWaypoint = path
+      for route in [path, Array(path.dropLast()), path + [point(7)], path.map { _ in point(1) }] {
+        var trip = FleetEngine.Trip()
+        trip.remainingWaypoints = [waypoint, waypoint]
+        trip.route = route
+        let bytes = trip.serializedBytes()
+        inputs.append(bytes)
+        // The route (field 9, first on the wire) with its first tag in two bytes: the same
+        // field, not the layout.
+        try #require(bytes.first == 0x4A)
+        inputs.append([0xCA, 0x00] + bytes.dropFirst())
+      }
+      // The waypoint with the tag of its path's first or second element (field 4, after its
+      // 8 bytes of trip ID) in two bytes.
+      let encoded = waypoint.serializedBytes()
+      try #require(encoded[8] == 0x22)
+      for at in [8, 10 + Int(encoded[9])] {
+        let inner = Array(encoded[..<at]) + [0xA2, 0x00] + encoded[(at + 1)...]
+        inputs.append([0x82, 0x01] + varint(inner.count) + inner)
+      }
+    }
+    for bytes in inputs {
+      let verdict = WireDecodeCheck.check(FleetEngine.Trip.self, bytes)
+      #expect(verdict.problem == nil, "\(bytes)")
+      #expect(verdict.straight, "\(bytes)")
+    }
+  }
+
+  private func varint(_ value: Int) -> [UInt8] {
+    var (value, bytes) = (value, [UInt8]())
+    while value >= 0x80 {
+      bytes.append(UInt8(value & 0x7F) | 0x80)
+      value >>= 7
+    }
+    return bytes + [UInt8(value)]
+  }
 }

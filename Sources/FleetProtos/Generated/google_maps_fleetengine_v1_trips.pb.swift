@@ -773,13 +773,13 @@ extension FleetEngine.Trip: CBridgedMessage {
     if let p = m.dropoff_time { dropoffTime = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     remainingWaypoints = try ProtoC.messages(m.remaining_waypoints, m.n_remaining_waypoints, as: FleetEngine.TripWaypoint.self, &_strings)
     vehicleWaypoints = try ProtoC.messages(m.vehicle_waypoints, m.n_vehicle_waypoints, as: FleetEngine.TripWaypoint.self, &_strings, sharing: remainingWaypoints)
-    route = try ProtoC.messages(m.route, m.n_route, as: GoogleType.LatLng.self, &_strings, sharing: (remainingWaypoints.first?.pathToWaypoint ?? []))
+    route = try ProtoC.messages(m.route, m.n_route, as: GoogleType.LatLng.self, &_strings, sharing: (remainingWaypoints.isEmpty ? [] : remainingWaypoints[0].pathToWaypoint))
     currentRouteSegment = try _strings.string(m.current_route_segment)
     if let p = m.current_route_segment_version { currentRouteSegmentVersion = try GoogleProtobuf.Timestamp(cMessage: p, strings: &_strings) }
     if let p = m.current_route_segment_traffic {
-      if let _shared = remainingWaypoints.first?.trafficToWaypoint, _shared.matches(cMessage: p) {
+      if let _shared = (remainingWaypoints.isEmpty ? nil : remainingWaypoints[0].trafficToWaypoint), _shared.matches(cMessage: p) {
         currentRouteSegmentTraffic = _shared
-      } else if let _shared = vehicleWaypoints.first?.trafficToWaypoint, _shared.matches(cMessage: p) {
+      } else if let _shared = (vehicleWaypoints.isEmpty ? nil : vehicleWaypoints[0].trafficToWaypoint), _shared.matches(cMessage: p) {
         currentRouteSegmentTraffic = _shared
       } else {
         currentRouteSegmentTraffic = try FleetEngine.ConsumableTrafficPolyline(cMessage: p, strings: &_strings)
@@ -916,6 +916,10 @@ extension FleetEngine.Trip: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     var _at5 = ProtoFieldSpan()
     var _at9 = ProtoFieldSpan()
@@ -946,9 +950,9 @@ extension FleetEngine.Trip: CBridgedMessage {
       case 7:
         let _d = try _r.delimited(_tag.wireType)
         if storage.dropoffPoint != nil { throw ProtoReader.leftToProtobufC() }
-        if let _s = storage.pickupPoint, ProtoReader.same(_d, _at5.first) {
+        if ProtoReader.same(_d, _at5.first), let _s = storage.pickupPoint {
           storage.dropoffPoint = _s
-        } else if let _s = storage.intermediateDestinations.first, ProtoReader.same(_d, _at14.first) {
+        } else if ProtoReader.same(_d, _at14.first), let _s = storage.intermediateDestinations.first {
           storage.dropoffPoint = _s
         } else {
           storage.dropoffPoint = try FleetEngine.TerminalLocation(wireBytes: _d, strings: &_strings)
@@ -1008,7 +1012,7 @@ extension FleetEngine.Trip: CBridgedMessage {
       case 24:
         let _d = try _r.delimited(_tag.wireType)
         if storage.currentRouteSegmentEndPoint != nil { throw ProtoReader.leftToProtobufC() }
-        if let _s = storage.remainingWaypoints.first, ProtoReader.same(_d, _at16.first) {
+        if ProtoReader.same(_d, _at16.first), let _s = storage.remainingWaypoints.first {
           storage.currentRouteSegmentEndPoint = _s
         } else {
           storage.currentRouteSegmentEndPoint = try FleetEngine.TripWaypoint(wireBytes: _d, strings: &_strings)
@@ -1026,7 +1030,7 @@ extension FleetEngine.Trip: CBridgedMessage {
       case 28:
         let _d = try _r.delimited(_tag.wireType)
         if storage.currentRouteSegmentTraffic != nil { throw ProtoReader.leftToProtobufC() }
-        if let _s = storage.remainingWaypoints.first?.trafficToWaypoint, ProtoReader.same(_d, ProtoReader.first(10, in: _at16.first)) {
+        if ProtoReader.same(_d, ProtoReader.first(10, in: _at16.first)), let _s = (storage.remainingWaypoints.isEmpty ? nil : storage.remainingWaypoints[0].trafficToWaypoint) {
           storage.currentRouteSegmentTraffic = _s
         } else {
           storage.currentRouteSegmentTraffic = try FleetEngine.ConsumableTrafficPolyline(wireBytes: _d, strings: &_strings)
@@ -1067,7 +1071,7 @@ extension FleetEngine.Trip: CBridgedMessage {
       }
     }
     if let _s = _at9.bytes {
-      try ProtoListSharing.decode(&storage.route, _s, 9, earlier: (storage.remainingWaypoints.first?.pathToWaypoint ?? []), in: _at16.first, 4) {
+      try ProtoListSharing.decode(&storage.route, _s, 9, earlier: (storage.remainingWaypoints.isEmpty ? [] : storage.remainingWaypoints[0].pathToWaypoint), in: _at16.first, 4) {
         (_d) throws(ProtoDecodingError) in try GoogleType.LatLng(wireBytes: _d, strings: &_strings)
       }
     }
@@ -1298,6 +1302,10 @@ extension FleetEngine.StopLocation: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {

@@ -62,16 +62,18 @@ extension GoogleType.LatLng: CBridgedMessage {
   }
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
-    self.init()
     // Every field once, in number order: loaded in place, without the field loop.
-    if _bytes.count == 18, let _p = _bytes.baseAddress,
-      _p.load(fromByteOffset: 0, as: UInt8.self) == 9,
-      _p.load(fromByteOffset: 9, as: UInt8.self) == 17
+    if _bytes.count == Self.fixedLayoutSize, let _p = _bytes.baseAddress,
+      let _v = Self.fixedLayout(at: _p)
     {
-      latitude = Double(bitPattern: UInt64(littleEndian: _p.loadUnaligned(fromByteOffset: 1, as: UInt64.self)))
-      longitude = Double(bitPattern: UInt64(littleEndian: _p.loadUnaligned(fromByteOffset: 10, as: UInt64.self)))
+      self = _v
       return
     }
+    self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -97,6 +99,21 @@ extension GoogleType.LatLng: CBridgedMessage {
     if self.latitude != 0 { w.byte(0x09); w.fixed64(self.latitude.bitPattern) }
     if self.longitude != 0 { w.byte(0x11); w.fixed64(self.longitude.bitPattern) }
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
+}
+
+extension GoogleType.LatLng: ProtoFixedLayoutMessage {
+  @_spi(GeneratedCode) public static var fixedLayoutSize: Int { 18 }
+
+  @_spi(GeneratedCode) public static func fixedLayout(at _p: UnsafeRawPointer) -> Self? {
+    guard
+      _p.load(fromByteOffset: 0, as: UInt8.self) == 9,
+      _p.load(fromByteOffset: 9, as: UInt8.self) == 17
+    else { return nil }
+    var _v = Self()
+    _v.latitude = Double(bitPattern: UInt64(littleEndian: _p.loadUnaligned(fromByteOffset: 1, as: UInt64.self)))
+    _v.longitude = Double(bitPattern: UInt64(littleEndian: _p.loadUnaligned(fromByteOffset: 10, as: UInt64.self)))
+    return _v
   }
 }
 

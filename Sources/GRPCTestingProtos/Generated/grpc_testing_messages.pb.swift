@@ -734,6 +734,10 @@ extension GRPCTesting.BoolValue: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -787,6 +791,10 @@ extension GRPCTesting.Payload: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -844,6 +852,10 @@ extension GRPCTesting.EchoStatus: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -931,6 +943,10 @@ extension GRPCTesting.SimpleRequest: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -1076,6 +1092,10 @@ extension GRPCTesting.SimpleResponse: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -1155,6 +1175,10 @@ extension GRPCTesting.StreamingInputCallRequest: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -1221,6 +1245,10 @@ extension GRPCTesting.StreamingInputCallResponse: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -1277,6 +1305,10 @@ extension GRPCTesting.ResponseParameters: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -1356,6 +1388,10 @@ extension GRPCTesting.StreamingOutputCallRequest: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -1446,6 +1482,10 @@ extension GRPCTesting.StreamingOutputCallResponse: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -1502,6 +1542,10 @@ extension GRPCTesting.ReconnectParams: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -1558,6 +1602,10 @@ extension GRPCTesting.ReconnectInfo: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -1631,6 +1679,10 @@ extension GRPCTesting.LoadBalancerStatsRequest: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -1696,6 +1748,10 @@ extension GRPCTesting.LoadBalancerStatsResponse.RpcsByPeer: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -1797,6 +1853,10 @@ extension GRPCTesting.LoadBalancerStatsResponse: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -1899,6 +1959,10 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsRequest: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() { try _r.unknown(_tag, into: &unknownFields) }
   }
@@ -1954,6 +2018,10 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsResponse.MethodStats: CBridged
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -2084,6 +2152,10 @@ extension GRPCTesting.LoadBalancerAccumulatedStatsResponse: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -2247,6 +2319,10 @@ extension GRPCTesting.ClientConfigureRequest.Metadata: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -2317,6 +2393,10 @@ extension GRPCTesting.ClientConfigureRequest: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -2392,6 +2472,10 @@ extension GRPCTesting.ClientConfigureResponse: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() { try _r.unknown(_tag, into: &unknownFields) }
   }
@@ -2464,6 +2548,10 @@ extension GRPCTesting.TestOrcaReport: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {

@@ -51,6 +51,10 @@ extension GoogleProtobuf.Empty: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() { try _r.unknown(_tag, into: &unknownFields) }
   }

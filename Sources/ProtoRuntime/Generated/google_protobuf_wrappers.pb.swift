@@ -245,14 +245,18 @@ extension GoogleProtobuf.DoubleValue: CBridgedMessage {
   }
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
-    self.init()
     // Every field once, in number order: loaded in place, without the field loop.
-    if _bytes.count == 9, let _p = _bytes.baseAddress,
-      _p.load(fromByteOffset: 0, as: UInt8.self) == 9
+    if _bytes.count == Self.fixedLayoutSize, let _p = _bytes.baseAddress,
+      let _v = Self.fixedLayout(at: _p)
     {
-      value = Double(bitPattern: UInt64(littleEndian: _p.loadUnaligned(fromByteOffset: 1, as: UInt64.self)))
+      self = _v
       return
     }
+    self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -274,6 +278,19 @@ extension GoogleProtobuf.DoubleValue: CBridgedMessage {
   @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.value != 0 { w.byte(0x09); w.fixed64(self.value.bitPattern) }
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
+}
+
+extension GoogleProtobuf.DoubleValue: ProtoFixedLayoutMessage {
+  @_spi(GeneratedCode) public static var fixedLayoutSize: Int { 9 }
+
+  @_spi(GeneratedCode) public static func fixedLayout(at _p: UnsafeRawPointer) -> Self? {
+    guard
+      _p.load(fromByteOffset: 0, as: UInt8.self) == 9
+    else { return nil }
+    var _v = Self()
+    _v.value = Double(bitPattern: UInt64(littleEndian: _p.loadUnaligned(fromByteOffset: 1, as: UInt64.self)))
+    return _v
   }
 }
 
@@ -302,14 +319,18 @@ extension GoogleProtobuf.FloatValue: CBridgedMessage {
   }
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
-    self.init()
     // Every field once, in number order: loaded in place, without the field loop.
-    if _bytes.count == 5, let _p = _bytes.baseAddress,
-      _p.load(fromByteOffset: 0, as: UInt8.self) == 13
+    if _bytes.count == Self.fixedLayoutSize, let _p = _bytes.baseAddress,
+      let _v = Self.fixedLayout(at: _p)
     {
-      value = Float(bitPattern: UInt32(littleEndian: _p.loadUnaligned(fromByteOffset: 1, as: UInt32.self)))
+      self = _v
       return
     }
+    self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -331,6 +352,19 @@ extension GoogleProtobuf.FloatValue: CBridgedMessage {
   @_spi(GeneratedCode) public func write(to w: inout ProtoWriter) {
     if self.value != 0 { w.byte(0x0d); w.fixed32(self.value.bitPattern) }
     if !self.unknownFields.isEmpty { w.unknown(self.unknownFields) }
+  }
+}
+
+extension GoogleProtobuf.FloatValue: ProtoFixedLayoutMessage {
+  @_spi(GeneratedCode) public static var fixedLayoutSize: Int { 5 }
+
+  @_spi(GeneratedCode) public static func fixedLayout(at _p: UnsafeRawPointer) -> Self? {
+    guard
+      _p.load(fromByteOffset: 0, as: UInt8.self) == 13
+    else { return nil }
+    var _v = Self()
+    _v.value = Float(bitPattern: UInt32(littleEndian: _p.loadUnaligned(fromByteOffset: 1, as: UInt32.self)))
+    return _v
   }
 }
 
@@ -360,6 +394,10 @@ extension GoogleProtobuf.Int64Value: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -410,6 +448,10 @@ extension GoogleProtobuf.UInt64Value: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -460,6 +502,10 @@ extension GoogleProtobuf.Int32Value: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -510,6 +556,10 @@ extension GoogleProtobuf.UInt32Value: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -560,6 +610,10 @@ extension GoogleProtobuf.BoolValue: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -610,6 +664,10 @@ extension GoogleProtobuf.StringValue: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -660,6 +718,10 @@ extension GoogleProtobuf.BytesValue: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {

@@ -281,6 +281,15 @@ extension ProtoReader {
     in source: UnsafeRawBufferPointer?, _ sourceNumber: UInt32,
     _ decode: (UnsafeRawBufferPointer) throws(ProtoDecodingError) -> M
   ) throws(ProtoDecodingError) {
+    try decodeEach(&list, bytes, number, earlier: earlier, in: source, sourceNumber, decode)
+  }
+
+  /// ``decode(_:_:_:earlier:in:_:_:)``'s work, element by element with cursors.
+  @inlinable static func decodeEach<M>(
+    _ list: inout [M], _ bytes: UnsafeRawBufferPointer, _ number: UInt32, earlier: [M],
+    in source: UnsafeRawBufferPointer?, _ sourceNumber: UInt32,
+    _ decode: (UnsafeRawBufferPointer) throws(ProtoDecodingError) -> M
+  ) throws(ProtoDecodingError) {
     var sharing = ProtoListSharing(source, sourceNumber)
     var mine = ProtoFieldCursor(bytes, number)
     while let data = mine.next() {

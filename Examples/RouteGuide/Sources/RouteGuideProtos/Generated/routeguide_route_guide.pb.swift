@@ -166,6 +166,10 @@ extension Routeguide.Point: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -223,6 +227,10 @@ extension Routeguide.Rectangle: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -292,6 +300,10 @@ extension Routeguide.Feature: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -355,6 +367,10 @@ extension Routeguide.RouteNote: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
@@ -424,6 +440,10 @@ extension Routeguide.RouteSummary: CBridgedMessage {
 
   @_spi(GeneratedCode) public init(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     self.init()
+    try _readFields(wireBytes: _bytes, strings: &_strings)
+  }
+
+  private mutating func _readFields(wireBytes _bytes: UnsafeRawBufferPointer, strings _strings: inout ProtoDecodeStrings) throws(ProtoDecodingError) {
     var _r = ProtoReader(_bytes)
     while let _tag = try _r.nextTag() {
       switch _tag.number {
