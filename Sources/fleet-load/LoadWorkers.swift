@@ -73,7 +73,7 @@ struct LoadWorkers: Sendable {
     {
       let worker = LoopUnaryWorker(
         channel: channel, prepared: prepared, requests: requests,
-        decode: { $0.decoded(by: SizedProtoDeserializer<Response>()).map(\.byteCount) },
+        decode: { message in message.decoded(as: Response.self).map { _ in message.bytes.count } },
         phase: phase, log: log)
       await worker.run()
       log = worker.log

@@ -19,7 +19,8 @@ final class LoopUnaryWorker: UnaryCallReceiver, @unchecked Sendable {
   private let prepared: PreparedCall
   private let requests: [[UInt8]]
   /// Decodes a response and gives its size as it arrived, or the error the call fails with.
-  private let decode: (ReceivedMessage) -> Result<Int, RPCError>
+  /// Reads it where it is: lent by the call (most responses), or in a received copy.
+  private let decode: (LentMessage) -> Result<Int, RPCError>
   private let phase: LoadPhase
   private(set) var log: WorkerLog
   private var call: LoopCall?
@@ -32,7 +33,7 @@ final class LoopUnaryWorker: UnaryCallReceiver, @unchecked Sendable {
 
   init(
     channel: GRPCChannel, prepared: PreparedCall, requests: [[UInt8]],
-    decode: @escaping (ReceivedMessage) -> Result<Int, RPCError>, phase: LoadPhase,
+    decode: @escaping (LentMessage) -> Result<Int, RPCError>, phase: LoadPhase,
     log: WorkerLog
   ) {
     self.channel = channel
@@ -73,9 +74,22 @@ final class LoopUnaryWorker: UnaryCallReceiver, @unchecked Sendable {
     } while endedWhileStarting
   }
 
+  func ended(lending response: LentMessage) {
+    ended(decoded: decode(response))
+  }
+
   func ended(_ result: Result<ReceivedMessage, RPCError>) {
+    ended(
+      decoded: result.flatMap { message in
+        message.bytes.withUnsafeBytes {
+          decode(LentMessage(bytes: $0, wasCompressed: message.wasCompressed))
+        }
+      })
+  }
+
+  private func ended(decoded: Result<Int, RPCError>) {
     call = nil
-    switch result.flatMap(decode) {
+    switch decoded {
     case .success(let byteCount):
       log.record(.now - begin)
       log.response(byteCount: byteCount)

@@ -125,12 +125,15 @@ extension ClientStream {
   }
 
   /// Once a loop-driven unary call is over (on the loop): its response, if one came (see
-  /// ``deliver(_:_:)``), and the outcome.
-  func takeUnaryEnd() -> (response: Received?, outcome: CallOutcome) {
+  /// ``deliver(_:_:)``), its bytes if they are lent (``unaryLent``), and the outcome.
+  func takeUnaryEnd() -> (response: Received?, lent: UnsafeRawBufferPointer?, outcome: CallOutcome)
+  {
     loop.checkInLoop()
     let response = unaryResponse
+    let lent = unaryLent
     unaryResponse = nil
-    return (response, withShared { s in s.outcome! })
+    unaryLent = nil
+    return (response, lent, withShared { s in s.outcome! })
   }
 
   /// The outcome, once the call is over.

@@ -52,10 +52,15 @@ extension ClientStream {
       acknowledge(bytes.count, streamOpen: false)
       finish(.failure(error), reset: true)
     case .accept(let encoding):
+      // A loop-driven unary call's response is not copied out of the DATA the session is
+      // handing over: its end, in the same batch as a rule, decodes it there.
+      let lending = unaryReceiver != nil && session?.isHandingOver == true
+      var firstLent: UnsafeRawBufferPointer? = nil
       let inbound: StreamCore.Inbound<Received>
       do {
-        inbound = try core.receive(bytes) { frame, owed in
-          Received(frame: frame, encoding: encoding, owed: owed)
+        inbound = try core.receive(bytes, lending: lending) { frame, lent, owed in
+          if firstLent == nil { firstLent = lent }
+          return Received(frame: frame, encoding: encoding, owed: owed)
         }
       } catch {
         acknowledge(bytes.count, streamOpen: true)
@@ -79,6 +84,13 @@ extension ClientStream {
             code: .unimplemented,
             message: "a unary response must be exactly one message; the server sent a second one"),
           reset: true)
+        return
+      }
+      if let firstLent, !endQueued, let session {
+        // Kept, or copied once the batch is through if the call goes on (runOnLoop).
+        unaryResponse = first
+        unaryLent = firstLent
+        session.afterBatch(self)
         return
       }
       deliver(first, inbound.more)

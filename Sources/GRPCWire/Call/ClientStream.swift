@@ -65,6 +65,10 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
   var unaryReceiver: (any UnaryCallReceiver)?
   /// A loop-driven unary call's response, kept for its end (``takeUnaryEnd()``).
   var unaryResponse: Received?
+  /// `unaryResponse`'s bytes while they are lent (its payload is empty then): a view of the
+  /// DATA the session is handing over, valid until its batch is through. The stream's end
+  /// reads them there when it comes in that batch; else they are copied (``runOnLoop()``).
+  var unaryLent: UnsafeRawBufferPointer?
   /// The end is on its way to the observer or the unary receiver (``runOnLoop()`` hands it
   /// over and clears them): nothing after it is handed on.
   var endQueued = false
@@ -280,6 +284,7 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
     streamID = -1
     session = nil
     unaryResponse = nil
+    unaryLent = nil
     core.restartInbound(maxReceiveSize: maxReceiveSize)
     return .retry(
       number: transparentRetries, after: Self.transparentRetryDelay(after: transparentRetries))
@@ -333,8 +338,17 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
 
   /// Hands the end to the observer (``finish(_:reset:)`` queued it with the session or on
   /// the loop); outside nghttp2's callbacks, so the observer may start or reset calls.
+  /// Queued with the session as a unary response was lent (``receivedData(_:)``), and the
+  /// call not over when the batch is: keeps the response's bytes before they go.
   func runOnLoop() {
     loop.checkOutsideCallbacks()
+    guard endQueued else {
+      if let lent = unaryLent {
+        unaryLent = nil
+        unaryResponse?.frame.payload = Array(lent)
+      }
+      return
+    }
     if let unaryReceiver {
       self.unaryReceiver = nil
       endUnary(unaryReceiver)

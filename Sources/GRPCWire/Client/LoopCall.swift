@@ -219,6 +219,12 @@ public protocol UnaryCallReceiver: AnyObject, Sendable {
   /// without calling `report`, the call's own outcome (the server's status; OK with a
   /// response) is reported for it then.
   func ended(_ result: Result<ReceivedMessage, RPCError>, reporting report: (RPCError?) -> Void)
+
+  /// The call is over, OK, and its response (uncompressed) is lent: read where it arrived,
+  /// with no copy made, and valid only until this returns. Called once, instead of
+  /// ``ended(_:)``, for a response whole in one read with the call's end; not behind
+  /// interceptors. By default it is copied and handed to ``ended(_:)``.
+  func ended(lending response: LentMessage)
 }
 
 extension UnaryCallReceiver {
@@ -228,6 +234,11 @@ extension UnaryCallReceiver {
   ) {
     if case .failure(let error) = result { report(error) } else { report(nil) }
     ended(result)
+  }
+
+  /// Copies the response and hands it to ``ended(_:)``.
+  public func ended(lending response: LentMessage) {
+    ended(.success(response.copied()))
   }
 }
 
@@ -241,11 +252,16 @@ extension ReceivedMessage {
     do {
       return .success(try deserializer.deserialize(self))
     } catch {
-      return .failure(
-        RPCError(
-          code: .internalError, message: "could not decode a response message: \(error)",
-          cause: error))
+      return .failure(Self.undecodable(error))
     }
+  }
+
+  /// The INTERNAL error of a call whose response did not decode, for `error`.
+  @inlinable
+  public static func undecodable(_ error: any Error) -> RPCError {
+    RPCError(
+      code: .internalError, message: "could not decode a response message: \(error)",
+      cause: error)
   }
 }
 
@@ -259,11 +275,18 @@ extension ClientStream {
   /// the call's error (a call that ended OK without a response is UNIMPLEMENTED, as
   /// ``GRPCChannel/single(_:_:_:_:_:)`` says).
   func endUnary(_ receiver: any UnaryCallReceiver) {
-    let (response, outcome) = takeUnaryEnd()
+    let (taken, lent, outcome) = takeUnaryEnd()
+    var response = taken
     let result: Result<ReceivedMessage, RPCError>
     switch outcome {
     case .failure(let error): result = .failure(error)
     case .success(let trailers):
+      if let lent {
+        guard response?.frame.compressed == true else {
+          return receiver.ended(lending: LentMessage(bytes: lent, wasCompressed: false))
+        }
+        response?.frame.payload = Array(lent)
+      }
       if let response {
         result = Result { () throws(RPCError) in
           try ResponseDecoding.decompress(response, limit: maxReceiveSize)

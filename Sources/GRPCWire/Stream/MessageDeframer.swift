@@ -60,23 +60,36 @@ struct MessageDeframer {
   mutating func append(
     _ bytes: UnsafeRawBufferPointer, _ body: (Frame, _ owed: Int) -> Void
   ) throws(Failure) -> Int {
+    try append(bytes, lending: false) { frame, _, owed in body(frame, owed) }
+  }
+
+  /// ``append(_:_:)``, but when `lending`, a message whole in `bytes` is not copied: `body`
+  /// gets a frame with an empty payload and the message as a view of `bytes` (`lent`),
+  /// valid as long as `bytes` is. A message split across reads comes as a frame of its own
+  /// payload, `lent` nil, as it always does.
+  mutating func append(
+    _ bytes: UnsafeRawBufferPointer, lending: Bool,
+    _ body: (Frame, _ lent: UnsafeRawBufferPointer?, _ owed: Int) -> Void
+  ) throws(Failure) -> Int {
     var fromEarlier = unfinishedCount
     var owedByFrames = 0
-    func emit(_ frame: Frame) {
-      let owed = frame.wireSize - fromEarlier
+    func emit(_ frame: Frame, _ lent: UnsafeRawBufferPointer?) {
+      let owed = (lent.map { 5 + $0.count } ?? frame.wireSize) - fromEarlier
       fromEarlier = 0
       owedByFrames += owed
-      body(frame, owed)
+      body(frame, lent, owed)
     }
     var position = 0
     if unfinishedCount > 0 {
-      position = try continueUnfinished(bytes, emit)
+      position = try continueUnfinished(bytes) { emit($0, nil) }
       if unfinishedCount > 0 { return bytes.count - owedByFrames }
     }
     let rest = UnsafeRawBufferPointer(rebasing: bytes[position...])
-    let consumed = try parse(rest, emit)
+    let consumed = try parse(rest, lending: lending, emit)
     if consumed < rest.count {
-      _ = try continueUnfinished(UnsafeRawBufferPointer(rebasing: rest[consumed...]), emit)
+      _ = try continueUnfinished(UnsafeRawBufferPointer(rebasing: rest[consumed...])) {
+        emit($0, nil)
+      }
     }
     return bytes.count - owedByFrames
   }
@@ -117,10 +130,12 @@ struct MessageDeframer {
     return position
   }
 
-  /// Takes the complete messages at the start of `raw`; returns how many bytes they used.
-  private func parse(_ raw: UnsafeRawBufferPointer, _ emit: (Frame) -> Void) throws(Failure)
-    -> Int
-  {
+  /// Takes the complete messages at the start of `raw`, copied or (`lending`) as views of
+  /// `raw`; returns how many bytes they used.
+  private func parse(
+    _ raw: UnsafeRawBufferPointer, lending: Bool,
+    _ emit: (Frame, _ lent: UnsafeRawBufferPointer?) -> Void
+  ) throws(Failure) -> Int {
     var position = 0
     while raw.count - position >= 5 {
       let flag = raw[position]
@@ -133,7 +148,13 @@ struct MessageDeframer {
       }
       guard raw.count - position - 5 >= length else { break }
       let start = position + 5
-      emit(Frame(compressed: flag == 1, payload: Array(raw[start..<start + length])))
+      if lending {
+        emit(
+          Frame(compressed: flag == 1, payload: []),
+          UnsafeRawBufferPointer(rebasing: raw[start..<start + length]))
+      } else {
+        emit(Frame(compressed: flag == 1, payload: Array(raw[start..<start + length])), nil)
+      }
       position = start + length
     }
     return position

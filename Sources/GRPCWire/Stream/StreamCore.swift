@@ -64,10 +64,19 @@ struct StreamCore {
     _ bytes: UnsafeRawBufferPointer,
     as message: (MessageDeframer.Frame, _ owed: Int) -> Message
   ) throws(MessageDeframer.Failure) -> Inbound<Message> {
+    try receive(bytes, lending: false) { frame, _, owed in message(frame, owed) }
+  }
+
+  /// ``receive(_:as:)``, with the messages whole in `bytes` lent when `lending`
+  /// (``MessageDeframer/append(_:lending:_:)``).
+  mutating func receive<Message>(
+    _ bytes: UnsafeRawBufferPointer, lending: Bool,
+    as message: (MessageDeframer.Frame, _ lent: UnsafeRawBufferPointer?, _ owed: Int) -> Message
+  ) throws(MessageDeframer.Failure) -> Inbound<Message> {
     var first: Message? = nil
     var more: [Message] = []
-    let partialBytes = try deframer.append(bytes) { frame, owed in
-      let made = message(frame, owed)
+    let partialBytes = try deframer.append(bytes, lending: lending) { frame, lent, owed in
+      let made = message(frame, lent, owed)
       if first == nil { first = made } else { more.append(made) }
     }
     return Inbound(

@@ -69,4 +69,39 @@ struct MessageDeframerTests {
       try Self.deframe(Self.stream, cuts: [2, 4], limit: 100)
     }
   }
+
+  /// ``stream`` fed in two pieces, cut at `cut`: each message's bytes, whether it came lent,
+  /// and what it owed, from a deframer lending (or not) the messages whole in a piece.
+  static func frames(cut: Int, lending: Bool) throws
+    -> [(bytes: [UInt8], lent: Bool, owed: Int)]
+  {
+    var deframer = MessageDeframer(maxMessageSize: 4 << 20)
+    var frames: [(bytes: [UInt8], lent: Bool, owed: Int)] = []
+    for piece in [Array(stream[..<cut]), Array(stream[cut...])] {
+      _ = try piece.withUnsafeBytes { raw in
+        try deframer.append(raw, lending: lending) { frame, lent, owed in
+          guard let lent else { return frames.append((frame.payload, false, owed)) }
+          // A view of the piece itself, standing in for the payload.
+          #expect(frame.payload.isEmpty)
+          #expect(lent.isEmpty || raw.baseAddress! <= lent.baseAddress!)
+          #expect(lent.isEmpty || lent.baseAddress! + lent.count <= raw.baseAddress! + raw.count)
+          frames.append((Array(lent), true, owed))
+        }
+      }
+    }
+    return frames
+  }
+
+  @Test(
+    "lending: messages whole in a read are views of it, split ones copies; same bytes and owed",
+    arguments: 0...stream.count)
+  func lending(cut: Int) throws {
+    let lent = try Self.frames(cut: cut, lending: true)
+    let copied = try Self.frames(cut: cut, lending: false)
+    #expect(lent.map(\.bytes) == Self.messages.map(\.payload))
+    #expect(lent.map(\.owed) == copied.map(\.owed))
+    #expect(copied.allSatisfy { !$0.lent })
+    // The first message (205 bytes on the wire) is lent unless the cut falls inside it.
+    #expect(lent[0].lent == (cut == 0 || cut >= 205))
+  }
 }
