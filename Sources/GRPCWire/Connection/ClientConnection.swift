@@ -14,9 +14,9 @@ internal import Logging
 /// calls still waiting go back to the pool. With keepalive it PINGs every interval while calls
 /// are open (or always, with `permitWithoutCalls`), and at once when a call's deadline passes
 /// after nothing arrived for a keepalive timeout; a PING unanswered for the timeout closes it.
-final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked Sendable {
-  // @unchecked Sendable: loop-only state (see above), reached from other threads only through
-  // loop.execute.
+final class ClientConnection: HTTP2SessionRole, BalancedConnection {
+  // Not Sendable: loop-only state (see above); work queued to its loop holds it as a
+  // LoopBound.
 
   let loop: EventLoop
   let target: String
@@ -182,10 +182,10 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection, @unchecked S
   /// A call's stream could not be reset (out of memory: see
   /// ``HTTP2Session/cancel(_:deadlinePassed:)``): the connection goes with it.
   func resetNotQueued(_ id: Int32) {
-    loop.execute { [weak self] in
-      guard let self else { return }
-      close(with: .interrupted(
-        "the connection to \(target) failed: nghttp2 could not queue a reset"))
+    let connection = LoopBound(self, on: loop)
+    loop.execute {
+      connection.value.close(with: .interrupted(
+        "the connection to \(connection.value.target) failed: nghttp2 could not queue a reset"))
     }
   }
 

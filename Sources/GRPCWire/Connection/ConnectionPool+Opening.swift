@@ -14,7 +14,8 @@ extension ConnectionPool {
     } catch {
       // A configuration that cannot work: every attempt would fail the same way.
       let connection = makeConnection(tls: nil, proxy: nil)
-      loop.execute { connection.resolutionFailed(error) }
+      let bound = LoopBound(connection, on: loop)
+      loop.execute { bound.value.resolutionFailed(error) }
       return connection
     }
     let connection = makeConnection(tls: tls, proxy: proxy, proxyTLS: proxyTLS)
@@ -29,7 +30,8 @@ extension ConnectionPool {
     if let numeric = SocketAddress(numericHost: host, port: port) {
       connection.connect(to: [numeric], timeout: timeout)
     } else {
-      // getaddrinfo blocks: keep it off the loop thread.
+      // getaddrinfo blocks: keep it off the loop thread, which alone touches the connection.
+      let connection = LoopBound(connection, on: loop)
       Task.detached {
         let resolved = SocketAddress.resolve(host: host, port: port)
         loop.execute {
@@ -41,9 +43,9 @@ extension ConnectionPool {
               let shift = index % addresses.count
               addresses = Array(addresses[shift...] + addresses[..<shift])
             }
-            connection.connect(to: addresses, timeout: timeout)
+            connection.value.connect(to: addresses, timeout: timeout)
           case .failure(let error):
-            connection.resolutionFailed(error)
+            connection.value.resolutionFailed(error)
           }
         }
       }

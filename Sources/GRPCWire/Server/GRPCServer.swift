@@ -162,7 +162,8 @@ final class ServerCore: EventHandler, @unchecked Sendable {
   let options: ServerOptions
   private var handlers: [String: ServerMethod] = [:]
   private var listenFD: Int32 = -1
-  private var connections: [ObjectIdentifier: ServerConnection] = [:]
+  /// Each on its own loop (this one or another of `loops`): reached there only.
+  private var connections: [ObjectIdentifier: LoopBound<ServerConnection>] = [:]
   private var shutdownWaiters: [CheckedContinuation<Void, Never>]? = nil
   private var tlsContext: TLSContext?
 
@@ -285,10 +286,11 @@ final class ServerCore: EventHandler, @unchecked Sendable {
           "cannot serve an accepted connection", metadata: ["grpc.peer": "\(peer)", "grpc.error": "\(error.message)"])
         continue
       }
-      connections[ObjectIdentifier(connection)] = connection
-      connectionCount.increment()
       // Made here, used only on its own loop from now on.
-      onLoop(of: connection) { $0.start() }
+      let bound = LoopBound(connection, on: target)
+      connections[ObjectIdentifier(connection)] = bound
+      connectionCount.increment()
+      onLoop(of: bound) { $0.start() }
     }
   }
 
@@ -330,12 +332,13 @@ final class ServerCore: EventHandler, @unchecked Sendable {
   /// Runs `body` on `connection`'s loop: at once when that is this one (the core's caller is
   /// on `loop`), else soon, through that loop's queue.
   private func onLoop(
-    of connection: ServerConnection, _ body: @escaping @Sendable (ServerConnection) -> Void
+    of connection: LoopBound<ServerConnection>,
+    _ body: @escaping @Sendable (ServerConnection) -> Void
   ) {
     if connection.loop === loop {
-      body(connection)
+      body(connection.value)
     } else {
-      connection.loop.execute { body(connection) }
+      connection.loop.execute { body(connection.value) }
     }
   }
 
@@ -348,13 +351,14 @@ final class ServerCore: EventHandler, @unchecked Sendable {
     }
   }
 
-  /// On any loop: `connection` closed its socket; it leaves the table on the core's loop.
-  func connectionClosed(_ connection: ServerConnection) {
+  /// On any loop: the connection `id` names closed its socket; it leaves the table on the
+  /// core's loop.
+  func connectionClosed(_ id: ObjectIdentifier) {
     guard loop.inEventLoop else {
-      loop.execute { [self] in connectionClosed(connection) }
+      loop.execute { [self] in connectionClosed(id) }
       return
     }
-    if connections.removeValue(forKey: ObjectIdentifier(connection)) != nil {
+    if connections.removeValue(forKey: id) != nil {
       connectionCount.decrement()
     }
     if connections.isEmpty { resumeShutdownWaiters() }

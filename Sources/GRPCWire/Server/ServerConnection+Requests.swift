@@ -79,7 +79,7 @@ extension ServerConnection {
     // closes. Out of memory even for that: close without it, once the events of this read
     // have all been handed over.
     if nghttp2_session_terminate_session(nghttp2, HTTP2ErrorCode.enhanceYourCalm) != 0 {
-      loop.execute { [self] in closeSocket() }
+      closeSocketSoon()
     }
   }
 

@@ -25,9 +25,6 @@ extension ServerConnection {
   func responseStarted() { pingStrikes = 0 }
 
   /// nghttp2 could not queue the reset of a response it refused (out of memory): the
-  /// connection goes, once the events being handed over (or the write under way: this may
-  /// come from inside the data provider) are through.
-  func resetNotQueued(_ id: Int32) {
-    loop.execute { [self] in closeSocket() }
-  }
+  /// connection goes (soon: this may come from inside the data provider).
+  func resetNotQueued(_ id: Int32) { closeSocketSoon() }
 }

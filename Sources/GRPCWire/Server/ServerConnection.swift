@@ -9,8 +9,9 @@ internal import Glibc
 /// touched on `loop`. Each request stream becomes a ``ServerStream`` whose handler runs as
 /// its own task or on the loop. Requests, responses and keepalive are in
 /// `ServerConnection+*.swift`.
-final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
-  // @unchecked Sendable: loop-only; other threads reach it through loop.execute.
+final class ServerConnection: HTTP2SessionRole {
+  // Not Sendable: loop-only. Other threads (the server's core on another loop) hold it as a
+  // LoopBound and reach it through its loop's queue.
 
   let loop: EventLoop
   let peer: String
@@ -253,6 +254,13 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
     }
   }
 
+  /// Closes the socket once what is under way is through (the events being handed over, or
+  /// the write, from inside whose data provider this may come): through the loop's queue.
+  func closeSocketSoon() {
+    let connection = LoopBound(self, on: loop)
+    loop.execute { connection.value.closeSocket() }
+  }
+
   func closeSocket() {
     guard machine.close() else { return }
     for timer in [handshakeTimer, idleTimer, keepaliveTimer, ageTimer, goAwayTimer] {
@@ -275,6 +283,6 @@ final class ServerConnection: HTTP2SessionRole, @unchecked Sendable {
     session.end()
     let server = self.server
     self.server = nil
-    server?.connectionClosed(self)
+    server?.connectionClosed(ObjectIdentifier(self))
   }
 }
