@@ -36,25 +36,28 @@ extension TripModel {
     let answer: Answer
 
     func deserialize(_ message: ReceivedMessage) throws -> Merged {
-      try message.bytes.withUnsafeBytes { bytes -> Merged in
-        guard case .feed = answer else {
-          return try model.merge(generation: generation, answering: answer) {
-            (follower, tripID) throws(ProtoDecodingError) in
-            try follower.received(bytes: bytes, generation: generation, ownTripID: tripID)
-          }
+      try message.bytes.withUnsafeBytes { try merge(bytes: $0) }
+    }
+
+    /// Merges the response in `bytes` (a poll's answer is read where it arrived: no copy).
+    func merge(bytes: UnsafeRawBufferPointer) throws(ProtoDecodingError) -> Merged {
+      guard case .feed = answer else {
+        return try model.merge(generation: generation, answering: answer) {
+          (follower, tripID) throws(ProtoDecodingError) in
+          try follower.received(bytes: bytes, generation: generation, ownTripID: tripID)
         }
-        return try FeedUpdate.withTrip(in: bytes) { (trip) throws(ProtoDecodingError) in
-          // An update without a trip changes nothing.
-          guard let trip else { return Merged(drain: false, next: nil, ended: nil) }
-          // Unpacked whole, as before, with no digests kept: the feed sends a trip only when it
-          // changed, and digests would hold a hash per field and waypoint (about 0.2 KB) for
-          // every streamed trip. Measured side by side, digesting feed updates saved no CPU
-          // that the shared machine could tell apart.
-          return try model.merge(generation: generation, answering: answer) {
-            (follower, tripID) throws(ProtoDecodingError) in
-            try follower.received(
-              bytes: trip, generation: generation, ownTripID: tripID, digesting: false)
-          }
+      }
+      return try FeedUpdate.withTrip(in: bytes) { (trip) throws(ProtoDecodingError) in
+        // An update without a trip changes nothing.
+        guard let trip else { return Merged(drain: false, next: nil, ended: nil) }
+        // Unpacked whole, as before, with no digests kept: the feed sends a trip only when it
+        // changed, and digests would hold a hash per field and waypoint (about 0.2 KB) for
+        // every streamed trip. Measured side by side, digesting feed updates saved no CPU
+        // that the shared machine could tell apart.
+        return try model.merge(generation: generation, answering: answer) {
+          (follower, tripID) throws(ProtoDecodingError) in
+          try follower.received(
+            bytes: trip, generation: generation, ownTripID: tripID, digesting: false)
         }
       }
     }

@@ -306,18 +306,31 @@ extension TripModel {
       ended(result) { _ in }
     }
 
+    var merging: Merging {
+      Merging(model: model, generation: generation, answer: .poll(dueAt: due))
+    }
+
     /// Merges the answer, then tells the call's loop interceptors how it ended (INTERNAL
     /// for an answer that does not decode), then settles the poll.
     func ended(
       _ result: Result<ReceivedMessage, RPCError>, reporting report: (RPCError?) -> Void
     ) {
-      let merging = Merging(model: model, generation: generation, answer: .poll(dueAt: due))
-      switch result.flatMap({ $0.decoded(by: merging) }) {
-      case .success(let merged):
-        report(nil)
-        model.applied(merged, generation: generation)
+      let merged = result.flatMap { $0.decoded(by: merging) }
+      if case .failure(let error) = merged { report(error) } else { report(nil) }
+      settle(merged)
+    }
+
+    /// Merges the answer where it arrived (no interceptors: no copy), then settles the poll.
+    func ended(lending response: LentMessage) {
+      settle(
+        Result { () throws(ProtoDecodingError) in try merging.merge(bytes: response.bytes) }
+          .mapError { ReceivedMessage.undecodable($0) })
+    }
+
+    private func settle(_ merged: Result<Merged, RPCError>) {
+      switch merged {
+      case .success(let merged): model.applied(merged, generation: generation)
       case .failure(let error):
-        report(error)
         model.failed(PollFailure(error: error, token: token), generation: generation)
       }
     }
