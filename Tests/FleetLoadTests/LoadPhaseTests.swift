@@ -4,7 +4,7 @@ import Testing
 @testable import fleet_load
 
 /// When a phase ends: the instant it is stopped, whatever the watch thread is doing.
-@Suite("fleet-load phase")
+@Suite("fleet-load phase", .timeLimit(.minutes(1)))
 struct LoadPhaseTests {
   /// A runner with no workers: the test itself completes the phase's units, so it knows the
   /// instant the phase stopped.
