@@ -233,11 +233,27 @@ struct WireDecodeTests {
     half.longitude = 13
     var unknown = point(99)  // the layout's 18 bytes and 2 more
     unknown.unknownFields.fields.append(.init(number: 3, wireType: 0, bytes: [1]))
+    // 18 bytes with the run's header but not its layout: the fields reversed (11 x 09 y), or
+    // the latitude twice (09 x 09 y, the last wins). The second field goes out as unknown.
+    func fixed64(_ value: Double) -> [UInt8] {
+      withUnsafeBytes(of: value.bitPattern.littleEndian) { Array($0) }
+    }
+    var reversed = GoogleType.LatLng()
+    reversed.longitude = 13.5
+    reversed.unknownFields.fields.append(.init(number: 1, wireType: 1, bytes: fixed64(52.5)))
+    var repeated = GoogleType.LatLng()
+    repeated.latitude = 52.25
+    repeated.unknownFields.fields.append(.init(number: 1, wireType: 1, bytes: fixed64(52.75)))
     let run = (0..<6).map(point)
     let paths: [[GoogleType.LatLng]] = [
       (0..<20).map(point), [GoogleType.LatLng()] + run, run + [half] + run, [unknown] + run,
-      run + [unknown, half] + run.reversed(),
+      run + [unknown, half] + run.reversed(), [reversed] + run + [repeated] + run,
+      [repeated] + run + [reversed] + run,
     ]
+    for (odd, tags) in [(reversed, [0x11, 0x09]), (repeated, [0x09, 0x09])] as [(_, [UInt8])] {
+      let bytes = odd.serializedBytes()
+      try #require(bytes.count == 18 && [bytes[0], bytes[9]] == tags)
+    }
     var inputs: [[UInt8]] = []
     for path in paths {
       var waypoint = FleetEngine.TripWaypoint()
