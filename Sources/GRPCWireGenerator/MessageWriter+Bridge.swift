@@ -82,7 +82,7 @@ extension MessageWriter {
       line("  }")
       line("}")
     }
-    fixedLayoutConformance(b)
+    try fixedLayoutConformance(b)
   }
 
   /// Whether a singular field of message type `type` is decoded through

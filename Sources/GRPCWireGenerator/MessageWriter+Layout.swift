@@ -11,15 +11,17 @@ import ProtoDescriptors
 extension MessageWriter {
   /// The fields of the message `type` in their layout's order, with their tags and value
   /// sizes, or nil when one is not a singular fixed-width scalar without presence numbered 1
-  /// to 15 (a one-byte tag), or the message has a oneof or copy-on-write storage. A function
+  /// to 15 (a one-byte tag), the message has a oneof or copy-on-write storage, or its file is
+  /// not proto3 (where such a scalar could have presence, as in proto2 or editions). A function
   /// of the descriptors alone, so that the writer of a message holding a list of `type` finds
   /// the same answer as the writer of `type`, in whatever file and module it is.
   func fixedLayoutFields(_ type: String) -> [(number: Int32, tag: Int, size: Int)]? {
     guard let entry = model.messages[type], !cowMessages.contains(type) else { return nil }
     let message = entry.message
-    let syntax = model.syntaxes[entry.file] ?? ""
-    // proto2's optional scalars have presence (a `has_` member), which the layout cannot say.
-    guard message.oneofDecl.isEmpty, !message.field.isEmpty, syntax != "", syntax != "proto2"
+    // proto2's optional scalars have presence (a `has_` member), which the layout cannot say;
+    // so do editions' by default (field_presence EXPLICIT). Only proto3's scalars have none.
+    guard message.oneofDecl.isEmpty, !message.field.isEmpty,
+      model.syntaxes[entry.file] == "proto3"
     else { return nil }
     var fields: [(number: Int32, tag: Int, size: Int)] = []
     for f in message.field.sorted(by: { ($0.number ?? 0) < ($1.number ?? 0) }) {
@@ -52,13 +54,22 @@ extension MessageWriter {
   }
 
   /// The conformance to `ProtoFixedLayoutMessage` of `b`, when it has a fixed layout.
-  mutating func fixedLayoutConformance(_ b: Bridge) {
+  ///
+  /// - Throws: ``GeneratorError`` naming the field of the layout that `b` has no Swift
+  ///   property for (our bug): the init shortcut and a holder's run of `b` need the
+  ///   conformance, so without it the generated code would not compile, far from the cause.
+  mutating func fixedLayoutConformance(_ b: Bridge) throws(GeneratorError) {
     guard let fields = fixedLayoutFields(b.full) else { return }
     var offset = 0
     var checks: [String] = []
     var loads: [String] = []
     for f in fields {
-      guard let field = b.plain.first(where: { $0.number == f.number }) else { return }
+      guard let field = b.plain.first(where: { $0.number == f.number }) else {
+        let name = b.message.field.first { $0.number == f.number }?.name ?? "\(f.number)"
+        throw GeneratorError(
+          file: model.messages[b.full]?.file ?? "", element: "field \(b.full.dropFirst()).\(name)",
+          reason: "it is in the message's fixed layout but has no Swift property (a generator bug)")
+      }
       checks.append("_p.load(fromByteOffset: \(offset), as: UInt8.self) == \(f.tag)")
       let raw = f.size == 8 ? "UInt64" : "UInt32"
       let load =
