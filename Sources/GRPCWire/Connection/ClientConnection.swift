@@ -80,9 +80,10 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection {
 
   deinit {
     // Its calls' streams hold the session (to acknowledge, resume and reset through), which
-    // holds its role unowned: a session that outlives its connection (one let go unclosed, as
-    // its loop stopped) is ended first, so that nothing reaches the role through it.
-    if let session {
+    // holds its role unowned. close(with:) ends the session and clears the role on the loop;
+    // one let go unclosed, as its loop stopped, ends its session here first, so that nothing
+    // reaches the role through it.
+    if let session, session.nghttp2 != nil {
       session.role = nil
       session.end()
     }
@@ -347,6 +348,7 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection {
       self.session = nil
       session.closeTransport()
       session.end()
+      session.role = nil
     }
     if let pool {
       self.pool = nil

@@ -83,8 +83,11 @@ final class ServerConnection: HTTP2SessionRole {
 
   deinit {
     // Its streams hold the session (to acknowledge and answer through), which holds its role
-    // unowned: a session that outlives its connection (one let go unclosed, as its loop
-    // stopped) is ended first, so that nothing reaches the role through it.
+    // unowned. closeSocket ends the session and clears the role on the loop; the last release
+    // may come later on another thread (the server's core), so a closed connection touches
+    // nothing here. One let go unclosed, as its loop stopped, ends its session first, so that
+    // nothing reaches the role through it.
+    guard session.nghttp2 != nil else { return }
     session.role = nil
     session.end()
   }
@@ -281,6 +284,7 @@ final class ServerConnection: HTTP2SessionRole {
       stream.discardQueues()
     }
     session.end()
+    session.role = nil
     let server = self.server
     self.server = nil
     server?.connectionClosed(ObjectIdentifier(self))

@@ -90,10 +90,10 @@ final class ServerStream: StreamRole, TimerTarget, @unchecked Sendable {
   func withShared<T>(_ body: (inout Shared) -> T) -> T { shared.withLock(body) }
 
   /// Acknowledges `count` request bytes through the session (see ``StreamRole``): for the
-  /// stream too while it is open and in its connection's table (which drops it as its machine
-  /// closes).
+  /// stream too when `streamOpen` (callers pass it only while the machine is open) and nghttp2
+  /// still has the stream, else for the connection only.
   func acknowledge(_ count: Int, streamOpen: Bool) {
-    session?.acknowledge(count, streamID: id, streamOpen: streamOpen && !core.machine.isClosed)
+    session?.acknowledge(count, streamID: id, streamOpen: streamOpen)
   }
 
   // MARK: Loop side

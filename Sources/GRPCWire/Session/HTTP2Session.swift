@@ -130,8 +130,14 @@ final class HTTP2Session: TickEndHandler {
   private(set) var lentInput: UnsafeRawBufferPointer?
   /// The header texts received lately that are not common ones (see RecentHeaderTexts).
   @exclusivity(unchecked) var recentHeaderTexts = RecentHeaderTexts()
-  /// Unowned: the role owns the session, and every call into the role comes from one of its
-  /// own calls (mem_recv, mem_send) or from the flush it scheduled, which holds it.
+  /// Unowned: the role owns the session. Calls into the role come from its own calls
+  /// (mem_recv, mem_send), from the flush it scheduled (which holds it: `flushOwed`), and
+  /// from a stream's own hops on the loop (a handler's answer, a call cancelled or past its
+  /// deadline, a handler dropping its connection: ``submitResponse(_:_:body:)``,
+  /// ``cancel(_:deadlinePassed:)``, ``dropConnection()``). Each of those checks `nghttp2`
+  /// first, and the role ends the session before it goes: it ends it on the loop as it
+  /// closes, then clears this (its deinit does both when its loop stopped first). Loop-only,
+  /// like the rest.
   unowned(unsafe) var role: (any HTTP2SessionRole)?
   private var output = SessionOutput()
   private var interest: EventLoop.Interest
