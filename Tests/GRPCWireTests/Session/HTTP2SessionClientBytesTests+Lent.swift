@@ -8,20 +8,51 @@ import Testing
 /// call ends in the read that brought it, and copied otherwise (a message split across
 /// reads, or trailers that come in a later read, which the loop's read buffer is reused for).
 extension HTTP2SessionClientBytesTests {
-  /// What a call's end brought its receiver: whether the response was lent, and its bytes.
+  /// What a call's end brought its receiver: whether the response was lent, and its bytes;
+  /// the test waits for it on a continuation the end resumes.
   final class LendingReceiver: UnaryCallReceiver, Sendable {
-    let seen = PosixMutex<(lent: Bool, bytes: [UInt8])?>(nil)
-    let failure = PosixMutex<RPCError?>(nil)
-
-    func ended(lending response: LentMessage) {
-      let bytes = Array(response.bytes)
-      seen.withLock { $0 = (true, bytes) }
+    typealias Ending = Result<(lent: Bool, bytes: [UInt8]), RPCError>
+    private struct State {
+      var ending: Ending?
+      var waiter: CheckedContinuation<Ending?, Never>?
+      var gaveUp = false
     }
+    private let state = PosixMutex(State())
+
+    func ended(lending response: LentMessage) { end(.success((true, Array(response.bytes)))) }
 
     func ended(_ result: Result<ReceivedMessage, RPCError>) {
-      switch result {
-      case .success(let message): seen.withLock { $0 = (false, message.bytes) }
-      case .failure(let error): failure.withLock { $0 = error }
+      end(result.map { (false, $0.bytes) })
+    }
+
+    private func end(_ ending: Ending) {
+      let waiter = state.withLock { state in
+        state.ending = ending
+        defer { state.waiter = nil }
+        return state.waiter
+      }
+      waiter?.resume(returning: ending)
+    }
+
+    /// The call's end, once it has come; nil if the waiting task is cancelled first.
+    func ending() async -> Ending? {
+      await withTaskCancellationHandler {
+        await withCheckedContinuation { continuation in
+          let now: Ending?? = state.withLock { state in
+            if let ending = state.ending { return .some(ending) }
+            if state.gaveUp { return .some(nil) }
+            state.waiter = continuation
+            return nil
+          }
+          if let now { continuation.resume(returning: now) }
+        }
+      } onCancel: {
+        let waiter = state.withLock { state in
+          state.gaveUp = true
+          defer { state.waiter = nil }
+          return state.waiter
+        }
+        waiter?.resume(returning: nil)
       }
     }
   }
@@ -54,14 +85,17 @@ extension HTTP2SessionClientBytesTests {
 
   /// What `receiver` saw, once its call ended (within 10 s).
   static func ending(of receiver: LendingReceiver) async throws -> (lent: Bool, bytes: [UInt8]) {
-    let deadline = ContinuousClock.now + .seconds(10)
-    while true {
-      if let seen = receiver.seen.withLock({ $0 }) { return seen }
-      let failure = receiver.failure.withLock { $0 }
-      try #require(failure == nil, "the call failed: \(String(describing: failure))")
-      try #require(ContinuousClock.now < deadline, "the call did not end within 10 s")
-      try await Task.sleep(for: .milliseconds(5))
+    let ending = await withTaskGroup(of: LendingReceiver.Ending?.self) { group in
+      group.addTask { await receiver.ending() }
+      group.addTask {
+        try? await Task.sleep(for: .seconds(10))  // the wait's timeout
+        return nil
+      }
+      let first = await group.next() ?? nil
+      group.cancelAll()
+      return first
     }
+    return try #require(ending, "the call did not end within 10 s").get()
   }
 
   @Test("a response whole in the read that ends its call is lent, byte for byte")
