@@ -19,10 +19,10 @@ extension ClientStream {
       guard !s.outboundFinished else {
         return (false, false, RPCError(code: .internalError, message: "write after the request stream was finished"))
       }
-      let written = s.mailbox.write(announce: true) { $0.append(contentsOf: framed) }
+      let written = mailbox.write(announce: true) { $0.append(contentsOf: framed) }
       s.outboundFinished = finish
       s.messagesWritten += 1
-      return (written.tellLoop, s.mailbox.unsentCount > Self.outboundLimit, nil)
+      return (written.tellLoop, mailbox.unsentCount > Self.outboundLimit, nil)
     }
     if let ended { throw ended }
     if scheduleResume { loop.execute { self.resumeData() } }
@@ -31,7 +31,7 @@ extension ClientStream {
     try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
       let resumeNow = withShared { s -> Result<Void, RPCError>? in
         if let outcome = s.outcome { return .failure(Self.endError(outcome)) }
-        return s.mailbox.wait(writer: c, limit: Self.outboundLimit) ? nil : .success(())
+        return mailbox.wait(writer: c, limit: Self.outboundLimit) ? nil : .success(())
       }
       if let resumeNow { c.resume(with: resumeNow) }
     }
@@ -42,7 +42,7 @@ extension ClientStream {
     let schedule = withShared { s -> Bool in
       guard !s.outboundFinished, s.outcome == nil else { return false }
       s.outboundFinished = true
-      return s.mailbox.claimResumeHop()
+      return mailbox.claimResumeHop()
     }
     if schedule { loop.execute { self.resumeData() } }
   }
@@ -69,14 +69,14 @@ extension ClientStream {
   func nextMessage() async throws -> Received? {
     // A message already here (the usual case while a stream runs ahead of its reader) is
     // taken without suspending: no continuation, no hop through the executor.
-    let (ready, scheduleCredit) = withShared { s in Self.take(&s) }
+    let (ready, scheduleCredit) = withShared { s in take(&s) }
     if scheduleCredit { loop.execute { self.acknowledgeReadCredit() } }
     if let ready { return try ready.get() }
     return try await withCheckedThrowingContinuation {
       (c: CheckedContinuation<Received?, any Error>) in
       let (now, scheduleCredit) = withShared { s -> (Result<Received?, any Error>?, Bool) in
-        let (now, schedule) = Self.take(&s)
-        if now == nil { s.mailbox.readerWaiting = c }
+        let (now, schedule) = take(&s)
+        if now == nil { mailbox.readerWaiting = c }
         return (now, schedule)
       }
       if scheduleCredit { loop.execute { self.acknowledgeReadCredit() } }
@@ -86,8 +86,8 @@ extension ClientStream {
 
   /// The next buffered message, or the end of the call, or nil when the reader must wait; and
   /// whether read credit is now due back to the loop (at most one such hop is pending).
-  static func take(_ s: inout Shared) -> (Result<Received?, any Error>?, Bool) {
-    if let (received, returnCredit) = s.mailbox.takeMessage() {
+  func take(_ s: inout Shared) -> (Result<Received?, any Error>?, Bool) {
+    if let (received, returnCredit) = mailbox.takeMessage() {
       return (.success(received), returnCredit)
     }
     if let outcome = s.outcome {
@@ -120,7 +120,7 @@ extension ClientStream {
   /// headers' metadata (see ``awaitEnd()``).
   func takeEnd() -> (messages: [Received], outcome: CallOutcome, headMetadata: Metadata?) {
     withShared { s in
-      (s.mailbox.removeMessages(), s.outcome!, s.head?.metadata)
+      (mailbox.removeMessages(), s.outcome!, s.head?.metadata)
     }
   }
 
@@ -147,7 +147,7 @@ extension ClientStream {
   }
 
   /// Payload bytes of complete responses received but not yet read.
-  var bufferedResponseBytes: Int { withShared { $0.mailbox.bufferedBytes } }
+  var bufferedResponseBytes: Int { withLocked { mailbox.bufferedBytes } }
 
   /// Ends the call from the caller's side (task cancelled, body finished early): resets the
   /// stream with CANCEL unless it is already over.

@@ -10,26 +10,26 @@ extension ClientStream {
   func receivedHeaders(_ fields: [HeaderField], endStream: Bool) {
     loop.checkInLoop()
     loop.checkOutsideCallbacks()
-    let action = core.machine.receiveResponseHeaders(fields, endStream: endStream)
+    let action = machine.receiveResponseHeaders(fields, endStream: endStream)
     switch action {
     case .responseHead(let head):
       let waiters = withShared { s in
         s.head = head
         // Committed, so never replayed: a request already sent whole (a server-streaming
         // call's, which may stay open for hours) lets its bytes go now, not with the stream.
-        s.mailbox.commit()
+        mailbox.commit()
         return s.headWaiters.exchange([])
       }
       for waiter in waiters { waiter.resume(returning: head.metadata) }
     case .finished(let outcome):
       // Trailers saying OK while part of a message is still buffered: the response was cut
       // short, and calling it a success would drop that message without a word.
-      if case .success = outcome, core.deframer.bufferedByteCount > 0 {
+      if case .success = outcome, deframer.bufferedByteCount > 0 {
         finish(
           .failure(
             RPCError(
               code: .internalError,
-              message: "the server ended the call inside a message: \(core.deframer.bufferedByteCount) "
+              message: "the server ended the call inside a message: \(deframer.bufferedByteCount) "
                 + "bytes of an unfinished message were left over")),
           reset: false)
         return
@@ -44,7 +44,7 @@ extension ClientStream {
 
   func receivedData(_ bytes: UnsafeRawBufferPointer) {
     loop.checkInLoop()
-    switch core.machine.receiveData() {
+    switch machine.receiveData() {
     case .drop:
       // The call is over (we cancelled it); the bytes still count against the connection.
       acknowledge(bytes.count, streamOpen: false)
@@ -58,7 +58,7 @@ extension ClientStream {
       var firstLent: UnsafeRawBufferPointer? = nil
       let inbound: StreamCore.Inbound<Received>
       do {
-        inbound = try core.receive(bytes, lending: lending) { frame, lent, owed in
+        inbound = try receive(bytes, lending: lending) { frame, lent, owed in
           if firstLent == nil { firstLent = lent }
           return Received(frame: frame, encoding: encoding, owed: owed)
         }
@@ -73,7 +73,7 @@ extension ClientStream {
         acknowledge(inbound.partialBytes, streamOpen: true)
       }
       guard let first = inbound.first else { return }
-      core.owe(inbound.owedByMessages)
+      owe(inbound.owedByMessages)
       messagesReceived += 1 + inbound.more.count
       if oneResponse && messagesReceived > 1 {
         // doc/statuscodes.md: a response cardinality violation is UNIMPLEMENTED. Failed now,
@@ -121,8 +121,8 @@ extension ClientStream {
     }
     let handed = withShared { s in
       s.messagesDelivered += 1 + more.count
-      let handed = s.mailbox.deliver(first)
-      if !more.isEmpty { _ = s.mailbox.deliver(more) }
+      let handed = mailbox.deliver(first)
+      if !more.isEmpty { _ = mailbox.deliver(more) }
       return handed
     }
     if let (reader, message) = handed {
@@ -130,11 +130,5 @@ extension ClientStream {
       readerTook(message.owed)
       reader.resume(returning: message)
     }
-  }
-
-  /// Acknowledges `count` received bytes through the session (see ``StreamRole``): for the
-  /// stream too while nghttp2 still has it open.
-  func acknowledge(_ count: Int, streamOpen: Bool) {
-    session?.acknowledge(count, streamID: streamID, streamOpen: streamOpen && !streamClosed)
   }
 }

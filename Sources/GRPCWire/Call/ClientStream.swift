@@ -16,11 +16,10 @@ internal import Logging
 /// since the message cannot complete otherwise and its size is bounded by `maxReceiveSize`.
 /// Bytes of complete messages stay unacknowledged until the caller takes the message, so a
 /// slow reader holds at most one stream window of complete messages plus one partial one.
-final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable {
-  // @unchecked Sendable: immutable lets, `shared` under its lock (or loop-confined), and
-  // loop-only vars (see above).
+final class ClientStream: StreamCore, TimerTarget, LoopTask, @unchecked Sendable {
+  // @unchecked Sendable: immutable lets, `shared` under the core's lock (or loop-confined),
+  // and loop-only vars (see above).
 
-  let loop: EventLoop
   /// The request fields every call to this method sends (see RequestHeaderPrefix).
   let headerPrefix: RequestHeaderPrefix
   /// This call's own request fields, sent after `headerPrefix`'s: timeout, compression,
@@ -40,21 +39,12 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
   let loopDriven: Bool
 
   // MARK: Loop-only
-  var streamID: Int32 = -1
-  /// The session the stream is open on, from its submission to its close (or retry): what
-  /// it acknowledges received bytes, resumes its body and resets itself through. Not the
-  /// connection: a stream's close and retry go back to it as ``AfterClose``, and its other
-  /// part in a reset (a keepalive probe after a deadline) the session asks of its role.
-  /// Strong, not weak (a weak reference gives the session a side table, after which every
-  /// retain and release of it takes the slow path); cleared as the stream closes or retries.
-  var session: HTTP2Session?
-  /// What both roles' streams keep alike: the state machine (client configuration), the
-  /// deframer, the bytes owed, the deadline timer (see ``StreamRole``).
-  var core: StreamCore
+  // The core's `session`: from the stream's submission to its close (or retry). Not the
+  // connection: a stream's close and retry go back to it as ``AfterClose``, and its other
+  // part in a reset (a keepalive probe after a deadline) the session asks of its role.
   /// The call is over (``finish(_:reset:)`` ran): `shared`'s outcome is set. The loop's own
   /// copy, so the pool and the connection check it with no lock.
   var ended = false
-  var streamClosed = false
   /// Transparent retries so far (see ``closed(http2ErrorCode:lostConnection:)``).
   var transparentRetries = 0
   /// The call's driver when no task waits on it (a ``LoopCall``): told of the messages (if
@@ -74,21 +64,14 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
   var endQueued = false
 
   // MARK: Shared
-  /// The lock of `shared`, for a call with a caller off the loop; nil for a loop-driven call,
-  /// whose `shared` is loop-confined: it allocates no lock it would never take.
-  /// It guards a byte, not `Void`: ThreadSanitizer sees the lock's inout access to a
-  /// zero-sized value at the start of the mutex's buffer, which every caller reads unlocked,
-  /// and reported each call's first withShared on another thread as a race.
-  private let sharedLock: PosixMutex<UInt8>?
-  /// Reached only through ``withShared(_:)``: under `sharedLock`, or on the loop. Its
+  /// The role's part of what the loop shares with the caller, beside the core's mailbox:
+  /// reached only through ``withShared(_:)``, under the core's lock (or on the loop). Its
   /// exclusivity is not checked at run time (those are the checks; a nested `withShared`
   /// would deadlock on the lock).
   @exclusivity(unchecked) private var shared: Shared
 
-  struct Shared: StreamShared {
-    /// Request bytes for nghttp2 (kept for a replay until the call is committed: response
-    /// headers arrived, or too much was sent to keep), responses for the caller.
-    var mailbox: StreamMailbox<Received>
+  struct Shared {
+    /// The request stream is half-closed: no more request bytes come.
     var outboundFinished = false
     var head: StreamStateMachine.ResponseHead?
     var headWaiters: [CheckedContinuation<Metadata, any Error>] = []
@@ -106,9 +89,7 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
     var messagesWritten = 0
     var messagesDelivered = 0
 
-    init(outbound: [UInt8], outboundFinished: Bool) {
-      mailbox = StreamMailbox(
-        outbound: outbound, keepsSentBytes: true, outboundLimit: ClientStream.outboundLimit)
+    init(outboundFinished: Bool) {
       self.outboundFinished = outboundFinished
     }
 
@@ -141,16 +122,8 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
     init(error: RPCError) { self.error = error }
   }
 
-  /// A complete message waiting for the caller, and the acknowledgement it owes.
-  struct Received: MailboxMessage {
-    var frame: MessageDeframer.Frame
-    var encoding: StreamStateMachine.MessageEncoding
-    var owed: Int
-    var payloadCount: Int { frame.payload.count }
-    static var taken: Self {
-      Self(frame: .init(compressed: false, payload: []), encoding: .identity, owed: 0)
-    }
-  }
+  /// A complete response message waiting for the caller, and the acknowledgement it owes.
+  typealias Received = StreamMessage
 
   /// A unary or client-streaming call: a second response message ends it at once.
   let oneResponse: Bool
@@ -169,7 +142,6 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
     carriesCredentials: Bool = false,
     waitForReady: Bool = false, oneResponse: Bool = false, loopDriven: Bool = false
   ) {
-    self.loop = loop
     self.loopDriven = loopDriven
     self.oneResponse = oneResponse
     self.carriesCredentials = carriesCredentials
@@ -180,28 +152,33 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
     self.maxSendSize = maxSendSize
     self.timeout = timeout
     self.deadline = timeout.map { MonotonicInstant.now.advanced(by: $0) }
-    self.core = StreamCore(.client(), maxReceiveSize: maxReceiveSize)
-    self.shared = Shared(outbound: initialRequest, outboundFinished: finished)
-    self.sharedLock = loopDriven ? nil : PosixMutex(0)
+    self.shared = Shared(outboundFinished: finished)
+    // The mailbox holds the request bytes for nghttp2 (kept for a replay until the call is
+    // committed: response headers arrived, or too much was sent to keep), responses for the
+    // caller.
+    super.init(
+      loop: loop, id: -1, machine: .client(), maxReceiveSize: maxReceiveSize,
+      mailbox: StreamMailbox(
+        outbound: initialRequest, keepsSentBytes: true, outboundLimit: Self.outboundLimit),
+      loopConfined: loopDriven)
   }
 
   /// Runs `body` on the shared state: under its lock, or for a loop-driven call, whose every
   /// side runs on the loop, without it — on the loop thread only, checked in every build.
   @inline(__always)
   func withShared<T>(_ body: (inout Shared) -> T) -> T {
-    guard let sharedLock else {
-      loop.preconditionInEventLoop("a loop-driven call's state")
-      return body(&shared)
-    }
-    return sharedLock.withLock { _ in body(&shared) }
+    withLocked { body(&shared) }
   }
+
+  /// Under the core's lock: the request stream is half-closed.
+  override var outboundFinished: Bool { shared.outboundFinished }
 
   // MARK: Loop side
 
   /// The stream was submitted to nghttp2 as `id`, on `session`.
   func started(id: Int32, on session: HTTP2Session) {
     loop.checkInLoop()
-    streamID = id
+    self.id = id
     self.session = session
     armDeadline()
   }
@@ -210,14 +187,14 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
   /// for a connection (or for ready) still ends on time.
   func armDeadline() {
     loop.checkInLoop()
-    if let deadline, core.deadlineTimer == nil, !core.machine.isClosed {
-      core.deadlineTimer = loop.scheduleTimer(at: deadline, target: self)
+    if let deadline, deadlineTimer == nil, !machine.isClosed {
+      deadlineTimer = loop.scheduleTimer(at: deadline, target: self)
     }
   }
 
   /// The deadline passed (the timer ``armDeadline()`` set).
   func timerFired() {
-    core.deadlineTimer = nil
+    deadlineTimer = nil
     fail(
       RPCError(
         code: .deadlineExceeded,
@@ -228,10 +205,10 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
   /// New request bytes or a half-close arrived from the caller.
   func resumeData() {
     loop.checkInLoop()
-    withShared { $0.mailbox.resumeHopRan() }
-    guard core.bodyDeferred, !streamClosed, let session else { return }
+    withLocked { mailbox.resumeHopRan() }
+    guard bodyDeferred, !streamClosed, let session else { return }
     // Fails only when nghttp2 no longer defers the stream's data: nothing waits to resume.
-    _ = session.resumeBody(of: streamID, deferred: &core.bodyDeferred)
+    _ = session.resumeBody(of: id, deferred: &bodyDeferred)
   }
 
   /// What the connection does with a stream that closed: nothing more, or start it again
@@ -252,10 +229,10 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
       let retry = retryTransparently()
       if retry != .done { return retry }
     }
-    if let lostConnection, !core.machine.isClosed {
-      core.machine.close()
+    if let lostConnection, !machine.isClosed {
+      machine.close()
       finish(.failure(lostConnection), reset: false)
-    } else if let error = core.machine.streamClosed(http2ErrorCode: http2ErrorCode) {
+    } else if let error = machine.streamClosed(http2ErrorCode: http2ErrorCode) {
       finish(.failure(error), reset: false)
     }
     streamClosed = true
@@ -272,20 +249,20 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
   /// a retry, and it returns it to the connection; a caller that dropped the `.retry` would
   /// strand the call (off its connection, with no stream ID, never ended).
   private func retryTransparently() -> AfterClose {
-    guard !core.machine.isClosed, transparentRetries < Self.maxTransparentRetries else {
+    guard !machine.isClosed, transparentRetries < Self.maxTransparentRetries else {
       return .done
     }
     let replayable = withShared { s -> Bool in
-      s.outcome == nil && s.mailbox.rewindForReplay()
+      s.outcome == nil && mailbox.rewindForReplay()
     }
     guard replayable else { return .done }
     transparentRetries += 1
     releaseOwed()
-    streamID = -1
+    id = -1
     session = nil
     unaryResponse = nil
     unaryLent = nil
-    core.restartInbound(maxReceiveSize: maxReceiveSize)
+    restartInbound(maxReceiveSize: maxReceiveSize)
     return .retry(
       number: transparentRetries, after: Self.transparentRetryDelay(after: transparentRetries))
   }
@@ -299,23 +276,23 @@ final class ClientStream: StreamRole, TimerTarget, LoopTask, @unchecked Sendable
   /// Fails the call unless it is already over; `reset` sends RST_STREAM(CANCEL).
   func fail(_ error: RPCError, reset: Bool) {
     loop.checkInLoop()
-    guard !core.machine.isClosed else { return }
-    core.machine.close()
+    guard !machine.isClosed else { return }
+    machine.close()
     finish(.failure(error), reset: reset)
   }
 
   func finish(_ outcome: CallOutcome, reset: Bool) {
     loop.checkInLoop()
     loop.checkOutsideCallbacks()
-    if reset, !streamClosed, streamID > 0 {
+    if reset, !streamClosed, id > 0 {
       // Reset once its deadline has passed: a call that timed out on this connection.
-      session?.cancel(streamID, deadlinePassed: deadline.map { $0 <= .now } ?? false)
+      session?.cancel(id, deadlinePassed: deadline.map { $0 <= .now } ?? false)
     }
     ended = true
     let error: RPCError? = if case .failure(let e) = outcome { e } else { nil }
-    let (heads, ends) = end(error) { s in
-      if s.outcome == nil { s.outcome = outcome }
-      return (s.headWaiters.exchange([]), s.endWaiters.exchange([]))
+    let (heads, ends) = end(error) {
+      if shared.outcome == nil { shared.outcome = outcome }
+      return (shared.headWaiters.exchange([]), shared.endWaiters.exchange([]))
     }
     for head in heads {
       if let error { head.resume(throwing: error) } else { head.resume(returning: Metadata()) }

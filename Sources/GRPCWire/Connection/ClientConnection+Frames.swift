@@ -9,7 +9,7 @@ extension ClientConnection {
   /// DATA chunk, trailers, the close), nearly always for the stream of the call before: that
   /// one is kept at hand rather than hashed for again.
   func stream(_ id: Int32) -> ClientStream? {
-    if let last = lastLookedUp, last.streamID == id { return last }
+    if let last = lastLookedUp, last.id == id { return last }
     let found = streams[id]
     if found != nil { lastLookedUp = found }
     return found
@@ -40,7 +40,7 @@ extension ClientConnection {
   }
 
   func streamClosed(_ id: Int32, errorCode: UInt32) {
-    if lastLookedUp?.streamID == id { lastLookedUp = nil }
+    if lastLookedUp?.id == id { lastLookedUp = nil }
     if let stream = streams.removeValue(forKey: id),
       case .retry(let number, let delay) = stream.closed(http2ErrorCode: errorCode)
     {

@@ -170,16 +170,6 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection {
     scheduleFlush()
   }
 
-  func pullBody(
-    of source: UnsafeMutableRawPointer, into buffer: UnsafeMutableRawBufferPointer,
-    resume: inout [CheckedContinuation<Void, any Error>]
-  ) -> BodyPull {
-    // The stream is in `streams` while nghttp2 may pull its body: not retained for the pull.
-    Unmanaged<ClientStream>.fromOpaque(source)._withUnsafeGuaranteedRef {
-      $0.pullQueued(into: buffer, resume: &resume) { _ -> Void? in nil }.pull
-    }
-  }
-
   /// A call's stream could not be reset (out of memory: see
   /// ``HTTP2Session/cancel(_:deadlinePassed:)``): the connection goes with it.
   func resetNotQueued(_ id: Int32) {

@@ -12,7 +12,7 @@ extension ServerConnection {
 
   private func answer(_ stream: ServerStream) {
     guard let handler = stream.loopHandler, let context = stream.context,
-      !stream.core.machine.isClosed
+      !stream.machine.isClosed
     else { return }
     stream.loopHandler = nil
     // A spent budget means writers already wait for room: this response waits its turn

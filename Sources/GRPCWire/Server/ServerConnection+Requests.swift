@@ -60,7 +60,7 @@ extension ServerConnection {
       return consume(streamID: streamID, bytes.count, streamOpen: false)
     }
     // Answered already (refused, or the handler is done): nothing will read what comes.
-    guard case .accept(let encoding) = stream.core.machine.receiveData() else {
+    guard case .accept(let encoding) = stream.machine.receiveData() else {
       return consume(streamID: stream.id, bytes.count, streamOpen: true)
     }
     if let error = stream.receivedData(bytes, encoding: encoding) { stream.fail(error) }
@@ -93,7 +93,7 @@ extension ServerConnection {
   func requestHeadersReceived(_ stream: ServerStream, fields: [HeaderField], endStream: Bool) {
     guard let server else { return }
     var method: ServerMethod? = nil
-    let checked = stream.core.machine.receiveRequestHeaders(fields) { path in
+    let checked = stream.machine.receiveRequestHeaders(fields) { path in
       method = server.handler(for: path)
       return method != nil
     }
@@ -107,7 +107,7 @@ extension ServerConnection {
       return
     }
     stream.acceptsGzip = head.acceptsGzip
-    stream.core.restartInbound(maxReceiveSize: server.maxReceiveMessageSize)
+    stream.restartInbound(maxReceiveSize: server.maxReceiveMessageSize)
     stream.maxSendMessageSize = server.options.maxSendMessageSize
     stream.maxRequestSize = server.maxReceiveMessageSize
     stream.sendBudget = sendBudget
@@ -120,7 +120,7 @@ extension ServerConnection {
     if let timeout {
       // The timer holds the stream until it is cancelled, when the call ends
       // (finishResponse, abort).
-      stream.core.deadlineTimer = loop.scheduleTimer(at: .now.advanced(by: timeout), target: stream)
+      stream.deadlineTimer = loop.scheduleTimer(at: .now.advanced(by: timeout), target: stream)
     }
     switch method {
     case .task(let handler):
@@ -149,7 +149,8 @@ extension ServerConnection {
 
   func streamClosed(_ id: Int32, errorCode: UInt32) {
     guard let stream = streams.removeValue(forKey: id) else { return }
-    if let interrupted = stream.core.machine.streamClosed(http2ErrorCode: errorCode) {
+    stream.streamClosed = true
+    if let interrupted = stream.machine.streamClosed(http2ErrorCode: errorCode) {
       // Closed before the call was answered: the client reset it (or the connection ended).
       stream.abort(interrupted)
     }

@@ -278,7 +278,7 @@ final class ServerConnection: HTTP2SessionRole {
     streams.removeAll()
     readyOnLoop.removeAll()
     for stream in open.values {
-      if stream.core.machine.streamClosed(http2ErrorCode: HTTP2ErrorCode.cancel) != nil {
+      if stream.machine.streamClosed(http2ErrorCode: HTTP2ErrorCode.cancel) != nil {
         stream.abort(RPCError(code: .unavailable, message: "the connection from \(peer) was lost"))
       }
       stream.discardQueues()

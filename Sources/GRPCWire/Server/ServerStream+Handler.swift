@@ -12,9 +12,9 @@ extension ServerStream {
     } else {
       request = try await withCheckedThrowingContinuation {
         (c: CheckedContinuation<QueuedRequest?, any Error>) in
-        let (now, returnCredit) = shared.withLock { s in
-          let taken = Self.take(&s)
-          if taken.result == nil { s.mailbox.readerWaiting = c }
+        let (now, returnCredit) = withShared { s in
+          let taken = take(&s)
+          if taken.result == nil { mailbox.readerWaiting = c }
           return taken
         }
         if returnCredit { returnReadCredit() }
@@ -36,7 +36,7 @@ extension ServerStream {
 
   /// The next request, if there is one, and its read credit handed back to the loop.
   private func take() -> Result<QueuedRequest?, any Error>? {
-    let (result, returnCredit) = shared.withLock { Self.take(&$0) }
+    let (result, returnCredit) = withShared { take(&$0) }
     if returnCredit { returnReadCredit() }
     return result
   }
@@ -52,9 +52,9 @@ extension ServerStream {
 
   /// The next request, the end of the requests or the call's abort (nil: the reader must
   /// wait), and whether read credit is now due back to the loop.
-  static func take(_ s: inout Shared) -> (result: Result<QueuedRequest?, any Error>?, returnCredit: Bool) {
+  func take(_ s: inout Shared) -> (result: Result<QueuedRequest?, any Error>?, returnCredit: Bool) {
     if let aborted = s.aborted { return (.failure(aborted), false) }
-    if let (request, returnCredit) = s.mailbox.takeMessage() {
+    if let (request, returnCredit) = mailbox.takeMessage() {
       return (.success(request), returnCredit)
     }
     if s.requestsFinished { return (.success(nil), false) }
@@ -82,7 +82,7 @@ extension ServerStream {
   /// flush has taken the queue below the limit, within the same tick when the socket keeps up.
   func writeResponse(compress: Bool, serialize: (inout [UInt8]) throws -> Void) async throws {
     if let sendBudget {
-      try await sendBudget.waitForRoom(stream: id) { shared.withLock { $0.aborted } }
+      try await sendBudget.waitForRoom(stream: id) { withShared { $0.aborted } }
     }
     let limit = loop.inEventLoop ? min(Self.loopWriteLimit, outboundLimit) : outboundLimit
     let (schedule, full) = try queueResponse(
@@ -91,9 +91,9 @@ extension ServerStream {
     // Under the limit the write is done: no suspension.
     guard full else { return }
     try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-      let now = shared.withLock { s -> Result<Void, any Error>? in
+      let now = withShared { s -> Result<Void, any Error>? in
         if let aborted = s.aborted { return .failure(aborted) }
-        return s.mailbox.wait(writer: c, limit: limit) ? nil : .success(())
+        return mailbox.wait(writer: c, limit: limit) ? nil : .success(())
       }
       if let now { c.resume(with: now) }
     }
@@ -125,24 +125,24 @@ extension ServerStream {
       var bytes: [UInt8] = []
       try MessageFramer.append(to: &bytes, compress: true, serialize: serialize)
       try checkSendSize(bytes.count - MessageFramer.prefixLength)
-      (schedule, full) = try shared.withLock { s throws(RPCError) -> (Bool, Bool) in
+      (schedule, full) = try withShared { s throws(RPCError) -> (Bool, Bool) in
         if let aborted = s.aborted { throw aborted }
-        let written = s.mailbox.write(announce: announce) { $0.append(contentsOf: bytes) }
+        let written = mailbox.write(announce: announce) { $0.append(contentsOf: bytes) }
         queuedBytes = written.count
-        return (written.tellLoop, s.mailbox.unsentCount > limit)
+        return (written.tellLoop, mailbox.unsentCount > limit)
       }
     } else {
       // The message is serialised into the queue under the lock: no buffer of its own, no
       // copy. nghttp2's data provider waits for the lock at most that long.
-      (schedule, full) = try shared.withLock { s throws -> (Bool, Bool) in
+      (schedule, full) = try withShared { s throws -> (Bool, Bool) in
         if let aborted = s.aborted { throw aborted }
-        let written = try s.mailbox.write(announce: announce) { outbound throws in
+        let written = try mailbox.write(announce: announce) { outbound throws in
           let start = outbound.count
           try MessageFramer.append(to: &outbound, compress: false, serialize: serialize)
           try checkSendSize(outbound.count - start - MessageFramer.prefixLength)
         }
         queuedBytes = written.count
-        return (written.tellLoop, s.mailbox.unsentCount > limit)
+        return (written.tellLoop, mailbox.unsentCount > limit)
       }
     }
     // Counted before this writer waits for its own stream: the connection's other writers
@@ -169,7 +169,7 @@ extension ServerStream {
   /// ``finish(_:trailers:)`` for a handler on the loop: its caller then finishes the response
   /// (``finishResponse()``), with no hop. False when the call had already ended.
   func setStatus(_ status: Status, _ trailers: Metadata) -> Bool {
-    shared.withLock { s -> Bool in
+    withShared { s -> Bool in
       guard s.status == nil, s.aborted == nil else { return false }
       s.status = (status, trailers)
       return true

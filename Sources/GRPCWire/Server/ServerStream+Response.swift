@@ -11,9 +11,9 @@ extension ServerStream {
   /// or its body resumes.
   func responseBytesQueued() {
     loop.checkInLoop()
-    shared.withLock { $0.mailbox.resumeHopRan() }
+    withLocked { mailbox.resumeHopRan() }
     guard session?.nghttp2 != nil else { return }
-    switch core.machine.responseQueued() {
+    switch machine.responseQueued() {
     case .startResponse: startResponse()
     case .resumeBody: resumeBody()
     case .ignore: break
@@ -26,8 +26,8 @@ extension ServerStream {
     loop.checkInLoop()
     guard session?.nghttp2 != nil else { return }
     cancelDeadline()
-    let unsent = core.machine.awaitsResponseStart ? finishedWithoutBody : nil
-    switch core.machine.finish(bodyQueued: unsent == nil) {
+    let unsent = machine.awaitsResponseStart ? finishedWithoutBody : nil
+    switch machine.finish(bodyQueued: unsent == nil) {
     case .trailersOnly:
       guard let (status, trailers) = unsent else { return }
       // Nothing was sent: a trailers-only response carries status and metadata together.
@@ -77,8 +77,8 @@ extension ServerStream {
 
   /// Resumes the response body, if nghttp2 deferred it for want of bytes.
   private func resumeBody() {
-    guard core.bodyDeferred, let session else { return }
-    session.checkSubmitted(session.resumeBody(of: id, deferred: &core.bodyDeferred), id)
+    guard bodyDeferred, let session else { return }
+    session.checkSubmitted(session.resumeBody(of: id, deferred: &bodyDeferred), id)
   }
 
   /// The body is over (from the data provider, inside mem_send): the status and trailers.

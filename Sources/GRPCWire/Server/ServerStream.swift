@@ -9,24 +9,16 @@ internal import FleetSync
 ///
 /// Response headers are sent lazily — with the first message, or with the status — so a call
 /// that fails before answering becomes a trailers-only response, as gRPC servers send.
-final class ServerStream: StreamRole, TimerTarget, @unchecked Sendable {
-  // @unchecked Sendable: immutable lets, a PosixMutex, and loop-only vars (see above).
-
-  let loop: EventLoop
-  let id: Int32
-  /// The session the stream arrived on, set once as it begins: what it acknowledges request
-  /// bytes and submits its response through (``ServerStream+Response``); the connection's
-  /// part (ping strikes, a reset nghttp2 cannot queue) the session asks of its role. Strong,
-  /// not weak (a weak reference gives the session a side table, after which every retain and
-  /// release of it takes the runtime's slow path); the session holds no stream.
-  var session: HTTP2Session?
+final class ServerStream: StreamCore, TimerTarget, @unchecked Sendable {
+  // @unchecked Sendable: immutable lets, `shared` under the core's lock, and loop-only vars
+  // (see above).
 
   // MARK: Loop-only
+  // The core's `session`: the one the stream arrived on, set once as it begins; what it
+  // acknowledges request bytes and submits its response through (``ServerStream+Response``);
+  // the connection's part (ping strikes, a reset nghttp2 cannot queue) the session asks of
+  // its role.
   var acceptsGzip = false
-  /// What both roles' streams keep alike: the state machine (server configuration: request
-  /// headers checked, answered, closed), the deframer, the bytes owed, the deadline timer
-  /// (see ``StreamRole``).
-  var core = StreamCore(.server(), maxReceiveSize: 4 << 20)
   /// Set once, on the loop, before the handler's task starts; read-only afterwards.
   var maxSendMessageSize = 4 << 20
   /// The deframer's limit, for the handler's side (the deframer itself is the loop's).
@@ -48,21 +40,18 @@ final class ServerStream: StreamRole, TimerTarget, @unchecked Sendable {
   var context: ServerContext?
 
   /// A complete request and the window it holds until the handler reads it.
-  struct QueuedRequest: MailboxMessage {
-    var frame: MessageDeframer.Frame
-    /// Its bytes that arrived in the chunk that completed it (those of earlier chunks were
-    /// acknowledged as they came, to let the rest of a large message in).
-    var owed: Int
-    var payloadCount: Int { frame.payload.count }
-    static var taken: Self { Self(frame: .init(compressed: false, payload: []), owed: 0) }
-  }
+  typealias QueuedRequest = StreamMessage
 
   // MARK: Shared
-  let shared: PosixMutex<Shared>
+  /// The role's part of what the loop shares with the handler, beside the core's mailbox
+  /// (requests for the handler, response bytes for nghttp2): reached only through
+  /// ``withShared(_:)``, under the core's lock; its exclusivity is not checked at run time.
+  @exclusivity(unchecked) private var shared = Shared()
+  /// The status and trailers the last pull of the body found due (``bodyEnding()``), until
+  /// they are submitted after it (``bodyPulled(_:resume:)``).
+  private var trailersDue: (Status, Metadata)?
 
-  struct Shared: StreamShared {
-    /// Requests for the handler, response bytes for nghttp2.
-    var mailbox: StreamMailbox<QueuedRequest>
+  struct Shared {
     var requestsFinished = false
     /// The handler's outcome, once it returned or threw.
     var status: (Status, Metadata)?
@@ -79,22 +68,21 @@ final class ServerStream: StreamRole, TimerTarget, @unchecked Sendable {
 
   /// A stream whose handler may queue up to `outboundLimit` response bytes unsent.
   init(loop: EventLoop, id: Int32, outboundLimit: Int) {
-    self.loop = loop
-    self.id = id
     self.outboundLimit = outboundLimit
-    shared = PosixMutex(Shared(mailbox: StreamMailbox(outboundLimit: outboundLimit)))
+    // Its limits come with the request's method (``StreamCore/restartInbound(maxReceiveSize:)``).
+    super.init(
+      loop: loop, id: id, machine: .server(), maxReceiveSize: 4 << 20,
+      mailbox: StreamMailbox(outboundLimit: outboundLimit))
   }
 
-  /// Runs `body` on the shared state, under its lock.
+  /// Runs `body` on the shared state, under the core's lock; `body` may touch the mailbox.
   @inline(__always)
-  func withShared<T>(_ body: (inout Shared) -> T) -> T { shared.withLock(body) }
-
-  /// Acknowledges `count` request bytes through the session (see ``StreamRole``): for the
-  /// stream too when `streamOpen` (callers pass it only while the machine is open) and nghttp2
-  /// still has the stream, else for the connection only.
-  func acknowledge(_ count: Int, streamOpen: Bool) {
-    session?.acknowledge(count, streamID: id, streamOpen: streamOpen)
+  func withShared<T, E: Error>(_ body: (inout Shared) throws(E) -> T) throws(E) -> T {
+    try withLocked { () throws(E) -> T in try body(&shared) }
   }
+
+  /// Under the core's lock: the handler is done, or the call was aborted.
+  override var outboundFinished: Bool { shared.outboundFinished }
 
   // MARK: Loop side
 
@@ -108,7 +96,9 @@ final class ServerStream: StreamRole, TimerTarget, @unchecked Sendable {
     // A complete message's bytes are acknowledged when the handler reads it.
     let inbound: StreamCore.Inbound<QueuedRequest>
     do {
-      inbound = try core.receive(bytes) { frame, owed in QueuedRequest(frame: frame, owed: owed) }
+      inbound = try receive(bytes) { frame, owed in
+        QueuedRequest(frame: frame, encoding: encoding, owed: owed)
+      }
     } catch {
       // The call fails; its bytes still count against the connection's window.
       acknowledge(bytes.count, streamOpen: false)
@@ -131,12 +121,12 @@ final class ServerStream: StreamRole, TimerTarget, @unchecked Sendable {
     }
     acknowledge(inbound.partialBytes, streamOpen: true)
     guard let first = inbound.first else { return nil }
-    core.owe(inbound.owedByMessages)
+    owe(inbound.owedByMessages)
     // A waiting reader gets its request under the same lock that queued it, and its bytes
     // are acknowledged at once.
-    let handed = shared.withLock { s in
-      let handed = s.mailbox.deliver(first)
-      if !inbound.more.isEmpty { _ = s.mailbox.deliver(inbound.more) }
+    let handed = withLocked {
+      let handed = mailbox.deliver(first)
+      if !inbound.more.isEmpty { _ = mailbox.deliver(inbound.more) }
       return handed
     }
     if let (reader, request) = handed {
@@ -150,14 +140,14 @@ final class ServerStream: StreamRole, TimerTarget, @unchecked Sendable {
   func requestsEnded() -> RPCError? {
     loop.checkInLoop()
     loop.checkOutsideCallbacks()
-    if core.deframer.bufferedByteCount > 0 {
+    if deframer.bufferedByteCount > 0 {
       return RPCError(
         code: .internalError, message: "the request stream ended inside a message")
     }
-    let reader = shared.withLock { s -> CheckedContinuation<QueuedRequest?, any Error>? in
+    let reader = withShared { s -> CheckedContinuation<QueuedRequest?, any Error>? in
       s.requestsFinished = true
-      defer { s.mailbox.readerWaiting = nil }
-      return s.mailbox.readerWaiting
+      defer { mailbox.readerWaiting = nil }
+      return mailbox.readerWaiting
     }
     reader?.resume(returning: nil)
     return nil
@@ -166,8 +156,8 @@ final class ServerStream: StreamRole, TimerTarget, @unchecked Sendable {
   /// Ends the call early: the client reset it, the deadline passed, or the connection went.
   /// The handler's task is cancelled and its reads and writes throw `error`.
   func abort(_ error: RPCError) {
-    end(error) { s in
-      if s.aborted == nil && s.status == nil { s.aborted = error }
+    end(error) {
+      if shared.aborted == nil && shared.status == nil { shared.aborted = error }
     }
     sendBudget?.cancel(stream: id, error)
     handlerTask?.cancel()
@@ -175,7 +165,7 @@ final class ServerStream: StreamRole, TimerTarget, @unchecked Sendable {
 
   /// The call's deadline (its `grpc-timeout`) passed: it ends with DEADLINE_EXCEEDED.
   func timerFired() {
-    core.deadlineTimer = nil
+    deadlineTimer = nil
     fail(RPCError(code: .deadlineExceeded, message: "the call's deadline passed on the server"))
   }
 
@@ -184,37 +174,41 @@ final class ServerStream: StreamRole, TimerTarget, @unchecked Sendable {
   /// its receive window get them back.
   func discardQueues() {
     loop.checkInLoop()
-    let dropped = shared.withLock { s -> Int in
+    let dropped = withLocked { () -> Int in
       // What the messages owe, read or not, is the core's account (released below).
-      s.mailbox.removeMessages()
-      _ = s.mailbox.takeCredit()
-      return s.mailbox.removeUnsent()
+      mailbox.removeMessages()
+      _ = mailbox.takeCredit()
+      return mailbox.removeUnsent()
     }
     sendBudget?.released(dropped)
     releaseOwed()
   }
 
-  /// The response body, for nghttp2's data provider (inside mem_send): response bytes
-  /// copied into `buffer`, the last once the handler is done (or the call aborted), with the
-  /// status and trailers then due. The writers the copy made room for (this stream's, and the
-  /// next one waiting for the connection's ``SendBudget``) go to `resume`.
-  func pullBody(
-    into buffer: UnsafeMutableRawBufferPointer,
-    resume: inout [CheckedContinuation<Void, any Error>]
-  ) -> (pull: BodyPull, end: (Status, Metadata)?) {
-    let (pull, end) = pullQueued(into: buffer, resume: &resume) { s in
-      s.status ?? s.aborted.map { ($0.status, Metadata()) }
+  /// Under the core's lock, as the last pull of the body is made: the status and trailers
+  /// then due (the handler's, or the abort's).
+  override func bodyEnding() {
+    trailersDue = shared.status ?? shared.aborted.map { ($0.status, Metadata()) }
+  }
+
+  /// After a pull of the response body (inside mem_send): the connection's ``SendBudget``
+  /// gets the bytes back (the next writer waiting for it goes to `resume`), the connection
+  /// hears that data went out, and once the body is over the trailers follow it.
+  override func bodyPulled(
+    _ pull: BodyPull, resume: inout [CheckedContinuation<Void, any Error>]
+  ) {
+    guard case .bytes(let count, _) = pull else { return }
+    if let admitted = sendBudget?.releasing(count) { resume.append(admitted) }
+    if count > 0 { session?.role?.responseDataSent() }
+    if let (status, trailers) = trailersDue {
+      trailersDue = nil
+      submitTrailers(status: status, trailers: trailers)
     }
-    if case .bytes(let count, _) = pull, let admitted = sendBudget?.releasing(count) {
-      resume.append(admitted)
-    }
-    return (pull, end)
   }
 
   /// Whether the handler has finished and nothing of the body is left to send.
   var finishedWithoutBody: (Status, Metadata)? {
-    shared.withLock { s in
-      guard s.mailbox.unsentCount == 0 else { return nil }
+    withShared { s in
+      guard mailbox.unsentCount == 0 else { return nil }
       if let status = s.status { return status }
       if let aborted = s.aborted { return (aborted.status, Metadata()) }
       return nil

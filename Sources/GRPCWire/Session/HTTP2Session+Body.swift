@@ -10,12 +10,11 @@ enum BodyPull: Equatable {
 }
 
 /// The one data provider of both roles: nghttp2 pulls a stream's body (a request's on a
-/// client, a response's on a server) from its queue through the role, which knows its
-/// streams' type (``HTTP2SessionRole/pullBody(of:into:resume:)``).
+/// client, a response's on a server) from its ``StreamCore``
+/// (``StreamCore/pullBody(into:resume:)``).
 extension HTTP2Session {
-  /// The data provider for the body of `stream`, the object the role's
-  /// ``HTTP2SessionRole/pullBody(of:into:resume:)`` is handed back as its source.
-  static func bodyProvider(for stream: AnyObject) -> nghttp2_data_provider {
+  /// The data provider for the body of `stream`, which nghttp2 hands back as its source.
+  static func bodyProvider(for stream: StreamCore) -> nghttp2_data_provider {
     var provider = nghttp2_data_provider()
     provider.source.ptr = Unmanaged.passUnretained(stream).toOpaque()
     provider.read_callback = onStreamBodyRead
@@ -33,7 +32,7 @@ extension HTTP2Session {
   }
 }
 
-/// A stream's body: nghttp2 pulls queued bytes through the role (inside mem_send). A
+/// A stream's body: nghttp2 pulls queued bytes from the stream (inside mem_send). A
 /// request's body ends its stream; a response's is followed by the trailers the role
 /// submitted as it ended (NO_END_STREAM).
 private func onStreamBodyRead(
@@ -41,13 +40,16 @@ private func onStreamBodyRead(
   _ length: Int, _ flags: UnsafeMutablePointer<UInt32>?,
   _ source: UnsafeMutablePointer<nghttp2_data_source>?, _ userData: UnsafeMutableRawPointer?
 ) -> Int {
-  // Neither retained nor released: nghttp2 calls back from inside the session's mem_send.
+  // Neither retained nor released: nghttp2 calls back from inside the session's mem_send,
+  // and the stream is in its connection's table while nghttp2 may pull its body.
   Unmanaged<HTTP2Session>.fromOpaque(userData!)._withUnsafeGuaranteedRef { session in
     // Writers the pull made room for are resumed once mem_send has returned
     // (HTTP2Session.handOver), not inside it.
-    let pull = session.role!.pullBody(
-      of: source!.pointee.ptr, into: UnsafeMutableRawBufferPointer(start: buffer, count: length),
-      resume: &session.writersToResume)
+    let pull = Unmanaged<StreamCore>.fromOpaque(source!.pointee.ptr)._withUnsafeGuaranteedRef {
+      $0.pullBody(
+        into: UnsafeMutableRawBufferPointer(start: buffer, count: length),
+        resume: &session.writersToResume)
+    }
     switch pull {
     case .deferred:
       return Int(NGHTTP2_ERR_DEFERRED.rawValue)

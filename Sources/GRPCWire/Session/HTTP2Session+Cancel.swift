@@ -11,12 +11,22 @@ extension HTTP2Session {
   func cancel(_ id: Int32, deadlinePassed: Bool) {
     loop.checkInLoop()
     loop.checkOutsideCallbacks()
-    guard let nghttp2, let role else { return }
+    guard nghttp2 != nil, let role else { return }
     if deadlinePassed { role.callTimedOut() }
+    if reset(id, code: HTTP2ErrorCode.cancel) { scheduleFlush() }
+  }
+
+  /// Queues RST_STREAM with `code` for stream `id`; when nghttp2 cannot (out of memory), the
+  /// role hears of it (``HTTP2SessionRole/resetNotQueued(_:)``: the connection goes) and it
+  /// returns false. Nothing once the session has ended.
+  @discardableResult
+  func reset(_ id: Int32, code: UInt32) -> Bool {
+    guard let nghttp2 else { return false }
     let flags = UInt8(NGHTTP2_FLAG_NONE.rawValue)
-    guard nghttp2_submit_rst_stream(nghttp2, flags, id, HTTP2ErrorCode.cancel) == 0 else {
-      return role.resetNotQueued(id)
+    guard nghttp2_submit_rst_stream(nghttp2, flags, id, code) == 0 else {
+      role?.resetNotQueued(id)
+      return false
     }
-    scheduleFlush()
+    return true
   }
 }

@@ -8,7 +8,7 @@ extension HTTP2Session {
   /// `body` (the role's stream object: ``bodyProvider(for:)``), or, with no body, as the
   /// whole answer (trailers-only, ending the stream). The role hears first of a response with
   /// a body (``HTTP2SessionRole/responseStarted()``). Nothing once the session has ended.
-  func submitResponse(_ id: Int32, _ fields: [HeaderField], body: AnyObject?) {
+  func submitResponse(_ id: Int32, _ fields: [HeaderField], body: StreamCore?) {
     guard let nghttp2, let role else { return }
     guard let body else {
       return checkSubmitted(
@@ -39,11 +39,8 @@ extension HTTP2Session {
   /// goes).
   func checkSubmitted(_ result: Int32, _ id: Int32) {
     scheduleFlush()
-    guard result != 0, let nghttp2 else { return }
-    let flags = UInt8(NGHTTP2_FLAG_NONE.rawValue)
-    if nghttp2_submit_rst_stream(nghttp2, flags, id, HTTP2ErrorCode.internalError) != 0 {
-      role?.resetNotQueued(id)
-    }
+    guard result != 0 else { return }
+    reset(id, code: HTTP2ErrorCode.internalError)
   }
 
   /// Closes the connection at once, without GOAWAY (fault injection: a server handler's

@@ -50,13 +50,9 @@ protocol HTTP2SessionRole: EventHandler {
   /// Close the connection at once, without GOAWAY (server role, fault injection:
   /// ``HTTP2Session/dropConnection()``).
   func drop()
-  /// nghttp2's data provider (inside mem_send, ``HTTP2Session/bodyProvider(for:)``): the body
-  /// of the stream `source` (the role's own stream object) copied into `buffer`; the writers
-  /// the copy made room for go to `resume`, resumed once mem_send has returned.
-  func pullBody(
-    of source: UnsafeMutableRawPointer, into buffer: UnsafeMutableRawBufferPointer,
-    resume: inout [CheckedContinuation<Void, any Error>]
-  ) -> BodyPull
+  /// Response bytes went out (server role: nghttp2's data provider pulled them from a
+  /// stream, inside mem_send). Inside nghttp2's callback: it only counts.
+  func responseDataSent()
 }
 
 extension HTTP2SessionRole {
@@ -67,6 +63,7 @@ extension HTTP2SessionRole {
   func resetNotQueued(_ id: Int32) {}
   func responseStarted() {}
   func drop() {}
+  func responseDataSent() {}
   var readSlice: Int { .max }
 }
 

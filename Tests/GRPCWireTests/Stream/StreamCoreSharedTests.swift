@@ -2,40 +2,38 @@ import Testing
 
 @testable import GRPCWire
 
-/// What both roles' streams do alike, written once over the core and the mailbox
-/// (``StreamRole``): a reader's credit acknowledged, the body pulled, the waiters ended, what
-/// is owed released. A role that only records what it is asked to acknowledge stands in for
-/// the client's and the server's stream; everything runs on its loop, as it must.
+/// What both roles' streams do alike, written once on the core and its mailbox
+/// (`StreamCore+Shared`): a reader's credit acknowledged, the body pulled, the waiters ended,
+/// what is owed released. A role that only records what it is asked to acknowledge stands in
+/// for the client's and the server's stream; everything runs on its loop, as it must.
 ///
 /// A continuation a regression never resumes fails the suite at its time limit instead of
 /// hanging the run.
-@Suite("Stream role: what both roles do alike", .timeLimit(.minutes(1)))
-struct StreamRoleTests {
-  struct Message: MailboxMessage {
-    var owed: Int
-    var payloadCount: Int { 1 }
-    static var taken: Self { Self(owed: 0) }
+@Suite("Stream core: what both roles do alike", .timeLimit(.minutes(1)))
+struct StreamCoreSharedTests {
+  static func message(owed: Int) -> StreamMessage {
+    StreamMessage(frame: .init(compressed: false, payload: [0]), encoding: .identity, owed: owed)
   }
 
-  struct Shared: StreamShared {
-    var mailbox = StreamMailbox<Message>(outboundLimit: 1 << 20)
-    var outboundFinished = false
-    var ended = 0
-  }
-
-  final class Role: StreamRole, @unchecked Sendable {
+  final class Role: StreamCore, @unchecked Sendable {
     // @unchecked Sendable: touched on `loop` only (the tests run their bodies there).
-    let loop: EventLoop
-    var core = StreamCore(.client(), maxReceiveSize: 1 << 20)
-    var shared = Shared()
+    var finished = false
+    var ended = 0
     /// What the role was asked to acknowledge, in order: bytes, and whether for the stream.
     var acknowledged: [(count: Int, streamOpen: Bool)] = []
+    /// What ``bodyEnding()`` read, under the lock, for the pull that ended the body.
+    var ending: String?
 
-    init(loop: EventLoop) { self.loop = loop }
+    init(loop: EventLoop) {
+      super.init(
+        loop: loop, id: 1, machine: .client(), maxReceiveSize: 1 << 20,
+        mailbox: StreamMailbox(outboundLimit: 1 << 20), loopConfined: true)
+    }
 
-    func withShared<T>(_ body: (inout Shared) -> T) -> T { body(&shared) }
+    override var outboundFinished: Bool { finished }
+    override func bodyEnding() { ending = "trailers \(ended)" }
 
-    func acknowledge(_ count: Int, streamOpen: Bool) {
+    override func acknowledge(_ count: Int, streamOpen: Bool) {
       acknowledged.append((count, streamOpen))
     }
   }
@@ -53,9 +51,9 @@ struct StreamRoleTests {
   @Test("taken on the loop: for the stream while open, the connection once closed, none released")
   func readerTook() async {
     let acknowledged = await Self.onLoop { role in
-      role.core.owe(10)
+      role.owe(10)
       role.readerTook(4)
-      role.core.machine.close()
+      role.machine.close()
       role.readerTook(3)
       role.releaseOwed()
       role.readerTook(2)
@@ -67,10 +65,10 @@ struct StreamRoleTests {
   @Test("what readers took from the mailbox is acknowledged in one go when the hop runs")
   func readCreditInOneGo() async {
     let (claimed, acknowledged) = await Self.onLoop { role in
-      role.core.owe(12)
-      _ = role.shared.mailbox.deliver([Message(owed: 5), Message(owed: 7)])
-      let first = role.shared.mailbox.takeMessage()
-      let second = role.shared.mailbox.takeMessage()
+      role.owe(12)
+      _ = role.mailbox.deliver([Self.message(owed: 5), Self.message(owed: 7)])
+      let first = role.mailbox.takeMessage()
+      let second = role.mailbox.takeMessage()
       role.acknowledgeReadCredit()
       role.acknowledgeReadCredit()
       return (
@@ -90,15 +88,15 @@ struct StreamRoleTests {
       var buffer = [UInt8](repeating: 0, count: 16)
       return buffer.withUnsafeMutableBytes { buffer in
         var seen: [String] = []
-        let deferred = role.pullQueued(into: buffer, resume: &resume) { _ in "trailers" }
-        seen.append("\(deferred.pull) \(deferred.end ?? "-") \(role.core.bodyDeferred)")
-        _ = role.shared.mailbox.write(announce: false) { $0.append(contentsOf: [1, 2, 3]) }
-        let some = role.pullQueued(into: buffer, resume: &resume) { _ in "trailers" }
-        seen.append("\(some.pull) \(some.end ?? "-")")
-        _ = role.shared.mailbox.write(announce: false) { $0.append(contentsOf: [4, 5]) }
-        role.shared.outboundFinished = true
-        let last = role.pullQueued(into: buffer, resume: &resume) { s in "trailers \(s.ended)" }
-        seen.append("\(last.pull) \(last.end ?? "-")")
+        let deferred = role.pullBody(into: buffer, resume: &resume)
+        seen.append("\(deferred) \(role.ending ?? "-") \(role.bodyDeferred)")
+        _ = role.mailbox.write(announce: false) { $0.append(contentsOf: [1, 2, 3]) }
+        let some = role.pullBody(into: buffer, resume: &resume)
+        seen.append("\(some) \(role.ending ?? "-")")
+        _ = role.mailbox.write(announce: false) { $0.append(contentsOf: [4, 5]) }
+        role.finished = true
+        let last = role.pullBody(into: buffer, resume: &resume)
+        seen.append("\(last) \(role.ending ?? "-")")
         return seen
       }
     }
@@ -114,16 +112,16 @@ struct StreamRoleTests {
     defer { loop.shutdown() }
     let role = Role(loop: loop)
     let message = try await withCheckedThrowingContinuation {
-      (c: CheckedContinuation<Message?, any Error>) in
+      (c: CheckedContinuation<StreamMessage?, any Error>) in
       loop.execute {
-        role.core.deadlineTimer = loop.scheduleTimer(at: .now.advanced(by: .seconds(60))) {}
-        role.shared.mailbox.readerWaiting = c
-        let settled = role.end(nil) { s -> Int in
-          s.ended += 1
-          return s.ended
+        role.deadlineTimer = loop.scheduleTimer(at: .now.advanced(by: .seconds(60))) {}
+        role.mailbox.readerWaiting = c
+        let settled = role.end(nil) { () -> Int in
+          role.ended += 1
+          return role.ended
         }
         #expect(settled == 1)
-        #expect(role.core.deadlineTimer == nil)
+        #expect(role.deadlineTimer == nil)
       }
     }
     #expect(message == nil)
@@ -137,10 +135,10 @@ struct StreamRoleTests {
     let error = RPCError(code: .cancelled, message: "the client reset the stream")
     await #expect(throws: error) {
       _ = try await withCheckedThrowingContinuation {
-        (c: CheckedContinuation<Message?, any Error>) in
+        (c: CheckedContinuation<StreamMessage?, any Error>) in
         loop.execute {
-          role.shared.mailbox.readerWaiting = c
-          role.end(error) { _ in }
+          role.mailbox.readerWaiting = c
+          role.end(error) {}
         }
       }
     }
