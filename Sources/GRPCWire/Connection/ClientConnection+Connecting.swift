@@ -162,7 +162,7 @@ extension ClientConnection {
     // rest go back to the pool, which spreads them over other connections (opening them, up
     // to its maximum) rather than leaving them queued behind this one's streams — for
     // long-lived streams, queued for good.
-    let fit = max(0, maxConcurrentStreams - streams.count)
+    let fit = max(0, maxConcurrentStreams - openStreamCount)
     for stream in pending.prefix(fit) { submit(stream) }
     scheduleKeepalive()
     guard let pool else { return }

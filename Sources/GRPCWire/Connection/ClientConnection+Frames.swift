@@ -5,15 +5,18 @@ internal import Logging
 /// response headers and data for the streams, stream closes, the server's SETTINGS, PING
 /// acknowledgements and GOAWAY.
 extension ClientConnection {
-  /// The open stream `id`. The session hands over several events per call (headers, each
-  /// DATA chunk, trailers, the close), nearly always for the stream of the call before: that
-  /// one is kept at hand rather than hashed for again.
+  /// The open stream `id`, from the session's stream table (whose streams are all ours).
   func stream(_ id: Int32) -> ClientStream? {
-    if let last = lastLookedUp, last.id == id { return last }
-    let found = streams[id]
-    if found != nil { lastLookedUp = found }
-    return found
+    session?.stream(id).map { unsafeDowncast($0, to: ClientStream.self) }
   }
+
+  /// The open streams (the session's stream table), a list of them.
+  var openStreams: [ClientStream] {
+    (session?.streams.values).map { $0.map { unsafeDowncast($0, to: ClientStream.self) } } ?? []
+  }
+
+  /// How many streams are open.
+  var openStreamCount: Int { session?.streams.count ?? 0 }
 
   func headersReceived(_ headers: ReceivedHeaders, fields: [HeaderField]) {
     stream(headers.streamID)?.receivedHeaders(fields, endStream: headers.endStream)
@@ -40,8 +43,7 @@ extension ClientConnection {
   }
 
   func streamClosed(_ id: Int32, errorCode: UInt32) {
-    if lastLookedUp?.id == id { lastLookedUp = nil }
-    if let stream = streams.removeValue(forKey: id),
+    if let stream = session?.removeStream(id).map({ unsafeDowncast($0, to: ClientStream.self) }),
       case .retry(let number, let delay) = stream.closed(http2ErrorCode: errorCode)
     {
       retry(stream, from: id, number: number, after: delay)

@@ -6,7 +6,7 @@ internal import Logging
 extension ClientConnection {
   func scheduleKeepalive() {
     guard let keepalive, keepaliveTimer == nil, pingTimeoutTimer == nil, isReady else { return }
-    guard keepalive.permitWithoutCalls || !streams.isEmpty else { return }
+    guard keepalive.permitWithoutCalls || openStreamCount > 0 else { return }
     let interval = pool?.keepaliveInterval ?? keepalive.interval
     keepaliveTimer = loop.scheduleTimer(at: .now.advanced(by: interval)) { [self] in
       keepaliveTimer = nil
@@ -16,7 +16,7 @@ extension ClientConnection {
 
   func sendKeepalivePing() {
     guard let keepalive, isReady else { return }
-    guard keepalive.permitWithoutCalls || !streams.isEmpty else { return }
+    guard keepalive.permitWithoutCalls || openStreamCount > 0 else { return }
     sendPing(
       deadReason: "a keepalive PING went unanswered for "
         + ClientStream.describe(keepalive.timeout))

@@ -43,9 +43,6 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection {
   /// The socket, transport and nghttp2 session: from the first connect attempt's socket on.
   var session: HTTP2Session?
   var remoteAddress: SocketAddress?
-  var streams: [Int32: ClientStream] = [:]
-  /// The stream `stream(_:)` found last; always one of `streams` (cleared when it leaves).
-  var lastLookedUp: ClientStream?
   var waiting: [ClientStream] = []
   var connectTimer: TimerID?
   var keepaliveTimer: TimerID?
@@ -107,10 +104,10 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection {
     // Until this connection's SETTINGS arrive, assume the limit the server gave our other
     // connections; with none, it is unknown (RFC 9113: unlimited) and calls wait here.
     guard isReady else { return waiting.count < (pool?.knownStreamLimit ?? .max) }
-    return streams.count + waiting.count < maxConcurrentStreams
+    return openStreamCount + waiting.count < maxConcurrentStreams
   }
 
-  var openCallCount: Int { streams.count + waiting.count }
+  var openCallCount: Int { openStreamCount + waiting.count }
 
   /// The server's SETTINGS_MAX_CONCURRENT_STREAMS (100 before its SETTINGS arrive).
   var maxConcurrentStreams: Int {
@@ -164,9 +161,9 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection {
         reset: false)
       return
     }
-    streams[id] = stream
     stream.started(id: id, on: session)
-    if streams.count == 1 { scheduleKeepalive() }
+    session.add(stream)
+    if openStreamCount == 1 { scheduleKeepalive() }
     scheduleFlush()
   }
 
@@ -183,7 +180,7 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection {
   /// Cancels every call on this connection with `error` (graceful close's last step).
   func cancelAll(_ error: RPCError) {
     loop.checkInLoop()
-    for stream in Array(streams.values) + waiting { stream.fail(error, reset: true) }
+    for stream in openStreams + waiting { stream.fail(error, reset: true) }
   }
 
   // MARK: I/O
@@ -285,7 +282,7 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection {
       close(with: .interrupted("the connection to \(target) failed: \(nghttp2Error(code))"))
       return
     }
-    if goingAway && streams.isEmpty {
+    if goingAway && openStreamCount == 0 {
       close(with: RPCError(code: .unavailable, message: "the connection to \(target) was closed after GOAWAY"))
     } else if session.isOver {
       close(with: .interrupted("the HTTP/2 session with \(target) ended"))
@@ -317,7 +314,8 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection {
       logger.info("connection attempt failed", metadata: ["grpc.error": "\(error.message)"])
     } else if error.isInterrupted {
       logger.info(
-        "connection lost", metadata: ["grpc.error": "\(error.message)", "grpc.open_calls": "\(streams.count)"])
+        "connection lost",
+        metadata: ["grpc.error": "\(error.message)", "grpc.open_calls": "\(openStreamCount)"])
     } else {
       logger.debug("connection closed", metadata: ["grpc.reason": "\(error.message)"])
     }
@@ -327,11 +325,12 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection {
     connectTimer = nil
     keepaliveTimer = nil
     pingTimeoutTimer = nil
-    let open = streams
-    streams.removeAll()
-    lastLookedUp = nil
+    let open = session?.removeAllStreams() ?? []
     // A lost connection retries nothing: `.done` for each.
-    for stream in open.values { _ = stream.closed(http2ErrorCode: 0, lostConnection: error) }
+    for stream in open {
+      _ = unsafeDowncast(stream, to: ClientStream.self).closed(
+        http2ErrorCode: 0, lostConnection: error)
+    }
     let pending = waiting
     waiting.removeAll()
     if let session {

@@ -61,7 +61,7 @@ extension ServerConnection {
     // Strong: the timer is cancelled when a call starts or the socket closes.
     idleTimer = loop.scheduleTimer(at: .now.advanced(by: idle)) { [self] in
       idleTimer = nil
-      guard streams.isEmpty else { return }
+      guard session.streams.isEmpty else { return }
       beginDraining()
       closeIfDrained()
     }

@@ -13,11 +13,19 @@ extension ServerConnection {
     }
     let stream = ServerStream(loop: loop, id: id, outboundLimit: options.streamSendBuffer)
     stream.session = session
-    streams[id] = stream
+    session.add(stream)
     return stream
   }
 
-  func stream(_ id: Int32) -> ServerStream? { streams[id] }
+  /// The open stream `id`, from the session's stream table (whose streams are all ours).
+  func stream(_ id: Int32) -> ServerStream? {
+    session.stream(id).map { unsafeDowncast($0, to: ServerStream.self) }
+  }
+
+  /// The open streams (the session's stream table), a list of them.
+  var openStreams: [ServerStream] {
+    session.streams.values.map { unsafeDowncast($0, to: ServerStream.self) }
+  }
 
   func headersReceived(_ headers: ReceivedHeaders, fields: [HeaderField]) {
     lastFrameAt = .now
@@ -27,7 +35,7 @@ extension ServerConnection {
       requestHeadersReceived(stream, fields: fields, endStream: headers.endStream)
     case .response, .trailers:
       // Request trailers: nothing in them matters to gRPC; the request stream is over.
-      if headers.endStream, let stream = streams[headers.streamID] { endRequests(stream) }
+      if headers.endStream, let stream = stream(headers.streamID) { endRequests(stream) }
     }
   }
 
@@ -43,7 +51,7 @@ extension ServerConnection {
     case UInt8(NGHTTP2_PING.rawValue):
       if frame.isAck { pingOutstanding = false } else { pingReceived() }
     case UInt8(NGHTTP2_DATA.rawValue):
-      guard let stream = streams[frame.streamID] else { return }
+      guard let stream = stream(frame.streamID) else { return }
       if frame.endsStream {
         endRequests(stream)
       } else if frame.length < MessageFramer.prefixLength {
@@ -55,7 +63,7 @@ extension ServerConnection {
   }
 
   func dataReceived(streamID: Int32, _ bytes: UnsafeRawBufferPointer) {
-    guard let stream = streams[streamID] else {
+    guard let stream = stream(streamID) else {
       // A stream no longer tracked: its bytes still count against the connection's window.
       return consume(streamID: streamID, bytes.count, streamOpen: false)
     }
@@ -137,7 +145,7 @@ extension ServerConnection {
   /// Acknowledges `count` request bytes read (or dropped): the client may send as many more.
   func consume(streamID: Int32, _ count: Int, streamOpen: Bool) {
     session.acknowledge(
-      count, streamID: streamID, streamOpen: streamOpen && streams[streamID] != nil)
+      count, streamID: streamID, streamOpen: streamOpen && session.stream(streamID) != nil)
   }
 
   /// The client finished its request stream: a call answered on the loop is answered once
@@ -148,14 +156,15 @@ extension ServerConnection {
   }
 
   func streamClosed(_ id: Int32, errorCode: UInt32) {
-    guard let stream = streams.removeValue(forKey: id) else { return }
+    guard let core = session.removeStream(id) else { return }
+    let stream = unsafeDowncast(core, to: ServerStream.self)
     stream.streamClosed = true
     if let interrupted = stream.machine.streamClosed(http2ErrorCode: errorCode) {
       // Closed before the call was answered: the client reset it (or the connection ended).
       stream.abort(interrupted)
     }
     stream.discardQueues()
-    guard streams.isEmpty else { return }
+    guard session.streams.isEmpty else { return }
     armIdleTimer()
     // At once, not through the loop's queue: a stream's close is handed over once nghttp2
     // has returned, and what is left of the session's batch after the connection ends its

@@ -22,7 +22,6 @@ final class ServerConnection: HTTP2SessionRole {
   var server: ServerCore?
   /// The socket, transport and nghttp2 session.
   let session: HTTP2Session
-  var streams: [Int32: ServerStream] = [:]
   /// Calls answered on the loop whose requests have all arrived, in arrival order: answered
   /// after mem_recv returns, outside nghttp2's callbacks.
   var readyOnLoop: [ServerStream] = []
@@ -92,7 +91,7 @@ final class ServerConnection: HTTP2SessionRole {
     session.end()
   }
 
-  var openCallCount: Int { streams.count }
+  var openCallCount: Int { session.streams.count }
 
   /// Starts serving: the TLS handshake if there is one, then the HTTP/2 session.
   func start() {
@@ -152,7 +151,7 @@ final class ServerConnection: HTTP2SessionRole {
   /// stream we took. Clients retry anything above it on a new connection.
   func beginDraining() {
     guard session.nghttp2 != nil, machine.beginDraining(), let nghttp2 = session.nghttp2 else { return }
-    logger.debug("draining: GOAWAY", metadata: ["grpc.open_calls": "\(streams.count)"])
+    logger.debug("draining: GOAWAY", metadata: ["grpc.open_calls": "\(session.streams.count)"])
     guard nghttp2_submit_shutdown_notice(nghttp2) == 0 else { return closeSocket() }
     scheduleFlush()
     goAwayTimer = loop.scheduleTimer(at: .now.advanced(by: .milliseconds(100))) { [self] in
@@ -172,7 +171,7 @@ final class ServerConnection: HTTP2SessionRole {
   /// does).
   func serverShuttingDown(_ error: RPCError) {
     loop.checkInLoop()
-    if machine.serverShuttingDown(openCalls: streams.count) {
+    if machine.serverShuttingDown(openCalls: session.streams.count) {
       beginDraining()
     } else {
       close(cancelling: error)
@@ -181,7 +180,7 @@ final class ServerConnection: HTTP2SessionRole {
 
   /// A draining connection closes once its last call is done.
   func closeIfDrained() {
-    guard machine.isDraining, streams.isEmpty else { return }
+    guard machine.isDraining, session.streams.isEmpty else { return }
     flush()
     closeSocket()
   }
@@ -195,7 +194,7 @@ final class ServerConnection: HTTP2SessionRole {
 
   /// Ends every call and the connection (final GOAWAY, then close).
   func close(cancelling error: RPCError) {
-    for stream in streams.values {
+    for stream in openStreams {
       stream.abort(error)
       // Tell the client too, before the GOAWAY (after it nghttp2 would drop the reset).
       // Best effort: the connection closes below whether or not the reset could be queued.
@@ -273,11 +272,14 @@ final class ServerConnection: HTTP2SessionRole {
     session.closeTransport()
     logger.debug(
       "connection closed",
-      metadata: ["grpc.open_calls": "\(streams.count)", "grpc.glitches": "\(glitches?.total ?? 0)"])
-    let open = streams
-    streams.removeAll()
+      metadata: [
+        "grpc.open_calls": "\(session.streams.count)",
+        "grpc.glitches": "\(glitches?.total ?? 0)",
+      ])
+    let open = openStreams
+    _ = session.removeAllStreams()
     readyOnLoop.removeAll()
-    for stream in open.values {
+    for stream in open {
       if stream.machine.streamClosed(http2ErrorCode: HTTP2ErrorCode.cancel) != nil {
         stream.abort(RPCError(code: .unavailable, message: "the connection from \(peer) was lost"))
       }

@@ -136,6 +136,11 @@ final class HTTP2Session: TickEndHandler {
   /// closes, then clears this (its deinit does both when its loop stopped first). Loop-only,
   /// like the rest.
   unowned(unsafe) var role: (any HTTP2SessionRole)?
+  /// The open streams, by ID: the one stream table, for both roles (its streams are all of
+  /// the role's type). Changed only through `HTTP2Session+Streams`; emptied by ``end()``.
+  var streams: [Int32: StreamCore] = [:]
+  /// The stream ``stream(_:)`` found last; always one of `streams`.
+  var lastFound: StreamCore?
   private var output = SessionOutput()
   private var interest: EventLoop.Interest
   /// The role, held until the end-of-tick flush it is owed has run.
@@ -377,6 +382,9 @@ final class HTTP2Session: TickEndHandler {
 
   /// Releases nghttp2's session.
   func end() {
+    // Its streams hold the session: the table goes with it, so that neither keeps the other.
+    streams.removeAll()
+    lastFound = nil
     guard let nghttp2 else { return }
     self.nghttp2 = nil
     nghttp2_session_del(nghttp2)
