@@ -122,6 +122,24 @@ public final class ChildProcess: Sendable {
     }
   }
 
+  /// Waits until `count` lines at index `from` or later of ``lines`` satisfy `predicate`, and
+  /// returns the first `count` of them; throws as ``waitForLine(from:timeout:_:where:)``.
+  public func waitForLines(
+    _ count: Int, from: Int = 0, timeout: Duration = .seconds(10),
+    _ what: String = "matching lines", where predicate: @escaping @Sendable (String) -> Bool
+  ) async throws -> [String] {
+    let what = "\(name): \(count) × \(what)"
+    return try await watch.wait(for: what, timeout: timeout) { state in
+      let first = max(0, from)
+      let matching = first < state.lines.count ? state.lines[first...].filter(predicate) : []
+      if matching.count >= count { return .success(Array(matching.prefix(count))) }
+      if state.stdoutClosed {
+        return .failure(.exited(waitingFor: what, state.exit, stdout: state.lines, stderr: ""))
+      }
+      return nil
+    }
+  }
+
   /// Waits for its first non-empty line, which must announce the port it listens on; returns
   /// the port and the index in ``lines`` of the line after it.
   ///

@@ -124,6 +124,21 @@ public final class PeerServer: Sendable {
     return PeerEvent(line)!
   }
 
+  /// Waits for `count` EVENT lines of `kind` (and `path`, when given) that satisfy
+  /// `predicate`, and returns the first `count` of them.
+  public func waitForEvents(
+    _ kind: String, count: Int, path: String? = nil, timeout: Duration = .seconds(10),
+    where predicate: @escaping @Sendable (PeerEvent) -> Bool = { _ in true }
+  ) async throws -> [PeerEvent] {
+    let what = "EVENT \(kind) \(path ?? "(any path)")"
+    let lines = try await process.waitForLines(count, from: firstLine, timeout: timeout, what) {
+      line in
+      guard let event = PeerEvent(line), event.kind == kind else { return false }
+      return (path == nil || event.path == path) && predicate(event)
+    }
+    return lines.compactMap(PeerEvent.init)
+  }
+
   /// Sends `signal` by PID unless it has exited; see ``ChildProcess/signal(_:)``.
   @discardableResult
   public func signal(_ signal: Int32) -> Bool { process.signal(signal) }

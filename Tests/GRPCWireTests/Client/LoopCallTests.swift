@@ -23,12 +23,12 @@ struct LoopCallTests {
 
   /// What the callbacks saw, recorded from the loop thread.
   final class Record: Sendable {
-    struct Seen {
+    struct Seen: Sendable {
       var sizes: [Int] = []
       var ends: [RPCError?] = []
       var offLoop = 0
     }
-    let seen = PosixMutex(Seen())
+    let seen = Observed(Seen())
   }
 
   /// Runs `body` on the loop thread and waits for it.
@@ -42,10 +42,8 @@ struct LoopCallTests {
 
   /// Waits until `record` holds `ends` ends, for at most 10 s.
   func waitForEnds(_ record: Record, _ ends: Int) async throws {
-    let deadline = ContinuousClock.now + .seconds(10)
-    while record.seen.withLock({ seen in seen.ends.count }) < ends {
-      try #require(ContinuousClock.now < deadline, "the call did not end within 10 s")
-      try await Task.sleep(for: .milliseconds(5))
+    try await record.seen.wait(for: "\(ends) ends", timeout: .seconds(10)) {
+      $0.ends.count >= ends
     }
   }
 
@@ -62,7 +60,7 @@ struct LoopCallTests {
       let request = built
       _ = try await onLoop(loop) {
         try channel.startUnary(Service.unaryCall, request, options: CallOptions()) { result in
-          record.seen.withLock { seen in
+          record.seen.update { seen in
             if !loop.inEventLoop { seen.offLoop += 1 }
             switch result {
             case .success(let response):
@@ -77,7 +75,7 @@ struct LoopCallTests {
       // fast call may have ended by then.
       try await waitForEnds(record, round + 1)
     }
-    let seen = record.seen.withLock { $0 }
+    let seen = record.seen.value
     #expect(seen.sizes == [3, 100_000])
     #expect(seen.ends.map { $0?.code } == [nil, .invalidArgument, nil])
     #expect(seen.offLoop == 0)
@@ -100,7 +98,7 @@ struct LoopCallTests {
       _ = try await onLoop(channel.eventLoop) {
         try channel.startUnary(prepared, framedRequest: framed, as: GRPCTesting.SimpleResponse.self)
         { result in
-          record.seen.withLock { seen in
+          record.seen.update { seen in
             seen.sizes.append((try? result.get())?.payload?.body.count ?? -1)
             seen.ends.append(nil)
           }
@@ -108,7 +106,7 @@ struct LoopCallTests {
       }
       try await waitForEnds(record, round)
     }
-    #expect(record.seen.withLock { $0.sizes } == [5, 5, 5])
+    #expect(record.seen.value.sizes == [5, 5, 5])
     channel.close()
     await server.shutdown(gracePeriod: .seconds(1))
   }
@@ -135,14 +133,14 @@ struct LoopCallTests {
       _ = try await onLoop(channel.eventLoop) {
         try channel.startUnary(call, framedRequest: framed, as: GRPCTesting.SimpleResponse.self)
         { result in
-          record.seen.withLock { seen in
+          record.seen.update { seen in
             if case .failure(let error) = result { seen.ends.append(error) } else { seen.ends.append(nil) }
           }
         }
       }
       try await waitForEnds(record, round + 1)
     }
-    #expect(record.seen.withLock { $0.ends.map { $0?.code } } == [nil, nil, nil])
+    #expect(record.seen.value.ends.map { $0?.code } == [nil, nil, nil])
     let calls = seen.withLock { $0 }
     try #require(calls.count == 3)
     for (metadata, timeout) in calls {
@@ -175,18 +173,18 @@ struct LoopCallTests {
         try channel.startServerStreaming(
           Service.streamingOutputCall, request, options: CallOptions(),
           onMessage: { response in
-            record.seen.withLock { seen in
+            record.seen.update { seen in
               if !loop.inEventLoop { seen.offLoop += 1 }
               seen.sizes.append(response.payload?.body.count ?? -1)
             }
           },
-          onEnd: { error in record.seen.withLock { $0.ends.append(error) } })
+          onEnd: { error in record.seen.update { $0.ends.append(error) } })
       }
     }
     _ = try await start(request)
     try await waitForEnds(record, 1)
-    #expect(record.seen.withLock { $0.sizes } == Array(1...200))
-    #expect(record.seen.withLock { $0.ends.count == 1 && $0.ends[0] == nil })
+    #expect(record.seen.value.sizes == Array(1...200))
+    #expect(record.seen.value.ends.count == 1 && record.seen.value.ends[0] == nil)
 
     var forever = GRPCTesting.StreamingOutputCallRequest()
     var parameters = GRPCTesting.ResponseParameters()
@@ -196,8 +194,8 @@ struct LoopCallTests {
     let call = try await start(forever)
     call.cancel()
     try await waitForEnds(record, 2)
-    #expect(record.seen.withLock { $0.ends[1]?.code } == .cancelled)
-    #expect(record.seen.withLock { $0.offLoop } == 0)
+    #expect(record.seen.value.ends[1]?.code == .cancelled)
+    #expect(record.seen.value.offLoop == 0)
     channel.close()
     await server.shutdown(gracePeriod: .seconds(1))
   }

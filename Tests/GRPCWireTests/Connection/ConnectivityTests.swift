@@ -30,15 +30,8 @@ struct ConnectivityTests {
 
   @Test("a refused connection puts the channel in transient failure; calls fail fast")
   func transientFailure() async throws {
-    var options = ChannelOptions()
-    options.backoff.initial = .seconds(30)
-    let channel = GRPCChannel(host: "127.0.0.1", port: try unusedPort(), options: options)
+    let channel = try await Self.refusedChannel(port: try unusedPort(), backoff: .seconds(30))
     defer { channel.close() }
-    let first = try await #require(throws: RPCError.self) {
-      _ = try await channel.unary(TestService.emptyCall, GRPCTesting.Empty())
-    }
-    #expect(first.code == .unavailable)
-    #expect(channel.connectivityState == .transientFailure)
     // During the (30 s) backoff a call fails at once, naming the failure and the state.
     let start = ContinuousClock.now
     let second = try await #require(throws: RPCError.self) {
@@ -52,7 +45,7 @@ struct ConnectivityTests {
   @Test("a waitForReady call waits out the backoff and succeeds once the server is up")
   func waitForReady() async throws {
     let port = try unusedPort()
-    let channel = await Self.refusedChannel(port: port)
+    let channel = try await Self.refusedChannel(port: port)
     defer { channel.close() }
     let call = Task {
       try await channel.unary(
@@ -73,7 +66,7 @@ struct ConnectivityTests {
       #expect(channel.connectivityState == .idle)
       let (ready, signal) = AsyncStream.makeStream(of: ConnectivityState.self)
       channel.whenReady { signal.yield(channel.connectivityState) }
-      let state = try await Self.first(of: ready, within: .seconds(10))
+      let state = try await first("READY", of: ready, within: .seconds(10))
       #expect(state == .ready)
     }
   }
@@ -81,7 +74,7 @@ struct ConnectivityTests {
   @Test("whenReady after a refused connection keeps reconnecting until the server is up")
   func whenReadyAfterFailure() async throws {
     let port = try unusedPort()
-    let channel = await Self.refusedChannel(port: port)
+    let channel = try await Self.refusedChannel(port: port)
     defer { channel.close() }
     let (ready, signal) = AsyncStream.makeStream(of: ConnectivityState.self)
     channel.whenReady { signal.yield(channel.connectivityState) }
@@ -93,51 +86,41 @@ struct ConnectivityTests {
         if count == 3 { return }
       }
     }
-    try await Self.within(.seconds(10)) { await failures.value }
+    try await withTimeLimit("three failures", .seconds(10)) { await failures.value }
     let server = try await PeerServer.start(
       "interop_server.py", arguments: ["--direct", "--port", "\(port)"])
     defer { Task { await server.stop() } }
-    let state = try await Self.first(of: ready, within: .seconds(20))
+    let state = try await first("READY", of: ready, within: .seconds(20))
     #expect(state == .ready)
   }
 
-  /// A channel to `port`, where nothing listens, after its first call failed: in
-  /// TRANSIENT_FAILURE, backing off 200–400 ms between attempts.
-  private static func refusedChannel(port: Int) async -> GRPCChannel {
+  /// A channel to `port`, where nothing listens, after its first call failed UNAVAILABLE: it
+  /// went into TRANSIENT_FAILURE, backing off `backoff` (at most twice that) between attempts.
+  ///
+  /// The state is read from the channel's state stream, not from `connectivityState` once the
+  /// call has failed: when no call waits, the backoff's end puts the channel back to IDLE, and
+  /// on a loaded machine the failed call's task may resume only after that.
+  private static func refusedChannel(
+    port: Int, backoff: Duration = .milliseconds(200)
+  ) async throws -> GRPCChannel {
     var options = ChannelOptions()
-    options.backoff.initial = .milliseconds(200)
-    options.backoff.maximum = .milliseconds(400)
+    options.backoff.initial = backoff
+    options.backoff.maximum = backoff * 2
     let channel = GRPCChannel(host: "127.0.0.1", port: port, options: options)
-    _ = try? await channel.unary(TestService.emptyCall, GRPCTesting.Empty())
-    #expect(channel.connectivityState == .transientFailure)
+    let states = channel.connectivityStates
+    let failed = try await #require(throws: RPCError.self) {
+      _ = try await channel.unary(TestService.emptyCall, GRPCTesting.Empty())
+    }
+    #expect(failed.code == .unavailable, "\(failed)")
+    let seen = try await withTimeLimit("TRANSIENT_FAILURE", .seconds(10)) {
+      var seen: [ConnectivityState] = []
+      for await state in states {
+        seen.append(state)
+        if state == .transientFailure { break }
+      }
+      return seen
+    }
+    #expect(seen == [.idle, .connecting, .transientFailure])
     return channel
-  }
-
-  /// The first element of `stream`, failing after `timeout`.
-  private static func first<T: Sendable>(
-    of stream: AsyncStream<T>, within timeout: Duration
-  ) async throws -> T? {
-    try await within(timeout) {
-      var iterator = stream.makeAsyncIterator()
-      return await iterator.next()
-    }
-  }
-
-  /// `body`'s result, or an error once `timeout` has passed.
-  private static func within<T: Sendable>(
-    _ timeout: Duration, _ body: @escaping @Sendable () async -> T
-  ) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-      group.addTask { await body() }
-      group.addTask {
-        try await Task.sleep(for: timeout)
-        return nil
-      }
-      defer { group.cancelAll() }
-      guard let result = try await group.next(), let value = result else {
-        throw RPCError(code: .deadlineExceeded, message: "nothing within \(timeout)")
-      }
-      return value
-    }
   }
 }

@@ -125,3 +125,14 @@ extension Duration {
     return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
   }
 }
+
+/// The first element of `stream` (nil when it finished empty), failing with ``WaitTimedOut``
+/// when none comes within `limit`: how a test waits for what a callback reports.
+func first<T: Sendable>(
+  _ what: String, of stream: AsyncStream<T>, within limit: Duration
+) async throws -> T? {
+  try await withTimeLimit(what, limit) {
+    var iterator = stream.makeAsyncIterator()
+    return await iterator.next()
+  }
+}

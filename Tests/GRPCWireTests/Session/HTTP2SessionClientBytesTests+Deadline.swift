@@ -16,19 +16,26 @@ extension HTTP2SessionClientBytesTests {
       interval: .seconds(3600), timeout: .milliseconds(50))
     let channel = GRPCChannel(host: "127.0.0.1", port: listener.port, options: options)
     defer { channel.close() }
+    // The connection is ready before the call starts, so that the deadline covers the call
+    // alone: one that passed while the test, held up on a loaded machine, had not yet sent
+    // its SETTINGS would fail the call before it had a stream to reset.
+    let (ready, signal) = AsyncStream.makeStream(of: Void.self)
+    channel.whenReady { signal.yield() }
+    let socket = try #require(
+      await listener.accept(timeout: .seconds(10)), "the channel did not connect")
+    try await Self.answerStart(socket)
+    _ = try await first("the connection to become ready", of: ready, within: .seconds(10))
     let request = Self.request
-    // Long enough for the connection's start and the request to be read first on a loaded
-    // machine: a call whose deadline passes while it waits for SETTINGS has no stream to reset.
     let call = Task(executorPreference: channel.eventLoop) {
       try await channel.unary(
         GRPCTesting.TestService.unaryCall, request, options: CallOptions(timeout: .seconds(1)))
     }
-    let socket = try #require(
-      await listener.accept(timeout: .seconds(10)), "the channel did not connect")
-    try await Self.readRequest(socket, port: listener.port)
     let (_, frames, _) = await socket.frames(timeout: .seconds(10)) { frames in
       frames.contains { $0.type == 0x3 }
     }
+    // The request went out whole (HEADERS, then DATA with END_STREAM) before the reset.
+    let sent = frames.filter { $0.stream == 1 }.map(\.type)
+    #expect(sent == [0x1, 0x0, 0x3], "frames: \(frames)")
     let ping = try #require(frames.firstIndex { $0.type == 0x6 }, "no PING: \(frames)")
     let reset = try #require(frames.firstIndex { $0.type == 0x3 }, "frames: \(frames)")
     #expect(ping < reset, "the probe goes out with the reset, ahead of it: \(frames)")

@@ -1,4 +1,3 @@
-import FleetSync
 import GRPCTestingProtos
 import Testing
 
@@ -24,7 +23,7 @@ extension HTTP2SessionClientBytesTests {
     let channel = GRPCChannel(host: "127.0.0.1", port: listener.port)
     defer { channel.close() }
     let loop = channel.eventLoop
-    let seen = PosixMutex<EndSeen?>(nil)
+    let (ends, report) = AsyncStream.makeStream(of: EndSeen.self)
     let request = Self.request
     let started: Bool = await withCheckedContinuation { continuation in
       loop.execute {
@@ -32,11 +31,10 @@ extension HTTP2SessionClientBytesTests {
           GRPCTesting.TestService.unaryCall, request, options: CallOptions()
         ) { result in
           let session = channel.pool.connections.first?.session
-          seen.withLock {
-            $0 = EndSeen(
+          report.yield(
+            EndSeen(
               result: result, insideNGHTTP2: loop.insideNGHTTP2,
-              duringHandOver: session?.isHandingOver == true)
-          }
+              duringHandOver: session?.isHandingOver == true))
         }
         continuation.resume(returning: call != nil)
       }
@@ -47,12 +45,7 @@ extension HTTP2SessionClientBytesTests {
     try await Self.readRequest(socket, port: listener.port)
     // HEADERS, DATA and trailers in one write: one read, one batch, which ends the call.
     socket.send(Self.answer)
-    let deadline = ContinuousClock.now + .seconds(10)
-    while seen.withLock({ $0 == nil }) {
-      try #require(ContinuousClock.now < deadline, "the call did not end within 10 s")
-      try await Task.sleep(for: .milliseconds(5))
-    }
-    let end = try #require(seen.withLock { $0 })
+    let end = try #require(try await first("the call's end", of: ends, within: .seconds(10)))
     #expect(try end.result.get().payload?.body == Array("abc".utf8))
     #expect(!end.insideNGHTTP2)
     #expect(end.duringHandOver)

@@ -37,12 +37,13 @@ struct HTTP2SessionClientBytesTests {
     return request
   }
 
-  /// Reads the connection's start, answers it with our SETTINGS and the ACK of the client's,
-  /// then reads the whole request of stream 1 (until END_STREAM), and checks them: SETTINGS
-  /// and WINDOW_UPDATE first (a client starts no stream before the server's SETTINGS), then
-  /// the ACK of ours, HEADERS and one DATA of stream 1.
-  static func readRequest(_ socket: RawSocket, port: Int) async throws {
-    let (magic, start, closed) = await socket.frames(skipping: prefaceMagic.count, timeout: .seconds(10)) {
+  /// Reads the connection's start and answers it with our SETTINGS and the ACK of the
+  /// client's; checks that SETTINGS and WINDOW_UPDATE came first (a client starts no stream
+  /// before the server's SETTINGS).
+  static func answerStart(_ socket: RawSocket) async throws {
+    let (magic, start, closed) = await socket.frames(
+      skipping: prefaceMagic.count, timeout: .seconds(10)
+    ) {
       $0.count >= 2
     }
     #expect(!closed)
@@ -51,6 +52,12 @@ struct HTTP2SessionClientBytesTests {
     #expect(start[0].bytes == clientSettings)
     #expect(start[1].bytes == connectionWindowUpdate)
     socket.send(RawHTTP2.frame(type: 0x4, stream: 0) + settingsAck)
+  }
+
+  /// ``answerStart(_:)``, then reads the whole request of stream 1 (until END_STREAM), and
+  /// checks it: the ACK of our SETTINGS, HEADERS and one DATA of stream 1.
+  static func readRequest(_ socket: RawSocket, port: Int) async throws {
+    try await answerStart(socket)
     let (_, frames, _) = await socket.frames(timeout: .seconds(10)) { frames in
       frames.contains { $0.stream == 1 && $0.flags & 0x1 != 0 }
     }
