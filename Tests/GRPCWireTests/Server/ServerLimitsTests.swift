@@ -185,11 +185,12 @@ struct ServerConnectionAgeTests {
     #expect(received == 8)
     #expect(await channel.connectionsOpened() == 1)
     // Idle for longer than the limit: the server closes, the next call reconnects.
-    let closed = ContinuousClock.now + .seconds(5)
-    while channel.connectivityState == .ready && ContinuousClock.now < closed {
-      try await Task.sleep(for: .milliseconds(20))
+    let states = channel.connectivityStates
+    let left = try await withTimeLimit("the idle connection to close", .seconds(5)) {
+      for await state in states where state != .ready { return state }
+      return ConnectivityState.ready
     }
-    #expect(channel.connectivityState != .ready, "the idle connection stayed open")
+    #expect(left != .ready, "the idle connection stayed open")
     _ = try await channel.unary(Service.emptyCall, GRPCTesting.Empty())
     #expect(await channel.connectionsOpened() == 2)
     await server.shutdown(gracePeriod: .seconds(1))
