@@ -216,7 +216,7 @@ extension GRPCChannel {
   }
 
   private func clientCall(_ path: String, _ kind: CallKind, _ options: CallOptions) -> ClientCall {
-    ClientCall(method: MethodDescriptor(path: path), kind: kind, target: pool.target, options: options)
+    ClientCall(method: MethodDescriptor(path: path), kind: kind, target: target, options: options)
   }
 
   /// A streaming call through the interceptors, if there are any: `make` makes it with the

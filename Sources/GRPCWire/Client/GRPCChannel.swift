@@ -1,6 +1,7 @@
 public import ProtoRuntime
 internal import FleetSync
 internal import Synchronization
+internal import Logging
 
 /// A gRPC client for one target (`host:port`), over plaintext HTTP/2 or TLS.
 ///
@@ -18,7 +19,14 @@ public final class GRPCChannel: Sendable {
   public let port: Int
   public let options: ChannelOptions
   let loop: EventLoop
-  let pool: ConnectionPool
+  /// Reached on `loop` only (checked on every access), through its queue from elsewhere.
+  let pool: LoopBound<ConnectionPool>
+  /// The pool's connectivity state and its observers: any thread.
+  private let connectivity: ConnectivityObservers
+  /// `host:port` (IPv6 in brackets), as logs and interceptors name the target.
+  let target: String
+  /// The channel's logger with the target (`grpc.target`).
+  let logger: Logger
   /// The service config's retry and hedging policies and the retry throttle; nil (one check
   /// per call) when the config has no such policy.
   let policies: CallPolicies?
@@ -45,6 +53,7 @@ public final class GRPCChannel: Sendable {
   /// channel's loop only (stops the process elsewhere).
   public var streamCapacity: Int? {
     loop.preconditionInEventLoop("GRPCChannel.streamCapacity")
+    let pool = self.pool.value
     guard let limit = pool.knownStreamLimit else { return nil }
     let (capacity, overflow) = pool.reachableConnections.multipliedReportingOverflow(by: limit)
     return overflow ? .max : capacity
@@ -64,13 +73,16 @@ public final class GRPCChannel: Sendable {
     self.options = options
     self.loop = eventLoop ?? EventLoop(name: "grpc-\(host)")
     self.ownsLoop = eventLoop == nil
-    self.pool = ConnectionPool(loop: loop, host: host, port: port, options: options)
+    // Made here, used only on the loop from now on.
+    let pool = ConnectionPool(loop: loop, host: host, port: port, options: options)
+    (connectivity, target, logger) = (pool.observers, pool.target, pool.logger)
+    self.pool = LoopBound(pool, on: loop)
     self.policies = CallPolicies(options)
     let authority: String
     if case .tls(let tls) = options.transportSecurity, let name = tls.serverHostnameOverride {
       authority = name
     } else {
-      authority = pool.target
+      authority = target
     }
     let userAgent = [options.userAgentPrefix, "grpc-swift-fleetconsumer/\(Self.version)"]
       .compactMap { $0 }.joined(separator: " ")
@@ -90,16 +102,16 @@ public final class GRPCChannel: Sendable {
   deinit {
     if ownsLoop && !loopStopped.load(ordering: .acquiring) {
       let pool = self.pool
-      loop.execute { pool.shutdown(gracePeriod: .zero, done: nil) }
+      loop.execute { pool.value.shutdown(gracePeriod: .zero, done: nil) }
       loop.shutdown()
     }
   }
 
   /// The channel's connectivity now.
-  public var connectivityState: ConnectivityState { pool.connectivity }
+  public var connectivityState: ConnectivityState { connectivity.state }
 
   /// The channel's connectivity: the current state, then every change, ending at SHUTDOWN.
-  public var connectivityStates: AsyncStream<ConnectivityState> { pool.connectivityStates() }
+  public var connectivityStates: AsyncStream<ConnectivityState> { connectivity.states() }
 
   /// Runs `body` on the channel's loop once a connection next becomes ready, and until then
   /// keeps the channel connecting (with gRPC's connection backoff between failed attempts)
@@ -110,9 +122,9 @@ public final class GRPCChannel: Sendable {
   public func whenReady(_ body: @escaping @Sendable () -> Void) {
     let pool = self.pool
     if loop.inEventLoop {
-      pool.whenReady(body)
+      pool.value.whenReady(body)
     } else {
-      loop.execute { pool.whenReady(body) }
+      loop.execute { pool.value.whenReady(body) }
     }
   }
 
@@ -122,7 +134,7 @@ public final class GRPCChannel: Sendable {
   public func close() {
     guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
     let pool = self.pool
-    loop.execute { pool.shutdown(gracePeriod: .zero, done: nil) }
+    loop.execute { pool.value.shutdown(gracePeriod: .zero, done: nil) }
     stopOwnedLoop()
   }
 
@@ -133,7 +145,7 @@ public final class GRPCChannel: Sendable {
     closed.store(true, ordering: .releasing)
     let pool = self.pool
     await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-      loop.execute { pool.shutdown(gracePeriod: gracePeriod, done: done) }
+      loop.execute { pool.value.shutdown(gracePeriod: gracePeriod, done: done) }
     }
     stopOwnedLoop()
   }
@@ -234,7 +246,7 @@ public final class GRPCChannel: Sendable {
       let interceptors = interceptors(of: options)
       if !interceptors.isEmpty {
         var call = ClientCall(
-          method: MethodDescriptor(path: path), kind: kind, target: pool.target,
+          method: MethodDescriptor(path: path), kind: kind, target: target,
           options: options)
         interception = try Interception(&call, interceptors: interceptors)
         options = call.options
@@ -318,9 +330,9 @@ public final class GRPCChannel: Sendable {
     if loop.inEventLoop {
       // A task on the loop (one that prefers it): hand the call over now. Task code never runs
       // inside nghttp2's callbacks, so the session is free; no closure, no queue.
-      pool.start(stream)
+      pool.value.start(stream)
     } else {
-      loop.execute { pool.start(stream) }
+      loop.execute { pool.value.start(stream) }
     }
   }
 

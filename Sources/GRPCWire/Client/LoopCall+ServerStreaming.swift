@@ -83,7 +83,9 @@ extension GRPCChannel {
 
 /// Receives a loop-driven streaming call's messages as they arrive, and its end, on its
 /// loop, outside nghttp2's callbacks. (A unary call has a ``UnaryCallReceiver`` instead.)
-protocol ClientStreamObserver: AnyObject, Sendable {
+///
+/// Not `Sendable`: the stream that holds it is its only way in, on the stream's loop.
+protocol ClientStreamObserver: AnyObject {
   /// One complete response message; called in order.
   func received(_ message: ClientStream.Received, from stream: ClientStream)
   /// The call is over: its outcome is set. Called once, after every message.
@@ -128,10 +130,10 @@ where Deserializer.Message: Sendable {
 }
 
 /// A loop-driven server-streaming call: each response decoded in turn, then the end.
-private final class StreamingObserver<Receiver: ServerStreamReceiver>: ClientStreamObserver,
-  @unchecked Sendable
-{
-  // @unchecked Sendable: `failed` and `responses` are only touched on the stream's loop.
+///
+/// Not `Sendable`: loop-only, like the stream that alone holds it (its `failed` and
+/// `responses` change as responses arrive), so the compiler keeps it from other threads.
+private final class StreamingObserver<Receiver: ServerStreamReceiver>: ClientStreamObserver {
   let receiver: Receiver
   /// The loop interceptors the call runs, and when it started; nil without interceptors.
   let interception: (Interception, startedAt: MonotonicInstant)?

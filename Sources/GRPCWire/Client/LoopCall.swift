@@ -146,9 +146,7 @@ extension GRPCChannel {
       }
       // Every interceptor runs on the loop: the call stays one with no task.
       let stream = try makeLoopStream(prepared, framedRequest, oneResponse: true)
-      let intercepted = InterceptedUnaryReceiver(receiver, interception)
-      intercepted.stream = stream
-      stream.unaryReceiver = intercepted
+      stream.unaryReceiver = InterceptedUnaryReceiver(receiver, interception, stream: stream)
       return start(stream)
     }
     let stream = try makeLoopStream(prepared, framedRequest, oneResponse: true)
@@ -182,7 +180,7 @@ extension GRPCChannel {
     throws(RPCError)
   {
     guard !isClosed else {
-      throw RPCError(code: .unavailable, message: "the channel to \(pool.target) is closed")
+      throw RPCError(code: .unavailable, message: "the channel to \(target) is closed")
     }
     if deadline, let timeout = prepared.timeout, timeout <= .zero {
       throw RPCError(
@@ -195,7 +193,7 @@ extension GRPCChannel {
   }
 
   func start(_ stream: ClientStream) -> LoopCall {
-    pool.start(stream)
+    pool.value.start(stream)
     return LoopCall(stream: stream)
   }
 }

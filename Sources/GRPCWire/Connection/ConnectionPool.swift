@@ -3,7 +3,9 @@ internal import Logging
 
 /// The connections of one channel to its target, and the channel's connectivity state.
 ///
-/// Loop-only, except `connectivity`, which observers read from any thread. Calls arrive
+/// Loop-only: its channel holds it as a ``LoopBound`` and reaches it on the loop or through
+/// the loop's queue; its connections, loop-only too, hold it as it is. Only `observers` (the
+/// connectivity state, under its own lock) is shared with other threads. Calls arrive
 /// through ``start(_:)``: a ready connection with a free stream takes them (the first, or in
 /// turn with round-robin); when every open connection is at the server's
 /// MAX_CONCURRENT_STREAMS a new one is opened, up to `maxConnections`; beyond that, calls
@@ -12,8 +14,8 @@ internal import Logging
 /// with the failure unless they wait for ready. A ready connection that is lost returns the
 /// channel to IDLE, and the next call reconnects at once (or the pool itself, while someone
 /// waits for a ready connection: ``whenReady(_:)``).
-final class ConnectionPool: @unchecked Sendable {
-  // @unchecked Sendable: loop-only state, plus `observed` behind its own lock.
+final class ConnectionPool {
+  // Not Sendable: loop-only (see above), so the compiler keeps it from other threads.
 
   let loop: EventLoop
   let host: String
@@ -68,7 +70,8 @@ final class ConnectionPool: @unchecked Sendable {
     case shutdown
   }
 
-  private let observers = ConnectivityObservers()
+  /// The channel's connectivity and its watchers, which the channel reads from any thread.
+  let observers = ConnectivityObservers()
 
   init(loop: EventLoop, host: String, port: Int, options: ChannelOptions) {
     self.loop = loop
@@ -87,8 +90,9 @@ final class ConnectionPool: @unchecked Sendable {
       label: "rpc.client.connections", dimensions: [("server.address", "\(host):\(port)")],
       factory: options.metricsFactory)
     // Strong: the budget lets go of it when the pool shuts down.
-    options.sharedConnections?.wake(ObjectIdentifier(self)) { [self] in
-      loop.execute { [self] in scheduleWaitingStart() }
+    let pool = LoopBound(self, on: loop)
+    options.sharedConnections?.wake(ObjectIdentifier(self)) {
+      pool.loop.execute { pool.value.scheduleWaitingStart() }
     }
   }
 
@@ -110,12 +114,9 @@ final class ConnectionPool: @unchecked Sendable {
   /// Calls waiting for the channel to be ready, ended ones perhaps included (for tests).
   var callsWaitingForReady: Int { waitingForReady.storedCount }
 
-  // MARK: Connectivity (any thread)
+  // MARK: Connectivity
 
   var connectivity: ConnectivityState { observers.state }
-
-  /// The current state, then every change, until shutdown.
-  func connectivityStates() -> AsyncStream<ConnectivityState> { observers.states() }
 
   func setState(_ state: ConnectivityState) {
     guard observers.set(state) else { return }
@@ -221,9 +222,11 @@ final class ConnectionPool: @unchecked Sendable {
   func scheduleWaitingStart() {
     guard !waitingForStream.isEmpty, !waitingStartScheduled else { return }
     waitingStartScheduled = true
-    loop.execute { [self] in
-      waitingStartScheduled = false
-      startWaitingCalls()
+    let pool = LoopBound(self, on: loop)
+    loop.execute {
+      let pool = pool.value
+      pool.waitingStartScheduled = false
+      pool.startWaitingCalls()
     }
   }
 

@@ -108,20 +108,20 @@ extension ClientStream {
 }
 
 /// A loop-driven unary call's receiver behind loop interceptors: tells them of the end, then
-/// the caller's receiver.
-final class InterceptedUnaryReceiver: UnaryCallReceiver, @unchecked Sendable {
-  // @unchecked Sendable: `stream` is set on the loop before the call starts and read there
-  // when it ends; the rest is immutable.
+/// the caller's receiver. Immutable: whether the end was reported is the business of the one
+/// ``ended(_:)`` call that reports it.
+final class InterceptedUnaryReceiver: UnaryCallReceiver {
   let receiver: any UnaryCallReceiver
   let interception: Interception
   let started = MonotonicInstant.now
-  /// The call's stream, for the summary; dropped at the end (the stream holds this object
-  /// until then).
-  var stream: ClientStream?
+  /// The call's stream, for the summary. The stream holds this object until it hands it the
+  /// end, and lets go of it then, so the two form no lasting cycle.
+  let stream: ClientStream
 
-  init(_ receiver: any UnaryCallReceiver, _ interception: Interception) {
+  init(_ receiver: any UnaryCallReceiver, _ interception: Interception, stream: ClientStream) {
     self.receiver = receiver
     self.interception = interception
+    self.stream = stream
   }
 
   func ended(_ result: Result<ReceivedMessage, RPCError>) {
@@ -130,18 +130,20 @@ final class InterceptedUnaryReceiver: UnaryCallReceiver, @unchecked Sendable {
     case .success: responses = 1
     case .failure: responses = 0
     }
+    var reported = false
     // The receiver reports the error its caller sees: a response that does not decode is
-    // INTERNAL for the interceptors too.
-    receiver.ended(result) { error in report(error, responses: responses) }
-    // A receiver that never called `report`: the interceptors hear the call's own outcome
-    // (a no-op when it did).
-    report(result.failure, responses: responses)
+    // INTERNAL for the interceptors too. Once: a second report is dropped.
+    receiver.ended(result) { error in
+      guard !reported else { return }
+      reported = true
+      report(error, responses: responses)
+    }
+    // A receiver that never called `report`: the interceptors hear the call's own outcome.
+    if !reported { report(result.failure, responses: responses) }
   }
 
-  /// Tells the interceptors the call ended with `error` (nil: OK), once.
+  /// Tells the interceptors the call ended with `error` (nil: OK).
   private func report(_ error: RPCError?, responses: Int) {
-    guard let stream else { return }
-    self.stream = nil
     interception.ended(stream.loopCallSummary(error, responses: responses), startedAt: started)
   }
 }

@@ -13,7 +13,7 @@ extension GRPCServer: Service {
     }
     do {
       try await gracefulShutdown()
-      await shutdown(gracePeriod: core.options.shutdownGracePeriod)
+      await shutdown(gracePeriod: options.shutdownGracePeriod)
     } catch {
       await shutdown(gracePeriod: .zero)
     }

@@ -47,7 +47,7 @@ extension GRPCChannel {
     let stream = try makeStream(
       prepareAttempt(call, number: call.started), framed, finished, oneResponse: oneResponse)
     call.started += 1
-    pool.logger.debug(
+    logger.debug(
       "call attempt started",
       metadata: ["grpc.path": "\(call.path)", "grpc.attempt": "\(call.started)"])
     call.options.attemptObserver?(CallAttempt(number: call.started, hedged: call.hedging))

@@ -100,7 +100,7 @@ extension GRPCChannel {
   }
 
   private func logRetry(_ path: String, _ attempt: Int, _ error: RPCError, _ delay: Duration) {
-    pool.logger.debug(
+    logger.debug(
       "call attempt failed; retrying per the service config's retry policy",
       metadata: [
         "grpc.path": "\(path)", "grpc.attempt": "\(attempt)", "grpc.status": "\(error.code.name)",
@@ -109,7 +109,7 @@ extension GRPCChannel {
   }
 
   func logFinalAttempt(_ path: String, _ attempt: Int, _ error: RPCError, _ why: String) {
-    pool.logger.debug(
+    logger.debug(
       "call attempt failed; not retried",
       metadata: [
         "grpc.path": "\(path)", "grpc.attempt": "\(attempt)", "grpc.status": "\(error.code.name)",

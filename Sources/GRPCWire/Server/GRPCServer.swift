@@ -13,7 +13,11 @@ internal import Glibc
 /// error answers UNKNOWN. A client's RST_STREAM or a passed deadline cancels the handler's
 /// task. ``shutdown(gracePeriod:)`` sends GOAWAY, lets calls finish, then ends them.
 public final class GRPCServer: Sendable {
-  let core: ServerCore
+  /// Reached on its loop only (`core.loop`), through that loop's queue.
+  let core: LoopBound<ServerCore>
+  /// Every loop connections are served on, `core.loop` first.
+  let loops: [EventLoop]
+  let options: ServerOptions
   /// The loops shutdown ends: those the server made.
   private let ownedLoops: [EventLoop]
   private let handlers = PosixMutex<[String: ServerMethod]>([:])
@@ -28,7 +32,10 @@ public final class GRPCServer: Sendable {
   public init(options: ServerOptions = ServerOptions(), eventLoop: EventLoop? = nil) {
     let first = eventLoop ?? EventLoop(name: "grpc-server")
     let more = (1..<max(options.eventLoops, 1)).map { EventLoop(name: "grpc-server-\($0)") }
-    core = ServerCore(loops: [first] + more, options: options)
+    // Made here, used only on its loop from now on.
+    core = LoopBound(ServerCore(loops: [first] + more, options: options), on: first)
+    loops = [first] + more
+    self.options = options
     ownedLoops = eventLoop == nil ? [first] + more : more
   }
 
@@ -53,7 +60,7 @@ public final class GRPCServer: Sendable {
   ) {
     let handler = task(interceptors, body)
     let method: ServerMethod =
-      core.options.interceptors.isEmpty && interceptors.isEmpty
+      options.interceptors.isEmpty && interceptors.isEmpty
       ? .onLoop(LoopHandler(answer: answer, task: handler)) : .task(handler)
     handlers.withLock { $0[path] = method }
   }
@@ -63,7 +70,7 @@ public final class GRPCServer: Sendable {
     _ interceptors: [any ServerInterceptor],
     _ body: @escaping @Sendable (ServerStream, ServerContext) async throws -> Void
   ) -> ServerHandler {
-    let chain = core.options.interceptors + interceptors
+    let chain = options.interceptors + interceptors
     return { stream, context in
       do {
         if chain.isEmpty {
@@ -95,7 +102,7 @@ public final class GRPCServer: Sendable {
     let port = try await withCheckedThrowingContinuation { continuation in
       core.loop.execute {
         continuation.resume(with: Result { () throws(RPCError) in
-          try core.listen(host: host, port: port, handlers: handlers)
+          try core.value.listen(host: host, port: port, handlers: handlers)
         })
       }
     }
@@ -107,7 +114,7 @@ public final class GRPCServer: Sendable {
   /// finish, new ones come on new connections. For fault injection and load shedding.
   public func goAway() {
     let core = self.core
-    core.loop.execute { core.goAwayAll() }
+    core.loop.execute { core.value.goAwayAll() }
   }
 
   /// Stops accepting, sends GOAWAY, lets calls finish for up to `gracePeriod`, then cancels the
@@ -115,7 +122,7 @@ public final class GRPCServer: Sendable {
   public func shutdown(gracePeriod: Duration = .seconds(5)) async {
     let core = self.core
     await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-      core.loop.execute { core.shutdown(gracePeriod: gracePeriod, done: done) }
+      core.loop.execute { core.value.shutdown(gracePeriod: gracePeriod, done: done) }
     }
     for loop in ownedLoops { loop.shutdown() }
   }
@@ -145,13 +152,16 @@ struct LoopHandler: Sendable {
 
 /// The loop-owned side of a server: its listening socket, connections and handlers.
 ///
-/// Owned by the accepting loop (`loop`): the listener, the table of connections and the
-/// shutdown state are only touched there. Each connection lives on one of `loops` and is
-/// only touched on its own; the core reaches a connection on another loop through that
-/// loop's `execute`, and a connection tells the core it closed the same way.
-final class ServerCore: EventHandler, @unchecked Sendable {
-  // @unchecked Sendable: loop-only state; other threads use loop.execute. `handlers` is set
-  // once in `listen`, before the first connection is accepted, and only read after.
+/// Owned by the accepting loop (`loop`): the listener, the handlers, the table of
+/// connections and the shutdown state are only touched there. Each connection lives on one
+/// of `loops` and is only touched on its own; the core reaches a connection on another loop
+/// through that loop's `execute`, and a connection tells the core it closed the same way.
+/// A connection gets what it needs of the server (``ServerShared``) as it is made, so it
+/// never reads anything here.
+final class ServerCore: EventHandler {
+  // Not Sendable: loop-only. Other threads (the server's methods, its connections on other
+  // loops) hold it as a LoopBound, checked on every access, and reach it through its loop's
+  // queue.
 
   /// The loop that accepts and owns this core's state.
   let loop: EventLoop
@@ -160,7 +170,8 @@ final class ServerCore: EventHandler, @unchecked Sendable {
   /// The loop the next accepted connection goes to (an index into `loops`).
   private var nextLoop = 0
   let options: ServerOptions
-  private var handlers: [String: ServerMethod] = [:]
+  /// What the connections share, from `listen` on.
+  private var shared: ServerShared?
   private var listenFD: Int32 = -1
   /// Each on its own loop (this one or another of `loops`): reached there only.
   private var connections: [ObjectIdentifier: LoopBound<ServerConnection>] = [:]
@@ -185,13 +196,11 @@ final class ServerCore: EventHandler, @unchecked Sendable {
   /// Open connections (swift-metrics).
   private let connectionCount: Meter
 
-  var maxReceiveMessageSize: Int { options.maxReceiveMessageSize }
-
-  func handler(for path: String) -> ServerMethod? { handlers[path] }
-
   func listen(host: String, port: Int, handlers: [String: ServerMethod]) throws(RPCError) -> Int {
     loop.checkInLoop()
-    self.handlers = handlers
+    shared = ServerShared(
+      core: LoopBound(self, on: loop), handlers: handlers, options: options, logger: logger,
+      peerGlitches: peerGlitches)
     if let tls = options.tls {
       tlsContext = try TLSContext(
         serverCertificateChainFile: tls.certificateChainFile, privateKeyFile: tls.privateKeyFile,
@@ -243,6 +252,8 @@ final class ServerCore: EventHandler, @unchecked Sendable {
   private static let acceptsPerReadiness = 64
 
   func readable() {
+    // Set by `listen`, before the socket is registered.
+    guard let shared else { return }
     for _ in 0..<Self.acceptsPerReadiness where listenFD >= 0 {
       var storage = sockaddr_storage()
       var length = UInt32(MemoryLayout<sockaddr_storage>.size)
@@ -279,7 +290,7 @@ final class ServerCore: EventHandler, @unchecked Sendable {
       let connection: ServerConnection
       do {
         connection = try ServerConnection(
-          loop: target, fd: fd, peer: peer, server: self, tls: tlsContext)
+          loop: target, fd: fd, peer: peer, server: shared, tls: tlsContext)
       } catch {
         Glibc.close(fd)
         logger.warning(
@@ -351,13 +362,10 @@ final class ServerCore: EventHandler, @unchecked Sendable {
     }
   }
 
-  /// On any loop: the connection `id` names closed its socket; it leaves the table on the
-  /// core's loop.
+  /// The connection `id` names closed its socket (``ServerShared/connectionClosed(_:)``
+  /// brought this to the core's loop): it leaves the table.
   func connectionClosed(_ id: ObjectIdentifier) {
-    guard loop.inEventLoop else {
-      loop.execute { [self] in connectionClosed(id) }
-      return
-    }
+    loop.checkInLoop()
     if connections.removeValue(forKey: id) != nil {
       connectionCount.decrement()
     }

@@ -19,7 +19,7 @@ final class ServerConnection: HTTP2SessionRole {
   let peerAddress: String
   /// Strong (weak references slow every retain and release of their target); let go of
   /// when the socket closes.
-  var server: ServerCore?
+  var server: ServerShared?
   /// The socket, transport and nghttp2 session.
   let session: HTTP2Session
   /// Calls answered on the loop whose requests have all arrived, in arrival order: answered
@@ -54,7 +54,9 @@ final class ServerConnection: HTTP2SessionRole {
   let logger: Logger
 
   /// `tls`: the server's TLS context, when it serves TLS (the handshake comes first).
-  init(loop: EventLoop, fd: Int32, peer: String, server: ServerCore, tls: TLSContext?) throws(RPCError) {
+  init(
+    loop: EventLoop, fd: Int32, peer: String, server: ServerShared, tls: TLSContext?
+  ) throws(RPCError) {
     self.loop = loop
     self.peer = peer
     peerAddress = Self.address(ofPeer: peer)

@@ -79,7 +79,7 @@ struct SharedConnectionsTests {
             ) { result in
               if case .success = result { answered.update { $0 = true } }
             }
-            continuation.resume(returning: second.pool.callsWaitingForStream)
+            continuation.resume(returning: second.pool.value.callsWaitingForStream)
           } catch {
             continuation.resume(throwing: error)
           }

@@ -28,7 +28,7 @@ struct WaitForReadyQueueTests {
     #expect(channel.connectivityState == .transientFailure)
     let pool = channel.pool
     let held = await withCheckedContinuation { continuation in
-      channel.eventLoop.execute { continuation.resume(returning: pool.callsWaitingForReady) }
+      channel.eventLoop.execute { continuation.resume(returning: pool.value.callsWaitingForReady) }
     }
     // Pruned as the queue doubles: at most one round of ended calls, not all of them.
     #expect(held < 64, "\(held) of \(calls) ended calls still held")

@@ -47,4 +47,22 @@ struct LoopConfinementTests {
       stream.fail(RPCError(code: .cancelled, message: "off the loop"), reset: true)
     }
   }
+
+  @Test("a channel's pool, reached off the channel's loop, stops the process")
+  func poolOffLoopStops() async {
+    await #expect(processExitsWith: .failure) {
+      let channel = GRPCChannel(host: "127.0.0.1", port: 1)
+      // The pool is not Sendable: other threads reach it only through this LoopBound.
+      _ = channel.pool.value.openedConnectionCount
+    }
+  }
+
+  @Test("a server's core, reached off its accepting loop, stops the process")
+  func serverCoreOffLoopStops() async {
+    await #expect(processExitsWith: .failure) {
+      let server = GRPCServer()
+      // The core is not Sendable: other threads reach it only through this LoopBound.
+      _ = server.core.value.loops
+    }
+  }
 }

@@ -64,7 +64,7 @@ extension GRPCChannel {
   func connectionsOpened() async -> Int {
     let pool = self.pool
     return await withCheckedContinuation { continuation in
-      loop.execute { continuation.resume(returning: pool.openedConnectionCount) }
+      loop.execute { continuation.resume(returning: pool.value.openedConnectionCount) }
     }
   }
 }

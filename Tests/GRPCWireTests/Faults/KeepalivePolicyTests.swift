@@ -126,7 +126,7 @@ extension GRPCChannel {
   func keepaliveIntervalInForce() async -> Duration? {
     let pool = self.pool
     return await withCheckedContinuation { continuation in
-      loop.execute { continuation.resume(returning: pool.keepaliveInterval) }
+      loop.execute { continuation.resume(returning: pool.value.keepaliveInterval) }
     }
   }
 }

@@ -21,7 +21,7 @@ struct ServerEventLoopsTests {
     let server = GRPCServer(options: options, eventLoop: first)
     server.register(unary: Service.unaryCall) { [server] _, _ in
       var response = GRPCTesting.SimpleResponse()
-      let index = server.core.loops.firstIndex { $0.inEventLoop }
+      let index = server.loops.firstIndex { $0.inEventLoop }
       response.username = index.map { "\($0)" } ?? "none"
       return response
     }
@@ -50,8 +50,8 @@ struct ServerEventLoopsTests {
     let first = EventLoop(name: "test-accept")
     defer { first.shutdown() }
     let server = makeServer(loops: 3, first: first)
-    #expect(server.core.loops.count == 3)
-    #expect(server.core.loops[0] === first, "the given loop accepts and serves first")
+    #expect(server.loops.count == 3)
+    #expect(server.loops[0] === first, "the given loop accepts and serves first")
     let port = try await server.start()
     var channels: [GRPCChannel] = []
     defer { for channel in channels { channel.close() } }
@@ -149,7 +149,7 @@ struct ServerEventLoopsTests {
   @Test("below 1 loop counts as 1")
   func atLeastOneLoop() async throws {
     let server = makeServer(loops: 0)
-    #expect(server.core.loops.count == 1)
+    #expect(server.loops.count == 1)
     let port = try await server.start()
     let channel = GRPCChannel(host: "127.0.0.1", port: port)
     defer { channel.close() }

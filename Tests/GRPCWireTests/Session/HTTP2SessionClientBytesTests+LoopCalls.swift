@@ -30,7 +30,7 @@ extension HTTP2SessionClientBytesTests {
         let call = try? channel.startUnary(
           GRPCTesting.TestService.unaryCall, request, options: CallOptions()
         ) { result in
-          let session = channel.pool.connections.first?.session
+          let session = channel.pool.value.connections.first?.session
           report.yield(
             EndSeen(
               result: result, insideNGHTTP2: loop.insideNGHTTP2,
