@@ -313,7 +313,12 @@ final class ConnectionPool {
       return
     }
     if wasReady {
-      if !connections.contains(where: \.isReady) { setState(connections.isEmpty ? .idle : .connecting) }
+      // A pool backing off after failed attempts (a draining connection outlived them) stays
+      // in TRANSIENT_FAILURE: its retry timer, which acts only in that state, restarts the
+      // calls waiting for ready.
+      if !connections.contains(where: \.isReady) && connectivity != .transientFailure {
+        setState(connections.isEmpty ? .idle : .connecting)
+      }
       for stream in waiting { start(stream) }
       // Someone waits for a ready connection: make one, as a waiting call would.
       if !readyWaiters.isEmpty && connections.isEmpty { _ = openConnection() }
