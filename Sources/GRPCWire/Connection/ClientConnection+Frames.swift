@@ -7,12 +7,12 @@ internal import Logging
 extension ClientConnection {
   /// The open stream `id`, from the session's stream table (whose streams are all ours).
   func stream(_ id: Int32) -> ClientStream? {
-    session?.stream(id).map { unsafeDowncast($0, to: ClientStream.self) }
+    session?.stream(id, as: ClientStream.self)
   }
 
   /// The open streams (the session's stream table), a list of them.
   var openStreams: [ClientStream] {
-    (session?.streams.values).map { $0.map { unsafeDowncast($0, to: ClientStream.self) } } ?? []
+    session?.streams(as: ClientStream.self) ?? []
   }
 
   /// How many streams are open.
@@ -43,7 +43,7 @@ extension ClientConnection {
   }
 
   func streamClosed(_ id: Int32, errorCode: UInt32) {
-    if let stream = session?.removeStream(id).map({ unsafeDowncast($0, to: ClientStream.self) }),
+    if let stream = session?.removeStream(id, as: ClientStream.self),
       case .retry(let number, let delay) = stream.closed(http2ErrorCode: errorCode)
     {
       retry(stream, from: id, number: number, after: delay)

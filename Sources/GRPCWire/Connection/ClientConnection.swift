@@ -325,12 +325,9 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection {
     connectTimer = nil
     keepaliveTimer = nil
     pingTimeoutTimer = nil
-    let open = session?.removeAllStreams() ?? []
+    let open = session?.removeAllStreams(as: ClientStream.self) ?? []
     // A lost connection retries nothing: `.done` for each.
-    for stream in open {
-      _ = unsafeDowncast(stream, to: ClientStream.self).closed(
-        http2ErrorCode: 0, lostConnection: error)
-    }
+    for stream in open { _ = stream.closed(http2ErrorCode: 0, lostConnection: error) }
     let pending = waiting
     waiting.removeAll()
     if let session {

@@ -19,12 +19,12 @@ extension ServerConnection {
 
   /// The open stream `id`, from the session's stream table (whose streams are all ours).
   func stream(_ id: Int32) -> ServerStream? {
-    session.stream(id).map { unsafeDowncast($0, to: ServerStream.self) }
+    session.stream(id, as: ServerStream.self)
   }
 
   /// The open streams (the session's stream table), a list of them.
   var openStreams: [ServerStream] {
-    session.streams.values.map { unsafeDowncast($0, to: ServerStream.self) }
+    session.streams(as: ServerStream.self)
   }
 
   func headersReceived(_ headers: ReceivedHeaders, fields: [HeaderField]) {
@@ -156,8 +156,7 @@ extension ServerConnection {
   }
 
   func streamClosed(_ id: Int32, errorCode: UInt32) {
-    guard let core = session.removeStream(id) else { return }
-    let stream = unsafeDowncast(core, to: ServerStream.self)
+    guard let stream = session.removeStream(id, as: ServerStream.self) else { return }
     stream.streamClosed = true
     if let interrupted = stream.machine.streamClosed(http2ErrorCode: errorCode) {
       // Closed before the call was answered: the client reset it (or the connection ended).

@@ -278,8 +278,7 @@ final class ServerConnection: HTTP2SessionRole {
         "grpc.open_calls": "\(session.streams.count)",
         "grpc.glitches": "\(glitches?.total ?? 0)",
       ])
-    let open = openStreams
-    _ = session.removeAllStreams()
+    let open = session.removeAllStreams(as: ServerStream.self)
     readyOnLoop.removeAll()
     for stream in open {
       if stream.machine.streamClosed(http2ErrorCode: HTTP2ErrorCode.cancel) != nil {

@@ -12,21 +12,33 @@ extension HTTP2Session {
     return found
   }
 
+  /// The open stream `id` as the role's type `S` (a session has one role, so its streams are
+  /// all of that role's type).
+  func stream<S: StreamCore>(_ id: Int32, as _: S.Type) -> S? {
+    stream(id).map { unsafeDowncast($0, to: S.self) }
+  }
+
+  /// The open streams as the role's type `S`, a list of them.
+  func streams<S: StreamCore>(as _: S.Type) -> [S] {
+    streams.values.map { unsafeDowncast($0, to: S.self) }
+  }
+
   /// `stream`, with its ID set, is open.
   func add(_ stream: StreamCore) {
     streams[stream.id] = stream
   }
 
-  /// Removes the stream `id` (nghttp2 closed it) and returns it, if it was open.
-  func removeStream(_ id: Int32) -> StreamCore? {
+  /// Removes the stream `id` (nghttp2 closed it) and returns it as the role's type `S`, if it
+  /// was open.
+  func removeStream<S: StreamCore>(_ id: Int32, as _: S.Type) -> S? {
     if lastFound?.id == id { lastFound = nil }
-    return streams.removeValue(forKey: id)
+    return streams.removeValue(forKey: id).map { unsafeDowncast($0, to: S.self) }
   }
 
-  /// Removes every stream (the connection closes) and returns them.
-  func removeAllStreams() -> [StreamCore] {
+  /// Removes every stream (the connection closes) and returns them, as the role's type `S`.
+  func removeAllStreams<S: StreamCore>(as type: S.Type) -> [S] {
     lastFound = nil
     defer { streams.removeAll() }
-    return Array(streams.values)
+    return streams(as: type)
   }
 }
