@@ -49,9 +49,7 @@ public func startOnUnusedPort<T>(
 /// connections before its `listen` has taken effect (squid), where a probing connection
 /// would show up in the server's own logs.
 public func isListening(onLoopbackPort port: Int) -> Bool {
-  guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else {
-    return false
-  }
+  guard let table = ProcFile.read("/proc/net/tcp") else { return false }
   // Each row: `sl local_address rem_address st ...`, the address as hex `ADDR:PORT` with the
   // IPv4 address in host byte order (0100007F is 127.0.0.1), st 0A meaning LISTEN.
   let hex = String(port, radix: 16, uppercase: true)

@@ -5,18 +5,14 @@ import Testing
 
 /// `close(gracePeriod:)` on a channel with calls in flight: they may finish within the grace
 /// period, later ones are cancelled (RST_STREAM), new calls fail at once, and afterwards the
-/// channel holds no thread and no file descriptor.
-///
-/// The resource counts are of the whole test process, so they need the tests to run one at
-/// a time (`swift test --no-parallel`, as scripts/test does); the baseline is taken after
-/// the server started, so its pipes are in it.
+/// channel holds no thread and no connection (``ChannelResources``: only what the channel
+/// owns is counted, so other suites may run at the same time).
 @Suite("Faults: graceful client close", .serialized, .timeLimit(.minutes(2)))
 struct ClientCloseTests {
   @Test("close(gracePeriod: 2 s) lets 500 ms calls finish; a call after close is UNAVAILABLE")
   func graceLetsCallsFinish() async throws {
     try await withPeerServer("interop_server.py", arguments: ["--no-wire-events"]) { server in
-      let baseline = ProcessResources.now()
-      try await Self.useAndClose(server: server, baseline: baseline) { channel in
+      try await Self.useAndClose(server: server) { channel in
         let slow = (0..<4).map { index in
           Task { await channel.faultCall("slow-\(index)", delay: .milliseconds(500)) }
         }
@@ -51,8 +47,7 @@ struct ClientCloseTests {
   @Test("close(gracePeriod: 100 ms) cancels a hanging call: CANCELLED, RST_STREAM to the server")
   func graceCancelsHangingCall() async throws {
     try await withPeerServer("interop_server.py", arguments: ["--no-wire-events"]) { server in
-      let baseline = ProcessResources.now()
-      try await Self.useAndClose(server: server, baseline: baseline) { channel in
+      try await Self.useAndClose(server: server) { channel in
         let hanging = Task { await channel.faultCall("hang", hang: true) }
         _ = try await server.waitForEvent("hanging") { $0["id"] == "hang" }
         let closeBegan = ContinuousClock.now
@@ -77,10 +72,10 @@ struct ClientCloseTests {
   }
 
   /// Creates a channel, runs `body` (which closes it), then checks that the channel is
-  /// SHUTDOWN and that the process has the threads and descriptors of `baseline` again.
+  /// SHUTDOWN, that its loop thread has ended and that no socket of this process is
+  /// connected to the server any more.
   private static func useAndClose(
-    server: PeerServer, baseline: ProcessResources,
-    _ body: (GRPCChannel) async throws -> Void
+    server: PeerServer, _ body: (GRPCChannel) async throws -> Void
   ) async throws {
     var options = ChannelOptions()
     options.backoff = .fast
@@ -88,7 +83,10 @@ struct ClientCloseTests {
     let states = ConnectivityLog(channel)
     let warmUp = await channel.faultCall("warm-up")
     #expect(warmUp.succeeded, "\(warmUp)")
-    let during = ProcessResources.now()
+    let during = await ChannelResources.of(channel, port: server.port)
+    // The measure sees what the channel holds: its named loop thread and its connection.
+    #expect(during.loopThreadName == "grpc-127.0.0.1", "\(during)")
+    #expect(!during.sockets.isEmpty, "\(during)")
     do {
       try await body(channel)
     } catch {
@@ -99,15 +97,9 @@ struct ClientCloseTests {
     try await states.waitForEnd()
     #expect(states.history.value.states.last == .shutdown, "\(states.history.value)")
 
-    let after = ProcessResources.now()
-    let descriptors = after.descriptorsAdded(since: baseline)
-    let threads = after.threadsAdded(since: baseline)
-    print(
-      "[faults] resources: before the channel \(baseline), with it \(during), after close "
-        + "\(after); new since the baseline: fds \(descriptors), threads \(threads)")
-    #expect(!after.threads.values.contains("grpc-127.0.0.1"), "the loop thread outlived close")
-    #expect(descriptors.isEmpty, "descriptors left open: \(descriptors)")
-    #expect(after.descriptors.count <= baseline.descriptors.count)
-    #expect(threads.isEmpty, "threads left: \(threads)")
+    let after = ChannelResources.now(loopThread: during.loopThread, port: server.port)
+    print("[faults] resources: with the channel \(during); after close \(after)")
+    #expect(after.loopThreadName == nil, "the loop thread outlived close: \(after)")
+    #expect(after.sockets.isEmpty, "sockets left open: \(after)")
   }
 }
