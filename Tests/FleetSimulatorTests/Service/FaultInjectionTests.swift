@@ -97,9 +97,13 @@ struct FaultInjectionTests {
       request.name = name
       var call = SimulatorHarness.call()
       call.waitForReady = true
+      // Calls every 10 ms until the server has restarted 3 times and 40 calls went through
+      // (about 1 s on a quiet machine; a loaded one restarts later), 30 s at most. A call
+      // that fails throws and fails the test.
       var succeeded = 0
-      let deadline = ContinuousClock.now + .milliseconds(1_100)
-      while ContinuousClock.now < deadline {
+      let deadline = ContinuousClock.now + .seconds(30)
+      let simulator = sim.simulator
+      while simulator.statistics.goAways < 3 || succeeded < 40, ContinuousClock.now < deadline {
         _ = try await sim.channel.unary(FleetEngine.TripService.getTrip, request, options: call)
         succeeded += 1
         try await Task.sleep(for: .milliseconds(10))

@@ -123,10 +123,20 @@ struct TripFeedTests {
   func canceledMidStream() async throws {
     try await SimulatorHarness.with(fastOptions(timeScale: 1)) { sim in
       let created = try await sim.createTrip()
-      let task = Task { try await watch(sim, created.name) }
-      try await Task.sleep(for: .milliseconds(200))
-      try await sim.cancelTrip(created.name)
-      let updates = try await task.value
+      var request = FleetFeed.WatchTripRequest()
+      request.name = created.name
+      // Canceled once the stream's first update came: the stream is under way.
+      let updates = try await sim.channel.serverStreaming(
+        FleetFeed.TripFeed.watchTrip, request,
+        options: SimulatorHarness.call(timeout: .seconds(30))
+      ) { updates in
+        var all: [FleetFeed.TripUpdate] = []
+        for try await update in updates {
+          if all.isEmpty { try await sim.cancelTrip(created.name) }
+          all.append(update)
+        }
+        return all
+      }
       #expect(updates.first?.trip?.tripStatus == .new)
       #expect(updates.last?.trip?.tripStatus == .canceled)
     }
