@@ -158,8 +158,7 @@ final class ClientStream: StreamCore, TimerTarget, LoopTask, @unchecked Sendable
     // caller.
     super.init(
       loop: loop, id: -1, machine: .client(), maxReceiveSize: maxReceiveSize,
-      mailbox: StreamMailbox(
-        outbound: initialRequest, keepsSentBytes: true, outboundLimit: Self.outboundLimit),
+      outbound: initialRequest, keepsSentBytes: true, outboundLimit: Self.outboundLimit,
       loopConfined: loopDriven)
   }
 

@@ -72,7 +72,7 @@ final class ServerStream: StreamCore, TimerTarget, @unchecked Sendable {
     // Its limits come with the request's method (``StreamCore/restartInbound(maxReceiveSize:)``).
     super.init(
       loop: loop, id: id, machine: .server(), maxReceiveSize: 4 << 20,
-      mailbox: StreamMailbox(outboundLimit: outboundLimit))
+      outboundLimit: outboundLimit)
   }
 
   /// Runs `body` on the shared state, under the core's lock; `body` may touch the mailbox.

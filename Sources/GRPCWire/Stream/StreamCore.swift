@@ -55,19 +55,22 @@ class StreamCore: @unchecked Sendable {
   /// Received messages for the reader, framed bytes for nghttp2's data provider. Reached only
   /// inside ``withLocked(_:)``; its exclusivity is not checked at run time (the lock is the
   /// check; a nested `withLocked` would deadlock on it).
-  @exclusivity(unchecked) final var mailbox: StreamMailbox<StreamMessage>
+  @exclusivity(unchecked) final var mailbox: StreamMailbox
 
   /// A stream of `loop` in `machine`'s first state whose messages may be at most
-  /// `maxReceiveSize` bytes; its mailbox `mailbox`, under a lock unless `loopConfined`.
+  /// `maxReceiveSize` bytes, under a lock unless `loopConfined`; its mailbox is made here from
+  /// `outbound`, `keepsSentBytes` and `outboundLimit` (``StreamMailbox``), not copied in.
   init(
     loop: EventLoop, id: Int32, machine: StreamStateMachine, maxReceiveSize: Int,
-    mailbox: StreamMailbox<StreamMessage>, loopConfined: Bool = false
+    outbound: [UInt8] = [], keepsSentBytes: Bool = false, outboundLimit: Int,
+    loopConfined: Bool = false
   ) {
     self.loop = loop
     self.id = id
     self.machine = machine
     deframer = MessageDeframer(maxMessageSize: maxReceiveSize)
-    self.mailbox = mailbox
+    mailbox = StreamMailbox(
+      outbound: outbound, keepsSentBytes: keepsSentBytes, outboundLimit: outboundLimit)
     lock = loopConfined ? nil : PosixMutex(0)
   }
 
@@ -178,21 +181,5 @@ class StreamCore: @unchecked Sendable {
     guard credit > 0, !released else { return 0 }
     owedBytes -= credit
     return credit
-  }
-}
-
-/// A complete message received on a stream, waiting in its ``StreamMailbox`` for its reader
-/// (a client's caller or a server's handler), and the acknowledgement it owes.
-struct StreamMessage: MailboxMessage {
-  var frame: MessageDeframer.Frame
-  /// How its payload is compressed, if its flag says it is (the `grpc-encoding` its stream
-  /// was sent with).
-  var encoding: StreamStateMachine.MessageEncoding
-  /// Its bytes that arrived in the chunk that completed it (those of earlier chunks were
-  /// acknowledged as they came, to let the rest of a large message in).
-  var owed: Int
-  var payloadCount: Int { frame.payload.count }
-  static var taken: Self {
-    Self(frame: .init(compressed: false, payload: []), encoding: .identity, owed: 0)
   }
 }

@@ -1,12 +1,21 @@
-/// A message waiting in a ``StreamMailbox``: what it owes the peer's flow-control windows
-/// until its reader takes it.
-protocol MailboxMessage {
-  /// Received bytes of this message not yet acknowledged (consumed) to the peer.
-  var owed: Int { get }
+/// A complete message received on a stream, waiting in its ``StreamMailbox`` for its reader
+/// (a client's caller or a server's handler), and what it owes the peer's flow-control
+/// windows until its reader takes it.
+struct StreamMessage {
+  var frame: MessageDeframer.Frame
+  /// How its payload is compressed, if its flag says it is (the `grpc-encoding` its stream
+  /// was sent with).
+  var encoding: StreamStateMachine.MessageEncoding
+  /// Received bytes of this message not yet acknowledged (consumed) to the peer: those that
+  /// arrived in the chunk that completed it (those of earlier chunks were acknowledged as they
+  /// came, to let the rest of a large message in).
+  var owed: Int
   /// Payload bytes, for ``StreamMailbox/bufferedBytes``.
-  var payloadCount: Int { get }
+  var payloadCount: Int { frame.payload.count }
   /// What a slot holds once its message was taken: nothing, so the payload is let go at once.
-  static var taken: Self { get }
+  static var taken: Self {
+    Self(frame: .init(compressed: false, payload: []), encoding: .identity, owed: 0)
+  }
 }
 
 /// The queues of one HTTP/2 stream, for either role: the messages received for the reader
@@ -17,7 +26,7 @@ protocol MailboxMessage {
 /// It decides, and returns what to resume or to hand back to the loop; the owner resumes
 /// continuations and acknowledges bytes after releasing the lock.
 ///
-/// Receive flow control: a message's bytes stay unacknowledged (``MailboxMessage/owed``)
+/// Receive flow control: a message's bytes stay unacknowledged (``StreamMessage/owed``)
 /// until the reader takes it, so a slow reader holds at most a stream window of messages.
 /// What readers take is returned to the loop in batches — one hop per ``creditBatch`` bytes
 /// or when the queue runs dry, not one per message.
@@ -26,7 +35,12 @@ protocol MailboxMessage {
 /// provider resumes it once nghttp2 has taken the queue down to that limit. On a client the
 /// bytes sent stay queued until the call is committed, so that a call the server never
 /// processed can be sent again whole (gRPC's transparent retry).
-struct StreamMailbox<Message: MailboxMessage> {
+struct StreamMailbox {
+  // Not generic: both roles keep ``StreamMessage``s. A generic mailbox held in a class was
+  // copied and destroyed through its generic value witnesses, which look up the metadata of
+  // its continuations' types in the runtime's cache on every call (perf: ~2 % of a GetTrip).
+  typealias Message = StreamMessage
+
   // MARK: Inbound
 
   private var inbound: [Message] = []

@@ -27,7 +27,7 @@ struct StreamCoreSharedTests {
     init(loop: EventLoop) {
       super.init(
         loop: loop, id: 1, machine: .client(), maxReceiveSize: 1 << 20,
-        mailbox: StreamMailbox(outboundLimit: 1 << 20), loopConfined: true)
+        outboundLimit: 1 << 20, loopConfined: true)
     }
 
     override var outboundFinished: Bool { finished }

@@ -21,7 +21,7 @@ struct StreamCoreTests {
   ) -> StreamCore {
     StreamCore(
       loop: loop, id: 1, machine: machine, maxReceiveSize: maxReceiveSize,
-      mailbox: StreamMailbox(outboundLimit: 1 << 20))
+      outboundLimit: 1 << 20)
   }
 
   /// `chunk` through `core`, each message as its payload and what it owes.

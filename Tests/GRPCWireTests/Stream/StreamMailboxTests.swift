@@ -7,17 +7,15 @@ import Testing
 /// handed to nghttp2 with writers held to their limit and a client's request kept for a replay.
 @Suite("Stream mailbox")
 struct StreamMailboxTests {
-  struct Message: MailboxMessage, Equatable {
-    var id: Int
-    var owed: Int
-    var payloadCount: Int
-    static var taken: Self { Self(id: -1, owed: 0, payloadCount: 0) }
-  }
+  typealias Message = StreamMessage
+  typealias Mailbox = StreamMailbox
 
-  typealias Mailbox = StreamMailbox<Message>
-
+  /// Message `id` (its payload's first byte, so at most 255), owing `owed` bytes, with a
+  /// payload of `size` bytes (at least 1).
   static func message(_ id: Int, owed: Int = 10, size: Int = 5) -> Message {
-    Message(id: id, owed: owed, payloadCount: size)
+    let payload = [UInt8(id)] + [UInt8](repeating: 0, count: size - 1)
+    return Message(
+      frame: .init(compressed: false, payload: payload), encoding: .identity, owed: owed)
   }
 
   /// Copies what the data provider gives, `chunk` bytes at a time at most.
@@ -286,8 +284,13 @@ struct StreamMailboxTests {
 
 /// A mailbox a continuation's closure can reach (tests only: one task touches it).
 private final class MailboxBox: @unchecked Sendable {
-  var mailbox: StreamMailbox<StreamMailboxTests.Message>
+  var mailbox: StreamMailbox
   init(outboundLimit: Int = 1 << 20) {
     mailbox = StreamMailbox(outboundLimit: outboundLimit)
   }
+}
+
+extension StreamMessage {
+  /// The message's number in these tests (``StreamMailboxTests/message(_:owed:size:)``).
+  fileprivate var id: Int { Int(frame.payload[0]) }
 }
