@@ -180,9 +180,11 @@ final class ServerConnection: HTTP2SessionRole {
     }
   }
 
-  /// A draining connection closes once its last call is done.
+  /// A draining connection closes once its last call is done and the GOAWAY naming the last
+  /// stream has gone. Not after the notice alone: a request the client sent meanwhile would
+  /// be neither served nor refused (above the last stream ID), and fail as interrupted.
   func closeIfDrained() {
-    guard machine.isDraining, session.streams.isEmpty else { return }
+    guard machine.isDraining, goAwayTimer == nil, session.streams.isEmpty else { return }
     flush()
     closeSocket()
   }

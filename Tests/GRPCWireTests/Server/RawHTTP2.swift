@@ -111,17 +111,29 @@ final class RawSocket: Sendable {
   /// Reads what arrives until the server closes the connection or `timeout` passes; returns
   /// how it ended and the bytes.
   func readAllUntilClosed(timeout: Duration) -> (outcome: Outcome, bytes: [UInt8]) {
-    let deadline = ContinuousClock.now + timeout
     var received: [UInt8] = []
+    let outcome = read(into: &received, timeout: timeout)
+    return (outcome, received)
+  }
+
+  /// Appends what arrives to `received` until the server closes the connection, `timeout`
+  /// passes (`.stillOpen`), or the frames in `received` satisfy `done` (`.stillOpen`).
+  func read(
+    into received: inout [UInt8], timeout: Duration,
+    until done: (([RawFrame]) -> Bool)? = nil
+  ) -> Outcome {
+    let deadline = ContinuousClock.now + timeout
     var buffer = [UInt8](repeating: 0, count: 4096)
     while true {
+      if let done, done(RawHTTP2.frames(in: received)) { return .stillOpen }
       let left = deadline - ContinuousClock.now
-      guard left > .zero else { return (.stillOpen, received) }
+      guard left > .zero else { return .stillOpen }
       var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-      let milliseconds = Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+      let milliseconds = Int32(
+        left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
       guard poll(&poller, 1, max(milliseconds, 1)) > 0 else { continue }
       let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-      if count <= 0 { return (received.isEmpty ? .closedWithNothing : .closed, received) }
+      if count <= 0 { return received.isEmpty ? .closedWithNothing : .closed }
       received += buffer[..<count]
     }
   }

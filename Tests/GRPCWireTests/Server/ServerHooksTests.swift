@@ -50,6 +50,29 @@ struct ServerHooksTests {
     await server.shutdown(gracePeriod: .seconds(1))
   }
 
+  @Test("goAway, idle connection: the notice, the GOAWAY naming the last stream, then close")
+  func goAwayIdleConnection() async throws {
+    let server = makeServer()
+    let port = try await server.start()
+    let socket = try RawSocket(port: port)
+    socket.send(RawHTTP2.preface + RawHTTP2.ping(0x5A))
+    var received: [UInt8] = []
+    // The PING's ACK: the server runs the connection's session, and it is idle.
+    _ = socket.read(into: &received, timeout: .seconds(10)) { frames in
+      frames.contains { $0.type == 0x6 && $0.flags & 0x1 != 0 }
+    }
+    server.goAway()
+    let outcome = socket.read(into: &received, timeout: .seconds(10))
+    // RFC 9113 §6.8: a notice (2^31-1), then the last stream taken (none: 0). Closing after
+    // the notice alone would leave a request sent meanwhile neither served nor refused.
+    let lastStreams = RawHTTP2.frames(in: received).filter { $0.type == 0x7 }.map {
+      $0.payload.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) } & 0x7FFF_FFFF
+    }
+    #expect(outcome == .closed)
+    #expect(lastStreams == [0x7FFF_FFFF, 0], "GOAWAYs before the close, by last stream")
+    await server.shutdown(gracePeriod: .seconds(1))
+  }
+
   @Test("dropConnection: the call sees an interrupted UNAVAILABLE; the next call reconnects")
   func dropConnection() async throws {
     let server = makeServer()
