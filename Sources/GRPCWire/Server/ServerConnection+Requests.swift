@@ -115,14 +115,14 @@ extension ServerConnection {
       return
     }
     stream.acceptsGzip = head.acceptsGzip
-    stream.restartInbound(maxReceiveSize: server.maxReceiveMessageSize)
-    stream.maxSendMessageSize = server.options.maxSendMessageSize
-    stream.maxRequestSize = server.maxReceiveMessageSize
+    stream.restartInbound(maxReceiveSize: options.maxReceiveMessageSize)
+    stream.maxSendMessageSize = options.maxSendMessageSize
+    stream.maxRequestSize = options.maxReceiveMessageSize
     stream.sendBudget = sendBudget
     let context = ServerContext(
       path: path,
       requestMetadata: Metadata(receivedHeaders: fields.lazy.map { (name: $0.name, value: $0.value) }),
-      timeout: timeout, peer: peer, maxSendMessageSize: server.options.maxSendMessageSize,
+      timeout: timeout, peer: peer, maxSendMessageSize: options.maxSendMessageSize,
       session: LoopBound(session, on: loop))
     stream.context = context
     if let timeout {
@@ -132,7 +132,7 @@ extension ServerConnection {
     }
     switch method {
     case .task(let handler):
-      let executor: (any TaskExecutor)? = server.options.handlersRunOnEventLoop ? loop : nil
+      let executor: (any TaskExecutor)? = options.handlersRunOnEventLoop ? loop : nil
       stream.handlerTask = Task(executorPreference: executor) {
         await handler(stream, context)
       }

@@ -4,8 +4,10 @@ internal import Logging
 /// buckets, fixed when it starts listening, and the way back to its core.
 ///
 /// The core (``ServerCore``) is loop-only, on the accepting loop; a connection lives on any of
-/// the server's loops, and reads what it needs of the server here instead, from its own.
-struct ServerShared: Sendable {
+/// the server's loops, and reads what it needs of the server here instead, from its own. A
+/// class: each connection holds one reference and reads it per request, where a struct of
+/// these fields (the options alone are some 25) would be copied, each reference retained.
+final class ServerShared: Sendable {
   /// The server's core, reached on its loop only.
   let core: LoopBound<ServerCore>
   /// The server's methods by `:path`, as they were when it started.
@@ -16,7 +18,16 @@ struct ServerShared: Sendable {
   /// when ``ServerOptions/glitchLimit`` is.
   let peerGlitches: PeerGlitchBuckets?
 
-  var maxReceiveMessageSize: Int { options.maxReceiveMessageSize }
+  init(
+    core: LoopBound<ServerCore>, handlers: [String: ServerMethod], options: ServerOptions,
+    logger: Logger, peerGlitches: PeerGlitchBuckets?
+  ) {
+    self.core = core
+    self.handlers = handlers
+    self.options = options
+    self.logger = logger
+    self.peerGlitches = peerGlitches
+  }
 
   func handler(for path: String) -> ServerMethod? { handlers[path] }
 
