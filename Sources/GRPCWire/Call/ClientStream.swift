@@ -4,13 +4,14 @@ internal import Logging
 /// One call: its HTTP/2 stream as seen by the connection's loop, and its request and response
 /// queues as seen by the caller's task.
 ///
-/// Loop-only state (`core`: state machine, deframer, owed bytes, deadline; stream ID) is touched
-/// only on `loop`. What both sides touch — outbound request bytes, received messages, the
-/// waiting continuations and the outcome — sits in `shared`; decisions are made inside its
-/// lock and continuations are resumed after it is released. A loop-driven call
-/// (``loopDriven``: a ``LoopCall``) has no caller off the loop: its `shared` is loop-confined
-/// instead, reached without the lock and with the thread checked in every build
-/// (``withShared(_:)``).
+/// Loop-only state (the core's: state machine, deframer, owed bytes, deadline timer, stream ID
+/// and session; the retries and the loop-driven call's driver) is touched only on `loop`. What
+/// both sides touch — outbound request bytes and received messages (the core's
+/// ``StreamCore/mailbox``), the waiting continuations and the outcome (`shared`) — is decided
+/// under the core's lock, and continuations are resumed after it is released. A loop-driven
+/// call (``loopDriven``: a ``LoopCall``) has no caller off the loop: its mailbox and `shared`
+/// are loop-confined instead, reached without a lock and with the thread checked in every
+/// build (``withShared(_:)``).
 ///
 /// Flow control: bytes of a message still being received are acknowledged (consumed) at once,
 /// since the message cannot complete otherwise and its size is bounded by `maxReceiveSize`.

@@ -3,9 +3,10 @@ internal import FleetSync
 /// One call arriving at a server: its HTTP/2 stream as the connection's loop sees it, and its
 /// request and response queues as the handler's task sees them.
 ///
-/// Loop-only: `core` (the state machine, request deframer, deadline timer), the handler
-/// task. Shared (decided under `shared`'s lock, acted on outside it): request messages for
-/// the handler, framed response bytes for nghttp2's data provider, the final status.
+/// Loop-only: the core's state (the state machine, request deframer, deadline timer), the
+/// handler task. Shared (decided under the core's lock, acted on outside it): request messages
+/// for the handler and framed response bytes for nghttp2's data provider (the core's
+/// ``StreamCore/mailbox``), the final status (`shared`).
 ///
 /// Response headers are sent lazily — with the first message, or with the status — so a call
 /// that fails before answering becomes a trailers-only response, as gRPC servers send.

@@ -41,7 +41,7 @@ private func onStreamBodyRead(
   _ source: UnsafeMutablePointer<nghttp2_data_source>?, _ userData: UnsafeMutableRawPointer?
 ) -> Int {
   // Neither retained nor released: nghttp2 calls back from inside the session's mem_send,
-  // and the stream is in its connection's table while nghttp2 may pull its body.
+  // and the stream is in its session's table while nghttp2 may pull its body.
   Unmanaged<HTTP2Session>.fromOpaque(userData!)._withUnsafeGuaranteedRef { session in
     // Writers the pull made room for are resumed once mem_send has returned
     // (HTTP2Session.handOver), not inside it.

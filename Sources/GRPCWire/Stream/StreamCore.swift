@@ -5,8 +5,8 @@ internal import FleetSync
 /// loop-driven call's driver) and ``ServerStream`` (a request to a handler: lazy response
 /// headers, abort). What the two do alike is written once, here and in `StreamCore+Shared`.
 ///
-/// Loop-only: the stream's ID and session, its gRPC state (``machine``, with the role's
-/// configuration), the inbound hand-off (DATA deframed into complete messages, with the
+/// Loop-only (but see ``id``): the stream's ID and session, its gRPC state (``machine``, with
+/// the role's configuration), the inbound hand-off (DATA deframed into complete messages, with the
 /// flow-control bytes acknowledged at once and the account of those its messages owe until
 /// their reader takes them), whether nghttp2 deferred the body, and the deadline timer.
 /// Shared with the stream's task (the caller's on a client, the handler's on a server): the
@@ -20,7 +20,9 @@ class StreamCore: @unchecked Sendable {
   // lock or loop-confined, and loop-only vars (see above).
 
   let loop: EventLoop
-  /// The stream's ID: a server's as it begins; a client's once submitted (-1 before).
+  /// The stream's ID: a server's as it begins; a client's once submitted (-1 before), and
+  /// again for each retry. Loop-only, with one exception: a server stream's ID is set at init
+  /// and never written after, so its handler's task reads it too (``ServerStream``'s writes).
   final var id: Int32
   /// The session the stream is open on: what it acknowledges received bytes, resumes its body
   /// and resets itself through. Strong, not weak (a weak reference gives the session a side
