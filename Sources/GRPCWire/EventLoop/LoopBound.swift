@@ -19,9 +19,12 @@ public struct LoopBound<Value>: @unchecked Sendable {
 
   /// The value; only on the loop's thread.
   public var value: Value {
-    get {
+    // Lent, not returned: `bound.value.method()` or `bound.value.field` borrows the value in
+    // place, where a getter would copy it out (retaining a class, copying a struct's every
+    // reference) on every access, as a pool's per call and a follow scheduler's per poll.
+    _read {
       loop.preconditionInEventLoop("LoopBound.value")
-      return storage
+      yield storage
     }
     _modify {
       loop.preconditionInEventLoop("LoopBound.value")
