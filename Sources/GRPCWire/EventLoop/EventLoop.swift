@@ -18,13 +18,14 @@ internal import Synchronization
 /// wake-up: the call is handed to the connection and the task resumed within the same loop
 /// tick. Such code must not block; it shares the thread with every socket of the loop.
 public final class EventLoop: TaskExecutor, @unchecked Sendable {
-  // @unchecked Sendable: `pending` is behind a Mutex, `pendingAnnounced` atomic; every other
-  // stored property is only read or written on the loop thread (checked by `checkInLoop`, in
-  // every build), except `thread`, written once before the loop is shared and then only
-  // joined or detached (the thread check reads a thread-local, not `thread`).
+  // @unchecked Sendable: `pending` is behind a Mutex, `pendingAnnounced` and `shutDown` are
+  // atomic; every other stored property is only read or written on the loop thread (checked
+  // by `checkInLoop`, in every build), except `thread`, written once before the loop is shared
+  // and then only joined or detached (the thread check reads a thread-local, not `thread`).
 
-  private let epollFD: Int32
-  private let wakeFD: Int32
+  /// The epoll descriptor and the eventfd that wakes the loop (internal for tests).
+  let epollFD: Int32
+  let wakeFD: Int32
   private let pending = PosixMutex(Pending())
   /// `pending.wakeSent`, readable without the lock: the loop looks at `pending` (takes its
   /// lock) only when another thread has queued something since it last did, or the eventfd
@@ -45,6 +46,8 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
   @exclusivity(unchecked) private var local: [Item] = []
   /// `local`'s twin: the batch being run while new items go to `local`.
   @exclusivity(unchecked) private var runningBatch: [Item] = []
+  /// Whether ``shutdown()`` was called: it acts once.
+  private let shutDown = Atomic<Bool>(false)
   /// Whether the thread has been detached (stopped from its own thread; nobody joins it).
   private var detached = false
   /// The buffer every connection of this loop reads its socket into (loop only). A read is
@@ -125,7 +128,12 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
   ///
   /// Called on the loop itself (by a task that prefers the loop), it cannot wait for its own
   /// thread: the loop stops once the current tick is done and its thread ends by itself.
+  ///
+  /// Only the first call acts; a later one (from any thread) returns at once. Acting twice
+  /// would join or detach an ended thread and close descriptor numbers another owner may
+  /// have been given since.
   public func shutdown() {
+    guard !shutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
     if inEventLoop {
       running = false
       detached = true
