@@ -55,9 +55,6 @@ final class ServerCore: EventHandler {
 
   func listen(host: String, port: Int, handlers: [String: ServerMethod]) throws(RPCError) -> Int {
     loop.checkInLoop()
-    shared = ServerShared(
-      core: LoopBound(self, on: loop), handlers: handlers, options: options, logger: logger,
-      peerGlitches: peerGlitches)
     if let tls = options.tls {
       tlsContext = try TLSContext(
         serverCertificateChainFile: tls.certificateChainFile, privateKeyFile: tls.privateKeyFile,
@@ -92,6 +89,11 @@ final class ServerCore: EventHandler {
       Int(UInt16(bigEndian: raw.load(fromByteOffset: 2, as: UInt16.self)))
     }
     listenFD = fd
+    // Made once listening succeeded: a `listen` that throws leaves no core → shared → core
+    // cycle behind for a server dropped without a shutdown.
+    shared = ServerShared(
+      core: LoopBound(self, on: loop), handlers: handlers, options: options, logger: logger,
+      peerGlitches: peerGlitches)
     loop.register(fd, .read, self)
     logger.info(
       "listening",
@@ -104,6 +106,9 @@ final class ServerCore: EventHandler {
   /// The pause before accepting again after the process or system ran out of descriptors or
   /// buffers; doubled while it lasts, up to 1 s.
   private var acceptPause: Duration = .zero
+  /// Registers the listening socket again when the pause is over; it holds the core, so
+  /// stopping cancels it.
+  private var pauseTimer: TimerID?
   private static let firstAcceptPause: Duration = .milliseconds(50)
   private static let longestAcceptPause: Duration = .seconds(1)
   /// Connections accepted per readiness of the listening socket, so a flood of new
@@ -171,7 +176,8 @@ final class ServerCore: EventHandler {
       "accept failed: out of descriptors or memory; pausing",
       metadata: ["grpc.error": "\(errnoDescription(errno))", "grpc.pause": "\(acceptPause)"])
     loop.unregister(listenFD)
-    _ = loop.scheduleTimer(at: .now.advanced(by: acceptPause)) { [self] in
+    pauseTimer = loop.scheduleTimer(at: .now.advanced(by: acceptPause)) { [self] in
+      pauseTimer = nil
       guard listenFD >= 0 else { return }
       loop.register(listenFD, .read, self)
     }
@@ -193,8 +199,10 @@ final class ServerCore: EventHandler {
 
   private func stopListening() {
     // Nothing is accepted from now on (`readable` is no longer called, and the accept pause's
-    // timer does not register the socket again): the connections have their own copies.
+    // timer is cancelled): the connections have their own copies.
     shared = nil
+    if let pauseTimer { loop.cancelTimer(pauseTimer) }
+    pauseTimer = nil
     guard listenFD >= 0 else { return }
     loop.unregister(listenFD)
     Glibc.close(listenFD)

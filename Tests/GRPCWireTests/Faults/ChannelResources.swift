@@ -36,12 +36,10 @@ struct ChannelResources: Sendable, CustomStringConvertible {
 
   /// The id of `loop`'s thread, read on it (`/proc/thread-self` is `<pid>/task/<tid>`).
   static func loopThreadID(_ loop: EventLoop) async -> Int32 {
-    await withCheckedContinuation { continuation in
-      loop.execute {
-        let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")
-        continuation.resume(returning: path.flatMap { Int32($0.split(separator: "/").last!) } ?? -1)
-      }
-    }
+    await loop.answer(within: .seconds(10)) {
+      let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")
+      return path.flatMap { Int32($0.split(separator: "/").last!) } ?? -1
+    } ?? -1
   }
 
   /// This process's descriptors that are TCP sockets whose peer is `127.0.0.1:port`.

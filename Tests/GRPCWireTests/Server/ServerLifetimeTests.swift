@@ -21,7 +21,7 @@ struct ServerLifetimeTests {
     server.registerUnaryPayload()
     let port = try await server.start()
     let bound = server.core
-    await bound.loop.answer { core.add(bound.value) }
+    try #require(await bound.loop.answer(within: .seconds(10)) { core.add(bound.value) })
     // One connection after another: the server hands them to its loops in turn.
     var channels: [GRPCChannel] = []
     for _ in 0..<loops {
@@ -63,7 +63,7 @@ struct ServerLifetimeTests {
     }
     // The last release may come on the loop, from the work that resumed the shutdown; what the
     // loop runs next runs after that work is done.
-    let alive = await first.answer { core.alive }
+    let alive = try #require(await first.answer(within: .seconds(10)) { core.alive })
     #expect(core.count == 1)
     #expect(alive == 0, "the server's core outlived it")
   }
@@ -82,11 +82,4 @@ final class WeakReferences<Object: AnyObject>: Sendable {
   var count: Int { references.withLock { $0.count } }
 
   var alive: Int { references.withLock { $0.count { $0.object != nil } } }
-}
-
-extension EventLoop {
-  /// `body`'s result, computed on the loop.
-  func answer<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { done in execute { done.resume(returning: body()) } }
-  }
 }

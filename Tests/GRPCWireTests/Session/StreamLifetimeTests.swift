@@ -42,35 +42,13 @@ struct StreamLifetimeTests {
   ) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
-      guard let holds = await answer(on: loop, within: deadline - .now, done) else {
+      guard let holds = await loop.answer(within: deadline - .now, done) else {
         return false
       }
       if holds { return true }
       try? await Task.sleep(for: .milliseconds(1))
     }
     return false
-  }
-
-  /// `body`'s answer, computed on `loop` after what is queued there; nil when the loop has
-  /// not answered within `timeout`.
-  static func answer<T: Sendable>(
-    on loop: EventLoop, within timeout: Duration, _ body: @escaping @Sendable () -> T
-  ) async -> T? {
-    // Resumed once: by the loop's answer or by the timeout, whichever comes first.
-    let waiter = PosixMutex<CheckedContinuation<T?, Never>?>(nil)
-    return await withCheckedContinuation { continuation in
-      waiter.withLock { $0 = continuation }
-      let timeout = Task {
-        try? await Task.sleep(for: timeout)
-        waiter.withLock { $0.take() }?.resume(returning: nil)
-      }
-      loop.execute {
-        let answer = body()
-        // Taken before the timeout is cancelled, which would otherwise take it first.
-        waiter.withLock { $0.take() }?.resume(returning: answer)
-        timeout.cancel()
-      }
-    }
   }
 
   // MARK: Client role
