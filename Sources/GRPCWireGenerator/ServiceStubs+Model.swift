@@ -41,6 +41,17 @@ extension ServiceStubs {
     var loopName: String? {
       Self.loopName(swiftName.filter { $0 != "`" }, kind)
     }
+
+    /// The name of a streaming client method's generic parameter, the type its body returns:
+    /// `Result`, unless the request or response type's name begins with that name (a message
+    /// protoc-gen-swift names `Result`, a namespace `Result`), which the parameter would hide
+    /// inside the method's signature; then `Result_`, `Result__`, … .
+    var bodyResult: String {
+      let hidden = Set([input, output].map { String($0.prefix { $0 != "." && $0 != "<" }) })
+      var name = "Result"
+      while hidden.contains(name) { name += "_" }
+      return name
+    }
   }
 
   struct Service {

@@ -142,12 +142,14 @@ public struct ServiceStubs: Sendable {
         out.line("    ) async throws -> GRPCWire.ClientResponse<\(method.output)> {")
         out.line("      try await channel.unary(\(descriptor), request, options: options)")
       case .serverStreaming:
-        out.line("    \(access) func \(method.swiftName)<Result>(")
+        let result = method.bodyResult
+        out.line("    \(access) func \(method.swiftName)<\(result)>(")
         out.line(
           "      _ request: \(method.input), options: GRPCWire.CallOptions = GRPCWire.CallOptions(),"
         )
-        out.line("      _ body: (GRPCWire.ResponseStream<\(method.output)>) async throws -> Result")
-        out.line("    ) async throws -> Result {")
+        out.line(
+          "      _ body: (GRPCWire.ResponseStream<\(method.output)>) async throws -> \(result)")
+        out.line("    ) async throws -> \(result) {")
         out.line(
           "      try await channel.serverStreaming(\(descriptor), request, options: options, body)")
       case .clientStreaming:
@@ -157,12 +159,13 @@ public struct ServiceStubs: Sendable {
         out.line("    ) async throws -> GRPCWire.ClientResponse<\(method.output)> {")
         out.line("      try await channel.clientStreaming(\(descriptor), options: options, body)")
       case .bidirectionalStreaming:
-        out.line("    \(access) func \(method.swiftName)<Result>(")
+        let result = method.bodyResult
+        out.line("    \(access) func \(method.swiftName)<\(result)>(")
         out.line("      options: GRPCWire.CallOptions = GRPCWire.CallOptions(),")
         out.line(
-          "      _ body: (GRPCWire.RequestWriter<\(method.input)>, GRPCWire.ResponseStream<\(method.output)>) async throws -> Result"
+          "      _ body: (GRPCWire.RequestWriter<\(method.input)>, GRPCWire.ResponseStream<\(method.output)>) async throws -> \(result)"
         )
-        out.line("    ) async throws -> Result {")
+        out.line("    ) async throws -> \(result) {")
         out.line(
           "      try await channel.bidirectionalStreaming(\(descriptor), options: options, body)")
       }
