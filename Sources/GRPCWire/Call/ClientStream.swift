@@ -43,26 +43,28 @@ final class ClientStream: StreamCore, TimerTarget, LoopTask, @unchecked Sendable
   // The core's `session`: from the stream's submission to its close (or retry). Not the
   // connection: a stream's close and retry go back to it as ``AfterClose``, and its other
   // part in a reset (a keepalive probe after a deadline) the session asks of its role.
+  // Their exclusivity is not checked at run time, as the core's loop-only vars' are not (see
+  // ``StreamCore``): the driver is told of an end only after these are settled.
   /// The call is over (``finish(_:reset:)`` ran): `shared`'s outcome is set. The loop's own
   /// copy, so the pool and the connection check it with no lock.
-  var ended = false
+  @exclusivity(unchecked) var ended = false
   /// Transparent retries so far (see ``closed(http2ErrorCode:lostConnection:)``).
-  var transparentRetries = 0
+  @exclusivity(unchecked) var transparentRetries = 0
   /// The call's driver when no task waits on it (a ``LoopCall``): told of the messages (if
   /// it streams them) and of the end, on the loop, after nghttp2's callbacks have returned.
   /// Set before the stream is started; cleared once the end is handed over.
-  var observer: (any ClientStreamObserver)?
+  @exclusivity(unchecked) var observer: (any ClientStreamObserver)?
   /// A loop-driven unary call's driver instead (no `observer` then): told of the end only.
-  var unaryReceiver: (any UnaryCallReceiver)?
+  @exclusivity(unchecked) var unaryReceiver: (any UnaryCallReceiver)?
   /// A loop-driven unary call's response, kept for its end (``takeUnaryEnd()``).
-  var unaryResponse: Received?
+  @exclusivity(unchecked) var unaryResponse: Received?
   /// `unaryResponse`'s bytes while they are lent (its payload is empty then): a view of the
   /// DATA the session is handing over, valid until its batch is through. The stream's end
   /// reads them there when it comes in that batch; else they are copied (``runOnLoop()``).
-  var unaryLent: UnsafeRawBufferPointer?
+  @exclusivity(unchecked) var unaryLent: UnsafeRawBufferPointer?
   /// The end is on its way to the observer or the unary receiver (``runOnLoop()`` hands it
   /// over and clears them): nothing after it is handed on.
-  var endQueued = false
+  @exclusivity(unchecked) var endQueued = false
 
   // MARK: Shared
   /// The role's part of what the loop shares with the caller, beside the core's mailbox:
@@ -129,7 +131,7 @@ final class ClientStream: StreamCore, TimerTarget, LoopTask, @unchecked Sendable
   /// A unary or client-streaming call: a second response message ends it at once.
   let oneResponse: Bool
   /// Response messages received so far (loop only).
-  var messagesReceived = 0
+  @exclusivity(unchecked) var messagesReceived = 0
 
   /// How much framed request data may wait unsent before `write` suspends.
   static let outboundLimit = 1 << 20

@@ -39,11 +39,15 @@ final class ClientConnection: HTTP2SessionRole, BalancedConnection {
   var logger: Logger
 
   /// Connecting, ready, going away, closed: see the machine.
-  var machine = ClientConnectionStateMachine()
+  ///
+  /// This, `session` and `waiting` are read for every call's start (the balancer asks each
+  /// connection) and every event of its stream: their exclusivity is not checked at run time,
+  /// as they are loop-only and no access to one of them spans a call that reaches it again.
+  @exclusivity(unchecked) var machine = ClientConnectionStateMachine()
   /// The socket, transport and nghttp2 session: from the first connect attempt's socket on.
-  var session: HTTP2Session?
+  @exclusivity(unchecked) var session: HTTP2Session?
   var remoteAddress: SocketAddress?
-  var waiting: [ClientStream] = []
+  @exclusivity(unchecked) var waiting: [ClientStream] = []
   var connectTimer: TimerID?
   var keepaliveTimer: TimerID?
   /// Set while a PING of ours awaits its ACK: it closes the connection when it fires.

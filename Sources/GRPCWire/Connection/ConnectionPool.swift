@@ -24,7 +24,11 @@ final class ConnectionPool {
   /// The keepalive interval in force: doubled after each `too_many_pings` GOAWAY.
   private(set) var keepaliveInterval: Duration?
 
-  var connections: [ClientConnection] = []
+  /// The pool's connections. This, the balancer, the shutdown state and the calls waiting
+  /// for a stream are read for every call's start and end: their exclusivity is not checked
+  /// at run time, as they are loop-only and no access to one of them spans a call that
+  /// reaches it again (the balancer only reads the connections it is handed).
+  @exclusivity(unchecked) var connections: [ClientConnection] = []
   var backoff: ConnectionBackoff?
   var retryTimer: TimerID?
   /// After a failed attempt while other connections serve: no connection is opened before
@@ -45,16 +49,16 @@ final class ConnectionPool {
   /// Calls for which every connection was at the server's stream limit, with the pool at
   /// `maxConnections`: started, in order, as streams end. From `waitingHead` on; entries
   /// before it are taken.
-  var waitingForStream = CallQueue<ClientStream>()
+  @exclusivity(unchecked) var waitingForStream = CallQueue<ClientStream>()
   /// A start of the calls waiting for a stream is queued on the loop.
   private var waitingStartScheduled = false
   /// The calls waiting for a stream are being started (``startWaitingCalls()``).
-  private var startingWaitingCalls = false
-  private var balancer: LoadBalancer
+  @exclusivity(unchecked) private var startingWaitingCalls = false
+  @exclusivity(unchecked) private var balancer: LoadBalancer
   /// The connections holding a place of ``ChannelOptions/sharedConnections``.
   var placeHolders = Set<ObjectIdentifier>()
   var connectionsOpened = 0
-  var shutdownState: ShutdownState = .running
+  @exclusivity(unchecked) var shutdownState: ShutdownState = .running
   var tlsContext: Result<TLSContext, RPCError>?
   /// The TLS context of an `https://` proxy, made with the first connection through it.
   var proxyTLSContext: Result<TLSContext, RPCError>?

@@ -94,7 +94,7 @@ final class HTTP2Session: TickEndHandler {
   /// Plain or TLS; nil before the role sets it (a client still connecting) and once closed.
   var transport: (any ByteTransport)?
   /// The nghttp2 session: nil before ``start(_:settings:)`` and after ``end()``.
-  private(set) var nghttp2: OpaquePointer?
+  @exclusivity(unchecked) private(set) var nghttp2: OpaquePointer?
   /// Set by ``start(_:settings:)``.
   private(set) var sessionRole = Role.client
   /// What nghttp2's callbacks recorded and the role has not yet been told.
@@ -105,22 +105,28 @@ final class HTTP2Session: TickEndHandler {
   /// callbacks record and return; the hand-over swaps the batch out before the role acts).
   @exclusivity(unchecked) var recorded = SessionEvents()
   /// The batch being handed to the role, while new events go to `recorded`.
-  private var handing = SessionEvents()
-  private var handingOver = false
+  ///
+  /// This, `handingOver`, the deferred tasks, the writers being resumed, the stream table and
+  /// `nghttp2` are read or changed for every event handed over and every call's end (a dozen
+  /// times per call): their exclusivity is not checked at run time either, as they are
+  /// loop-only and no access to one of them spans a call into the role (the hand-over is
+  /// not re-entered; the lists are swapped out before their tasks run).
+  @exclusivity(unchecked) private var handing = SessionEvents()
+  @exclusivity(unchecked) private var handingOver = false
   /// Whether recorded events are being handed to the role (``handOver()``).
   var isHandingOver: Bool { handingOver }
   /// What a stream deferred until the batch being handed over is through (a loop-driven
   /// call's end, which its driver must not hear inside the hand-over of its stream's close):
   /// run in order once the role has had the batch, outside nghttp2 (``afterBatch(_:)``).
-  private var deferred: [any LoopTask] = []
+  @exclusivity(unchecked) private var deferred: [any LoopTask] = []
   /// `deferred` being run, while new ones go there (swapped, keeping both capacities).
-  private var runningDeferred: [any LoopTask] = []
+  @exclusivity(unchecked) private var runningDeferred: [any LoopTask] = []
   /// Writers whose room nghttp2's data providers made (inside mem_send): resumed once it
   /// has returned.
   @exclusivity(unchecked) var writersToResume: [CheckedContinuation<Void, any Error>] = []
   /// The writers being resumed, while new ones go to `writersToResume` (swapped, so that
   /// neither array gives up its capacity).
-  private var resuming: [CheckedContinuation<Void, any Error>] = []
+  @exclusivity(unchecked) private var resuming: [CheckedContinuation<Void, any Error>] = []
   /// The input of the `nghttp2_session_mem_recv` running, whose DATA the callbacks record
   /// where it lies instead of copying it (``SessionEvents/data(streamID:_:lent:)``); nil
   /// outside it.
@@ -138,9 +144,9 @@ final class HTTP2Session: TickEndHandler {
   unowned(unsafe) var role: (any HTTP2SessionRole)?
   /// The open streams, by ID: the one stream table, for both roles (its streams are all of
   /// the role's type). Changed only through `HTTP2Session+Streams`; emptied by ``end()``.
-  var streams: [Int32: StreamCore] = [:]
+  @exclusivity(unchecked) var streams: [Int32: StreamCore] = [:]
   /// The stream ``stream(_:)`` found last; always one of `streams`.
-  var lastFound: StreamCore?
+  @exclusivity(unchecked) var lastFound: StreamCore?
   private var output = SessionOutput()
   private var interest: EventLoop.Interest
   /// The role, held until the end-of-tick flush it is owed has run.

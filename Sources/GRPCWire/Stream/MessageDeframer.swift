@@ -71,27 +71,43 @@ struct MessageDeframer {
     _ bytes: UnsafeRawBufferPointer, lending: Bool,
     _ body: (Frame, _ lent: UnsafeRawBufferPointer?, _ owed: Int) -> Void
   ) throws(Failure) -> Int {
-    var fromEarlier = unfinishedCount
+    // The account goes to each closure inout, not captured by a local function: the vars a
+    // local function changes live in boxes whose every access is checked at run time (six
+    // per chunk).
+    var account = Account(fromEarlier: unfinishedCount)
+    var position = 0
+    if unfinishedCount > 0 {
+      position = try continueUnfinished(bytes) { account.hand($0, nil, to: body) }
+      if unfinishedCount > 0 { return bytes.count - account.owedByFrames }
+    }
+    let rest = UnsafeRawBufferPointer(rebasing: bytes[position...])
+    let consumed = try parse(rest, lending: lending) { account.hand($0, $1, to: body) }
+    if consumed < rest.count {
+      _ = try continueUnfinished(UnsafeRawBufferPointer(rebasing: rest[consumed...])) {
+        account.hand($0, nil, to: body)
+      }
+    }
+    return bytes.count - account.owedByFrames
+  }
+
+  /// What the messages one chunk completes owe: their bytes that came in this chunk (those
+  /// of a message begun in an earlier one were acknowledged as they came).
+  private struct Account {
+    /// Bytes of the first message that came before this chunk.
+    var fromEarlier: Int
+    /// What the messages handed on so far owe.
     var owedByFrames = 0
-    func emit(_ frame: Frame, _ lent: UnsafeRawBufferPointer?) {
+
+    /// Hands `frame` (or the message `lent`) to `body` with what it owes.
+    mutating func hand(
+      _ frame: Frame, _ lent: UnsafeRawBufferPointer?,
+      to body: (Frame, _ lent: UnsafeRawBufferPointer?, _ owed: Int) -> Void
+    ) {
       let owed = (lent.map { 5 + $0.count } ?? frame.wireSize) - fromEarlier
       fromEarlier = 0
       owedByFrames += owed
       body(frame, lent, owed)
     }
-    var position = 0
-    if unfinishedCount > 0 {
-      position = try continueUnfinished(bytes) { emit($0, nil) }
-      if unfinishedCount > 0 { return bytes.count - owedByFrames }
-    }
-    let rest = UnsafeRawBufferPointer(rebasing: bytes[position...])
-    let consumed = try parse(rest, lending: lending, emit)
-    if consumed < rest.count {
-      _ = try continueUnfinished(UnsafeRawBufferPointer(rebasing: rest[consumed...])) {
-        emit($0, nil)
-      }
-    }
-    return bytes.count - owedByFrames
   }
 
   /// Adds the start of `raw` to the unfinished message (or starts one); returns how many

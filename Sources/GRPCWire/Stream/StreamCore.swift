@@ -18,35 +18,42 @@ internal import FleetSync
 class StreamCore: @unchecked Sendable {
   // @unchecked Sendable: immutable lets, the mailbox (and the role's shared state) under the
   // lock or loop-confined, and loop-only vars (see above).
+  //
+  // The loop-only vars' exclusivity is not checked at run time: each DATA chunk, header
+  // block and close reads or changes several of them, a runtime check each (about 40 per
+  // GetTrip on a client, 2.5 % of its CPU, with the roles' and the connection's). They are
+  // touched on the loop only, and no access to one of them spans a call that reaches it
+  // again (the deframer's messages are handed on after its append; a role's hooks run after
+  // the pull that calls them).
 
   let loop: EventLoop
   /// The stream's ID: a server's as it begins; a client's once submitted (-1 before), and
   /// again for each retry. Loop-only, with one exception: a server stream's ID is set at init
   /// and never written after, so its handler's task reads it too (``ServerStream``'s writes).
-  final var id: Int32
+  @exclusivity(unchecked) final var id: Int32
   /// The session the stream is open on: what it acknowledges received bytes, resumes its body
   /// and resets itself through. Strong, not weak (a weak reference gives the session a side
   /// table, after which every retain and release of it takes the runtime's slow path); the
   /// role clears it as the stream closes, where that matters (a client's call may be retried
   /// on another session).
-  final var session: HTTP2Session?
+  @exclusivity(unchecked) final var session: HTTP2Session?
   /// nghttp2 closed the stream: received bytes are acknowledged for the connection only.
-  final var streamClosed = false
+  @exclusivity(unchecked) final var streamClosed = false
   /// The stream's gRPC state: its peer's head, messages and end.
-  final var machine: StreamStateMachine
+  @exclusivity(unchecked) final var machine: StreamStateMachine
   /// Received DATA in, complete messages out.
-  final var deframer: MessageDeframer
+  @exclusivity(unchecked) final var deframer: MessageDeframer
   /// Receive-window bytes of complete messages handed on and not yet acknowledged: each
   /// message's share is acknowledged as its reader takes it, and what is left as the stream
   /// closes (for the connection only, then).
-  final private(set) var owedBytes = 0
+  @exclusivity(unchecked) final private(set) var owedBytes = 0
   /// What is owed was released (``releaseOwed()``): the stream closed, and a reader's credit
   /// that comes later was given back with it.
-  final private(set) var released = false
+  @exclusivity(unchecked) final private(set) var released = false
   /// nghttp2's data provider said "deferred": bytes queued later must resume the body.
-  final var bodyDeferred = false
+  @exclusivity(unchecked) final var bodyDeferred = false
   /// The call's deadline, while it is armed.
-  final var deadlineTimer: TimerID?
+  @exclusivity(unchecked) final var deadlineTimer: TimerID?
 
   /// The lock of the mailbox and the role's shared state; nil for a stream whose every side
   /// runs on the loop: it allocates no lock it would never take. It guards a byte, not
