@@ -63,7 +63,6 @@ extension ServerConnection {
       idleTimer = nil
       guard session.streams.isEmpty else { return }
       beginDraining()
-      closeIfDrained()
     }
   }
 
@@ -71,7 +70,6 @@ extension ServerConnection {
   func reachedMaxAge() {
     guard session.transport != nil else { return }
     beginDraining()
-    closeIfDrained()
     if let grace = options.maxConnectionAgeGrace {
       ageTimer = loop.scheduleTimer(at: .now.advanced(by: grace)) { [self] in
         ageTimer = nil
@@ -85,7 +83,4 @@ extension ServerConnection {
       }
     }
   }
-
-  /// The client's first SETTINGS (after its preface, which nghttp2 checked): the handshake is
-  /// over.
 }

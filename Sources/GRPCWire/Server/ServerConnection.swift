@@ -38,9 +38,9 @@ final class ServerConnection: HTTP2SessionRole {
   var lastFrameAt = MonotonicInstant.now
   /// Fires a keepalive interval after the last frame, or closes when our PING went unanswered.
   var keepaliveTimer: TimerID?
-  /// ``ServerOptions/maxConnectionAge``, then its grace period; and the final GOAWAY a moment
-  /// after the drain notice.
+  /// ``ServerOptions/maxConnectionAge``, then its grace period.
   var ageTimer: TimerID?
+  /// The final GOAWAY, a moment after the drain notice.
   var goAwayTimer: TimerID?
   var pingOutstanding = false
   /// Ping policing: when the client's last PING came, and its strikes since a response.
@@ -159,10 +159,14 @@ final class ServerConnection: HTTP2SessionRole {
     goAwayTimer = loop.scheduleTimer(at: .now.advanced(by: .milliseconds(100))) { [self] in
       goAwayTimer = nil
       guard let nghttp2 = session.nghttp2 else { return }
+      let last = nghttp2_session_get_last_proc_stream_id(nghttp2)
       let sent = nghttp2_submit_goaway(
-        nghttp2, UInt8(NGHTTP2_FLAG_NONE.rawValue),
-        nghttp2_session_get_last_proc_stream_id(nghttp2), HTTP2ErrorCode.noError, nil, 0)
+        nghttp2, UInt8(NGHTTP2_FLAG_NONE.rawValue), last, HTTP2ErrorCode.noError, nil, 0)
       guard sent == 0 else { return closeSocket() }
+      machine.lastStreamAnnounced()
+      logger.debug(
+        "draining: final GOAWAY",
+        metadata: ["grpc.last_stream": "\(last)", "grpc.open_calls": "\(session.streams.count)"])
       scheduleFlush()
       closeIfDrained()
     }
@@ -181,12 +185,13 @@ final class ServerConnection: HTTP2SessionRole {
   }
 
   /// A draining connection closes once its last call is done and the GOAWAY naming the last
-  /// stream has gone. Not after the notice alone: a request the client sent meanwhile would
-  /// be neither served nor refused (above the last stream ID), and fail as interrupted.
+  /// stream has been written. Not after the notice alone: a request the client sent meanwhile
+  /// would be neither served nor refused (above the last stream ID), and fail as interrupted.
+  /// Nor before the GOAWAY is written: a full socket takes it once it drains (``writable()``),
+  /// and the flush that empties it closes (``flush()``).
   func closeIfDrained() {
-    guard machine.isDraining, goAwayTimer == nil, session.streams.isEmpty else { return }
+    guard machine.drained(openCalls: session.streams.count) else { return }
     flush()
-    closeSocket()
   }
 
   /// Closes the socket at once, without GOAWAY: calls in flight see the connection drop

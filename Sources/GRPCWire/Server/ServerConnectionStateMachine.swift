@@ -11,9 +11,20 @@ struct ServerConnectionStateMachine {
     /// Our SETTINGS are queued; the client's preface and SETTINGS are awaited.
     case awaitingSettings
     case serving
-    /// Our GOAWAY is queued: no new streams; the connection closes once the last call ends.
-    case draining
+    /// Our GOAWAY is queued: no new streams; the connection closes once the last call has
+    /// ended and the GOAWAY naming the last stream has been written.
+    case draining(Drain)
     case closed
+  }
+
+  /// How far a drain is (RFC 9113 §6.8: a notice, then the GOAWAY naming the last stream).
+  enum Drain: Equatable {
+    /// The notice (last stream 2^31-1) is queued: requests already on their way are still
+    /// taken, so the connection stays open however few calls it has.
+    case noticeQueued
+    /// The final GOAWAY, naming the last stream taken, is queued: once no call is open the
+    /// connection closes, as soon as that GOAWAY is written.
+    case lastStreamAnnounced
   }
 
   /// What to do when the last open call has ended.
@@ -29,7 +40,8 @@ struct ServerConnectionStateMachine {
   private(set) var state: State
   /// The server is shutting down: the connection closes once its last call has ended.
   private(set) var shuttingDown = false
-  /// A final GOAWAY is queued (the client PINGed too often): close once it is written.
+  /// A final GOAWAY is queued (the client PINGed too often, or a drain is done): close once
+  /// it is written.
   private(set) var closesWhenFlushed = false
 
   /// A connection just accepted; `tls` when a TLS handshake comes first.
@@ -38,7 +50,10 @@ struct ServerConnectionStateMachine {
   }
 
   var isHandshaking: Bool { state == .handshaking }
-  var isDraining: Bool { state == .draining }
+  var isDraining: Bool {
+    if case .draining = state { return true }
+    return false
+  }
   var isClosed: Bool { state == .closed }
 
   /// The TLS handshake is done: start the session (true), unless it is no longer awaited.
@@ -61,7 +76,7 @@ struct ServerConnectionStateMachine {
   mutating func beginDraining() -> Bool {
     switch state {
     case .awaitingSettings, .serving:
-      state = .draining
+      state = .draining(.noticeQueued)
       return true
     case .handshaking, .draining, .closed:
       return false
@@ -78,7 +93,21 @@ struct ServerConnectionStateMachine {
   /// The last open call ended.
   func lastCallEnded() -> OnLastCallEnded {
     if shuttingDown { return .close }
-    return state == .draining ? .closeIfDrained : .idle
+    return isDraining ? .closeIfDrained : .idle
+  }
+
+  /// The GOAWAY naming the last stream is queued, after the notice.
+  mutating func lastStreamAnnounced() {
+    if state == .draining(.noticeQueued) { state = .draining(.lastStreamAnnounced) }
+  }
+
+  /// Whether a draining connection with `openCalls` calls is done: the last stream announced
+  /// and no call open. Then it closes once everything queued is written
+  /// (``flushed(sessionOver:)``), not before: a full socket takes the final GOAWAY later.
+  mutating func drained(openCalls: Int) -> Bool {
+    guard state == .draining(.lastStreamAnnounced), openCalls == 0 else { return false }
+    closesWhenFlushed = true
+    return true
   }
 
   /// A final GOAWAY is queued: close once it is written.

@@ -226,10 +226,7 @@ final class ServerCore: EventHandler {
 
   func goAwayAll() {
     for connection in Array(connections.values) {
-      onLoop(of: connection) { connection in
-        connection.beginDraining()
-        connection.closeIfDrained()
-      }
+      onLoop(of: connection) { $0.beginDraining() }
     }
   }
 

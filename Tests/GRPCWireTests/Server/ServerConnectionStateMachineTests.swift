@@ -3,15 +3,17 @@ import Testing
 @testable import GRPCWire
 
 /// The server connection's state machine, state by state: each state (handshaking, awaiting
-/// the client's SETTINGS, serving, draining, closed), reached through events only, meets
-/// every event; each test says what the machine answers and where it is left.
+/// the client's SETTINGS, serving, draining before and after the last stream is announced,
+/// closed), reached through events only, meets every event; each test says what the machine
+/// answers and where it is left.
 @Suite("Server connection state machine, state by state")
 struct ServerConnectionStateMachineTests {
   typealias Machine = ServerConnectionStateMachine
 
   enum Start: String, CaseIterable, CustomTestStringConvertible {
-    case handshaking, awaitingSettings, serving, draining, closed
+    case handshaking, awaitingSettings, serving, draining, lastStreamAnnounced, closed
     var testDescription: String { rawValue }
+    var isDraining: Bool { self == .draining || self == .lastStreamAnnounced }
 
     func machine() -> Machine {
       var machine = Machine(tls: true)
@@ -27,6 +29,11 @@ struct ServerConnectionStateMachineTests {
         _ = machine.handshakeDone()
         machine.settingsReceived()
         _ = machine.beginDraining()
+      case .lastStreamAnnounced:
+        _ = machine.handshakeDone()
+        machine.settingsReceived()
+        _ = machine.beginDraining()
+        machine.lastStreamAnnounced()
       case .closed:
         _ = machine.close()
       }
@@ -38,7 +45,8 @@ struct ServerConnectionStateMachineTests {
       case .handshaking: .handshaking
       case .awaitingSettings: .awaitingSettings
       case .serving: .serving
-      case .draining: .draining
+      case .draining: .draining(.noticeQueued)
+      case .lastStreamAnnounced: .draining(.lastStreamAnnounced)
       case .closed: .closed
       }
     }
@@ -49,7 +57,7 @@ struct ServerConnectionStateMachineTests {
     let machine = start.machine()
     #expect(machine.state == start.state)
     #expect(machine.isHandshaking == (start == .handshaking))
-    #expect(machine.isDraining == (start == .draining))
+    #expect(machine.isDraining == start.isDraining)
     #expect(machine.isClosed == (start == .closed))
     #expect(!machine.shuttingDown && !machine.closesWhenFlushed)
   }
@@ -80,7 +88,7 @@ struct ServerConnectionStateMachineTests {
     var machine = start.machine()
     let drains = machine.beginDraining()
     #expect(drains == (start == .awaitingSettings || start == .serving))
-    #expect(machine.state == (drains ? .draining : start.state))
+    #expect(machine.state == (drains ? .draining(.noticeQueued) : start.state))
     let again = machine.beginDraining()
     #expect(!again)
   }
@@ -89,6 +97,7 @@ struct ServerConnectionStateMachineTests {
   func lastCall() {
     #expect(Start.serving.machine().lastCallEnded() == .idle)
     #expect(Start.draining.machine().lastCallEnded() == .closeIfDrained)
+    #expect(Start.lastStreamAnnounced.machine().lastCallEnded() == .closeIfDrained)
     var shutting = Start.serving.machine()
     let drains = shutting.serverShuttingDown(openCalls: 3)
     #expect(drains)
@@ -117,6 +126,30 @@ struct ServerConnectionStateMachineTests {
     #expect(machine.flushed(sessionOver: false) == open)
   }
 
+  @Test("the last stream is announced only after the notice, once", arguments: Start.allCases)
+  func lastStream(_ start: Start) {
+    var machine = start.machine()
+    machine.lastStreamAnnounced()
+    let announced = start == .draining || start == .lastStreamAnnounced
+    #expect(machine.state == (announced ? .draining(.lastStreamAnnounced) : start.state))
+  }
+
+  @Test(
+    "drained only with the last stream announced and no call open; then it closes once flushed",
+    arguments: Start.allCases)
+  func drained(_ start: Start) {
+    var busy = start.machine()
+    let busyDrained = busy.drained(openCalls: 1)
+    #expect(!busyDrained && !busy.closesWhenFlushed)
+    var idle = start.machine()
+    let drained = idle.drained(openCalls: 0)
+    #expect(drained == (start == .lastStreamAnnounced))
+    #expect(idle.closesWhenFlushed == drained)
+    // A full socket: nothing closes until the flush that writes the final GOAWAY.
+    #expect(idle.state == start.state)
+    #expect(idle.flushed(sessionOver: false) == drained)
+  }
+
   @Test("close: once, from any state; then every event is a no-op", arguments: Start.allCases)
   func close(_ start: Start) {
     var machine = start.machine()
@@ -127,7 +160,9 @@ struct ServerConnectionStateMachineTests {
     let handshake = machine.handshakeDone()
     let settings = machine.settingsReceived()
     let drains = machine.beginDraining()
-    #expect(!again && !handshake && !settings && !drains)
+    machine.lastStreamAnnounced()
+    let drained = machine.drained(openCalls: 0)
+    #expect(!again && !handshake && !settings && !drains && !drained)
     #expect(machine.state == .closed)
   }
 }
