@@ -37,8 +37,9 @@ final class ConnectionPool {
   private var openingPausedUntil: MonotonicInstant?
   private var lastFailure: RPCError?
   /// Calls with waitForReady while the channel backs off: started when a connection is
-  /// ready. Calls that end meanwhile (their deadline, a cancel) are pruned as the queue
-  /// doubles, so calls that time out at a high rate through a long outage do not pile up.
+  /// ready, or else when the backoff ends (`retryTimer`, pending while any wait). Calls that
+  /// end meanwhile (their deadline, a cancel) are pruned as the queue doubles, so calls that
+  /// time out at a high rate through a long outage do not pile up.
   var waitingForReady = CallQueue<ClientStream>()
   /// Run, once each, when a connection next becomes ready (``whenReady(_:)``); while any
   /// wait, the channel keeps connecting as for calls with waitForReady.
@@ -317,10 +318,7 @@ final class ConnectionPool {
       return
     }
     if wasReady {
-      // A pool backing off after failed attempts (a draining connection outlived them) stays
-      // in TRANSIENT_FAILURE: its retry timer, which acts only in that state, restarts the
-      // calls waiting for ready.
-      if !connections.contains(where: \.isReady) && connectivity != .transientFailure {
+      if !connections.contains(where: \.isReady) {
         setState(connections.isEmpty ? .idle : .connecting)
       }
       for stream in waiting { start(stream) }
@@ -348,19 +346,30 @@ final class ConnectionPool {
     logger.debug(
       "backing off before the next connection attempt",
       metadata: ["grpc.backoff": "\(ClientStream.describe(now.duration(to: retryAt)))"])
+    // A backoff under way (the channel left TRANSIENT_FAILURE, and this attempt failed too):
+    // the new one, longer, replaces it.
+    if let retryTimer { loop.cancelTimer(retryTimer) }
     retryTimer = loop.scheduleTimer(at: retryAt) { [self] in
       retryTimer = nil
-      guard case .running = shutdownState, connectivity == .transientFailure else { return }
-      // Reconnect now if calls are waiting for it; else wait for the next call.
-      let waiting = waitingForReady.removeAll()
-      if waiting.isEmpty && readyWaiters.isEmpty {
-        setState(.idle)
-      } else {
-        setState(.connecting)
-        let connection = openConnection()
-        for stream in waiting { connection.start(stream) }
-      }
+      backoffEnded()
     }
+  }
+
+  /// The backoff after a failed attempt is over: the calls waiting for ready start as new
+  /// calls would, whatever the channel did meanwhile — a ready connection that closed (one
+  /// draining while the attempts failed) set it IDLE, a new call may be connecting. Calls left
+  /// waiting for this timer have no other way out before their deadline.
+  private func backoffEnded() {
+    guard case .running = shutdownState else { return }
+    let waiting = waitingForReady.removeAll()
+    // Nobody waits: the next call reconnects.
+    guard !waiting.isEmpty || !readyWaiters.isEmpty else {
+      if connectivity == .transientFailure { setState(.idle) }
+      return
+    }
+    // Someone waits: reconnect now, unless a connection is under way (the calls join it).
+    if connectivity == .transientFailure || liveConnectionCount == 0 { _ = openConnection() }
+    for stream in waiting { start(stream) }
   }
 
   /// A connection attempt failed while others serve: opening waits for the backoff, then the
