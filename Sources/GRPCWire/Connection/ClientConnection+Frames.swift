@@ -18,8 +18,10 @@ extension ClientConnection {
   /// How many streams are open.
   var openStreamCount: Int { session?.streams.count ?? 0 }
 
-  func headersReceived(_ headers: ReceivedHeaders, fields: [HeaderField]) {
-    stream(headers.streamID)?.receivedHeaders(fields, endStream: headers.endStream)
+  func headersReceived(_ headers: ReceivedHeaders, fields: [HeaderField], stream: StreamCore?) {
+    guard let stream else { return }
+    unsafeDowncast(stream, to: ClientStream.self)
+      .receivedHeaders(fields, endStream: headers.endStream)
   }
 
   func frameReceived(_ frame: ReceivedFrame) {
@@ -33,17 +35,17 @@ extension ClientConnection {
     }
   }
 
-  func dataReceived(streamID: Int32, _ bytes: UnsafeRawBufferPointer) {
-    if let stream = stream(streamID) {
-      stream.receivedData(bytes)
+  func dataReceived(streamID: Int32, _ bytes: UnsafeRawBufferPointer, stream: StreamCore?) {
+    if let stream {
+      unsafeDowncast(stream, to: ClientStream.self).receivedData(bytes)
     } else {
       // A stream we no longer track: its bytes still count against the connection window.
       session?.acknowledge(bytes.count, streamID: streamID, streamOpen: false)
     }
   }
 
-  func streamClosed(_ id: Int32, errorCode: UInt32) {
-    if let stream = session?.removeStream(id, as: ClientStream.self),
+  func streamClosed(_ id: Int32, errorCode: UInt32, stream: StreamCore?) {
+    if let stream = stream.map({ unsafeDowncast($0, to: ClientStream.self) }),
       case .retry(let number, let delay) = stream.closed(http2ErrorCode: errorCode)
     {
       retry(stream, from: id, number: number, after: delay)

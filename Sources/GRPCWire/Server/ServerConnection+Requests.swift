@@ -27,7 +27,7 @@ extension ServerConnection {
     session.streams(as: ServerStream.self)
   }
 
-  func headersReceived(_ headers: ReceivedHeaders, fields: [HeaderField]) {
+  func headersReceived(_ headers: ReceivedHeaders, fields: [HeaderField], stream: StreamCore?) {
     lastFrameAt = .now
     switch headers.kind {
     case .request:
@@ -35,7 +35,9 @@ extension ServerConnection {
       requestHeadersReceived(stream, fields: fields, endStream: headers.endStream)
     case .response, .trailers:
       // Request trailers: nothing in them matters to gRPC; the request stream is over.
-      if headers.endStream, let stream = stream(headers.streamID) { endRequests(stream) }
+      if headers.endStream, let stream {
+        endRequests(unsafeDowncast(stream, to: ServerStream.self))
+      }
     }
   }
 
@@ -62,8 +64,8 @@ extension ServerConnection {
     }
   }
 
-  func dataReceived(streamID: Int32, _ bytes: UnsafeRawBufferPointer) {
-    guard let stream = stream(streamID) else {
+  func dataReceived(streamID: Int32, _ bytes: UnsafeRawBufferPointer, stream: StreamCore?) {
+    guard let stream = stream.map({ unsafeDowncast($0, to: ServerStream.self) }) else {
       // A stream no longer tracked: its bytes still count against the connection's window.
       return consume(streamID: streamID, bytes.count, streamOpen: false)
     }
@@ -155,8 +157,8 @@ extension ServerConnection {
     if stream.loopHandler != nil { readyOnLoop.append(stream) }
   }
 
-  func streamClosed(_ id: Int32, errorCode: UInt32) {
-    guard let stream = session.removeStream(id, as: ServerStream.self) else { return }
+  func streamClosed(_ id: Int32, errorCode: UInt32, stream: StreamCore?) {
+    guard let stream = stream.map({ unsafeDowncast($0, to: ServerStream.self) }) else { return }
     stream.streamClosed = true
     if let interrupted = stream.machine.streamClosed(http2ErrorCode: errorCode) {
       // Closed before the call was answered: the client reset it (or the connection ended).

@@ -1,6 +1,7 @@
 /// The session's stream table: the open streams of either role by ID (``HTTP2Session/streams``),
-/// which the role adds to as a stream begins (a server's) or is submitted (a client's) and
-/// removes from as nghttp2 closes it, and whose streams it reads as its own type.
+/// which the role adds to as a stream begins (a server's) or is submitted (a client's), and
+/// whose streams it reads as its own type. The session finds the stream of each event it
+/// hands over, and takes it out of the table as nghttp2 closes it.
 extension HTTP2Session {
   /// The open stream `id`. The session hands over several events per call (headers, each
   /// DATA chunk, trailers, the close), nearly always for the stream of the call before: that
@@ -28,11 +29,10 @@ extension HTTP2Session {
     streams[stream.id] = stream
   }
 
-  /// Removes the stream `id` (nghttp2 closed it) and returns it as the role's type `S`, if it
-  /// was open.
-  func removeStream<S: StreamCore>(_ id: Int32, as _: S.Type) -> S? {
+  /// Removes the stream `id` (nghttp2 closed it) and returns it, if it was open.
+  func removeStream(_ id: Int32) -> StreamCore? {
     if lastFound?.id == id { lastFound = nil }
-    return streams.removeValue(forKey: id).map { unsafeDowncast($0, to: S.self) }
+    return streams.removeValue(forKey: id)
   }
 
   /// Removes every stream (the connection closes) and returns them, as the role's type `S`.

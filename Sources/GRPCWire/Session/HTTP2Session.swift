@@ -9,17 +9,21 @@ internal import Glibc
 /// exception: they only count, inside the callbacks.
 protocol HTTP2SessionRole: EventHandler {
   /// A whole header block arrived: `fields` (empty unless the session keeps blocks of this
-  /// kind: ``HTTP2Session/keepsFields(of:)``), valid until the call returns.
-  func headersReceived(_ headers: ReceivedHeaders, fields: [HeaderField])
+  /// kind: ``HTTP2Session/keepsFields(of:)``), valid until the call returns. `stream` is its
+  /// open stream from the session's table, of the role's type; nil for a request's block
+  /// (the role begins its stream) or a stream no longer open.
+  func headersReceived(_ headers: ReceivedHeaders, fields: [HeaderField], stream: StreamCore?)
   /// A whole frame other than HEADERS and GOAWAY arrived (a client is told of SETTINGS and
   /// PING only: ``HTTP2Session/recordsFrame(ofType:)``).
   func frameReceived(_ frame: ReceivedFrame)
   /// The peer sent GOAWAY.
   func goAwayReceived(lastStreamID: Int32, errorCode: UInt32, debugData: String)
-  /// Body bytes of a stream arrived (valid until the call returns).
-  func dataReceived(streamID: Int32, _ bytes: UnsafeRawBufferPointer)
-  /// nghttp2 is done with a stream (ended both ways, or reset).
-  func streamClosed(_ streamID: Int32, errorCode: UInt32)
+  /// Body bytes of stream `streamID` arrived (valid until the call returns); `stream` is
+  /// that stream from the session's table, nil if it is no longer open.
+  func dataReceived(streamID: Int32, _ bytes: UnsafeRawBufferPointer, stream: StreamCore?)
+  /// nghttp2 is done with a stream (ended both ways, or reset): `stream`, already taken out
+  /// of the session's table, or nil if it was not in it.
+  func streamClosed(_ streamID: Int32, errorCode: UInt32, stream: StreamCore?)
   /// nghttp2 rejected a header block of a stream (`reason`: its words) and has queued
   /// RST_STREAM PROTOCOL_ERROR; the stream's close follows once the reset is sent.
   func headersRejected(streamID: Int32, reason: String)
@@ -349,8 +353,12 @@ final class HTTP2Session: TickEndHandler {
         // over, and a role hears nothing of a session it has ended.
         guard nghttp2 != nil else { return }
         switch event {
+        // The session finds each event's stream (a request's headers begin one: none yet)
+        // and hands it over, so the role looks up nothing: one table, looked up once.
         case .headers(let headers, let block):
-          role.headersReceived(headers, fields: block >= 0 ? batch.blocks[block] : [])
+          role.headersReceived(
+            headers, fields: block >= 0 ? batch.blocks[block] : [],
+            stream: headers.kind == .request ? nil : stream(headers.streamID))
         case .frame(let frame):
           role.frameReceived(frame)
         case .goAway(let lastStreamID, let errorCode, let start, let count):
@@ -358,11 +366,13 @@ final class HTTP2Session: TickEndHandler {
             lastStreamID: lastStreamID, errorCode: errorCode,
             debugData: String(decoding: bytes[start..<(start + count)], as: UTF8.self))
         case .data(let streamID, let start, let count):
-          role.dataReceived(streamID: streamID, UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)]))
+          role.dataReceived(
+            streamID: streamID, UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)]),
+            stream: stream(streamID))
         case .lentData(let streamID, let chunk):
-          role.dataReceived(streamID: streamID, chunk)
+          role.dataReceived(streamID: streamID, chunk, stream: stream(streamID))
         case .streamClosed(let streamID, let errorCode):
-          role.streamClosed(streamID, errorCode: errorCode)
+          role.streamClosed(streamID, errorCode: errorCode, stream: removeStream(streamID))
         case .headersRejected(let streamID, let libError):
           role.headersRejected(streamID: streamID, reason: nghttp2Error(libError))
         }

@@ -45,13 +45,13 @@ struct HTTP2SessionStreamsTests {
         _ = Self.open(3, on: loop, in: session)
         removed = first
         seen.append("found \(session.stream(1)?.id ?? 0), last \(session.lastFound?.id ?? 0)")
-        let gone = session.removeStream(1, as: StreamCore.self)
+        let gone = session.removeStream(1)
         seen.append("removed \(gone?.id ?? 0), last \(session.lastFound?.id ?? 0)")
         seen.append("found \(session.stream(1)?.id ?? 0)")
       }
       // Removing another stream leaves the one at hand.
       seen.append("found \(session.stream(3)?.id ?? 0)")
-      _ = session.removeStream(5, as: StreamCore.self)
+      _ = session.removeStream(5)
       seen.append("last \(session.lastFound?.id ?? 0), freed \(removed == nil)")
       return seen
     }
