@@ -23,9 +23,9 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
   // by `checkInLoop`, in every build), except `thread`, written once before the loop is shared
   // and then only joined or detached (the thread check reads a thread-local, not `thread`).
 
-  /// The epoll descriptor and the eventfd that wakes the loop (internal for tests).
-  let epollFD: Int32
-  let wakeFD: Int32
+  /// The epoll descriptor and the eventfd that wakes the loop.
+  private let epollFD: Int32
+  private let wakeFD: Int32
   private let pending = PosixMutex(Pending())
   /// `pending.wakeSent`, readable without the lock: the loop looks at `pending` (takes its
   /// lock) only when another thread has queued something since it last did, or the eventfd

@@ -1,13 +1,16 @@
 import FleetSync
+import Foundation
 import Glibc
 import Testing
 
 @testable import GRPCWire
 
-/// ``EventLoop/shutdown()`` acts once: a second call — a `defer` beside an owner's own
-/// shutdown — neither joins an ended thread again nor closes descriptor numbers the process
-/// has handed to someone else since. Each case runs in an exit test's own process, where no
-/// other test opens descriptors, so the numbers the loop freed are the next ones given out.
+/// ``EventLoop/shutdown()`` closes the loop's descriptors, and acts once: a second call — a
+/// `defer` beside an owner's own shutdown — neither joins an ended thread again nor closes
+/// descriptor numbers the process has handed to someone else since. Each case runs in an
+/// exit test's own process, where no other test opens descriptors, so the numbers the loop
+/// freed are the next ones given out, and the ones it opened are the only new ones of
+/// their kinds.
 @Suite("Event loop shutdown", .timeLimit(.minutes(1)))
 struct EventLoopShutdownTests {
   @Test("a second shutdown off the loop returns and closes nobody else's descriptors")
@@ -15,10 +18,7 @@ struct EventLoopShutdownTests {
     await #expect(processExitsWith: .success) {
       let loop = EventLoop(name: "EventLoopShutdownTests-twice")
       loop.shutdown()
-      // The loop's epoll descriptor and eventfd are closed: pipes take those numbers now.
-      let pipes = EventLoopShutdownTests.openPipes()
-      loop.shutdown()
-      exit(EventLoopShutdownTests.allOpen(pipes) ? 0 : 1)
+      EventLoopShutdownTests.shutdownAgainClosesNothing(loop)
     }
   }
 
@@ -39,34 +39,57 @@ struct EventLoopShutdownTests {
       // The loop's thread ends by itself and closes its descriptors; a shutdown from here
       // must neither join that detached thread nor close anything again.
       loop.shutdown()
-      let pipes = EventLoopShutdownTests.openPipes()
-      loop.shutdown()
-      exit(EventLoopShutdownTests.allOpen(pipes) ? 0 : 1)
+      EventLoopShutdownTests.shutdownAgainClosesNothing(loop)
     }
   }
 
   @Test("shutdown closes the loop's epoll descriptor and eventfd")
   func shutdownClosesDescriptors() async {
     await #expect(processExitsWith: .success) {
+      let before = EventLoopShutdownTests.openDescriptors()
       let loop = EventLoop(name: "EventLoopShutdownTests-fds")
-      let fds = [loop.epollFD, loop.wakeFD]
-      guard EventLoopShutdownTests.allOpen(fds) else { exit(2) }
+      // The loop's two: an epoll instance and an eventfd, new since it was made. (Not every
+      // new descriptor: the process's own threads may open some meanwhile, a timerfd.)
+      let new = EventLoopShutdownTests.openDescriptors().subtracting(before)
+      var opened: [Int32: String] = [:]
+      for fd in new {
+        let kind = EventLoopShutdownTests.kind(of: fd)
+        if kind.hasSuffix("[eventpoll]") || kind.hasSuffix("[eventfd]") { opened[fd] = kind }
+      }
+      guard opened.values.sorted() == ["anon_inode:[eventfd]", "anon_inode:[eventpoll]"] else {
+        exit(2)
+      }
       loop.shutdown()
-      exit(fds.allSatisfy { fcntl($0, F_GETFD) == -1 && errno == EBADF } ? 0 : 1)
+      // Closed: no longer of their kinds (a number given out again since would be another
+      // thread's timerfd).
+      exit(opened.allSatisfy { EventLoopShutdownTests.kind(of: $0.key) != $0.value } ? 0 : 1)
     }
   }
 
-  static func openPipes() -> [Int32] {
-    var fds: [Int32] = []
+  /// In an exit test's process: the loop's descriptors are closed and pipes take their
+  /// numbers; one more shutdown must leave the pipes open. Exits with the answer.
+  static func shutdownAgainClosesNothing(_ loop: EventLoop) -> Never {
+    var pipes: [Int32] = []
     for _ in 0..<4 {
       var pair: [Int32] = [-1, -1]
       guard pipe(&pair) == 0 else { exit(3) }
-      fds += pair
+      pipes += pair
     }
-    return fds
+    loop.shutdown()
+    exit(pipes.allSatisfy { fcntl($0, F_GETFD) != -1 } ? 0 : 1)
   }
 
-  static func allOpen(_ fds: [Int32]) -> Bool {
-    fds.allSatisfy { fcntl($0, F_GETFD) != -1 }
+  /// The descriptors open in this process (`/proc/self/fd`, less the one reading it).
+  static func openDescriptors() -> Set<Int32> {
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    return Set(entries.compactMap(Int32.init).filter { fcntl($0, F_GETFD) != -1 })
+  }
+
+  /// What descriptor `fd` is, as `/proc/self/fd` links name it (`anon_inode:[eventfd]`).
+  static func kind(of fd: Int32) -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    let count = readlink("/proc/self/fd/\(fd)", &buffer, buffer.count - 1)
+    guard count > 0 else { return "?" }
+    return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 }
