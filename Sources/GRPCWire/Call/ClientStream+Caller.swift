@@ -101,14 +101,22 @@ extension ClientStream {
 
   /// Waits until the call is over, then returns every message not yet read, the outcome and
   /// the response headers' metadata (nil without response headers): one suspension for a
-  /// unary or client-streaming call, however its response arrives.
+  /// unary or client-streaming call, however its response arrives. Called once per call.
+  ///
+  /// The continuation is a checked one. The loop may resume it between its store and the
+  /// task's suspension; the runtime then orders the resume before the task goes on by an
+  /// atomic of its own (`swift_continuation_await` finds it resumed), with no annotation for
+  /// ThreadSanitizer on that path, so an unsafe continuation's resume — inlined here, and
+  /// instrumented — was reported racing the task's next write to its frame
+  /// (swiftlang/swift#57803). A checked one is resumed inside the runtime.
   nonisolated(nonsending) func awaitEnd() async
     -> (messages: [Received], outcome: CallOutcome, headMetadata: Metadata?)
   {
-    await withUnsafeContinuation { (c: UnsafeContinuation<Void, Never>) in
+    await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
       let done = withShared { s -> Bool in
         if s.outcome != nil { return true }
-        s.endWaiters.append(c)
+        precondition(s.endWaiter == nil, "awaitEnd called twice on one call")
+        s.endWaiter = c
         return false
       }
       if done { c.resume() }

@@ -78,9 +78,11 @@ final class ClientStream: StreamCore, TimerTarget, LoopTask, @unchecked Sendable
     var outboundFinished = false
     var head: StreamStateMachine.ResponseHead?
     var headWaiters: [CheckedContinuation<Metadata, any Error>] = []
-    /// Unsafe, not checked: every unary call waits here once, and each is resumed exactly once,
-    /// by `finish`, which empties the list under the lock.
-    var endWaiters: [UnsafeContinuation<Void, Never>] = []
+    /// The one caller waiting for the end (``awaitEnd()``), resumed by `finish`, which takes it
+    /// under the lock. Checked, not unsafe: ThreadSanitizer cannot see the runtime order an
+    /// unsafe one's resume before its await relies on (see ``awaitEnd()``); a checked one costs
+    /// its canary's allocation, where a list of waiters cost the list's.
+    var endWaiter: CheckedContinuation<Void, Never>?
     /// The outcome, kept as two optional references (16 bytes where a `CallOutcome?` takes
     /// 89): the trailers of a success, or the error of a failure in a box. Not an enum with an
     /// `indirect` case: Swift keeps such a case's tag in its box pointer's high bits, where
@@ -292,14 +294,15 @@ final class ClientStream: StreamCore, TimerTarget, LoopTask, @unchecked Sendable
     }
     ended = true
     let error: RPCError? = if case .failure(let e) = outcome { e } else { nil }
-    let (heads, ends) = end(error) {
+    let (heads, endWaiter) = end(error) {
       if shared.outcome == nil { shared.outcome = outcome }
-      return (shared.headWaiters.exchange([]), shared.endWaiters.exchange([]))
+      defer { shared.endWaiter = nil }
+      return (shared.headWaiters.exchange([]), shared.endWaiter)
     }
     for head in heads {
       if let error { head.resume(throwing: error) } else { head.resume(returning: Metadata()) }
     }
-    for end in ends { end.resume() }
+    endWaiter?.resume()
     guard observer != nil || unaryReceiver != nil, !endQueued else { return }
     endQueued = true
     if let session, session.isHandingOver {
