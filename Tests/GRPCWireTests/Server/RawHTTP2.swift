@@ -71,7 +71,11 @@ final class RawSocket: Sendable {
     case closed
     /// The server closed the connection without sending a byte.
     case closedWithNothing
+    /// The timeout passed with the connection open.
     case stillOpen
+    /// The frames received satisfied the reader's condition (the connection may be open or
+    /// not).
+    case satisfied
   }
 
   init(port: Int) throws {
@@ -116,8 +120,8 @@ final class RawSocket: Sendable {
     return (outcome, received)
   }
 
-  /// Appends what arrives to `received` until the server closes the connection, `timeout`
-  /// passes (`.stillOpen`), or the frames in `received` satisfy `done` (`.stillOpen`).
+  /// Appends what arrives to `received` until the frames in it satisfy `done` (`.satisfied`),
+  /// the server closes the connection, or `timeout` passes (`.stillOpen`).
   func read(
     into received: inout [UInt8], timeout: Duration,
     until done: (([RawFrame]) -> Bool)? = nil
@@ -125,7 +129,7 @@ final class RawSocket: Sendable {
     let deadline = ContinuousClock.now + timeout
     var buffer = [UInt8](repeating: 0, count: 4096)
     while true {
-      if let done, done(RawHTTP2.frames(in: received)) { return .stillOpen }
+      if let done, done(RawHTTP2.frames(in: received)) { return .satisfied }
       let left = deadline - ContinuousClock.now
       guard left > .zero else { return .stillOpen }
       var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)

@@ -9,11 +9,9 @@ import PeerSupport
 struct ServerHooksTests {
   typealias Service = GRPCTesting.TestService
 
-  /// A server whose StreamingOutputCall sends one response per parameter, `interval_us` apart,
-  /// and whose UnaryCall drops its connection when asked for a response of size 7.
+  /// A server whose UnaryCall drops its connection when asked for a response of size 7.
   func makeServer() -> GRPCServer {
     let server = GRPCServer()
-    server.registerStreamingOutput()
     server.register(unary: Service.unaryCall) { request, context in
       if request.responseSize == 7 { context.dropConnection() }
       try await Task.sleep(for: .milliseconds(100))
@@ -25,21 +23,39 @@ struct ServerHooksTests {
 
   @Test("goAway: calls in flight finish, new calls come on a new connection")
   func goAway() async throws {
-    let server = makeServer()
+    // The stream's responses after the second wait until the client has the GOAWAY (its
+    // channel left READY), so the stream is certainly in flight when the GOAWAY arrives, not
+    // already ended with its responses unread in the client's buffers.
+    let goAwaySeen = Observed(false)
+    let server = GRPCServer()
+    server.register(serverStreaming: Service.streamingOutputCall) { request, writer, _ in
+      for index in request.responseParameters.indices {
+        if index == 2 {
+          try await goAwaySeen.wait(for: "the client to see the GOAWAY", timeout: .seconds(10)) {
+            $0
+          }
+        }
+        try await writer.write(GRPCTesting.StreamingOutputCallResponse())
+      }
+    }
+    server.register(unary: Service.emptyCall) { _, _ in GRPCTesting.Empty() }
     let port = try await server.start()
     let channel = GRPCChannel(host: "127.0.0.1", port: port)
     defer { channel.close() }
+    let states = ConnectivityLog(channel)
     var request = GRPCTesting.StreamingOutputCallRequest()
-    var parameters = GRPCTesting.ResponseParameters()
-    parameters.size = 10
-    parameters.intervalUs = 50_000
-    request.responseParameters = Array(repeating: parameters, count: 8)
+    request.responseParameters = Array(repeating: GRPCTesting.ResponseParameters(), count: 8)
     let received = try await channel.serverStreaming(Service.streamingOutputCall, request) {
       responses in
       var count = 0
       for try await _ in responses {
         count += 1
-        if count == 2 { server.goAway() }
+        guard count == 2 else { continue }
+        let (ready, _) = try await states.wait(for: .ready)
+        server.goAway()
+        // Its only connection draining, the channel is IDLE (gRPC's connectivity semantics).
+        try await states.wait(for: .idle, from: ready + 1)
+        goAwaySeen.update { $0 = true }
       }
       return count
     }
@@ -58,9 +74,10 @@ struct ServerHooksTests {
     socket.send(RawHTTP2.preface + RawHTTP2.ping(0x5A))
     var received: [UInt8] = []
     // The PING's ACK: the server runs the connection's session, and it is idle.
-    _ = socket.read(into: &received, timeout: .seconds(10)) { frames in
+    let acknowledged = socket.read(into: &received, timeout: .seconds(10)) { frames in
       frames.contains { $0.type == 0x6 && $0.flags & 0x1 != 0 }
     }
+    try #require(acknowledged == .satisfied, "no PING ACK within 10 s: \(acknowledged)")
     server.goAway()
     let outcome = socket.read(into: &received, timeout: .seconds(10))
     // RFC 9113 §6.8: a notice (2^31-1), then the last stream taken (none: 0). Closing after

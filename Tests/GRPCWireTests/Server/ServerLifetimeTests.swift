@@ -57,12 +57,17 @@ struct ServerLifetimeTests {
     let first = EventLoop(name: "test-given")
     defer { first.shutdown() }
     let core = WeakReferences<ServerCore>()
+    let ownLoops = WeakReferences<EventLoop>()
     do {
       // The second loop, the server's own, ends with the shutdown; the given one does not.
-      _ = try await servedAndShutDown(loops: 2, first: first, core: core)
+      let server = try await servedAndShutDown(loops: 2, first: first, core: core)
+      #expect(server.loops.first === first)
+      for loop in server.loops.dropFirst() { ownLoops.add(loop) }
     }
+    #expect(ownLoops.count == 1)
+    #expect(ownLoops.alive == 0, "the loop the server made outlived it")
     // The last release may come on the loop, from the work that resumed the shutdown; what the
-    // loop runs next runs after that work is done.
+    // loop runs next runs after that work is done. That it answers shows it still runs.
     let alive = try #require(await first.answer(within: .seconds(10)) { core.alive })
     #expect(core.count == 1)
     #expect(alive == 0, "the server's core outlived it")
