@@ -21,7 +21,8 @@ struct ConnectTimeoutTests {
       let channel = GRPCChannel(host: "127.0.0.1", port: listener.port, options: Self.options())
       defer { channel.close() }
       let states = ConnectivityLog(channel)
-      let call = await channel.faultCall("silent")
+      // Timed on the loop: the bounds below are the connect timeout's, not the test process's.
+      let call = await channel.loopFaultCall("silent")
       print("[faults] silent listener: \(call)")
       let error = try #require(call.error, "\(call)")
       #expect(error.code == .unavailable)
@@ -42,7 +43,7 @@ struct ConnectTimeoutTests {
       let channel = GRPCChannel(host: "127.0.0.1", port: listener.port, options: Self.options())
       defer { channel.close() }
       let states = ConnectivityLog(channel)
-      let call = await channel.faultCall(
+      let call = await channel.loopFaultCall(
         "silent-wait", timeout: .milliseconds(800), waitForReady: true)
       let accepted = listener.events.filter { $0.kind == "accepted" }.count
       print(

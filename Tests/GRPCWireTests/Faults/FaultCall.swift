@@ -59,6 +59,43 @@ extension GRPCChannel {
     }
   }
 
+  /// ``faultCall(_:delay:hang:timeout:waitForReady:)`` as a loop-driven call, started and
+  /// ended on the channel's loop and timed there: its duration is the call's as the channel
+  /// saw it, not also a task's wait for the cooperative pool, which every suite running in
+  /// parallel shares — for tests that bound how long a call took.
+  func loopFaultCall(
+    _ id: String, timeout: Duration? = nil, waitForReady: Bool = false
+  ) async -> FaultCall {
+    var message = GRPCTesting.SimpleRequest()
+    message.responseSize = 16
+    let request = message
+    let options = CallOptions(
+      timeout: timeout, metadata: FaultCall.hooks(id: id), waitForReady: waitForReady)
+    return await withCheckedContinuation { (done: CheckedContinuation<FaultCall, Never>) in
+      loop.execute {
+        let started = ContinuousClock.now
+        do throws(RPCError) {
+          _ = try self.startUnary(TestService.unaryCall, request, options: options) { result in
+            let ended = ContinuousClock.now
+            let error: RPCError?
+            switch result {
+            case .success(let response):
+              let size = response.payload?.body.count ?? 0
+              error =
+                size == 16
+                ? nil : RPCError(code: .dataLoss, message: "the response had \(size) bytes, not 16")
+            case .failure(let failure):
+              error = failure
+            }
+            done.resume(returning: FaultCall(id: id, started: started, ended: ended, error: error))
+          }
+        } catch {
+          done.resume(returning: FaultCall(id: id, started: started, ended: .now, error: error))
+        }
+      }
+    }
+  }
+
   /// How many connections the channel has opened so far (failed attempts included), read on
   /// its loop. Only while the channel is open.
   func connectionsOpened() async -> Int {
