@@ -140,12 +140,15 @@ public final class GRPCChannel: Sendable {
 
   /// Closes the channel gracefully: new calls fail with UNAVAILABLE at once, calls in flight
   /// may finish for up to `gracePeriod`, the rest are then cancelled. Returns once every
-  /// connection is closed and the channel's own loop thread has ended.
+  /// connection is closed and the channel's own loop thread has ended (at once when it has
+  /// already: the channel was closed before).
   public func close(gracePeriod: Duration) async {
     closed.store(true, ordering: .releasing)
     let pool = self.pool
     await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-      loop.execute { pool.value.shutdown(gracePeriod: gracePeriod, done: done) }
+      if !loop.execute({ pool.value.shutdown(gracePeriod: gracePeriod, done: done) }) {
+        done.resume()
+      }
     }
     stopOwnedLoop()
   }

@@ -73,6 +73,9 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     /// Whether the loop has been woken since it last drained `items`: saves eventfd writes
     /// when many tasks arrive in one tick.
     var wakeSent = false
+    /// The loop has stopped: nothing queued would run, and its eventfd's number is (about
+    /// to be) free for another owner.
+    var stopped = false
   }
 
   /// Starts a loop on a new thread named `name`.
@@ -89,13 +92,20 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
 
   /// Runs `work` on the loop thread, soon; callable from any thread, including the loop's
   /// (then it runs later in the same tick, never inside the caller).
-  public func execute(_ work: @escaping @Sendable () -> Void) {
+  ///
+  /// Returns false, and `work` never runs, once the loop has stopped (``shutdown()``): what
+  /// `work` would have done (resume a waiter, end a call) is then the caller's to do. Work
+  /// queued while the loop stops runs if it came before the stop, else it is dropped.
+  @discardableResult
+  public func execute(_ work: @escaping @Sendable () -> Void) -> Bool {
     enqueue(.work(work))
   }
 
   /// Runs `task.runOnLoop()` on the loop thread, soon, in order with ``execute(_:)``'s work:
-  /// the same as executing a closure that calls it, without allocating one.
-  func execute(_ task: any LoopTask) {
+  /// the same as executing a closure that calls it, without allocating one. False, as
+  /// ``execute(_:)``, once the loop has stopped.
+  @discardableResult
+  func execute(_ task: any LoopTask) -> Bool {
     enqueue(.task(task))
   }
 
@@ -104,12 +114,14 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     enqueue(.job(UnownedJob(job)))
   }
 
-  private func enqueue(_ item: Item) {
+  private func enqueue(_ item: Item) -> Bool {
     if inEventLoop {
       local.append(item)
-      return
+      return true
     }
-    let mustWake = pending.withLock { p in
+    let mustWake = pending.withLock { p -> Bool? in
+      // Checked under the lock the loop takes to stop: no eventfd write after that.
+      guard !p.stopped else { return nil }
       p.items.append(item)
       defer {
         p.wakeSent = true
@@ -117,10 +129,14 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
       }
       return !p.wakeSent
     }
+    guard let mustWake else { return false }
+    // A stop between the unlock and this write (the loop ending and its owner closing the
+    // eventfd) would need this thread held off for all of it; not guarded against.
     if mustWake {
       var one: UInt64 = 1
       _ = write(wakeFD, &one, 8)
     }
+    return true
   }
 
   /// Stops the loop after the work queued so far and waits for its thread to end. Handlers
@@ -246,7 +262,10 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     tickEnd.removeAll()
     local.removeAll()
     runningBatch.removeAll()
-    pending.withLock { $0.items.removeAll() }
+    pending.withLock {
+      $0.items.removeAll()
+      $0.stopped = true
+    }
     if detached {
       close(epollFD)
       close(wakeFD)

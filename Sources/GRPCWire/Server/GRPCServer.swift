@@ -91,16 +91,18 @@ public final class GRPCServer: Sendable {
   // MARK: Running
 
   /// Binds `host:port` (port 0: one the OS picks) and serves; returns the bound port.
-  /// Throws UNAVAILABLE when the address cannot be bound.
+  /// Throws UNAVAILABLE when the address cannot be bound, FAILED_PRECONDITION when the
+  /// server's event loop has stopped (the server was shut down, or the loop it was given).
   public func start(host: String = "127.0.0.1", port: Int = 0) async throws -> Int {
     let handlers = self.handlers.withLock { $0 }
     let core = self.core
     let port = try await withCheckedThrowingContinuation { continuation in
-      core.loop.execute {
+      let queued = core.loop.execute {
         continuation.resume(with: Result { () throws(RPCError) in
           try core.value.listen(host: host, port: port, handlers: handlers)
         })
       }
+      if !queued { continuation.resume(throwing: Self.loopStopped) }
     }
     started.withLock { $0 = true }
     return port
@@ -114,14 +116,20 @@ public final class GRPCServer: Sendable {
   }
 
   /// Stops accepting, sends GOAWAY, lets calls finish for up to `gracePeriod`, then cancels the
-  /// rest and closes every connection (and the server's own loop thread).
+  /// rest and closes every connection (and the server's own loop thread). Returns at once
+  /// when the server's loop has stopped already (a second shutdown): nothing is left open.
   public func shutdown(gracePeriod: Duration = .seconds(5)) async {
     let core = self.core
     await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-      core.loop.execute { core.value.shutdown(gracePeriod: gracePeriod, done: done) }
+      if !core.loop.execute({ core.value.shutdown(gracePeriod: gracePeriod, done: done) }) {
+        done.resume()
+      }
     }
     for loop in ownedLoops { loop.shutdown() }
   }
+
+  static let loopStopped = RPCError(
+    code: .failedPrecondition, message: "the server's event loop has stopped: it cannot start")
 }
 
 typealias ServerHandler = @Sendable (ServerStream, ServerContext) async -> Void

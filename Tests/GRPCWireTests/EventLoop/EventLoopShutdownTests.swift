@@ -66,17 +66,43 @@ struct EventLoopShutdownTests {
     }
   }
 
+  /// The wake-up of a stopped loop went to its eventfd's number: 8 bytes into whatever
+  /// descriptor had been given that number since.
+  @Test("work handed to a stopped loop is refused, and nothing is written to its old numbers")
+  func executeAfterShutdown() async {
+    await #expect(processExitsWith: .success) {
+      let loop = EventLoop(name: "EventLoopShutdownTests-refused")
+      loop.shutdown()
+      let pipes = EventLoopShutdownTests.openPipes()
+      let queued = loop.execute { exit(3) }
+      // Pairs are (read, write): the write end of one took the eventfd's number.
+      let unread = stride(from: 0, to: pipes.count, by: 2).map { index -> Int32 in
+        var count: Int32 = 0
+        _ = ioctl(pipes[index], UInt(FIONREAD), &count)
+        return count
+      }
+      exit(!queued && unread.allSatisfy { $0 == 0 } ? 0 : 1)
+    }
+  }
+
   /// In an exit test's process: the loop's descriptors are closed and pipes take their
   /// numbers; one more shutdown must leave the pipes open. Exits with the answer.
   static func shutdownAgainClosesNothing(_ loop: EventLoop) -> Never {
+    let pipes = openPipes()
+    loop.shutdown()
+    exit(pipes.allSatisfy { fcntl($0, F_GETFD) != -1 } ? 0 : 1)
+  }
+
+  /// Four pipes, read end then write end each: in an exit test's process, the first take the
+  /// numbers a stopped loop freed.
+  static func openPipes() -> [Int32] {
     var pipes: [Int32] = []
     for _ in 0..<4 {
       var pair: [Int32] = [-1, -1]
       guard pipe(&pair) == 0 else { exit(3) }
       pipes += pair
     }
-    loop.shutdown()
-    exit(pipes.allSatisfy { fcntl($0, F_GETFD) != -1 } ? 0 : 1)
+    return pipes
   }
 
   /// The descriptors open in this process (`/proc/self/fd`, less the one reading it).

@@ -72,6 +72,26 @@ struct ServerLifetimeTests {
     #expect(core.count == 1)
     #expect(alive == 0, "the server's core outlived it")
   }
+
+  /// Its loop stopped, the server has nothing left to run: a shutdown that waited for the loop
+  /// to answer waited forever, a start never returned.
+  @Test("shut down, a second shutdown returns and start throws FAILED_PRECONDITION")
+  func afterShutdown() async throws {
+    let server = GRPCServer()
+    _ = try await server.start()
+    await server.shutdown(gracePeriod: .seconds(1))
+    await server.shutdown(gracePeriod: .seconds(1))
+    let error = try await #require(throws: RPCError.self) { try await server.start() }
+    #expect(error.code == .failedPrecondition, "\(error)")
+  }
+
+  @Test("a channel closed once closes again gracefully at once")
+  func channelClosedTwice() async throws {
+    let channel = GRPCChannel(host: "127.0.0.1", port: try unusedPort())
+    await channel.close(gracePeriod: .seconds(1))
+    await channel.close(gracePeriod: .seconds(1))
+    #expect(channel.connectivityState == .shutdown)
+  }
 }
 
 /// Weak references to objects of one type: how many of them are still alive, without keeping
