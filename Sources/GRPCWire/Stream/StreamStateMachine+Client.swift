@@ -67,16 +67,26 @@ extension StreamStateMachine {
 
 /// The gRPC-relevant parts of one header block.
 private struct ParsedHeaders {
-  var httpStatus: Int?
-  var contentType: String?
-  var encoding = StreamStateMachine.MessageEncoding.identity
-  var grpcStatus: String?
-  var grpcMessage: String?
-  var statusDetails: String?
-  var retryPushback: String?
-  var metadata: Metadata
+  let httpStatus: Int?
+  let contentType: String?
+  let encoding: StreamStateMachine.MessageEncoding
+  let grpcStatus: String?
+  let grpcMessage: String?
+  let statusDetails: String?
+  let retryPushback: String?
+  let metadata: Metadata
 
   init(_ fields: [HeaderField]) {
+    // Read into locals and moved in at the end: assigned to `self`'s fields in the loop, the
+    // whole struct was copied once it was complete (a retain and a release of each of its
+    // strings and its metadata: 12 of each per call).
+    var httpStatus: Int? = nil
+    var contentType: String? = nil
+    var encoding = StreamStateMachine.MessageEncoding.identity
+    var grpcStatus: String? = nil
+    var grpcMessage: String? = nil
+    var statusDetails: String? = nil
+    var retryPushback: String? = nil
     // Most blocks carry gRPC's own fields only: metadata is built when some field may be one.
     var mayCarryMetadata = false
     for field in fields {
@@ -96,6 +106,13 @@ private struct ParsedHeaders {
         if !mayCarryMetadata, !Metadata.isReserved(name) { mayCarryMetadata = true }
       }
     }
+    self.httpStatus = httpStatus
+    self.contentType = contentType
+    self.encoding = encoding
+    self.grpcStatus = grpcStatus
+    self.grpcMessage = grpcMessage
+    self.statusDetails = statusDetails
+    self.retryPushback = retryPushback
     metadata =
       mayCarryMetadata
       ? Metadata(receivedHeaders: fields.lazy.map { (name: $0.name, value: $0.value) })
