@@ -171,11 +171,11 @@ extension ServerConnection {
     // has returned, and what is left of the session's batch after the connection ends its
     // session is dropped, not handed to it (HTTP2Session.deliver). The connection is held by
     // whoever is handing the batch over (the loop's read or write, or the end-of-tick flush).
-    // A server shutting down closes with a final GOAWAY; a draining connection (shutting down
-    // drains too) closes once its own GOAWAY has gone.
+    // A server shutting down closes once its final GOAWAY has been written, a draining
+    // connection (shutting down drains too) once its own has.
     switch machine.lastCallEnded() {
     case .close:
-      close(cancelling: RPCError(code: .unavailable, message: "the server is shutting down"))
+      closeOnceWritten()
     case .closeIfDrained:
       closeIfDrained()
     case .idle:

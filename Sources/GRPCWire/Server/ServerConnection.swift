@@ -172,16 +172,34 @@ final class ServerConnection: HTTP2SessionRole {
     }
   }
 
-  /// The server shuts down: with no call open the connection closes now (a final GOAWAY);
-  /// otherwise it drains, and closes when its last call ends (or the server's grace period
+  /// The server shuts down: with no call open the connection ends now (``closeOnceWritten()``);
+  /// otherwise it drains, and ends when its last call does (or the server's grace period
   /// does).
-  func serverShuttingDown(_ error: RPCError) {
+  func serverShuttingDown() {
     loop.checkInLoop()
     if machine.serverShuttingDown(openCalls: session.streams.count) {
       beginDraining()
     } else {
-      close(cancelling: error)
+      closeOnceWritten()
     }
+  }
+
+  /// No call is open and the server shuts down: the final GOAWAY is queued, and the connection
+  /// closes once it and all queued before it (the last calls' responses and trailers) are
+  /// written — a full socket takes them as it drains (``writable()``), not dropped by a close
+  /// at once. A client that never reads is closed by the server's grace period
+  /// (``close(cancelling:)``).
+  func closeOnceWritten() {
+    guard let nghttp2 = session.nghttp2,
+      nghttp2_session_terminate_session(nghttp2, HTTP2ErrorCode.noError) == 0
+    else { return closeSocket() }
+    // A drain's own final GOAWAY (its timer) has nothing left to say.
+    if let goAwayTimer { loop.cancelTimer(goAwayTimer) }
+    goAwayTimer = nil
+    machine.finalGoAwayQueued()
+    logger.debug(
+      "shutting down: final GOAWAY", metadata: ["grpc.open_calls": "\(session.streams.count)"])
+    flush()
   }
 
   /// A draining connection closes once its last call is done and the GOAWAY naming the last

@@ -29,7 +29,7 @@ struct ServerConnectionStateMachine {
 
   /// What to do when the last open call has ended.
   enum OnLastCallEnded: Equatable {
-    /// The server is shutting down: end the connection (final GOAWAY, close).
+    /// The server is shutting down: end the connection (final GOAWAY, close once written).
     case close
     /// Draining: close once our GOAWAY is written.
     case closeIfDrained

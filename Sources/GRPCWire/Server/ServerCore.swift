@@ -258,7 +258,7 @@ final class ServerCore: EventHandler {
     shutdownWaiters = [done]
     let error = RPCError(code: .unavailable, message: "the server is shutting down")
     for connection in Array(connections.values) {
-      onLoop(of: connection) { $0.serverShuttingDown(error) }
+      onLoop(of: connection) { $0.serverShuttingDown() }
     }
     if connections.isEmpty {
       resumeShutdownWaiters()

@@ -7,9 +7,9 @@ import Testing
 
 @testable import GRPCWire
 
-/// A draining connection whose socket is full when its last call has ended and its final
-/// GOAWAY is queued: it closes once that GOAWAY is written, not at once with the bytes still
-/// queued dropped.
+/// A draining connection, or one of a server shutting down, whose socket is full when its last
+/// call has ended and its final GOAWAY is queued: it closes once that GOAWAY is written, not at
+/// once with the bytes still queued dropped.
 @Suite("Server drain through a full socket", .timeLimit(.minutes(1)))
 struct DrainThroughFullSocketTests {
   typealias Service = GRPCTesting.TestService
@@ -21,16 +21,62 @@ struct DrainThroughFullSocketTests {
 
   @Test("a full socket delays the close: the client gets the response, both GOAWAYs, then EOF")
   func finalGoAwayWaitsForTheSocket() async throws {
-    let finalGoAway = Observed<String?>(nil)
+    let (server, seen) = try await Self.exchange(until: "draining: final GOAWAY") { server in
+      server.goAway()
+    }
+    #expect(seen.lastStreams == [0x7FFF_FFFF, 1], "GOAWAYs before the close, by last stream")
+    #expect(seen.logLine.contains("grpc.last_stream=1 grpc.open_calls=0"), "\(seen.logLine)")
+    await server.shutdown(gracePeriod: .seconds(1))
+  }
+
+  @Test("a server shutting down through a full socket closes once the response has gone")
+  func shutdownWaitsForTheSocket() async throws {
+    let shutdown = Observed<Task<Void, Never>?>(nil)
+    let (_, seen) = try await Self.exchange(until: "shutting down: final GOAWAY") { server in
+      shutdown.update { $0 = Task { await server.shutdown(gracePeriod: .seconds(30)) } }
+    }
+    // The call was open at the shutdown (a notice first) or already over (none).
+    let notices = seen.lastStreams.dropLast()
+    #expect(seen.lastStreams.last == 1 && notices.allSatisfy { $0 == 0x7FFF_FFFF })
+    #expect(seen.logLine.contains("grpc.open_calls=0"), "\(seen.logLine)")
+    // Ended by the close once everything was written, not by the grace period.
+    let ended = Observed(false)
+    Task {
+      await shutdown.value?.value
+      ended.update { $0 = true }
+    }
+    _ = try await ended.wait(for: "the shutdown's end", timeout: .seconds(10)) { $0 }
+  }
+
+  /// What the raw client saw of its one call: the response's DATA bytes, its trailers, the
+  /// last stream of each GOAWAY, how the read ended, and the server's log line it waited for.
+  struct Seen {
+    var dataBytes: Int
+    var trailers: Bool
+    var lastStreams: [UInt32]
+    var logLine: String
+  }
+
+  /// A raw client opens a call for a response of ``responseSize`` on a server whose socket's
+  /// send buffer is 4 KiB, then `end`s the server's serving and reads nothing until the
+  /// server logs `line` (its final GOAWAY queued, the call long over). That the socket was
+  /// full then is checked: the client had received less than the response. Then it reads to
+  /// the end, which must be the response whole, its trailers and EOF.
+  static func exchange(until line: String, end: (GRPCServer) -> Void) async throws
+    -> (GRPCServer, Seen)
+  {
+    let logged = Observed<String?>(nil)
     var options = ServerOptions()
     options.logger = Logger(label: "drain") { _ in
-      CapturedLog(lines: PosixMutex([])) { line in
-        if line.contains("draining: final GOAWAY") { finalGoAway.update { $0 = line } }
+      CapturedLog(lines: PosixMutex([])) { text in
+        if text.contains(line) { logged.update { $0 = text } }
       }
     }
     let server = GRPCServer(options: options)
+    let answered = Observed(false)
     server.registerOnLoop(unary: Service.unaryCall) { request, _ in
-      Self.response(size: Int(request.responseSize))
+      answered.update { $0 = true }
+      return Self.response(size: Int(request.responseSize))
     }
     let port = try await server.start()
     let socket = try RawSocket(port: port)
@@ -56,11 +102,14 @@ struct DrainThroughFullSocketTests {
         + RawHTTP2.frame(type: 0x8, stream: 0, window)
         + RawHTTP2.opening(path: Service.unaryCall.path).dropFirst(RawHTTP2.preface.count)
         + RawHTTP2.frame(type: 0x0, flags: 0x1, stream: 1, GRPCChannel.frame(request)))
-    server.goAway()
-    // Not a byte read until the GOAWAY naming the last stream is queued, the call long over.
-    let final = try await finalGoAway.wait(for: "the final GOAWAY", timeout: .seconds(10)) {
-      $0 != nil
-    }
+    // The call is taken (a server shutting down takes no new one).
+    _ = try await answered.wait(for: "the call's answer", timeout: .seconds(10)) { $0 }
+    end(server)
+    let logLine = try await logged.wait(for: "'\(line)'", timeout: .seconds(10)) { $0 != nil }
+    // The socket is full: what reached the client is less than the response.
+    var waiting: Int32 = 0
+    _ = ioctl(socket.fd, UInt(FIONREAD), &waiting)
+    #expect(Int(waiting) < responseSize, "\(waiting) bytes waiting: the socket was not full")
     let outcome = socket.read(into: &received, timeout: .seconds(10))
     let frames = RawHTTP2.frames(in: received)
     let data = frames.filter { $0.type == 0x0 && $0.stream == 1 }.reduce(0) {
@@ -73,9 +122,10 @@ struct DrainThroughFullSocketTests {
     #expect(outcome == .closed)
     #expect(data == GRPCChannel.frame(Self.response(size: Self.responseSize)).count)
     #expect(trailers, "the trailers of stream 1")
-    #expect(lastStreams == [0x7FFF_FFFF, 1], "GOAWAYs before the close, by last stream")
-    #expect(final?.contains("grpc.last_stream=1 grpc.open_calls=0") == true, "\(final ?? "")")
-    await server.shutdown(gracePeriod: .seconds(1))
+    return (
+      server,
+      Seen(dataBytes: data, trailers: trailers, lastStreams: lastStreams, logLine: logLine ?? "")
+    )
   }
 
   static func response(size: Int) -> GRPCTesting.SimpleResponse {
